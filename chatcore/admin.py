@@ -1,0 +1,112 @@
+from django.contrib import admin, messages
+
+from chatcore import services
+from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, ModelRole, Persona, Summary, UsageEntry
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows that are history: viewable, never edited or added by hand."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Persona)
+class PersonaAdmin(admin.ModelAdmin):
+    list_display = ["symbol", "name", "slug"]
+    search_fields = ["name", "slug", "system_prompt"]
+    prepopulated_fields = {"slug": ["name"]}
+
+
+@admin.register(LLMModel)
+class LLMModelAdmin(admin.ModelAdmin):
+    list_display = ["name", "label", "provider", "context_window", "max_output_tokens", "is_active"]
+    list_filter = ["provider", "is_active"]
+    search_fields = ["name", "label", "base_url"]
+
+
+@admin.register(ModelRole)
+class ModelRoleAdmin(admin.ModelAdmin):
+    list_display = ["role", "primary", "fallback"]
+    list_select_related = ["primary", "fallback"]
+
+
+@admin.register(Channel)
+class ChannelAdmin(admin.ModelAdmin):
+    list_display = ["id", "title", "owner", "type", "persona", "model", "context_ratio", "context_messages",
+                    "archived", "ephemeral", "deleted_at", "last_activity_at"]
+    list_filter = ["type", "archived", "ephemeral", ("deleted_at", admin.EmptyFieldListFilter), "persona"]
+    list_select_related = ["owner", "persona", "model"]
+    search_fields = ["title", "owner__username"]
+    readonly_fields = ["context_tokens", "context_messages", "context_budget", "context_ratio", "created_at",
+                       "last_activity_at", "branched_from", "branched_from_summary"]
+    raw_id_fields = ["owner"]
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            return super().save_model(request, obj, form, change)
+        fields = {name: form.cleaned_data[name] for name in form.changed_data
+                  if name in {"title", "persona", "model", "settings", "archived"}}
+        fields["settings"] = form.cleaned_data["settings"]
+        try:
+            services.channel_update(channel=Channel.objects.get(pk=obj.pk), actor=request.user, **fields)
+        except Exception as error:  # shown to the staff member, nothing saved
+            self.message_user(request, str(error), level=messages.ERROR)
+
+
+@admin.register(Message)
+class MessageAdmin(ReadOnlyAdmin):
+    list_display = ["id", "channel", "role", "depth", "tokens", "path_tokens", "created_at"]
+    list_filter = ["role"]
+    list_select_related = ["channel"]
+    search_fields = ["content"]
+    raw_id_fields = ["channel", "parent", "author"]
+
+
+@admin.register(Cursor)
+class CursorAdmin(ReadOnlyAdmin):
+    list_display = ["user", "channel", "leaf_id", "summary_id", "updated_at"]
+    list_select_related = ["user", "channel"]
+
+
+@admin.register(Summary)
+class SummaryAdmin(ReadOnlyAdmin):
+    list_display = ["id", "channel", "trigger", "profile_slug", "model", "messages_covered", "tokens_before",
+                    "tokens_after", "used_fallback", "edited", "reverted_at", "created_at"]
+    list_filter = ["trigger", "used_fallback", "edited", ("reverted_at", admin.EmptyFieldListFilter)]
+    list_select_related = ["channel"]
+    search_fields = ["content", "channel__title"]
+    actions = ["revert_selected"]
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and request.user.is_staff
+
+    @admin.action(description="Revert (undo) selected summaries")
+    def revert_selected(self, request, queryset):
+        done = 0
+        for summary in queryset.filter(reverted_at__isnull=True):
+            services.summary_revert(summary=summary, actor=request.user)
+            done += 1
+        self.message_user(request, f"Reverted {done} summar{'y' if done == 1 else 'ies'}.")
+
+
+@admin.register(UsageEntry)
+class UsageEntryAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "user", "channel", "role", "model", "trigger", "input_tokens", "output_tokens",
+                    "cost", "success", "duration_ms"]
+    list_filter = ["role", "trigger", "success", "model"]
+    list_select_related = ["user", "channel"]
+    search_fields = ["model", "error"]
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "actor_label", "action", "resource"]
+    list_filter = ["action"]
+    search_fields = ["actor_label", "action", "resource"]

@@ -1,0 +1,55 @@
+"""One place that turns service errors into HTTP responses.
+
+Every error body has `detail` (a sentence for people) and `code` (for
+programs); validation errors add `errors`, a field → messages map.
+"""
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from chatcore.errors import ServiceError
+
+
+def _validation_errors(error: DjangoValidationError) -> dict:
+    if hasattr(error, "error_dict"):
+        return {field: [m for e in errors for m in e.messages] for field, errors in error.error_dict.items()}
+    return {"non_field_errors": error.messages}
+
+
+def _first_message(errors) -> str:
+    if isinstance(errors, dict):
+        for field, value in errors.items():
+            message = _first_message(value)
+            return message if field == "non_field_errors" else f"{field}: {message}"
+    if isinstance(errors, list) and errors:
+        return _first_message(errors[0])
+    return str(errors)
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, ServiceError):
+        body = {"detail": exc.message, "code": exc.code, **exc.extra}
+        response = Response(body, status=exc.status_code)
+        if exc.status_code == 429 and exc.extra.get("retry_after"):
+            response["Retry-After"] = str(exc.extra["retry_after"])
+        return response
+    if isinstance(exc, DjangoValidationError):
+        errors = _validation_errors(exc)
+        return Response({"detail": _first_message(errors), "code": "invalid", "errors": errors},
+                        status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound("Not found.")
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        errors = response.data if isinstance(response.data, dict) else {"non_field_errors": response.data}
+        response.data = {"detail": _first_message(errors), "code": "invalid", "errors": errors}
+    elif isinstance(exc, exceptions.APIException):
+        detail = response.data.get("detail", str(exc)) if isinstance(response.data, dict) else str(exc)
+        response.data = {"detail": str(detail), "code": exc.get_codes() if isinstance(exc.get_codes(), str)
+                         else exc.default_code}
+    return response

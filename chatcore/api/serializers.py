@@ -1,0 +1,117 @@
+"""Shapes of the API's input and output. Parsing only: no business rules."""
+
+from rest_framework import serializers
+
+from chatcore.models import Channel, LLMModel, Message, Persona, Summary
+
+
+class PersonaSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Persona
+        fields = ["id", "slug", "name", "symbol"]
+
+
+class ContextStatsSerializer(serializers.Serializer):
+    tokens = serializers.IntegerField(source="context_tokens")
+    budget = serializers.IntegerField(source="context_budget")
+    ratio = serializers.SerializerMethodField()
+    messages_since_summary = serializers.IntegerField(source="context_messages")
+
+    def get_ratio(self, channel: Channel) -> float:
+        return round(channel.context_ratio, 4)
+
+
+class ChannelSerializer(serializers.ModelSerializer):
+    persona = PersonaSerializer(read_only=True)
+    model = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    context = ContextStatsSerializer(source="*", read_only=True)
+
+    class Meta:
+        model = Channel
+        fields = ["id", "title", "type", "persona", "model", "settings", "archived", "ephemeral",
+                  "branched_from", "created_at", "last_activity_at", "context"]
+
+
+class ChannelCreateSerializer(serializers.Serializer):
+    title = serializers.CharField(max_length=200)
+    type = serializers.ChoiceField(choices=Channel.Type.choices, default=Channel.Type.DIRECT)
+    persona = serializers.SlugRelatedField(slug_field="slug", queryset=Persona.objects.all(), required=False,
+                                           allow_null=True)
+    model = serializers.SlugRelatedField(slug_field="name", queryset=LLMModel.objects.filter(is_active=True),
+                                         required=False, allow_null=True)
+    settings = serializers.JSONField(required=False)
+    ephemeral = serializers.BooleanField(default=False)
+
+
+class ChannelUpdateSerializer(serializers.Serializer):
+    title = serializers.CharField(max_length=200, required=False)
+    persona = serializers.SlugRelatedField(slug_field="slug", queryset=Persona.objects.all(), required=False,
+                                           allow_null=True)
+    model = serializers.SlugRelatedField(slug_field="name", queryset=LLMModel.objects.filter(is_active=True),
+                                         required=False, allow_null=True)
+    settings = serializers.JSONField(required=False)
+    archived = serializers.BooleanField(required=False)
+
+
+class MessageSerializer(serializers.ModelSerializer):
+    parent_id = serializers.IntegerField(read_only=True)
+    author_id = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Message
+        fields = ["id", "parent_id", "role", "content", "metadata", "author_id", "created_at", "depth", "tokens"]
+
+
+class PathMessageSerializer(MessageSerializer):
+    sibling_index = serializers.IntegerField(read_only=True)
+    sibling_count = serializers.IntegerField(read_only=True)
+
+    class Meta(MessageSerializer.Meta):
+        fields = MessageSerializer.Meta.fields + ["sibling_index", "sibling_count"]
+
+
+class MessageCreateSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Message.Role.choices)
+    content = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    parent_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    metadata = serializers.DictField(required=False)
+
+
+class ReplySerializer(serializers.Serializer):
+    content = serializers.CharField(required=False, trim_whitespace=False,
+                                    help_text="The user's message to append first; omit to answer the active leaf.")
+    parent_id = serializers.IntegerField(required=False, allow_null=True, min_value=1,
+                                         help_text="With content: post it under this message (an edit). "
+                                                   "Without: re-answer this message (a regeneration).")
+
+
+class CursorSerializer(serializers.Serializer):
+    message_id = serializers.IntegerField(min_value=1)
+
+
+class SummarySerializer(serializers.ModelSerializer):
+    through_message_id = serializers.IntegerField(read_only=True)
+    created_by_id = serializers.IntegerField(read_only=True)
+    previous_id = serializers.IntegerField(read_only=True)
+    is_active = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = Summary
+        fields = ["id", "channel", "through_message_id", "previous_id", "content", "tokens", "trigger",
+                  "profile_slug", "model", "used_fallback", "input_tokens", "output_tokens", "tokens_before",
+                  "tokens_after", "messages_covered", "extracts", "edited", "is_active", "reverted_at",
+                  "created_by_id", "created_at"]
+
+
+class ContextMessageSerializer(serializers.Serializer):
+    role = serializers.CharField()
+    content = serializers.CharField()
+
+
+class ContextSerializer(serializers.Serializer):
+    messages = serializers.ListField(child=serializers.DictField())
+    tokens = serializers.IntegerField()
+    budget = serializers.IntegerField()
+    ratio = serializers.FloatField()
+    summary_id = serializers.IntegerField(allow_null=True)
+    messages_after_summary = serializers.IntegerField()

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from chatcore.api import views
+
+urlpatterns = [
+    path("channels/", views.ChannelListView.as_view(), name="api-channels"),
+    path("channels/<int:channel_id>/", views.ChannelDetailView.as_view(), name="api-channel"),
+    path("channels/<int:channel_id>/messages/", views.MessageListView.as_view(), name="api-messages"),
+    path("channels/<int:channel_id>/reply/", views.ReplyView.as_view(), name="api-reply"),
+    path("channels/<int:channel_id>/cursor/", views.CursorView.as_view(), name="api-cursor"),
+    path("channels/<int:channel_id>/context/", views.ContextView.as_view(), name="api-context"),
+]

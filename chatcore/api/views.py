@@ -1,0 +1,112 @@
+"""REST endpoints of the conversation substrate: parse, authorise, call a
+service, serialise."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.generics import GenericAPIView
+from rest_framework.response import Response
+
+from chatcore import selectors, services
+from chatcore.api import serializers as s
+from chatcore.context import context_assemble
+
+
+class ChannelListView(GenericAPIView):
+    serializer_class = s.ChannelSerializer
+
+    def get_queryset(self):
+        return selectors.channel_list(user=self.request.user)
+
+    def get(self, request):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(s.ChannelSerializer(page, many=True).data)
+
+    @extend_schema(request=s.ChannelCreateSerializer, responses={201: s.ChannelSerializer})
+    def post(self, request):
+        data = s.ChannelCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        channel = services.channel_create(owner=request.user, **data.validated_data)
+        return Response(s.ChannelSerializer(channel).data, status=status.HTTP_201_CREATED)
+
+
+class ChannelDetailView(GenericAPIView):
+    serializer_class = s.ChannelSerializer
+
+    def get(self, request, channel_id: int):
+        return Response(s.ChannelSerializer(selectors.channel_get(user=request.user, channel_id=channel_id)).data)
+
+    @extend_schema(request=s.ChannelUpdateSerializer, responses={200: s.ChannelSerializer})
+    def patch(self, request, channel_id: int):
+        channel = selectors.channel_get(user=request.user, channel_id=channel_id)
+        data = s.ChannelUpdateSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        channel = services.channel_update(channel=channel, actor=request.user, **data.validated_data)
+        return Response(s.ChannelSerializer(channel).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, channel_id: int):
+        channel = selectors.channel_get(user=request.user, channel_id=channel_id)
+        services.channel_delete(channel=channel, actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MessageListView(GenericAPIView):
+    serializer_class = s.PathMessageSerializer
+    pagination_class = None
+
+    @extend_schema(responses={200: s.PathMessageSerializer(many=True)})
+    def get(self, request, channel_id: int):
+        channel = selectors.channel_get(user=request.user, channel_id=channel_id)
+        cursor = selectors.cursor_get(channel=channel, user=request.user)
+        path = selectors.message_path(leaf_id=cursor.leaf_id, with_siblings=True) if cursor else []
+        return Response(s.PathMessageSerializer(path, many=True).data)
+
+    @extend_schema(request=s.MessageCreateSerializer, responses={201: s.MessageSerializer})
+    def post(self, request, channel_id: int):
+        channel = selectors.channel_get(user=request.user, channel_id=channel_id)
+        data = s.MessageCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        message = services.message_append(channel=channel, user=request.user, **data.validated_data)
+        return Response(s.MessageSerializer(message).data, status=status.HTTP_201_CREATED)
+
+
+class ReplyView(GenericAPIView):
+    serializer_class = s.ReplySerializer
+    throttle_scope = "expensive"
+
+    @extend_schema(request=s.ReplySerializer, responses={201: s.MessageSerializer})
+    def post(self, request, channel_id: int):
+        channel = selectors.channel_get(user=request.user, channel_id=channel_id)
+        data = s.ReplySerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        reply = services.reply_generate(channel=channel, user=request.user, **data.validated_data)
+        return Response(s.MessageSerializer(reply).data, status=status.HTTP_201_CREATED)
+
+
+class CursorView(GenericAPIView):
+    serializer_class = s.CursorSerializer
+
+    @extend_schema(request=s.CursorSerializer, responses={200: s.PathMessageSerializer(many=True)})
+    def post(self, request, channel_id: int):
+        channel = selectors.channel_get(user=request.user, channel_id=channel_id)
+        data = s.CursorSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        cursor = services.cursor_move(channel=channel, user=request.user, **data.validated_data)
+        path = selectors.message_path(leaf_id=cursor.leaf_id, with_siblings=True)
+        return Response(s.PathMessageSerializer(path, many=True).data)
+
+
+class ContextView(GenericAPIView):
+    serializer_class = s.ContextSerializer
+
+    def get(self, request, channel_id: int):
+        channel = selectors.channel_get(user=request.user, channel_id=channel_id)
+        assembled = context_assemble(channel=channel, user=request.user)
+        return Response({
+            "messages": assembled.messages,
+            "tokens": assembled.tokens,
+            "budget": assembled.budget,
+            "ratio": round(assembled.ratio, 4),
+            "summary_id": assembled.summary.pk if assembled.summary else None,
+            "messages_after_summary": len(assembled.path),
+        })

@@ -1,0 +1,18 @@
+"""Knobs of the conversation substrate, each overridable in Django settings.
+
+DEFAULT_CONTEXT_BUDGET: tokens assumed for a channel whose model (and the
+    utility model) declare no context window. 128k is conservative for
+    current models.
+MESSAGE_OVERHEAD_TOKENS: tokens a chat API adds per message for role and
+    framing; counted so that budgets match what providers bill.
+TOOL_OUTPUT_PRUNE_CHARS: tool results longer than this, older than the latest
+    user turn, are replaced in the context (never in the database) by a note.
+MAX_MESSAGE_CHARS: longest message content accepted from clients.
+"""
+
+from django.conf import settings
+
+DEFAULT_CONTEXT_BUDGET: int = getattr(settings, "CHATCORE_DEFAULT_CONTEXT_BUDGET", 128_000)
+MESSAGE_OVERHEAD_TOKENS: int = getattr(settings, "CHATCORE_MESSAGE_OVERHEAD_TOKENS", 4)
+TOOL_OUTPUT_PRUNE_CHARS: int = getattr(settings, "CHATCORE_TOOL_OUTPUT_PRUNE_CHARS", 4_000)
+MAX_MESSAGE_CHARS: int = getattr(settings, "CHATCORE_MAX_MESSAGE_CHARS", 1_000_000)

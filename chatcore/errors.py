@@ -1,0 +1,44 @@
+"""The one error class services raise besides Django's ValidationError.
+
+Each subclass carries the HTTP status the API maps it to, so interfaces
+never re-decide what a failure means.
+"""
+
+
+class ServiceError(Exception):
+    status_code = 400
+    code = "invalid"
+
+    def __init__(self, message: str, *, code: str | None = None, extra: dict | None = None):
+        super().__init__(message)
+        self.message = message
+        if code:
+            self.code = code
+        self.extra = extra or {}
+
+
+class NotFound(ServiceError):
+    status_code = 404
+    code = "not_found"
+
+
+class PermissionDenied(ServiceError):
+    status_code = 403
+    code = "forbidden"
+
+
+class Conflict(ServiceError):
+    status_code = 409
+    code = "conflict"
+
+
+class Unprocessable(ServiceError):
+    status_code = 422
+    code = "unprocessable"
+
+
+class ModelCallFailed(ServiceError):
+    """The language model did not give a usable answer; nothing was written."""
+
+    status_code = 502
+    code = "model_failed"

@@ -1,0 +1,137 @@
+"""The gateway to language models.
+
+One function, `llm_complete`, for every model call in the product: it
+resolves a role to its primary and fallback models, calls each through the
+`openai` client with explicit timeouts and bounded retries, and records every
+attempt as a UsageEntry (success or failure, with the cause). It never holds a
+database transaction open across the network call.
+"""
+
+import dataclasses
+import logging
+import os
+import time
+from decimal import Decimal
+
+import openai
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+
+from chatcore import selectors
+from chatcore.errors import ModelCallFailed
+from chatcore.models import Channel, LLMModel, UsageEntry
+
+logger = logging.getLogger(__name__)
+
+OFFLINE_REPLY = (
+    "No language model is configured, so this is an offline placeholder reply. "
+    "To chat with a real model, add one in the admin under LLM models (provider 'OpenAI-compatible endpoint', "
+    "its base URL, and the name of the environment variable holding its key, e.g. OPENAI_API_KEY), "
+    "then set it as the primary of the 'chat' role under Model roles."
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Completion:
+    content: str
+    model: str
+    used_fallback: bool
+    input_tokens: int
+    output_tokens: int
+    offline: bool = False
+
+
+class OfflineModel(Exception):
+    """Raised to tell callers the resolved model is the offline provider."""
+
+
+def _offline_model() -> LLMModel:
+    return LLMModel(name="offline", provider=LLMModel.Provider.OFFLINE, context_window=128_000)
+
+
+def role_models(*, role: str, override: LLMModel | None = None) -> list[LLMModel]:
+    """Primary then fallback for a role; the offline provider when none is set."""
+    if override is not None:
+        assigned = selectors.model_role_get(role=role)
+        fallback = assigned.fallback if assigned and assigned.fallback_id != override.pk else None
+        return [m for m in (override, fallback) if m is not None]
+    assigned = selectors.model_role_get(role=role)
+    if assigned is None:
+        return [_offline_model()]
+    return [m for m in (assigned.primary, assigned.fallback) if m is not None]
+
+
+def _client(model: LLMModel) -> openai.OpenAI:
+    api_key = os.environ.get(model.api_key_env or "", "") or "not-needed"
+    base_url = model.base_url or settings.OPENAI_BASE_URL or None
+    return openai.OpenAI(api_key=api_key, base_url=base_url, timeout=settings.LLM_TIMEOUT_SECONDS,
+                         max_retries=settings.LLM_MAX_RETRIES)
+
+
+def _cost(model: LLMModel, tokens_in: int, tokens_out: int) -> Decimal:
+    million = Decimal(1_000_000)
+    return (Decimal(tokens_in) * model.price_in_per_million + Decimal(tokens_out) * model.price_out_per_million) / million
+
+
+def _describe(error: Exception) -> str:
+    if isinstance(error, openai.APITimeoutError):
+        return "timeout: the model did not answer in time"
+    if isinstance(error, openai.APIConnectionError):
+        return f"connection: {error.__cause__ or error}"
+    if isinstance(error, openai.RateLimitError):
+        return f"rate limited (429): {error.message}"
+    if isinstance(error, openai.APIStatusError):
+        return f"HTTP {error.status_code}: {error.message}"
+    return f"{type(error).__name__}: {error}"
+
+
+def _call(model: LLMModel, messages: list[dict], max_tokens: int | None, temperature: float | None):
+    kwargs: dict = {"model": model.name, "messages": messages}
+    if max_tokens:
+        kwargs["max_tokens"] = min(max_tokens, model.max_output_tokens or max_tokens)
+    if temperature is not None:
+        kwargs["temperature"] = temperature
+    response = _client(model).chat.completions.create(**kwargs)
+    if not getattr(response, "choices", None):
+        raise ValueError("the response had no choices")
+    content = (response.choices[0].message.content or "").strip()
+    if not content:
+        raise ValueError("the model returned empty content")
+    usage = response.usage
+    return content, (usage.prompt_tokens if usage else 0), (usage.completion_tokens if usage else 0)
+
+
+def llm_complete(*, role: str, messages: list[dict], user: AbstractBaseUser | None, channel: Channel | None,
+                 trigger: str = "", max_tokens: int | None = None, temperature: float | None = None,
+                 override: LLMModel | None = None, allow_offline: bool = True) -> Completion:
+    """Call the role's primary model, then its fallback; raise ModelCallFailed if both fail.
+
+    When the role resolves to the offline provider, the chat role answers with
+    a plain explanation; other roles raise OfflineModel so that the caller
+    can use its own offline method.
+    """
+    candidates = role_models(role=role, override=override)
+    errors = []
+    for index, model in enumerate(candidates):
+        if model.provider == LLMModel.Provider.OFFLINE:
+            if role != "chat" or not allow_offline:
+                raise OfflineModel(model.name)
+            UsageEntry.objects.create(user=user, channel=channel, role=role, model=model.name, trigger=trigger)
+            return Completion(OFFLINE_REPLY, model.name, index > 0, 0, 0, offline=True)
+        started = time.monotonic()
+        try:
+            content, tokens_in, tokens_out = _call(model, messages, max_tokens, temperature)
+        except (openai.OpenAIError, ValueError, TypeError, AttributeError) as error:
+            cause = _describe(error)
+            logger.warning("llm: %s model %s failed (%s)", role, model.name, cause)
+            errors.append(f"{model.name}: {cause}")
+            UsageEntry.objects.create(user=user, channel=channel, role=role, model=model.name, trigger=trigger,
+                                      success=False, error=cause[:2000],
+                                      duration_ms=int((time.monotonic() - started) * 1000))
+            continue
+        UsageEntry.objects.create(user=user, channel=channel, role=role, model=model.name, trigger=trigger,
+                                  input_tokens=tokens_in, output_tokens=tokens_out,
+                                  cost=_cost(model, tokens_in, tokens_out),
+                                  duration_ms=int((time.monotonic() - started) * 1000))
+        return Completion(content, model.name, index > 0, tokens_in, tokens_out)
+    raise ModelCallFailed("The model call failed: " + "; ".join(errors), extra={"errors": errors})

@@ -1,0 +1,178 @@
+"""An OpenAI-compatible chat completions server on loopback.
+
+Used by the tests, the benchmarks and the soak command to stand in for a
+real provider over real HTTP: it answers `POST /v1/chat/completions` (and
+`GET /v1/models`) with scripted replies, records every request, and can
+inject the faults providers show in practice (error statuses with
+Retry-After, delays, reset connections, truncated or malformed JSON, empty
+content, slow streams).
+
+    with LoopbackLLM() as server:
+        server.script(Reply(content="hello"), Reply(status=500))
+        ...  # point an LLMModel's base_url at server.url
+"""
+
+import dataclasses
+import json
+import random
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclasses.dataclass
+class Reply:
+    content: str | None = "ok"
+    status: int = 200
+    delay: float = 0.0
+    headers: dict = dataclasses.field(default_factory=dict)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    fault: str = ""  # "reset", "truncated", "malformed", "no_choices", "slow_body", "hang"
+    body: dict | None = None  # an exact JSON body for error statuses
+
+
+def _words(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: "_Server"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:  # keep test output clean
+        pass
+
+    def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, str(value))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._send_json(200, {"object": "list", "data": [{"id": "loopback", "object": "model"}]})
+        else:
+            self._send_json(404, {"error": {"message": "not found"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        try:
+            request = json.loads(raw or b"{}")
+        except ValueError:
+            self._send_json(400, {"error": {"message": "invalid JSON"}})
+            return
+        owner = self.server.owner
+        reply = owner._next(request)
+        with owner._lock:
+            owner.requests.append(request)
+        if reply.delay:
+            time.sleep(reply.delay)
+        if reply.fault == "hang":
+            time.sleep(3600)
+        if reply.fault == "reset":
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            self.connection.close()
+            self.close_connection = True
+            return
+        if reply.status != 200:
+            payload = reply.body or {"error": {"message": f"injected error {reply.status}", "type": "server_error"}}
+            self._send_json(reply.status, payload, reply.headers)
+            return
+        content = reply.content
+        prompt_text = json.dumps(request.get("messages", []))
+        payload = {
+            "id": f"chatcmpl-{random.randrange(10**9)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model", "loopback"),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {
+                "prompt_tokens": reply.prompt_tokens if reply.prompt_tokens is not None else _words(prompt_text),
+                "completion_tokens": (reply.completion_tokens if reply.completion_tokens is not None
+                                      else _words(content or "")),
+            },
+        }
+        payload["usage"]["total_tokens"] = payload["usage"]["prompt_tokens"] + payload["usage"]["completion_tokens"]
+        if reply.fault == "no_choices":
+            payload["choices"] = []
+        body = json.dumps(payload).encode()
+        if reply.fault == "malformed":
+            body = b"{this is not json"
+        if reply.fault == "truncated":
+            body = body[: len(body) // 2]
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(json.dumps(payload).encode())))
+        self.end_headers()
+        if reply.fault == "slow_body":
+            for index in range(0, len(body), 16):
+                self.wfile.write(body[index:index + 16])
+                self.wfile.flush()
+                time.sleep(0.05)
+            return
+        self.wfile.write(body)
+        if reply.fault == "truncated":
+            self.close_connection = True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    owner: "LoopbackLLM"
+
+
+class LoopbackLLM:
+    """Scripted replies are used in order; then `responder` (if set); then `default`."""
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, default: Reply | None = None,
+                 responder: Callable[[dict], Reply] | None = None):
+        self.default = default or Reply()
+        self.responder = responder
+        self.requests: list[dict] = []
+        self._script: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._server = _Server((host, port), _Handler)
+        self._server.owner = self
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._script.extend(replies)
+
+    def _next(self, request: dict) -> Reply:
+        with self._lock:
+            if self._script:
+                return self._script.popleft()
+        if self.responder is not None:
+            return self.responder(request)
+        return self.default
+
+    def start(self) -> "LoopbackLLM":
+        self._thread = threading.Thread(target=self._server.serve_forever, name="loopback-llm", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> "LoopbackLLM":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

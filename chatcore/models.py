@@ -1,0 +1,238 @@
+"""The conversation substrate.
+
+Messages form a tree and are immutable: an edit or a regeneration is a new
+sibling. Each message stores, at insert, its depth and the running totals of
+tokens and characters from the root, so the size of any stretch of a path is
+a subtraction. Summaries are separate rows that stand in for the path up to
+and including one message; they never touch the messages themselves.
+"""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class Persona(models.Model):
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(max_length=100, unique=True)
+    system_prompt = models.TextField(blank=True)
+    symbol = models.CharField(max_length=16, blank=True, default="🤖")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.symbol} {self.name}".strip()
+
+
+class LLMModel(models.Model):
+    """A model in the catalogue. The API key is never stored: only the name of
+    the environment variable that holds it."""
+
+    class Provider(models.TextChoices):
+        OPENAI = "openai", "OpenAI-compatible endpoint"
+        OFFLINE = "offline", "Offline (no network, no key)"
+
+    name = models.CharField(max_length=200, unique=True, help_text="The model name sent to the provider.")
+    label = models.CharField(max_length=200, blank=True)
+    provider = models.CharField(max_length=16, choices=Provider.choices, default=Provider.OPENAI)
+    base_url = models.URLField(max_length=500, blank=True, help_text="Empty: OPENAI_BASE_URL, else OpenAI's own.")
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        default="OPENAI_API_KEY",
+        help_text="Name of the environment variable that holds the key (never the key).",
+    )
+    context_window = models.PositiveIntegerField(default=128_000)
+    max_output_tokens = models.PositiveIntegerField(default=4_096)
+    price_in_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    price_out_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    is_active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "LLM model"
+
+    def __str__(self) -> str:
+        return self.label or self.name
+
+    def clean(self) -> None:
+        if self.api_key_env and not self.api_key_env.replace("_", "").isalnum():
+            raise ValidationError({"api_key_env": "Give the name of an environment variable, such as OPENAI_API_KEY."})
+        if self.api_key_env.startswith(("sk-", "sk_")):
+            raise ValidationError({"api_key_env": "This looks like a key; give the variable's name instead."})
+
+
+class ModelRole(models.Model):
+    class Role(models.TextChoices):
+        CHAT = "chat", "Chat"
+        UTILITY = "utility", "Utility (summaries)"
+
+    role = models.CharField(max_length=16, choices=Role.choices, unique=True)
+    primary = models.ForeignKey(LLMModel, on_delete=models.PROTECT, related_name="+")
+    fallback = models.ForeignKey(LLMModel, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.get_role_display()}: {self.primary}"
+
+
+class Channel(models.Model):
+    class Type(models.TextChoices):
+        DIRECT = "direct", "Direct"
+        GROUP = "group", "Group"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="channels")
+    title = models.CharField(max_length=200)
+    type = models.CharField(max_length=8, choices=Type.choices, default=Type.DIRECT)
+    persona = models.ForeignKey(Persona, on_delete=models.SET_NULL, null=True, blank=True, related_name="channels")
+    model = models.ForeignKey(LLMModel, on_delete=models.SET_NULL, null=True, blank=True, related_name="channels")
+    settings = models.JSONField(default=dict, blank=True)
+    archived = models.BooleanField(default=False)
+    ephemeral = models.BooleanField(default=False)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_activity_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    branched_from = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="branches")
+    branched_from_summary = models.ForeignKey(
+        "Summary", on_delete=models.SET_NULL, null=True, blank=True, related_name="branches"
+    )
+
+    # Context pressure of the owner's active path since its boundary, kept
+    # current by every append, cursor move and summary write or revert, so
+    # that the scanner reads an index instead of aggregating messages.
+    context_tokens = models.PositiveBigIntegerField(default=0)
+    context_messages = models.PositiveIntegerField(default=0)
+    context_budget = models.PositiveIntegerField(default=0)
+    context_ratio = models.FloatField(default=0.0)
+
+    class Meta:
+        ordering = ["-last_activity_at"]
+        indexes = [
+            models.Index(
+                fields=["context_ratio"],
+                name="channel_pressure_idx",
+                condition=Q(deleted_at__isnull=True, archived=False, ephemeral=False, type="direct"),
+            ),
+            models.Index(fields=["owner", "-last_activity_at"], name="channel_owner_activity_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        SYSTEM = "system", "System"
+        USER = "user", "User"
+        ASSISTANT = "assistant", "Assistant"
+        TOOL = "tool", "Tool"
+
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="messages")
+    parent = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True, related_name="children")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField(blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    purged_at = models.DateTimeField(null=True, blank=True)
+
+    depth = models.PositiveIntegerField()
+    tokens = models.PositiveIntegerField()
+    chars = models.PositiveIntegerField()
+    path_tokens = models.PositiveBigIntegerField()
+    path_chars = models.PositiveBigIntegerField()
+
+    class Meta:
+        ordering = ["depth", "id"]
+        indexes = [models.Index(fields=["channel", "parent", "id"], name="message_siblings_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:60]}"
+
+
+class Cursor(models.Model):
+    """Which leaf a user looks at in a channel, and the summary in force on
+    that path (cached so that the path's size since it is a subtraction)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="cursors")
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="cursors")
+    leaf = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+")
+    summary = models.ForeignKey("Summary", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "channel"], name="one_cursor_per_user_channel")]
+
+
+class Summary(models.Model):
+    class Trigger(models.TextChoices):
+        MANUAL = "manual", "Manual"
+        AUTO = "auto", "Automatic"
+
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="summaries")
+    through_message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="summaries")
+    previous = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    content = models.TextField()
+    tokens = models.PositiveIntegerField(default=0)
+    trigger = models.CharField(max_length=8, choices=Trigger.choices, default=Trigger.MANUAL)
+    profile_slug = models.CharField(max_length=100, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    used_fallback = models.BooleanField(default=False)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    tokens_before = models.PositiveIntegerField(default=0)
+    tokens_after = models.PositiveIntegerField(default=0)
+    messages_covered = models.PositiveIntegerField(default=0)
+    extracts = models.JSONField(default=dict, blank=True)
+    edited = models.BooleanField(default=False)
+    reverted_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "summaries"
+        indexes = [models.Index(fields=["through_message"], name="summary_active_idx", condition=Q(reverted_at__isnull=True))]
+
+    def __str__(self) -> str:
+        return f"Summary #{self.pk} of {self.channel_id} through message {self.through_message_id}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.reverted_at is None
+
+
+class UsageEntry(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    channel = models.ForeignKey(Channel, on_delete=models.SET_NULL, null=True, blank=True)
+    role = models.CharField(max_length=16)
+    model = models.CharField(max_length=200)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    trigger = models.CharField(max_length=16, blank=True)
+    success = models.BooleanField(default=True)
+    error = models.TextField(blank=True)
+    duration_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "usage entries"
+
+
+class AuditEntry(models.Model):
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    actor_label = models.CharField(max_length=100, help_text="'user:42' or 'system:compaction'.")
+    action = models.CharField(max_length=64, db_index=True)
+    resource = models.CharField(max_length=100)
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "audit entries"

@@ -1,0 +1,145 @@
+"""Reads used by services, views and the compaction app.
+
+Paths are loaded leaf-first with one recursive query that stops at the
+boundary depth, so their cost follows the stretch asked for, never the
+whole tree.
+"""
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
+from django.db.models import QuerySet
+
+from chatcore import conf
+from chatcore.errors import NotFound
+from chatcore.models import Channel, Cursor, LLMModel, Message, ModelRole, Summary
+
+
+def channel_list(*, user: AbstractBaseUser) -> QuerySet[Channel]:
+    return Channel.objects.filter(owner=user, deleted_at__isnull=True).select_related("persona", "model")
+
+
+def channel_get(*, user: AbstractBaseUser, channel_id: int) -> Channel:
+    """Anything not the user's own is 'not found': existence is not disclosed."""
+    try:
+        return channel_list(user=user).get(pk=channel_id)
+    except (Channel.DoesNotExist, ValueError, TypeError):
+        raise NotFound("Channel not found.") from None
+
+
+def cursor_get(*, channel: Channel, user: AbstractBaseUser) -> Cursor | None:
+    return (
+        Cursor.objects.select_related("leaf", "summary", "summary__through_message")
+        .filter(channel=channel, user=user)
+        .first()
+    )
+
+
+def _path_sql(with_siblings: bool) -> str:
+    table = Message._meta.db_table
+    columns = ", ".join(f.column for f in Message._meta.concrete_fields)
+    prefixed = ", ".join(f"m.{f.column}" for f in Message._meta.concrete_fields)
+    siblings = ""
+    if with_siblings:
+        siblings = f""",
+        CASE WHEN up.parent_id IS NULL
+            THEN (SELECT COUNT(*) FROM {table} s WHERE s.channel_id = up.channel_id AND s.parent_id IS NULL)
+            ELSE (SELECT COUNT(*) FROM {table} s WHERE s.parent_id = up.parent_id) END AS sibling_count,
+        CASE WHEN up.parent_id IS NULL
+            THEN (SELECT COUNT(*) FROM {table} s
+                  WHERE s.channel_id = up.channel_id AND s.parent_id IS NULL AND s.id <= up.id)
+            ELSE (SELECT COUNT(*) FROM {table} s WHERE s.parent_id = up.parent_id AND s.id <= up.id) END
+            AS sibling_index"""
+    return f"""
+        WITH RECURSIVE up({columns}) AS (
+            SELECT {prefixed} FROM {table} m WHERE m.id = %s AND m.depth > %s
+            UNION ALL
+            SELECT {prefixed} FROM {table} m JOIN up ON m.id = up.parent_id WHERE m.depth > %s
+        )
+        SELECT up.*{siblings} FROM up ORDER BY up.depth
+    """
+
+
+def message_path(*, leaf_id: int, after_depth: int = -1, with_siblings: bool = False) -> list[Message]:
+    """Messages from just below `after_depth` down to the leaf, root first.
+
+    With `with_siblings`, each message carries `sibling_index` (1-based) and
+    `sibling_count` among the children of its parent.
+    """
+    return list(Message.objects.raw(_path_sql(with_siblings), [leaf_id, after_depth, after_depth]))
+
+
+def message_latest_leaf(*, message_id: int) -> int:
+    """The most recent descendant of a message (itself if it has none).
+
+    Children are always created after their parents, so the descendant with
+    the highest id has no children: it is a leaf.
+    """
+    table = Message._meta.db_table
+    sql = f"""
+        WITH RECURSIVE down(id) AS (
+            SELECT id FROM {table} WHERE id = %s
+            UNION ALL
+            SELECT m.id FROM {table} m JOIN down ON m.parent_id = down.id
+        )
+        SELECT MAX(id) FROM down
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [message_id])
+        return cursor.fetchone()[0]
+
+
+def summary_boundary_for(*, leaf_id: int) -> Summary | None:
+    """The newest non-reverted summary whose message is on the leaf's path.
+
+    Walks up from the leaf and stops at the first covered message, so its cost
+    is the stretch since the boundary.
+    """
+    table = Message._meta.db_table
+    summaries = Summary._meta.db_table
+    sql = f"""
+        WITH RECURSIVE up(id, parent_id, depth) AS (
+            SELECT id, parent_id, depth FROM {table} WHERE id = %s
+            UNION ALL
+            SELECT m.id, m.parent_id, m.depth FROM {table} m JOIN up ON m.id = up.parent_id
+            WHERE NOT EXISTS (
+                SELECT 1 FROM {summaries} s WHERE s.through_message_id = up.id AND s.reverted_at IS NULL
+            )
+        )
+        SELECT s.id FROM up JOIN {summaries} s ON s.through_message_id = up.id AND s.reverted_at IS NULL
+        ORDER BY up.depth DESC, s.id DESC
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [leaf_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return Summary.objects.select_related("through_message").get(pk=row[0])
+
+
+def message_siblings(*, message: Message) -> QuerySet[Message]:
+    siblings = Message.objects.filter(channel_id=message.channel_id)
+    if message.parent_id is None:
+        return siblings.filter(parent__isnull=True).order_by("id")
+    return siblings.filter(parent_id=message.parent_id).order_by("id")
+
+
+def model_role_get(*, role: str) -> ModelRole | None:
+    return ModelRole.objects.select_related("primary", "fallback").filter(role=role).first()
+
+
+def channel_context_budget(*, channel: Channel) -> int:
+    """Channel's model → the utility model → the global default."""
+    if channel.model is not None and channel.model.context_window:
+        return channel.model.context_window
+    utility = model_role_get(role=ModelRole.Role.UTILITY)
+    if utility is not None and utility.primary.context_window:
+        return utility.primary.context_window
+    return conf.DEFAULT_CONTEXT_BUDGET
+
+
+def summaries_for_channel(*, channel: Channel) -> QuerySet[Summary]:
+    return Summary.objects.filter(channel=channel).select_related("through_message", "created_by")
+
+
+def llm_models_active() -> QuerySet[LLMModel]:
+    return LLMModel.objects.filter(is_active=True)

@@ -1,0 +1,301 @@
+"""Use cases of the conversation substrate.
+
+Every interface (API, pages, admin, commands, tasks) calls these. Writes are
+atomic; signals go out on commit. The channel's pressure columns are updated
+in the same transaction as the change that moves them.
+"""
+
+import json
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from chatcore import conf, selectors, signals
+from chatcore.context import context_assemble
+from chatcore.llm import llm_complete
+from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Persona, Summary
+from chatcore.tokens import count_tokens
+
+SETTINGS_KEYS = {"auto_compaction", "compaction_threshold"}
+
+
+def _on_commit_send(signal, sender, **kwargs) -> None:
+    transaction.on_commit(lambda: signal.send(sender=sender, **kwargs))
+
+
+def audit_record(*, actor: AbstractBaseUser | None, action: str, resource: str, details: dict | None = None,
+                 actor_label: str = "") -> AuditEntry:
+    label = actor_label or (f"user:{actor.pk}" if actor is not None else "system")
+    return AuditEntry.objects.create(actor=actor, actor_label=label, action=action, resource=resource,
+                                     details=details or {})
+
+
+def channel_settings_validate(value: Any) -> dict:
+    """The only keys a channel's settings may hold, with their types."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValidationError({"settings": "Settings must be an object."})
+    unknown = set(value) - SETTINGS_KEYS
+    if unknown:
+        raise ValidationError({"settings": f"Unknown setting(s): {', '.join(sorted(unknown))}. "
+                                           f"Allowed: {', '.join(sorted(SETTINGS_KEYS))}."})
+    cleaned: dict = {}
+    if "auto_compaction" in value and value["auto_compaction"] is not None:
+        if not isinstance(value["auto_compaction"], bool):
+            raise ValidationError({"settings": "auto_compaction must be true or false."})
+        cleaned["auto_compaction"] = value["auto_compaction"]
+    if "compaction_threshold" in value and value["compaction_threshold"] is not None:
+        threshold = value["compaction_threshold"]
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold < 1:
+            raise ValidationError({"settings": "compaction_threshold must be a number between 0 and 1, "
+                                               "exclusive (0.7 means 70% of the context window)."})
+        cleaned["compaction_threshold"] = float(threshold)
+    return cleaned
+
+
+def message_size(*, content: str, metadata: dict | None) -> tuple[int, int]:
+    """Tokens and characters a message occupies in a model's context."""
+    text = content
+    if metadata and metadata.get("tool_calls"):
+        text += json.dumps(metadata["tool_calls"], ensure_ascii=False)
+    return count_tokens(text) + conf.MESSAGE_OVERHEAD_TOKENS, len(text)
+
+
+@transaction.atomic
+def channel_create(*, owner: AbstractBaseUser, title: str, persona: Persona | None = None,
+                   model: LLMModel | None = None, type: str = Channel.Type.DIRECT, settings: dict | None = None,
+                   ephemeral: bool = False) -> Channel:
+    title = (title or "").strip()
+    if not title:
+        raise ValidationError({"title": "Give the channel a title."})
+    if type not in Channel.Type.values:
+        raise ValidationError({"type": f"Type must be one of: {', '.join(Channel.Type.values)}."})
+    channel = Channel(owner=owner, title=title[:200], persona=persona, model=model, type=type,
+                      settings=channel_settings_validate(settings), ephemeral=ephemeral)
+    channel.context_budget = selectors.channel_context_budget(channel=channel)
+    channel.save()
+    audit_record(actor=owner, action="channel.create", resource=f"channel:{channel.pk}")
+    return channel
+
+
+@transaction.atomic
+def channel_update(*, channel: Channel, actor: AbstractBaseUser, **changes: Any) -> Channel:
+    allowed = {"title", "persona", "model", "settings", "archived"}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise ValidationError(f"Cannot change: {', '.join(sorted(unknown))}.")
+    fields = []
+    if "title" in changes:
+        title = (changes["title"] or "").strip()
+        if not title:
+            raise ValidationError({"title": "Give the channel a title."})
+        channel.title = title[:200]
+        fields.append("title")
+    if "settings" in changes:
+        merged = {**channel.settings, **(changes["settings"] or {})}
+        channel.settings = channel_settings_validate({k: v for k, v in merged.items() if v is not None})
+        fields.append("settings")
+    for name in ("persona", "model", "archived"):
+        if name in changes:
+            setattr(channel, name, changes[name])
+            fields.append(name)
+    if "model" in changes:
+        channel.context_budget = selectors.channel_context_budget(channel=channel)
+        channel.context_ratio = channel.context_tokens / channel.context_budget
+        fields += ["context_budget", "context_ratio"]
+    if fields:
+        channel.save(update_fields=fields)
+        audit_record(actor=actor, action="channel.update", resource=f"channel:{channel.pk}",
+                     details={"fields": sorted(set(fields) - {"context_budget", "context_ratio"}),
+                              "settings": channel.settings})
+    return channel
+
+
+@transaction.atomic
+def channel_delete(*, channel: Channel, actor: AbstractBaseUser) -> None:
+    """Hides the channel; its messages stay until purged."""
+    channel.deleted_at = timezone.now()
+    channel.save(update_fields=["deleted_at"])
+    audit_record(actor=actor, action="channel.delete", resource=f"channel:{channel.pk}")
+
+
+def _pressure_apply(*, channel: Channel, leaf: Message | None, summary: Summary | None) -> None:
+    """Recompute the pressure columns from a leaf and its boundary: O(1)."""
+    if leaf is None:
+        tokens, messages = 0, 0
+    elif summary is None:
+        tokens, messages = leaf.path_tokens, leaf.depth + 1
+    else:
+        boundary = summary.through_message
+        tokens = leaf.path_tokens - boundary.path_tokens + summary.tokens
+        messages = leaf.depth - boundary.depth
+    channel.context_budget = channel.context_budget or selectors.channel_context_budget(channel=channel)
+    channel.context_tokens = tokens
+    channel.context_messages = messages
+    channel.context_ratio = tokens / channel.context_budget
+    channel.save(update_fields=["context_tokens", "context_messages", "context_budget", "context_ratio",
+                                "last_activity_at"])
+
+
+def _cursor_place(*, channel: Channel, user: AbstractBaseUser, leaf: Message, summary: Summary | None,
+                  cursor: Cursor | None) -> Cursor:
+    if cursor is None:
+        cursor = Cursor.objects.create(channel=channel, user=user, leaf=leaf, summary=summary)
+    else:
+        cursor.leaf, cursor.summary = leaf, summary
+        cursor.save(update_fields=["leaf", "summary", "updated_at"])
+    if user.pk == channel.owner_id:
+        _pressure_apply(channel=channel, leaf=leaf, summary=summary)
+    return cursor
+
+
+@transaction.atomic
+def message_append(*, channel: Channel, user: AbstractBaseUser, role: str, content: str,
+                   parent_id: int | None = None, metadata: dict | None = None, author: AbstractBaseUser | None = None,
+                   created_at=None, move_cursor: bool = True, root: bool = False) -> Message:
+    """Append under the active leaf, or under `parent_id` (a new sibling branch).
+
+    `root=True` starts a new root (an edit of the first message).
+    """
+    if role not in Message.Role.values:
+        raise ValidationError({"role": f"Role must be one of: {', '.join(Message.Role.values)}."})
+    if not isinstance(content, str):
+        raise ValidationError({"content": "Content must be text."})
+    if "\x00" in content:
+        raise ValidationError({"content": "Content may not contain NUL characters."})
+    if len(content) > conf.MAX_MESSAGE_CHARS:
+        raise ValidationError({"content": f"Content is longer than {conf.MAX_MESSAGE_CHARS:,} characters."})
+    if metadata is not None and not isinstance(metadata, dict):
+        raise ValidationError({"metadata": "Metadata must be an object."})
+    if not content.strip() and not (metadata or {}).get("tool_calls"):
+        raise ValidationError({"content": "Content may not be empty."})
+
+    channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=channel.pk)
+    cursor = selectors.cursor_get(channel=channel, user=user)
+    if root:
+        parent = None
+    elif parent_id is not None:
+        parent = Message.objects.filter(channel=channel, pk=parent_id).first()
+        if parent is None:
+            raise ValidationError({"parent_id": "No such message in this channel."})
+    else:
+        parent = cursor.leaf if cursor else None
+
+    tokens, chars = message_size(content=content, metadata=metadata)
+    message = Message.objects.create(
+        channel=channel, parent=parent, role=role, content=content, metadata=metadata or {},
+        author=author if author is not None else (user if role == Message.Role.USER else None),
+        created_at=created_at or timezone.now(),
+        depth=parent.depth + 1 if parent else 0,
+        tokens=tokens, chars=chars,
+        path_tokens=(parent.path_tokens if parent else 0) + tokens,
+        path_chars=(parent.path_chars if parent else 0) + chars,
+    )
+    channel.last_activity_at = timezone.now()
+    if move_cursor:
+        on_active_path = cursor is not None and parent is not None and parent.pk == cursor.leaf_id
+        summary = cursor.summary if on_active_path else (
+            selectors.summary_boundary_for(leaf_id=message.pk) if parent is not None else None)
+        cursor = _cursor_place(channel=channel, user=user, leaf=message, summary=summary, cursor=cursor)
+        if user.pk != channel.owner_id:
+            channel.save(update_fields=["last_activity_at"])
+    else:
+        channel.save(update_fields=["last_activity_at"])
+    _on_commit_send(signals.message_appended, Channel, channel=channel, message=message)
+    return message
+
+
+@transaction.atomic
+def cursor_move(*, channel: Channel, user: AbstractBaseUser, message_id: int) -> Cursor:
+    """Switch to the branch through `message_id`: its most recent leaf."""
+    channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=channel.pk)
+    if not Message.objects.filter(channel=channel, pk=message_id).exists():
+        raise ValidationError({"message_id": "No such message in this channel."})
+    leaf = Message.objects.get(pk=selectors.message_latest_leaf(message_id=message_id))
+    summary = selectors.summary_boundary_for(leaf_id=leaf.pk)
+    cursor = _cursor_place(channel=channel, user=user, leaf=leaf, summary=summary,
+                           cursor=selectors.cursor_get(channel=channel, user=user))
+    _on_commit_send(signals.cursor_moved, Channel, channel=channel, cursor=cursor)
+    return cursor
+
+
+def _cursors_refresh(*, channel: Channel) -> None:
+    """After a summary appears or goes, re-find each cursor's boundary.
+
+    A channel has one cursor per participant: a handful at most.
+    """
+    for cursor in Cursor.objects.filter(channel=channel).select_related("user", "leaf"):
+        summary = selectors.summary_boundary_for(leaf_id=cursor.leaf_id)
+        _cursor_place(channel=channel, user=cursor.user, leaf=cursor.leaf, summary=summary, cursor=cursor)
+
+
+@transaction.atomic
+def summary_write(*, channel: Channel, through_message: Message, content: str, created_by: AbstractBaseUser | None,
+                  trigger: str = Summary.Trigger.MANUAL, **meta: Any) -> Summary:
+    """Store a summary as the new boundary of every path through its message."""
+    content = (content or "").strip()
+    if not content:
+        raise ValidationError({"content": "A summary may not be empty."})
+    channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=channel.pk)
+    previous = selectors.summary_boundary_for(leaf_id=through_message.pk)
+    summary = Summary.objects.create(
+        channel=channel, through_message=through_message, previous=previous, content=content,
+        tokens=count_tokens(content) + conf.MESSAGE_OVERHEAD_TOKENS, trigger=trigger, created_by=created_by, **meta,
+    )
+    _cursors_refresh(channel=channel)
+    _on_commit_send(signals.summary_written, Summary, summary=summary)
+    return summary
+
+
+@transaction.atomic
+def summary_revert(*, summary: Summary, actor: AbstractBaseUser | None) -> Summary:
+    """Undo: the originals are back in the context at once."""
+    summary = Summary.objects.select_for_update().get(pk=summary.pk)
+    if summary.reverted_at is not None:
+        raise ValidationError("This summary was already reverted.")
+    channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=summary.channel_id)
+    summary.reverted_at = timezone.now()
+    summary.save(update_fields=["reverted_at"])
+    _cursors_refresh(channel=channel)
+    audit_record(actor=actor, action="summary.revert", resource=f"summary:{summary.pk}",
+                 details={"channel": channel.pk})
+    _on_commit_send(signals.summary_reverted, Summary, summary=summary)
+    return summary
+
+
+def reply_generate(*, channel: Channel, user: AbstractBaseUser, content: str | None = None,
+                   parent_id: int | None = None, trigger: str = "manual") -> Message:
+    """Answer the active leaf (after appending `content` as the user's turn),
+    or re-answer `parent_id` as a new sibling reply.
+
+    The user's message is kept even when the model fails; no assistant
+    message is stored then, and ModelCallFailed says why.
+    """
+    leaf = None
+    if content is not None:
+        message_append(channel=channel, user=user, role=Message.Role.USER, content=content, parent_id=parent_id)
+    elif parent_id is not None:
+        leaf = Message.objects.filter(channel=channel, pk=parent_id).first()
+        if leaf is None:
+            raise ValidationError({"parent_id": "No such message in this channel."})
+    assembled = context_assemble(channel=channel, user=user, leaf=leaf)
+    if assembled.leaf is None:
+        raise ValidationError({"content": "The channel is empty: send a message first."})
+    completion = llm_complete(role="chat", messages=assembled.messages, user=user, channel=channel,
+                              trigger=trigger, override=channel.model)
+    reply = message_append(
+        channel=channel, user=user, role=Message.Role.ASSISTANT, content=completion.content,
+        parent_id=assembled.leaf.pk,
+        metadata={"model": completion.model, "used_fallback": completion.used_fallback,
+                  "usage": {"input_tokens": completion.input_tokens, "output_tokens": completion.output_tokens},
+                  **({"offline": True} if completion.offline else {})},
+    )
+    input_tokens = completion.input_tokens or assembled.tokens
+    transaction.on_commit(lambda: signals.reply_stored.send(
+        sender=Channel, channel=channel, message=reply, input_tokens=input_tokens,
+        reported=bool(completion.input_tokens)))
+    return reply

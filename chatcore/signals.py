@@ -1,0 +1,17 @@
+"""Outbound announcements, sent after the work has committed.
+
+chatcore announces; the compaction app listens. Receivers must not be needed
+for correctness of the sender: they react (schedule work, refresh caches).
+"""
+
+from django.dispatch import Signal
+
+# sender=Channel; kwargs: channel, message, input_tokens (provider-reported or None)
+reply_stored = Signal()
+# sender=Channel; kwargs: channel, message
+message_appended = Signal()
+# sender=Channel; kwargs: channel, cursor
+cursor_moved = Signal()
+# sender=Summary; kwargs: summary
+summary_written = Signal()
+summary_reverted = Signal()

@@ -1,0 +1,109 @@
+"""Compaction's own state: profiles that shape summaries, the deployment-wide
+auto-compaction settings, and one lease row per channel that makes
+compaction single-flight across every process and machine."""
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+from chatcore.models import Channel, LLMModel, Persona
+
+
+class CompactionProfile(models.Model):
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(max_length=100, unique=True)
+    description = models.CharField(max_length=300, blank=True)
+    symbol = models.CharField(max_length=16, blank=True, default="📝")
+    system_prompt = models.TextField()
+    instructions = models.TextField(
+        help_text="Template of the request. Placeholders: {transcript} (required), {previous_summary}, "
+                  "{focus}, {persona}. Write {{ and }} for literal braces."
+    )
+    keep_recent = models.PositiveIntegerField(default=6, validators=[MaxValueValidator(1000)])
+    max_summary_tokens = models.PositiveIntegerField(
+        default=1_500, validators=[MinValueValidator(50), MaxValueValidator(32_000)]
+    )
+    temperature = models.FloatField(default=0.2, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)])
+    model = models.ForeignKey(LLMModel, on_delete=models.SET_NULL, null=True, blank=True,
+                              help_text="Empty: the utility role's model.")
+    persona = models.ForeignKey(Persona, on_delete=models.CASCADE, null=True, blank=True,
+                                related_name="compaction_profiles", help_text="Empty: a global profile.")
+    is_builtin = models.BooleanField(default=False, editable=False)
+    is_default = models.BooleanField(default=False, help_text="The default of its scope (global or the persona).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["persona_id", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["persona"], condition=Q(is_default=True, persona__isnull=False),
+                                    name="one_default_profile_per_persona"),
+            models.UniqueConstraint(fields=["is_default"], condition=Q(is_default=True, persona__isnull=True),
+                                    name="one_global_default_profile"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.symbol} {self.name}".strip()
+
+
+class CompactionSettings(models.Model):
+    """One row (pk=1), read afresh at every scan: no restart to change it."""
+
+    enabled = models.BooleanField(default=False, help_text="Kill switch. Ships off.")
+    threshold = models.FloatField(default=0.70, validators=[MinValueValidator(0.05), MaxValueValidator(0.99)],
+                                  help_text="Share of the context window that triggers a compaction.")
+    interval_minutes = models.PositiveIntegerField(default=5, validators=[MinValueValidator(1),
+                                                                           MaxValueValidator(1440)])
+    concurrency = models.PositiveIntegerField(default=2, validators=[MinValueValidator(1), MaxValueValidator(64)],
+                                              help_text="Compactions in flight across the whole deployment.")
+    cooldown_minutes = models.PositiveIntegerField(default=30, validators=[MaxValueValidator(10_080)])
+    min_messages = models.PositiveIntegerField(default=10, validators=[MinValueValidator(2),
+                                                                        MaxValueValidator(100_000)])
+    min_new_messages = models.PositiveIntegerField(default=8, validators=[MinValueValidator(1),
+                                                                          MaxValueValidator(100_000)])
+    idle_minutes = models.PositiveIntegerField(default=2, validators=[MaxValueValidator(1440)])
+    active_within_days = models.PositiveIntegerField(default=7, validators=[MinValueValidator(1),
+                                                                             MaxValueValidator(3650)])
+    batch_size = models.PositiveIntegerField(default=50, validators=[MinValueValidator(1),
+                                                                      MaxValueValidator(10_000)])
+    hourly_budget = models.PositiveIntegerField(default=100, validators=[MaxValueValidator(1_000_000)],
+                                                help_text="Automatic compactions allowed per hour (0: none).")
+    default_context_budget = models.PositiveIntegerField(default=128_000, validators=[MinValueValidator(1_000),
+                                                                                       MaxValueValidator(10_000_000)])
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "Auto-compaction settings"
+        verbose_name_plural = "Auto-compaction settings"
+
+    def __str__(self) -> str:
+        return "Auto-compaction " + ("on" if self.enabled else "off")
+
+    def clean(self) -> None:
+        if self.pk not in (None, 1):
+            raise ValidationError("There is one settings row.")
+
+
+class CompactionLease(models.Model):
+    """Single-flight and cooldown for one channel, in the database.
+
+    Taken by a conditional UPDATE (free or expired → mine), so two workers
+    on two machines can never both hold it; a crashed holder's lease expires.
+    """
+
+    channel = models.OneToOneField(Channel, on_delete=models.CASCADE, primary_key=True,
+                                   related_name="compaction_lease")
+    holder = models.CharField(max_length=100, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    last_started_at = models.DateTimeField(null=True, blank=True)
+    last_finished_at = models.DateTimeField(null=True, blank=True)
+    last_auto_at = models.DateTimeField(null=True, blank=True)
+    last_outcome = models.CharField(max_length=32, blank=True)
+    last_error = models.TextField(blank=True)
+    failure_count = models.PositiveIntegerField(default=0)
+    attempt_leaf_id = models.BigIntegerField(null=True, blank=True,
+                                             help_text="Active leaf at the last automatic attempt (no-loop rule).")
+
+    def __str__(self) -> str:
+        return f"Lease of channel {self.channel_id}"

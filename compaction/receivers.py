@@ -1,0 +1,1 @@
+"""Receivers of chatcore's announcements (connected in CompactionConfig.ready)."""

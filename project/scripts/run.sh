@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs the whole product on this machine: virtualenv, install, migrate, demo
+# data, then the web server and the django-q2 worker side by side.
+# HOST and PORT choose where it listens (default 127.0.0.1:8000).
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+ensure_venv run
+PY=.venv/bin/python
+HOST="${HOST:-127.0.0.1}"
+PORT="${PORT:-8000}"
+
+$PY manage.py migrate --noinput -v0
+$PY manage.py createcachetable
+$PY manage.py seed_demo
+
+$PY manage.py qcluster &
+WORKER=$!
+trap 'kill $WORKER 2>/dev/null; wait $WORKER 2>/dev/null' EXIT INT TERM
+
+echo
+echo "  Open http://$HOST:$PORT/  — log in as demo / demo-password (staff: the admin at /admin/)"
+echo "  API docs: http://$HOST:$PORT/api/docs/   Stop with Ctrl-C."
+echo
+$PY manage.py runserver --noreload "$HOST:$PORT"

@@ -1,0 +1,78 @@
+import factory
+from django.contrib.auth import get_user_model
+
+from chatcore import services
+from chatcore.models import Channel, LLMModel, ModelRole, Persona
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        skip_postgeneration_save = True
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    email = factory.LazyAttribute(lambda u: f"{u.username}@example.com")
+    password = factory.PostGenerationMethodCall("set_password", "pass-word-123")
+
+    @factory.post_generation
+    def _save(obj, create, extracted, **kwargs):
+        if create:
+            obj.save()
+
+
+class PersonaFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Persona
+
+    name = factory.Sequence(lambda n: f"Persona {n}")
+    slug = factory.Sequence(lambda n: f"persona-{n}")
+    system_prompt = "You are a careful assistant."
+    symbol = "🧭"
+
+
+class LLMModelFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = LLMModel
+
+    name = factory.Sequence(lambda n: f"model-{n}")
+    provider = LLMModel.Provider.OPENAI
+    base_url = "http://127.0.0.1:9/v1"
+    api_key_env = "LOOPBACK_TEST_KEY"
+    context_window = 8_000
+    max_output_tokens = 1_000
+
+
+class ModelRoleFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ModelRole
+        django_get_or_create = ["role"]
+
+    role = ModelRole.Role.CHAT
+    primary = factory.SubFactory(LLMModelFactory)
+
+
+class ChannelFactory(factory.django.DjangoModelFactory):
+    """Goes through the service so that the budget columns are set as in production."""
+
+    class Meta:
+        model = Channel
+
+    owner = factory.SubFactory(UserFactory)
+    title = factory.Sequence(lambda n: f"Channel {n}")
+    persona = None
+    model = None
+
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        return services.channel_create(**kwargs)
+
+
+def build_path(channel: Channel, count: int, *, user=None, start: int = 0, words: int = 12):
+    """Append `count` alternating user/assistant messages under the active leaf."""
+    user = user or channel.owner
+    messages = []
+    for index in range(start, start + count):
+        role = "user" if index % 2 == 0 else "assistant"
+        text = f"Message {index} from the {role}: " + " ".join(f"word{index}-{w}" for w in range(words))
+        messages.append(services.message_append(channel=channel, user=user, role=role, content=text))
+    return messages

@@ -1,0 +1,51 @@
+"""Shared fixtures: users, API clients, a real OpenAI-compatible server on loopback."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from chatcore.loopback_llm import LoopbackLLM
+from chatcore.models import ModelRole
+from tests.chatcore.factories import LLMModelFactory, ModelRoleFactory, UserFactory
+
+
+@pytest.fixture
+def user(db):
+    return UserFactory()
+
+
+@pytest.fixture
+def other_user(db):
+    return UserFactory()
+
+
+@pytest.fixture
+def staff_user(db):
+    return UserFactory(is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def api(user):
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def llm_server():
+    with LoopbackLLM() as server:
+        yield server
+
+
+@pytest.fixture
+def chat_model(db, llm_server):
+    """The chat role pointed at the loopback server."""
+    model = LLMModelFactory(name="loopback-chat", base_url=llm_server.url, context_window=8_000)
+    ModelRoleFactory(role=ModelRole.Role.CHAT, primary=model)
+    return model
+
+
+@pytest.fixture
+def utility_model(db, llm_server):
+    model = LLMModelFactory(name="loopback-utility", base_url=llm_server.url, context_window=8_000)
+    ModelRoleFactory(role=ModelRole.Role.UTILITY, primary=model)
+    return model
