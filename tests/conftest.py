@@ -49,3 +49,12 @@ def utility_model(db, llm_server):
     model = LLMModelFactory(name="loopback-utility", base_url=llm_server.url, context_window=8_000)
     ModelRoleFactory(role=ModelRole.Role.UTILITY, primary=model)
     return model
+
+
+@pytest.fixture(autouse=True)
+def _expensive_rate(settings):
+    """The throttle stays on in every test, at a rate no test reaches;
+    tests/reliability/test_throttling.py lowers it to check it."""
+    settings.THROTTLE_EXPENSIVE_RATE = "100000/min"
+    # Users are made by the hundred; the production hasher is slow by design.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
