@@ -79,8 +79,9 @@ def summary_purge(*, summary: Summary, actor: AbstractBaseUser, confirm: bool) -
     stands in for anything, so its originals are what the model reads.
     """
     _require_confirmation(confirm)
-    summary = Summary.objects.select_for_update().get(pk=summary.pk)
+    # The channel first, then the summary: the lock order of every writer.
     Channel.objects.select_for_update(of=("self",)).get(pk=summary.channel_id)
+    summary = Summary.objects.select_for_update().get(pk=summary.pk)
     if summary.reverted_at is not None:
         raise Conflict("This summary was reverted: its messages are in the context again and cannot be purged "
                        "through it.", code="summary_reverted")

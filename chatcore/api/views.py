@@ -4,6 +4,7 @@ service, serialise."""
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
+from rest_framework.mixins import ListModelMixin
 from rest_framework.response import Response
 
 from chatcore import data_control, selectors, services
@@ -13,16 +14,14 @@ from chatcore.context import context_assemble
 from chatcore.throttling import ExpensiveRateThrottle
 
 
-class ChannelListView(GenericAPIView):
+class ChannelListView(ListModelMixin, GenericAPIView):
     serializer_class = s.ChannelSerializer
 
     def get_queryset(self):
         return selectors.channel_list(user=self.request.user)
 
-    @extend_schema(operation_id="channels_list", responses={200: s.ChannelSerializer(many=True)})
     def get(self, request):
-        page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response(s.ChannelSerializer(page, many=True).data)
+        return self.list(request)
 
     @extend_schema(request=s.ChannelCreateSerializer, responses={201: s.ChannelSerializer})
     def post(self, request):
