@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from chatcore import conf, selectors, signals
 from chatcore.context import context_assemble
+from chatcore.errors import Conflict
 from chatcore.llm import llm_complete
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Persona, Summary
 from chatcore.tokens import count_tokens
@@ -265,6 +266,9 @@ def summary_revert(*, summary: Summary, actor: AbstractBaseUser | None) -> Summa
     summary = Summary.objects.select_for_update().get(pk=summary.pk)
     if summary.reverted_at is not None:
         raise ValidationError("This summary was already reverted.")
+    if Message.objects.filter(pk=summary.through_message_id, purged_at__isnull=False).exists():
+        raise Conflict("The messages this summary covers were purged, so it cannot be reverted.",
+                       code="originals_purged")
     summary.reverted_at = timezone.now()
     summary.save(update_fields=["reverted_at"])
     _cursors_refresh(channel=channel)
