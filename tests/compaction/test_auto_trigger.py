@@ -139,7 +139,7 @@ def test_the_card_and_the_lease_list_show_failures(staff_client):
 
 def test_compaction_scan_prints_candidates_and_decisions(db, capsys):
     auto_settings(idle_minutes=0)
-    hot = pressured_channel()
+    hot = pressured_channel(messages=13)
     opted_out = pressured_channel(settings={"auto_compaction": False})
 
     call_command("compaction_scan", "--dry-run", "--json")
