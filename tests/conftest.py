@@ -49,3 +49,16 @@ def utility_model(db, llm_server):
     model = LLMModelFactory(name="loopback-utility", base_url=llm_server.url, context_window=8_000)
     ModelRoleFactory(role=ModelRole.Role.UTILITY, primary=model)
     return model
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """PBKDF2's deliberate slowness costs half a second per user; tests need no protection."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _expensive_rate(settings):
+    """The throttle stays on in every test, at a rate no test reaches;
+    tests/reliability/test_throttling.py lowers it to check it."""
+    settings.THROTTLE_EXPENSIVE_RATE = "100000/min"
