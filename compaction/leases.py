@@ -36,19 +36,20 @@ def lease_acquire(*, channel_id: int, holder: str, seconds: int) -> bool:
     return taken == 1
 
 
-def lease_release(*, channel_id: int, holder: str, outcome: str, error: str = "", auto: bool = False) -> bool:
-    """Give the lease back and record the outcome; False if it was no longer ours.
+def lease_release(*, channel_id: int, holder: str, outcome: str, error: str = "", record: bool = True) -> bool:
+    """Give the lease back; False if it was no longer ours.
 
-    `outcome` is "success", "dry_run", "skipped" or "failed"; a failure
-    counts towards `failure_count`, a success resets it.
+    With `record`, also note how the attempt ended ("done", "failed",
+    "nothing": the scanner's words): a failure counts towards
+    `failure_count` and keeps its error, a success resets both. Automatic
+    attempts pass record=False because the scanner's task records their
+    outcome itself, and dry runs because they change nothing.
     """
-    now = timezone.now()
-    changes: dict = {"holder": "", "expires_at": None, "last_finished_at": now, "last_outcome": outcome[:32],
-                     "last_error": error[:4000]}
-    if outcome == "failed":
-        changes["failure_count"] = F("failure_count") + 1
-    elif outcome == "success":
-        changes["failure_count"] = 0
-        if auto:
-            changes["last_auto_at"] = now
+    changes: dict = {"holder": "", "expires_at": None}
+    if record:
+        changes.update(last_finished_at=timezone.now(), last_outcome=outcome[:32], last_error=error[:4000])
+        if outcome == "failed":
+            changes["failure_count"] = F("failure_count") + 1
+        elif outcome == "done":
+            changes["failure_count"] = 0
     return CompactionLease.objects.filter(channel_id=channel_id, holder=holder).update(**changes) == 1

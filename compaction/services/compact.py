@@ -237,6 +237,8 @@ def channel_compact(*, channel: Channel, actor: AbstractBaseUser | None, trigger
     keep = profile.keep_recent if keep_recent is None else keep_recent
 
     holder = lease_holder_name()
+    # The scanner's task records automatic attempts itself; a dry run changes nothing worth recording.
+    record = trigger != Summary.Trigger.AUTO and not dry_run
     if not lease_acquire(channel_id=channel.pk, holder=holder, seconds=conf.LEASE_SECONDS):
         raise Conflict("A compaction of this channel is already in progress; try again when it has finished.",
                        code="in_progress")
@@ -244,24 +246,25 @@ def channel_compact(*, channel: Channel, actor: AbstractBaseUser | None, trigger
         result = _compact_holding_lease(
             channel=channel, actor=actor, trigger=trigger, profile=profile, focus=focus, keep=keep,
             dry_run=dry_run, content=content, max_tokens=max_tokens, through_message_id=through_message_id,
-            holder=holder)
+            holder=holder, record=record)
     except (Unprocessable, ValidationError) as error:
-        lease_release(channel_id=channel.pk, holder=holder, outcome="skipped",
+        lease_release(channel_id=channel.pk, holder=holder, outcome="nothing", record=record,
                       error=getattr(error, "message", None) or "; ".join(error.messages))
         raise
     except BaseException as error:
         message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
         logger.warning("compaction: channel %s failed (%s)", channel.pk, message)
-        lease_release(channel_id=channel.pk, holder=holder, outcome="failed", error=message)
+        lease_release(channel_id=channel.pk, holder=holder, outcome="failed", error=message, record=record)
         raise
     if dry_run:
-        lease_release(channel_id=channel.pk, holder=holder, outcome="dry_run")
+        lease_release(channel_id=channel.pk, holder=holder, outcome="dry_run", record=False)
     return result
 
 
 def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, trigger: str,
                            profile: CompactionProfile, focus: str, keep: int, dry_run: bool, content: str | None,
-                           max_tokens: int, through_message_id: int | None, holder: str) -> CompactionResult:
+                           max_tokens: int, through_message_id: int | None, holder: str,
+                           record: bool) -> CompactionResult:
     plan = _plan(channel=channel, keep_recent=keep, through_message_id=through_message_id,
                  input_budget=_input_budget(profile, max_tokens))
     prefetch_related_objects(plan.to_summarize, "author")
@@ -330,8 +333,7 @@ def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, 
             if not on_path or on_path[0].pk != through.pk:
                 raise Conflict("The channel changed during the compaction (the active branch no longer contains "
                                "the summarised messages); nothing was written.", code="channel_changed")
-        if not lease_release(channel_id=channel.pk, holder=holder, outcome="success",
-                             auto=trigger == Summary.Trigger.AUTO):
+        if not lease_release(channel_id=channel.pk, holder=holder, outcome="done", record=record):
             raise Conflict("This compaction's lease expired and was taken over; nothing was written.",
                            code="lease_lost")
         summary = summary_write(

@@ -21,6 +21,6 @@ def remove_builtins(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("compaction", "0001_initial")]
+    dependencies = [("compaction", "0002_lease_auto_index_and_settings_row")]
 
     operations = [migrations.RunPython(create_builtins, remove_builtins)]
