@@ -46,6 +46,19 @@ class CompactionProfile(models.Model):
     def __str__(self) -> str:
         return f"{self.symbol} {self.name}".strip()
 
+    def validate_constraints(self, exclude=None) -> None:
+        """One default per scope is kept by the profile services, which clear
+        the previous default in the same transaction; forms must not refuse
+        the switch."""
+        super().validate_constraints(exclude={*(exclude or ()), "is_default"})
+
+    def clean(self) -> None:
+        from compaction.prompting import template_validate
+
+        if not (self.system_prompt or "").strip():
+            raise ValidationError({"system_prompt": "Give the summarizer a system prompt."})
+        template_validate(self.instructions)
+
 
 class CompactionSettings(models.Model):
     """One row (pk=1), read afresh at every scan: no restart to change it."""
@@ -104,6 +117,9 @@ class CompactionLease(models.Model):
     failure_count = models.PositiveIntegerField(default=0)
     attempt_leaf_id = models.BigIntegerField(null=True, blank=True,
                                              help_text="Active leaf at the last automatic attempt (no-loop rule).")
+
+    class Meta:
+        indexes = [models.Index(fields=["last_auto_at"], name="lease_last_auto_idx")]
 
     def __str__(self) -> str:
         return f"Lease of channel {self.channel_id}"

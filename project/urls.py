@@ -7,4 +7,5 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("chatcore.api.urls")),
+    path("api/", include("compaction.api.urls")),
 ]
