@@ -135,3 +135,77 @@ def test_import_command(user, tmp_path):
                               f"(Nora Vale and Omar (LoCoMo))\n")
     with pytest.raises(CommandError, match="No user named 'nobody'"):
         call_command("import_conversation", str(path), "--user", "nobody")
+
+
+def synthetic_locomo(sessions=4, turns=12):
+    """A longer conversation in the LoCoMo format with questions whose answers are in early turns."""
+    facts = ["I adopted a greyhound called Biscuit", "I started pottery classes in Leeds",
+             "my sister Amara moved to Lisbon", "I finished a marathon in 3 hours 50 minutes",
+             "we bought a red canoe for the lake", "I am learning the cello with Mr Okafor"]
+    data = {"speaker_a": "Nora Vale", "speaker_b": "Omar", "qa": []}
+    count = 0
+    for session in range(1, sessions + 1):
+        data[f"session_{session}_date_time"] = f"{session}:15 pm on {session + 3} May, 2023"
+        data[f"session_{session}"] = []
+        for turn in range(turns):
+            speaker = "Nora Vale" if turn % 2 == 0 else "Omar"
+            if count < len(facts) and turn == 2:
+                text = f"Last week {facts[count]}. It was a big step for me."
+                count += 1
+            else:
+                text = f"That sounds nice, how was your day number {session}-{turn}? Mine was quiet."
+            data[f"session_{session}"].append({"speaker": speaker, "dia_id": f"D{session}:{turn + 1}", "text": text})
+    data["qa"] = [
+        {"question": "What breed is Biscuit?", "answer": "greyhound", "evidence": ["D1:3"], "category": 4},
+        {"question": "Where are the pottery classes?", "answer": "Leeds", "evidence": ["D2:3"], "category": 1},
+        {"question": "Where did Amara move?", "answer": "Lisbon", "evidence": ["D3:3"], "category": 4},
+        {"question": "What colour is the canoe?", "answer": "red", "evidence": [], "category": 3},
+        {"question": "Which pet is imaginary?", "adversarial_answer": "cat", "evidence": [], "category": 5},
+    ]
+    return data
+
+
+def test_fidelity_command_measures_and_dumps(db, tmp_path):
+    path = tmp_path / "synthetic.json"
+    path.write_text(json.dumps(synthetic_locomo()))
+    dump = tmp_path / "dump"
+    out = io.StringIO()
+    call_command("compaction_fidelity", str(path), "--ratio", "3", "--keep-recent", "4", "--dump", str(dump),
+                 "--json", stdout=out)
+    report = json.loads(out.getvalue())
+    row = report["conversations"][0]
+    assert report["ratio"] == 3 and report["keep_recent"] == 4
+    assert row["conversation"] == "synthetic.json"
+    assert row["messages"] == 48 and row["questions"] == 4 and row["measured"] == 4
+    assert row["summarized"] == 44 and row["model"] == "offline"
+    assert row["tokens_after"] < row["tokens_before"]
+    assert row["summary_budget"] == row["tokens_before"] // 3
+    # the full conversation supports three answers; the canoe question names no word of its line
+    assert row["supported"]["ceiling"] == 3
+    assert row["rate"]["ceiling"] == 0.75
+    # the compacted context keeps the early facts; the newest turns alone hold none of them
+    assert row["supported"]["compacted"] == 3
+    assert row["supported"]["truncation"] == 0
+    assert row["retention"] == {"compacted": 1.0, "truncation": 0.0}
+    assert report["total"]["supported"] == row["supported"]
+    # the dump is the compacted context, line by line: the metric recomputes from it alone
+    lines = (dump / "synthetic.txt").read_text().splitlines()
+    assert lines[0].startswith("Background for reference only")
+    assert "Last week I adopted greyhound called Biscuit." in "\n".join(lines)
+    data = synthetic_locomo()
+    names = fidelity.speaker_words("Nora Vale", "Omar")
+    assert fidelity.supported_rate(fidelity.locomo_questions(data), lines, names).supported == 3
+    # rolled back: nothing stays in the database
+    assert not Channel.objects.exists()
+
+
+def test_fidelity_command_table(db, tmp_path):
+    path = tmp_path / "synthetic.json"
+    path.write_text(json.dumps(synthetic_locomo()))
+    out = io.StringIO()
+    call_command("compaction_fidelity", str(path), "--ratio", "3", "--keep-recent", "4", stdout=out)
+    text = out.getvalue()
+    assert text.startswith("LoCoMo fidelity — ratio 3×, keep recent 4, model offline\n")
+    assert "synthetic.json" in text and "TOTAL" in text and "retention" in text
+    with pytest.raises(CommandError, match="ratio must be greater than 1"):
+        call_command("compaction_fidelity", str(path), "--ratio", "1")
