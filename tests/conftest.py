@@ -49,3 +49,39 @@ def utility_model(db, llm_server):
     model = LLMModelFactory(name="loopback-utility", base_url=llm_server.url, context_window=8_000)
     ModelRoleFactory(role=ModelRole.Role.UTILITY, primary=model)
     return model
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """PBKDF2 costs about a second per user on a busy CI machine; tests need no strength."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian's Chromium driven by Playwright, one per test session.
+
+    Missing in CI (CI=true) is a failure, never a skip: the browser tests
+    are part of what CI proves. On a workstation it skips with the fix.
+    """
+    import os
+
+    if not os.path.exists(CHROMIUM):
+        message = f"Debian's Chromium is missing at {CHROMIUM}: apt-get install -y chromium"
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(message)
+        pytest.skip(message)
+    # Playwright's sync API keeps an event loop running in this thread; the
+    # tests still call the ORM synchronously between browser steps.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
