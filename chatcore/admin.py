@@ -1,6 +1,9 @@
-from django.contrib import admin, messages
+import json
 
-from chatcore import services
+from django.contrib import admin, messages
+from django.http import HttpResponse
+
+from chatcore import data_control, services
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, ModelRole, Persona, Summary, UsageEntry
 
 
@@ -47,6 +50,33 @@ class ChannelAdmin(admin.ModelAdmin):
     readonly_fields = ["context_tokens", "context_messages", "context_budget", "context_ratio", "created_at",
                        "last_activity_at", "branched_from", "branched_from_summary"]
     raw_id_fields = ["owner"]
+    actions = ["export_json"]
+
+    @admin.action(description="Export selected channels as JSON (with messages and summaries)")
+    def export_json(self, request, queryset):
+        documents = [data_control.channel_export(channel=channel, actor=request.user)
+                     for channel in queryset.select_related("owner", "persona", "model").order_by("pk")]
+        response = HttpResponse(json.dumps(documents, ensure_ascii=False, indent=2),
+                                content_type="application/json; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="channels-export.json"'
+        return response
+
+    def get_deleted_objects(self, objs, request):
+        """Deleting a channel purges its history (messages and summaries are
+        read-only in the admin, so Django's per-row permission check would
+        refuse); the confirmation page shows counts, not every row."""
+        objs = list(objs)
+        counts = {"channels": len(objs),
+                  "messages": Message.objects.filter(channel__in=objs).count(),
+                  "summaries": Summary.objects.filter(channel__in=objs).count()}
+        return [str(obj) for obj in objs], counts, set(), []
+
+    def delete_model(self, request, obj):
+        data_control.channel_purge(channel=obj, actor=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for channel in queryset:
+            data_control.channel_purge(channel=channel, actor=request.user)
 
     def save_model(self, request, obj, form, change):
         if not change:

@@ -112,7 +112,9 @@ class _Handler(BaseHTTPRequestHandler):
             body = body[: len(body) // 2]
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(json.dumps(payload).encode())))
+        # A truncated body still announces the full length, as a dropped connection does.
+        announced = len(json.dumps(payload).encode()) if reply.fault == "truncated" else len(body)
+        self.send_header("Content-Length", str(announced))
         self.end_headers()
         if reply.fault == "slow_body":
             for index in range(0, len(body), 16):
@@ -163,7 +165,8 @@ class LoopbackLLM:
         return self.default
 
     def start(self) -> "LoopbackLLM":
-        self._thread = threading.Thread(target=self._server.serve_forever, name="loopback-llm", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="loopback-llm",
+                                        daemon=True)
         self._thread.start()
         return self
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from chatcore import conf, selectors, signals
 from chatcore.context import context_assemble
+from chatcore.errors import Conflict
 from chatcore.llm import llm_complete
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Persona, Summary
 from chatcore.tokens import count_tokens
@@ -96,7 +97,10 @@ def channel_update(*, channel: Channel, actor: AbstractBaseUser, **changes: Any)
         channel.title = title[:200]
         fields.append("title")
     if "settings" in changes:
-        merged = {**channel.settings, **(changes["settings"] or {})}
+        incoming = changes["settings"] if changes["settings"] is not None else {}
+        if not isinstance(incoming, dict):
+            raise ValidationError({"settings": "Settings must be an object."})
+        merged = {**channel.settings, **incoming}
         channel.settings = channel_settings_validate({k: v for k, v in merged.items() if v is not None})
         fields.append("settings")
     for name in ("persona", "model", "archived"):
@@ -240,6 +244,8 @@ def summary_write(*, channel: Channel, through_message: Message, content: str, c
     content = (content or "").strip()
     if not content:
         raise ValidationError({"content": "A summary may not be empty."})
+    if through_message.channel_id != channel.pk:
+        raise ValidationError({"through_message": "The message is not in this channel."})
     channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=channel.pk)
     previous = selectors.summary_boundary_for(leaf_id=through_message.pk)
     summary = Summary.objects.create(
@@ -254,10 +260,15 @@ def summary_write(*, channel: Channel, through_message: Message, content: str, c
 @transaction.atomic
 def summary_revert(*, summary: Summary, actor: AbstractBaseUser | None) -> Summary:
     """Undo: the originals are back in the context at once."""
+    # The channel first, as every other writer does, so that lock order never deadlocks.
+    channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(
+        pk=summary.channel_id)
     summary = Summary.objects.select_for_update().get(pk=summary.pk)
     if summary.reverted_at is not None:
         raise ValidationError("This summary was already reverted.")
-    channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=summary.channel_id)
+    if Message.objects.filter(pk=summary.through_message_id, purged_at__isnull=False).exists():
+        raise Conflict("The messages this summary covers were purged, so it cannot be reverted.",
+                       code="originals_purged")
     summary.reverted_at = timezone.now()
     summary.save(update_fields=["reverted_at"])
     _cursors_refresh(channel=channel)

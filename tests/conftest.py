@@ -53,8 +53,15 @@ def utility_model(db, llm_server):
 
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
-    """PBKDF2 costs about a second per user on a busy CI machine; tests need no strength."""
+    """PBKDF2's deliberate slowness costs half a second per user; tests need no protection."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _expensive_rate(settings):
+    """The throttle stays on in every test, at a rate no test reaches;
+    tests/reliability/test_throttling.py lowers it to check it."""
+    settings.THROTTLE_EXPENSIVE_RATE = "100000/min"
 
 
 CHROMIUM = "/usr/bin/chromium"

@@ -4,6 +4,8 @@ Every error body has `detail` (a sentence for people) and `code` (for
 programs); validation errors add `errors`, a field → messages map.
 """
 
+import math
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, status
@@ -52,4 +54,6 @@ def exception_handler(exc, context):
         detail = response.data.get("detail", str(exc)) if isinstance(response.data, dict) else str(exc)
         response.data = {"detail": str(detail), "code": exc.get_codes() if isinstance(exc.get_codes(), str)
                          else exc.default_code}
+        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+            response.data["retry_after"] = int(math.ceil(exc.wait))
     return response

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from chatcore.api import views
+from chatcore.api import data_control, views
 
 urlpatterns = [
     path("channels/", views.ChannelListView.as_view(), name="api-channels"),
@@ -9,4 +9,6 @@ urlpatterns = [
     path("channels/<int:channel_id>/reply/", views.ReplyView.as_view(), name="api-reply"),
     path("channels/<int:channel_id>/cursor/", views.CursorView.as_view(), name="api-cursor"),
     path("channels/<int:channel_id>/context/", views.ContextView.as_view(), name="api-context"),
+    path("channels/<int:channel_id>/export/", data_control.ChannelExportView.as_view(), name="api-channel-export"),
+    path("summaries/<int:summary_id>/purge/", data_control.SummaryPurgeView.as_view(), name="api-summary-purge"),
 ]

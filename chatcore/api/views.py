@@ -1,25 +1,27 @@
 """REST endpoints of the conversation substrate: parse, authorise, call a
 service, serialise."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
+from rest_framework.mixins import ListModelMixin
 from rest_framework.response import Response
 
-from chatcore import selectors, services
+from chatcore import data_control, selectors, services
+from chatcore.api.data_control import purge_flag
 from chatcore.api import serializers as s
 from chatcore.context import context_assemble
+from chatcore.throttling import ExpensiveRateThrottle
 
 
-class ChannelListView(GenericAPIView):
+class ChannelListView(ListModelMixin, GenericAPIView):
     serializer_class = s.ChannelSerializer
 
     def get_queryset(self):
         return selectors.channel_list(user=self.request.user)
 
     def get(self, request):
-        page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response(s.ChannelSerializer(page, many=True).data)
+        return self.list(request)
 
     @extend_schema(request=s.ChannelCreateSerializer, responses={201: s.ChannelSerializer})
     def post(self, request):
@@ -43,10 +45,15 @@ class ChannelDetailView(GenericAPIView):
         channel = services.channel_update(channel=channel, actor=request.user, **data.validated_data)
         return Response(s.ChannelSerializer(channel).data)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(responses={204: None}, parameters=[OpenApiParameter(
+        "purge", bool, description="true: delete the channel with all its messages and summaries, for good. "
+                                   "Otherwise the channel is only hidden.")])
     def delete(self, request, channel_id: int):
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
-        services.channel_delete(channel=channel, actor=request.user)
+        if purge_flag(request.query_params.get("purge")):
+            data_control.channel_purge(channel=channel, actor=request.user)
+        else:
+            services.channel_delete(channel=channel, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -73,6 +80,7 @@ class MessageListView(GenericAPIView):
 class ReplyView(GenericAPIView):
     serializer_class = s.ReplySerializer
     throttle_scope = "expensive"
+    throttle_classes = [ExpensiveRateThrottle]
 
     @extend_schema(request=s.ReplySerializer, responses={201: s.MessageSerializer})
     def post(self, request, channel_id: int):

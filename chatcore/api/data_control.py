@@ -1,0 +1,68 @@
+"""Endpoints of data control: purge through a summary, staff export.
+
+Deleting a channel with all its data is `DELETE /api/channels/{id}/?purge=true`
+(see ChannelDetailView); without `purge` a delete only hides the channel.
+"""
+
+from django.core.exceptions import ValidationError
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.generics import GenericAPIView
+from rest_framework.permissions import IsAdminUser
+from rest_framework.response import Response
+
+from chatcore import data_control
+
+
+class PurgeRequestSerializer(serializers.Serializer):
+    confirm = serializers.BooleanField(help_text="Must be true: purging cannot be undone.")
+
+
+class PurgeResultSerializer(serializers.Serializer):
+    summary_id = serializers.IntegerField()
+    channel_id = serializers.IntegerField()
+    purged = serializers.IntegerField(help_text="Messages blanked now.")
+    already_purged = serializers.IntegerField(help_text="Messages an earlier purge had blanked.")
+
+
+class SummaryPurgeView(GenericAPIView):
+    serializer_class = PurgeRequestSerializer
+
+    @extend_schema(request=PurgeRequestSerializer, responses={200: PurgeResultSerializer})
+    def post(self, request, summary_id: int):
+        summary = data_control.summary_get_for_owner(user=request.user, summary_id=summary_id)
+        data = PurgeRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = data_control.summary_purge(summary=summary, actor=request.user,
+                                            confirm=data.validated_data["confirm"])
+        return Response({"summary_id": result.summary_id, "channel_id": result.channel_id,
+                         "purged": result.purged_count, "already_purged": result.already_purged})
+
+
+class ChannelExportSerializer(serializers.Serializer):
+    format = serializers.CharField()
+    exported_at = serializers.DateTimeField()
+    channel = serializers.DictField()
+    messages = serializers.ListField(child=serializers.DictField())
+    summaries = serializers.ListField(child=serializers.DictField())
+    cursors = serializers.ListField(child=serializers.DictField())
+
+
+class ChannelExportView(GenericAPIView):
+    """Staff only: the channel, every message of every branch, every summary."""
+
+    permission_classes = [IsAdminUser]
+    serializer_class = ChannelExportSerializer
+
+    def get(self, request, channel_id: int):
+        channel = data_control.channel_get_for_staff(channel_id=channel_id)
+        return Response(data_control.channel_export(channel=channel, actor=request.user))
+
+
+def purge_flag(value: str | None) -> bool:
+    """`?purge=true` on DELETE; anything but true/false is refused, not guessed."""
+    if value is None or value.lower() in {"false", "0", ""}:
+        return False
+    if value.lower() in {"true", "1"}:
+        return True
+    raise ValidationError({"purge": "purge must be true or false."})

@@ -1,0 +1,165 @@
+"""Users' control over their data: purge what a summary covers, delete a
+channel with everything in it, and (staff) export a channel as JSON.
+
+Purging blanks the covered messages instead of deleting them: the tree's
+shape, each message's depth and the running totals stored at insert stay
+exactly as they were, so every other path, boundary and pressure figure stays
+consistent (invariant 1 is about compaction; a purge is the owner's explicit
+choice, confirmed, and audited). A summary whose originals were purged can no
+longer be reverted: there would be nothing to go back to.
+"""
+
+import dataclasses
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from chatcore.errors import Conflict, NotFound
+from chatcore.models import Channel, Cursor, Message, Summary
+from chatcore.services import audit_record
+
+EXPORT_FORMAT = "compaction-channel-export/1"
+
+
+@dataclasses.dataclass(frozen=True)
+class PurgeResult:
+    summary_id: int
+    channel_id: int
+    purged_count: int
+    already_purged: int
+
+
+def summary_get_for_owner(*, user: AbstractBaseUser, summary_id: Any) -> Summary:
+    """A summary of one of the user's live channels; anything else is 'not found'."""
+    try:
+        return (Summary.objects.select_related("channel", "through_message")
+                .get(pk=summary_id, channel__owner=user, channel__deleted_at__isnull=True))
+    except (Summary.DoesNotExist, ValueError, TypeError):
+        raise NotFound("Summary not found.") from None
+
+
+def channel_get_for_staff(*, channel_id: Any) -> Channel:
+    """Any channel, deleted ones included: staff export what exists."""
+    try:
+        return Channel.objects.select_related("owner", "persona", "model").get(pk=channel_id)
+    except (Channel.DoesNotExist, ValueError, TypeError):
+        raise NotFound("Channel not found.") from None
+
+
+def _path_ids(*, leaf_id: int) -> list[int]:
+    table = Message._meta.db_table
+    sql = f"""
+        WITH RECURSIVE up(id, parent_id) AS (
+            SELECT id, parent_id FROM {table} WHERE id = %s
+            UNION ALL
+            SELECT m.id, m.parent_id FROM {table} m JOIN up ON m.id = up.parent_id
+        )
+        SELECT id FROM up
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [leaf_id])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _require_confirmation(confirm: Any) -> None:
+    if confirm is not True:
+        raise ValidationError({"confirm": "Purging cannot be undone: send confirm=true to go ahead."})
+
+
+@transaction.atomic
+def summary_purge(*, summary: Summary, actor: AbstractBaseUser, confirm: bool) -> PurgeResult:
+    """Blank the content of every message the summary stands in for (the path
+    from the root through its message) and mark them purged.
+
+    Only an active summary can be purged through: a reverted one no longer
+    stands in for anything, so its originals are what the model reads.
+    """
+    _require_confirmation(confirm)
+    # The channel first, then the summary: the lock order of every writer.
+    Channel.objects.select_for_update(of=("self",)).get(pk=summary.channel_id)
+    summary = Summary.objects.select_for_update().get(pk=summary.pk)
+    if summary.reverted_at is not None:
+        raise Conflict("This summary was reverted: its messages are in the context again and cannot be purged "
+                       "through it.", code="summary_reverted")
+    ids = _path_ids(leaf_id=summary.through_message_id)
+    covered = Message.objects.filter(pk__in=ids)
+    already = covered.filter(purged_at__isnull=False).count()
+    purged = covered.filter(purged_at__isnull=True).update(content="", metadata={"purged": True},
+                                                           purged_at=timezone.now())
+    audit_record(actor=actor, action="summary.purge", resource=f"summary:{summary.pk}",
+                 details={"channel": summary.channel_id, "through_message": summary.through_message_id,
+                          "purged": purged, "already_purged": already})
+    return PurgeResult(summary.pk, summary.channel_id, purged, already)
+
+
+@transaction.atomic
+def channel_purge(*, channel: Channel, actor: AbstractBaseUser) -> dict[str, int]:
+    """Delete the channel and everything in it: messages, summaries, cursors,
+    its compaction lease. Usage rows stay for accounting, detached from it
+    (they hold counts and model names, no content); the audit row says what
+    went, by number only."""
+    channel = Channel.objects.select_for_update(of=("self",)).get(pk=channel.pk)
+    counts = {
+        "messages": Message.objects.filter(channel=channel).count(),
+        "summaries": Summary.objects.filter(channel=channel).count(),
+    }
+    Cursor.objects.filter(channel=channel).delete()
+    Summary.objects.filter(channel=channel).delete()
+    # Children before parents would take one statement per level; unhooking
+    # the tree first deletes any depth in two statements.
+    Message.objects.filter(channel=channel).update(parent=None)
+    Message.objects.filter(channel=channel).delete()
+    channel_id = channel.pk
+    channel.delete()
+    audit_record(actor=actor, action="channel.purge", resource=f"channel:{channel_id}", details=counts)
+    return counts
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value else None
+
+
+def channel_export(*, channel: Channel, actor: AbstractBaseUser) -> dict:
+    """The whole channel as one JSON-ready document: every message of every
+    branch (purged ones as they are now), every summary (reverted ones too),
+    and the cursors. Audited, since staff read other people's data here."""
+    messages: QuerySet[Message] = Message.objects.filter(channel=channel).order_by("id")
+    summaries = Summary.objects.filter(channel=channel).order_by("id")
+    cursors = Cursor.objects.filter(channel=channel).order_by("id")
+    document = {
+        "format": EXPORT_FORMAT,
+        "exported_at": timezone.now().isoformat(),
+        "channel": {
+            "id": channel.pk, "title": channel.title, "type": channel.type, "owner_id": channel.owner_id,
+            "persona": channel.persona.slug if channel.persona_id else None,
+            "model": channel.model.name if channel.model_id else None,
+            "settings": channel.settings, "archived": channel.archived, "ephemeral": channel.ephemeral,
+            "deleted_at": _iso(channel.deleted_at), "created_at": _iso(channel.created_at),
+            "last_activity_at": _iso(channel.last_activity_at), "branched_from": channel.branched_from_id,
+            "branched_from_summary": channel.branched_from_summary_id,
+        },
+        "messages": [
+            {"id": m.pk, "parent_id": m.parent_id, "role": m.role, "content": m.content, "metadata": m.metadata,
+             "author_id": m.author_id, "created_at": _iso(m.created_at), "depth": m.depth, "tokens": m.tokens,
+             "purged_at": _iso(m.purged_at)}
+            for m in messages
+        ],
+        "summaries": [
+            {"id": s.pk, "through_message_id": s.through_message_id, "previous_id": s.previous_id,
+             "content": s.content, "tokens": s.tokens, "trigger": s.trigger, "profile_slug": s.profile_slug,
+             "model": s.model, "used_fallback": s.used_fallback, "input_tokens": s.input_tokens,
+             "output_tokens": s.output_tokens, "tokens_before": s.tokens_before, "tokens_after": s.tokens_after,
+             "messages_covered": s.messages_covered, "extracts": s.extracts, "edited": s.edited,
+             "reverted_at": _iso(s.reverted_at), "created_by_id": s.created_by_id, "created_at": _iso(s.created_at)}
+            for s in summaries
+        ],
+        "cursors": [{"user_id": c.user_id, "leaf_id": c.leaf_id, "summary_id": c.summary_id} for c in cursors],
+    }
+    audit_record(actor=actor, action="channel.export", resource=f"channel:{channel.pk}",
+                 details={"messages": len(document["messages"]), "summaries": len(document["summaries"])})
+    return document
+

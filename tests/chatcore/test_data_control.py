@@ -1,0 +1,214 @@
+"""Purge through a summary, delete a channel with all its data, staff export."""
+
+import json
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from chatcore import data_control, services
+from chatcore.context import PURGED_NOTE, context_assemble
+from chatcore.errors import Conflict
+from chatcore.models import AuditEntry, Channel, Cursor, Message, Summary, UsageEntry
+from tests.chatcore.factories import ChannelFactory, build_path
+
+
+def _client(user=None) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def summarised(user):
+    """Six messages, a summary through the fourth, and a branch that left after the second."""
+    channel = ChannelFactory(owner=user)
+    path = build_path(channel, 6)
+    summary = services.summary_write(channel=channel, through_message=path[3], content="Earlier: words.",
+                                     created_by=user)
+    branch = services.message_append(channel=channel, user=user, role="user", content="a side question",
+                                     parent_id=path[1].pk, move_cursor=False)
+    return channel, path, summary, branch
+
+
+def test_purge_blanks_the_covered_path_only(user, summarised):
+    channel, path, summary, branch = summarised
+    before = {m.pk: (m.depth, m.tokens, m.path_tokens, m.parent_id) for m in Message.objects.filter(channel=channel)}
+    channel.refresh_from_db()
+    pressure = (channel.context_tokens, channel.context_messages, channel.context_ratio)
+
+    response = _client(user).post(reverse("api-summary-purge", args=[summary.pk]), {"confirm": True}, format="json")
+
+    assert response.status_code == 200
+    assert response.json() == {"summary_id": summary.pk, "channel_id": channel.pk, "purged": 4, "already_purged": 0}
+    for message in Message.objects.filter(pk__in=[m.pk for m in path[:4]]):
+        assert (message.content, message.metadata) == ("", {"purged": True})
+        assert message.purged_at is not None
+    untouched = Message.objects.filter(pk__in=[path[4].pk, path[5].pk, branch.pk]).order_by("id")
+    assert [m.content for m in untouched] == [path[4].content, path[5].content, "a side question"]
+    assert all(m.purged_at is None for m in untouched)
+    # The tree and its running totals are exactly as before.
+    after = {m.pk: (m.depth, m.tokens, m.path_tokens, m.parent_id) for m in Message.objects.filter(channel=channel)}
+    assert after == before
+    channel.refresh_from_db()
+    assert (channel.context_tokens, channel.context_messages, channel.context_ratio) == pressure
+    # The active path's context is the summary and what follows: unchanged.
+    assembled = context_assemble(channel=channel, user=user)
+    assert [m["content"] for m in assembled.messages[1:]] == [path[4].content, path[5].content]
+    # A branch that left before the summary sees a note where the originals were.
+    on_branch = context_assemble(channel=channel, user=user, leaf=branch)
+    assert [m["content"] for m in on_branch.messages] == [PURGED_NOTE, PURGED_NOTE, "a side question"]
+    audit = AuditEntry.objects.get(action="summary.purge")
+    assert (audit.actor, audit.actor_label, audit.resource) == (user, f"user:{user.pk}", f"summary:{summary.pk}")
+    assert audit.details == {"channel": channel.pk, "through_message": path[3].pk, "purged": 4, "already_purged": 0}
+
+
+def test_purge_twice_reports_what_was_already_gone(user, summarised):
+    channel, path, summary, _ = summarised
+    data_control.summary_purge(summary=summary, actor=user, confirm=True)
+    later = services.summary_write(channel=channel, through_message=path[5], content="Later: more words.",
+                                   created_by=user)
+    result = data_control.summary_purge(summary=later, actor=user, confirm=True)
+    assert (result.purged_count, result.already_purged) == (2, 4)
+
+
+@pytest.mark.parametrize("body", [{}, {"confirm": False}, {"confirm": "no"}])
+def test_purge_requires_explicit_confirmation(user, summarised, body):
+    channel, path, summary, _ = summarised
+    response = _client(user).post(reverse("api-summary-purge", args=[summary.pk]), body, format="json")
+    assert response.status_code == 400
+    payload = response.json()
+    assert payload["code"] == "invalid" and set(payload["errors"]) == {"confirm"}
+    assert payload["detail"].startswith("confirm: ")
+    assert not Message.objects.filter(channel=channel, purged_at__isnull=False).exists()
+    assert not AuditEntry.objects.filter(action="summary.purge").exists()
+
+
+def test_purge_refuses_another_users_summary_as_not_found(other_user, summarised):
+    channel, path, summary, _ = summarised
+    response = _client(other_user).post(reverse("api-summary-purge", args=[summary.pk]), {"confirm": True},
+                                        format="json")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Summary not found.", "code": "not_found"}
+    assert not Message.objects.filter(channel=channel, purged_at__isnull=False).exists()
+
+
+def test_purge_through_a_reverted_summary_is_a_conflict(user, summarised):
+    channel, path, summary, _ = summarised
+    services.summary_revert(summary=summary, actor=user)
+    response = _client(user).post(reverse("api-summary-purge", args=[summary.pk]), {"confirm": True}, format="json")
+    assert response.status_code == 409
+    assert response.json()["code"] == "summary_reverted"
+    assert not Message.objects.filter(channel=channel, purged_at__isnull=False).exists()
+
+
+def test_a_summary_whose_originals_were_purged_cannot_be_reverted(user, summarised):
+    channel, path, summary, _ = summarised
+    data_control.summary_purge(summary=summary, actor=user, confirm=True)
+    with pytest.raises(Conflict) as caught:
+        services.summary_revert(summary=summary, actor=user)
+    assert caught.value.code == "originals_purged"
+    summary.refresh_from_db()
+    assert summary.reverted_at is None
+
+
+def test_delete_with_purge_removes_the_channel_and_everything_in_it(user, summarised, chat_model):
+    channel, path, summary, _ = summarised
+    keep = ChannelFactory(owner=user)
+    kept = build_path(keep, 2)
+    _client(user).post(reverse("api-reply", args=[channel.pk]), {"content": "one more"}, format="json")
+    usage_ids = list(UsageEntry.objects.filter(channel=channel).values_list("pk", flat=True))
+    assert usage_ids
+
+    response = _client(user).delete(reverse("api-channel", args=[channel.pk]) + "?purge=true")
+
+    assert response.status_code == 204
+    assert not Channel.objects.filter(pk=channel.pk).exists()
+    assert not Message.objects.filter(channel_id=channel.pk).exists()
+    assert not Summary.objects.filter(channel_id=channel.pk).exists()
+    assert not Cursor.objects.filter(channel_id=channel.pk).exists()
+    assert list(UsageEntry.objects.filter(pk__in=usage_ids).values_list("channel", flat=True)) == [None] * len(usage_ids)
+    audit = AuditEntry.objects.get(action="channel.purge")
+    assert (audit.actor, audit.resource, audit.details) == (user, f"channel:{channel.pk}",
+                                                            {"messages": 9, "summaries": 1})
+    assert list(Message.objects.filter(channel=keep).order_by("id")) == kept
+
+
+def test_delete_without_purge_only_hides(user, summarised):
+    channel, *_ = summarised
+    assert _client(user).delete(reverse("api-channel", args=[channel.pk])).status_code == 204
+    channel.refresh_from_db()
+    assert channel.deleted_at is not None
+    assert Message.objects.filter(channel=channel).count() == 7
+
+
+def test_delete_with_an_unclear_purge_flag_is_refused(user, summarised):
+    channel, *_ = summarised
+    response = _client(user).delete(reverse("api-channel", args=[channel.pk]) + "?purge=maybe")
+    assert response.status_code == 400
+    assert response.json() == {"detail": "purge: purge must be true or false.", "code": "invalid",
+                               "errors": {"purge": ["purge must be true or false."]}}
+    channel.refresh_from_db()
+    assert channel.deleted_at is None
+
+
+def test_staff_export_has_every_branch_and_summary(user, staff_user, summarised):
+    channel, path, summary, branch = summarised
+    services.summary_revert(summary=summary, actor=user)
+
+    response = _client(staff_user).get(reverse("api-channel-export", args=[channel.pk]))
+
+    assert response.status_code == 200
+    document = response.json()
+    assert set(document) == {"format", "exported_at", "channel", "messages", "summaries", "cursors"}
+    assert document["format"] == "compaction-channel-export/1"
+    assert document["channel"]["id"] == channel.pk and document["channel"]["owner_id"] == user.pk
+    assert [m["id"] for m in document["messages"]] == [m.pk for m in path] + [branch.pk]
+    assert document["messages"][4] == {
+        "id": path[4].pk, "parent_id": path[3].pk, "role": "user", "content": path[4].content, "metadata": {},
+        "author_id": user.pk, "created_at": path[4].created_at.isoformat(), "depth": 4, "tokens": path[4].tokens,
+        "purged_at": None}
+    assert [(s["id"], s["content"], s["reverted_at"] is not None) for s in document["summaries"]] == [
+        (summary.pk, "Earlier: words.", True)]
+    assert document["cursors"] == [{"user_id": user.pk, "leaf_id": path[5].pk, "summary_id": None}]
+    audit = AuditEntry.objects.get(action="channel.export")
+    assert (audit.actor, audit.details) == (staff_user, {"messages": 7, "summaries": 1})
+
+
+def test_export_is_staff_only(user, summarised):
+    channel, *_ = summarised
+    owner = _client(user).get(reverse("api-channel-export", args=[channel.pk]))
+    assert owner.status_code == 403
+    assert owner.json() == {"detail": "You do not have permission to perform this action.",
+                            "code": "permission_denied"}
+    assert _client().get(reverse("api-channel-export", args=[channel.pk])).status_code in {401, 403}
+    assert not AuditEntry.objects.filter(action="channel.export").exists()
+
+
+def test_export_of_a_missing_channel_is_not_found(staff_user):
+    response = _client(staff_user).get(reverse("api-channel-export", args=[999_999]))
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Channel not found.", "code": "not_found"}
+
+
+def test_admin_action_exports_json(client, staff_user, summarised):
+    channel, path, *_ = summarised
+    client.force_login(staff_user)
+    response = client.post(reverse("admin:chatcore_channel_changelist"),
+                           {"action": "export_json", "_selected_action": [channel.pk]})
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == 'attachment; filename="channels-export.json"'
+    documents = json.loads(response.content)
+    assert [d["channel"]["id"] for d in documents] == [channel.pk]
+    assert len(documents[0]["messages"]) == 7
+
+
+def test_admin_delete_purges_with_an_audit_row(client, staff_user, summarised):
+    channel, *_ = summarised
+    client.force_login(staff_user)
+    response = client.post(reverse("admin:chatcore_channel_delete", args=[channel.pk]), {"post": "yes"})
+    assert response.status_code == 302
+    assert not Channel.objects.filter(pk=channel.pk).exists()
+    assert not Message.objects.filter(channel_id=channel.pk).exists()
+    assert AuditEntry.objects.get(action="channel.purge").actor == staff_user
