@@ -23,7 +23,7 @@ from chatcore.views import (
 )
 from compaction import selectors, services
 from compaction.forms import ChannelCompactionForm, CompactForm
-from compaction.models import CompactionSettings
+from compaction.scanner.selectors import compaction_settings_get
 
 
 def _panel(request: HttpRequest, context: dict, *, status: int = 200) -> HttpResponse:
@@ -143,6 +143,6 @@ def channel_settings(request: HttpRequest, channel_id: int) -> HttpResponse:
                 messages.success(request, "Settings saved.")
                 return redirect("compaction:settings", channel.pk)
         status = 400
-    site = CompactionSettings.objects.filter(pk=1).first() or CompactionSettings()
+    site = compaction_settings_get()
     return render(request, "compaction/channel_settings.html", {"channel": channel, "form": form, "site": site},
                   status=status)

@@ -135,7 +135,7 @@ def test_preview_edit_and_replace_then_undo(page, user):
     page.goto(f"/channels/{channel.pk}/")
     expect(page.locator(".ctx-warning")).to_be_visible()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / "channel-before-compaction.png"), full_page=True)
+    page.screenshot(path=str(SCREENSHOTS / "channel-before-compaction.png"))
 
     # The panel is a modal dialog: focus goes in, Esc closes it, focus comes back.
     opener = page.locator(".ctx-warning").get_by_role("link", name="Summarize & Continue")
@@ -158,6 +158,7 @@ def test_preview_edit_and_replace_then_undo(page, user):
     expect(dialog.get_by_test_id("stat-tokens")).to_have_text(re.compile(r"^[\d,]+ → [\d,]+$"))
     draft = dialog.get_by_label(re.compile("^Draft summary"))
     expect(draft).to_be_focused()
+    page.screenshot(path=str(SCREENSHOTS / "summarize-panel-preview.png"))
     assert Summary.objects.count() == 0
     draft.fill("## Goal\n- Move the ledger to PostgreSQL 16.\n\n## Decisions\n- Batch stays at midnight.")
     dialog.get_by_role("button", name="Replace").click()
@@ -171,9 +172,11 @@ def test_preview_edit_and_replace_then_undo(page, user):
     expect(page.locator(".ctx-warning")).to_have_count(0)
     summary = Summary.objects.get()
     assert (summary.edited, summary.trigger, summary.content.startswith("## Goal")) == (True, "manual", True)
+    page.evaluate("document.querySelector('.chat-scroll').scrollTop = 0")
+    page.screenshot(path=str(SCREENSHOTS / "channel-after-compaction.png"))
     bar.click()
     expect(page.locator(".summary-content h2").first).to_have_text("Goal")
-    page.screenshot(path=str(SCREENSHOTS / "channel-after-compaction.png"), full_page=True)
+    page.screenshot(path=str(SCREENSHOTS / "channel-after-compaction-expanded.png"))
 
     page.get_by_role("button", name="Undo summary").click()
     expect(page.locator(".boundary-bar")).to_have_count(0)
