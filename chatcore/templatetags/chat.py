@@ -3,6 +3,8 @@
 import json
 
 from django import template
+from django.utils import timezone
+from django.utils.timesince import timesince
 from django.utils.safestring import SafeString
 
 from chatcore.markdown import render_markdown
@@ -90,3 +92,12 @@ def tool_result_name(metadata: dict) -> str:
     if not isinstance(metadata, dict):
         return ""
     return metadata.get("name") or metadata.get("tool_name") or ""
+
+
+@register.filter
+def ago(moment) -> str:
+    if moment is None:
+        return ""
+    if (timezone.now() - moment).total_seconds() < 60:
+        return "just now"
+    return f"{timesince(moment).split(',')[0]} ago"

@@ -80,7 +80,17 @@ def test_channel_list_shows_own_channels_with_persona_and_gauge(client_user, use
     mine.refresh_from_db()
     assert f"{round(mine.context_ratio * 100)}%" in body
     assert f'href="{url("chat:channel", mine.pk)}"' in body
-    assert "ago</time>" in body
+    assert "just now</time>" in body
+
+
+def test_channel_list_says_how_long_ago(client_user, user):
+    import datetime
+
+    from django.utils import timezone
+
+    old = ChannelFactory(owner=user, title="Old one")
+    Channel.objects.filter(pk=old.pk).update(last_activity_at=timezone.now() - datetime.timedelta(hours=3, minutes=5))
+    assert "3\xa0hours ago</time>" in client_user.get("/").content.decode()
 
 
 def test_staff_see_the_admin_link_and_others_do_not(client_user, staff_user):
