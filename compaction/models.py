@@ -46,6 +46,12 @@ class CompactionProfile(models.Model):
     def __str__(self) -> str:
         return f"{self.symbol} {self.name}".strip()
 
+    def validate_constraints(self, exclude=None) -> None:
+        """One default per scope is kept by the profile services, which clear
+        the previous default in the same transaction; forms must not refuse
+        the switch."""
+        super().validate_constraints(exclude={*(exclude or ()), "is_default"})
+
     def clean(self) -> None:
         from compaction.prompting import template_validate
 

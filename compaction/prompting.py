@@ -90,7 +90,9 @@ def _parse(template: str, field: str) -> list[tuple[str, str | None]]:
             problems.append(f"Placeholder {shown} may not have a conversion or format: write {{{name}}}.")
         parsed.append((literal, name))
     names = [name for _, name in parsed if name]
-    if "transcript" not in names:
+    if problems:
+        pass  # a broken placeholder is the first thing to fix; "missing {transcript}" may follow from it
+    elif "transcript" not in names:
         problems.append("The template must contain {transcript}, where the conversation goes.")
     elif names.count("transcript") > 1:
         problems.append("{transcript} may appear only once.")
