@@ -128,6 +128,12 @@ def test_chat_branches_and_the_context_warning(page, user, chat_model, llm_serve
     expect(page.locator(".msg-user").last).to_contain_text("And now?")
     expect(page.get_by_role("button", name="Get a reply")).to_be_visible()
 
+    # A session that ended sends the browser to the login page, not into the conversation.
+    page.context.clear_cookies(name="sessionid")
+    page.get_by_role("button", name="Get a reply").click()
+    expect(page.get_by_role("heading", name="Log in")).to_be_visible()
+    assert "/login/?next=" in page.url
+
 
 def test_preview_edit_and_replace_then_undo(page, user):
     channel = pressured_channel(user)
