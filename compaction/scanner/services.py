@@ -374,6 +374,17 @@ def _compact(*, channel_id: int) -> AutoOutcome:
     return outcome
 
 
+def worker_warm() -> None:
+    """Load the model client library and the tokenizer tables once in the qcluster
+    parent, before it forks its workers: otherwise every worker's first
+    compaction spends seconds on them, inside its task timeout."""
+    import openai  # noqa: F401
+
+    from chatcore.tokens import count_tokens
+
+    count_tokens("warm")
+
+
 def reply_pressure_check(*, channel: Channel, input_tokens: int | None) -> bool:
     """After a reply: enqueue an automatic compaction when the prompt the model
     just read was over the channel's threshold. Cheap; the task does the rest."""

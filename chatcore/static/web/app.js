@@ -84,6 +84,15 @@
     }
   });
 
+  // A session that ended answers with the login page: go there instead of swapping it in.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var xhr = event.detail.xhr;
+    if (xhr && xhr.responseURL && new URL(xhr.responseURL).pathname === "/login/") {
+      event.detail.shouldSwap = false;
+      window.location.assign(xhr.responseURL);
+    }
+  });
+
   // The panel.
   var opener = null;
 
