@@ -95,6 +95,12 @@ def test_chat_branches_and_the_context_warning(page, user, chat_model, llm_serve
     expect(page.locator(".msg-user").first.locator(".sibling-pos")).to_have_text("2/2")
     page.locator(".msg-user").first.get_by_role("button", name="Previous version").click()
     expect(page.locator(".msg-user").first.locator(".sibling-pos")).to_have_text("1/2")
+    # The keyboard stays on the switch: Enter on the focused › goes forward again.
+    expect(page.locator(".msg-user").first.get_by_role("button", name="Next version")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator(".msg-user").first.locator(".sibling-pos")).to_have_text("2/2")
+    page.locator(".msg-user").first.get_by_role("button", name="Previous version").click()
+    expect(page.locator(".msg-user").first.locator(".sibling-pos")).to_have_text("1/2")
     expect(page.locator(".msg-user").first).to_contain_text("move to PostgreSQL")
     expect(page.locator(".msg-assistant").first).to_contain_text("Thinking done")
 
