@@ -42,6 +42,11 @@ def page(chromium, live_server):
     context.close()
 
 
+def scripts_ready(page):
+    """After a navigation by a click: the deferred scripts have run (Enter sends, dialogs open)."""
+    page.wait_for_function("document.readyState === 'complete' && !!window.htmx")
+
+
 def log_in(page, user):
     page.goto("/login/")
     page.get_by_label("Username").fill(user.username)
@@ -72,6 +77,7 @@ def test_chat_branches_and_the_context_warning(page, user, chat_model, llm_serve
     page.get_by_label("Model").select_option(label="Tiny window")
     page.get_by_role("button", name="Create channel").click()
     expect(page.get_by_role("heading", name="Schema questions")).to_be_visible()
+    scripts_ready(page)
     channel = Channel.objects.get(owner=user)
 
     composer = page.get_by_label("Message", exact=True)
