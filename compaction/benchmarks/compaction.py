@@ -214,14 +214,18 @@ def run(*, scale: float, stdout) -> dict:
     }
     stdout.write(f"compaction: one compaction of N messages (+{KEEP_RECENT} kept), median of {repeats}; "
                  f"overhead = total minus the summarizer (offline) or minus the model call (loopback, no latency)\n")
-    header = (f"  {'N':>6}{'offline total':>15}{'summarizer':>12}{'overhead':>10}{'queries':>9}"
-              f"{'loopback total':>16}{'model call':>12}{'overhead':>10}{'queries':>9}\n")
+    header = (f"  {'N':>6}{'offline total':>16}{'summarizer':>14}{'overhead':>14}{'queries':>9}"
+              f"{'loopback total':>16}{'model call':>14}{'overhead':>14}{'queries':>9}\n")
     stdout.write(header)
+
+    def ms(value: float, width: int) -> str:
+        return f"{value:,.1f} ms".rjust(width)
+
     for row in rows:
-        stdout.write(f"  {row['messages']:>6,}{row['offline_total_ms']:>12.1f} ms{row['offline_summarizer_ms']:>9.1f} ms"
-                     f"{row['offline_overhead_ms']:>7.1f} ms{row['offline_queries']:>9}"
-                     f"{row['loopback_total_ms']:>13.1f} ms{row['loopback_call_ms']:>9.1f} ms"
-                     f"{row['loopback_overhead_ms']:>7.1f} ms{row['loopback_queries']:>9}\n")
+        stdout.write(f"  {row['messages']:>6,}{ms(row['offline_total_ms'], 16)}{ms(row['offline_summarizer_ms'], 14)}"
+                     f"{ms(row['offline_overhead_ms'], 14)}{row['offline_queries']:>9}"
+                     f"{ms(row['loopback_total_ms'], 16)}{ms(row['loopback_call_ms'], 14)}"
+                     f"{ms(row['loopback_overhead_ms'], 14)}{row['loopback_queries']:>9}\n")
     stdout.write(f"  query count {'flat' if figures['queries_flat'] else 'NOT flat'} across sizes "
                  f"({figures['queries_min']}–{figures['queries_max']})\n")
     return figures

@@ -375,7 +375,9 @@ def test_forms_need_the_csrf_token(user, channel):
         (url("chat:regenerate", channel.pk, message.pk), {}),
         ("/logout/", {}),
     ]:
-        assert client.post(address, data).status_code == 403, address
+        response = client.post(address, data)
+        assert response.status_code == 403, address
+        assert b"This form has expired" in response.content
     assert channel.messages.count() == 2
     assert Channel.objects.filter(owner=user).count() == 1
     assert Summary.objects.count() == 0

@@ -42,6 +42,11 @@ def page(chromium, live_server):
     context.close()
 
 
+def scripts_ready(page):
+    """After a navigation by a click: the deferred scripts have run (Enter sends, dialogs open)."""
+    page.wait_for_function("document.readyState === 'complete' && !!window.htmx")
+
+
 def log_in(page, user):
     page.goto("/login/")
     page.get_by_label("Username").fill(user.username)
@@ -72,17 +77,18 @@ def test_chat_branches_and_the_context_warning(page, user, chat_model, llm_serve
     page.get_by_label("Model").select_option(label="Tiny window")
     page.get_by_role("button", name="Create channel").click()
     expect(page.get_by_role("heading", name="Schema questions")).to_be_visible()
+    scripts_ready(page)
     channel = Channel.objects.get(owner=user)
 
     composer = page.get_by_label("Message", exact=True)
     llm_server.script(Reply(content="Thinking done: **yes**.", delay=0.8))
     composer.fill("Should the ledger move to PostgreSQL?")
     composer.press("Enter")
-    expect(page.locator("#working")).to_be_visible()
+    expect(page.locator("#working .busy")).to_be_visible()
     expect(page.locator(".msg.pending")).to_contain_text("Should the ledger move to PostgreSQL?")
     expect(page.locator(".msg-assistant").last).to_contain_text("Thinking done: yes.")
     expect(page.locator(".msg-assistant strong").last).to_have_text("yes")
-    expect(page.locator("#working")).to_be_hidden()
+    expect(page.locator("#working .busy")).to_be_hidden()
     expect(composer).to_have_value("")
     assert page.url.endswith(f"/channels/{channel.pk}/")
 
@@ -92,6 +98,12 @@ def test_chat_branches_and_the_context_warning(page, user, chat_model, llm_serve
     first.get_by_label("Edit your message").fill("Should the ledger stay on MySQL?")
     first.get_by_role("button", name="Send as a new version").click()
     expect(page.locator(".msg-user").first).to_contain_text("stay on MySQL")
+    expect(page.locator(".msg-user").first.locator(".sibling-pos")).to_have_text("2/2")
+    page.locator(".msg-user").first.get_by_role("button", name="Previous version").click()
+    expect(page.locator(".msg-user").first.locator(".sibling-pos")).to_have_text("1/2")
+    # The keyboard stays on the switch: Enter on the focused › goes forward again.
+    expect(page.locator(".msg-user").first.get_by_role("button", name="Next version")).to_be_focused()
+    page.keyboard.press("Enter")
     expect(page.locator(".msg-user").first.locator(".sibling-pos")).to_have_text("2/2")
     page.locator(".msg-user").first.get_by_role("button", name="Previous version").click()
     expect(page.locator(".msg-user").first.locator(".sibling-pos")).to_have_text("1/2")
@@ -111,7 +123,7 @@ def test_chat_branches_and_the_context_warning(page, user, chat_model, llm_serve
         composer.fill(f"Follow-up number {turn}: what about the indexes on the settlement table?")
         page.get_by_role("button", name="Send").click()
         expect(page.locator(".msg-user").last).to_contain_text(f"Follow-up number {turn}")
-        expect(page.locator("#working")).to_be_hidden()
+        expect(page.locator("#working .busy")).to_be_hidden()
     warning = page.locator(".ctx-warning")
     expect(warning).to_be_visible()
     expect(warning.get_by_role("link", name="Summarize & Continue")).to_be_visible()
@@ -127,6 +139,12 @@ def test_chat_branches_and_the_context_warning(page, user, chat_model, llm_serve
     expect(page.get_by_role("alert")).to_contain_text("The model did not answer.")
     expect(page.locator(".msg-user").last).to_contain_text("And now?")
     expect(page.get_by_role("button", name="Get a reply")).to_be_visible()
+
+    # A session that ended sends the browser to the login page, not into the conversation.
+    page.context.clear_cookies(name="sessionid")
+    page.get_by_role("button", name="Get a reply").click()
+    expect(page.get_by_role("heading", name="Log in")).to_be_visible()
+    assert "/login/?next=" in page.url
 
 
 def test_preview_edit_and_replace_then_undo(page, user):

@@ -93,8 +93,18 @@ def run_bench(*args) -> tuple[str, str]:
     return out.getvalue(), err.getvalue()
 
 
+def test_command_draws_the_chart_under_var_bench_by_default(locomo, db, settings, tmp_path):
+    settings.VAR_DIR = tmp_path / "var"
+
+    out, _ = run_bench("--scenario", "tokens", "--scale", "0.01")
+
+    chart_path = tmp_path / "var" / "bench" / "compaction_bench.png"
+    assert f"chart: {chart_path}" in out
+    assert chart_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_command_runs_the_tokens_scenario_as_json(locomo, db):
-    out, err = run_bench("--scenario", "tokens", "--scale", "0.01", "--json")
+    out, err = run_bench("--scenario", "tokens", "--scale", "0.01", "--json", "--no-chart")
 
     figures = json.loads(out)
     assert figures["scale"] == 0.01 and list(figures["scenarios"]) == ["tokens"]
@@ -109,7 +119,7 @@ def test_command_runs_the_tokens_scenario_as_json(locomo, db):
 def test_command_data_option_points_at_the_locomo_directory(locomo, db, monkeypatch):
     monkeypatch.delenv(tokens.ENV_VAR)
 
-    out, _ = run_bench("--scenario", "tokens", "--scale", "0.01", "--json", "--data", str(locomo))
+    out, _ = run_bench("--scenario", "tokens", "--scale", "0.01", "--json", "--no-chart", "--data", str(locomo))
 
     assert json.loads(out)["scenarios"]["tokens"]["messages"] == 10
 
