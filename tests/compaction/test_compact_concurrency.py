@@ -1,17 +1,14 @@
 """Changes made by someone else while the model is thinking: nothing is written.
 
 The loopback server's responder runs in the server's own thread with its own
-database connection, so these tests commit for real (transactional). An
-earlier transactional test's flush removes the profiles a data migration
-ships, so each test puts them back first. (Serialized rollback cannot: on
-PostgreSQL it re-inserts content types that the flush already re-created.)
+database connection, so these tests commit for real (transactional; pytest-django
+runs them after the others, and the service falls back to the shipped default
+profile once a flush has emptied the table).
 """
 
-import importlib
 from datetime import timedelta
 
 import pytest
-from django.apps import apps as django_apps
 from django.db import connection
 from django.utils import timezone
 
@@ -25,14 +22,6 @@ from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-create_builtins = importlib.import_module("compaction.migrations.0003_builtin_profiles").create_builtins
-
-
-@pytest.fixture(autouse=True)
-def _shipped_profiles(transactional_db):
-    create_builtins(django_apps, None)
 
 
 def _during_the_call(llm_server, change):
