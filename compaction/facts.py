@@ -1,0 +1,76 @@
+"""Pinning the facts a summary must not lose.
+
+Whatever wrote the summary (a model or the offline summarizer), exact
+details are what a later turn cannot reconstruct: file paths, URLs,
+identifiers, error messages, dates and numbers. Those present in the
+summarised text but absent from the summary are appended, verbatim, in a
+short "References" section. Candidates that read like instructions to a
+model are never pinned, and the text is redacted again on the way.
+"""
+
+from __future__ import annotations
+
+import re
+
+from compaction import lexicon
+from compaction.redaction import redact
+
+HEADING = "## References (pinned from the summarised messages)"
+MAX_PER_KIND = {"error": 4, "path": 12, "url": 8, "identifier": 12, "date": 6, "number": 8}
+MAX_ITEM_CHARS = 160
+
+
+def _normalise(value: str) -> str:
+    return " ".join(value.split()).strip(" .,;:")
+
+
+def _candidates(source_text: str) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    spans: list[tuple[int, int]] = []
+
+    spans.extend(m.span() for m in re.finditer(r"\[REDACTED:[a-z0-9_]+\]", source_text))
+
+    def overlaps(span: tuple[int, int]) -> bool:
+        return any(span[0] < end and start < span[1] for start, end in spans)
+
+    for kind, regex in (("error", lexicon.ERROR_RE), ("url", lexicon.URL_RE), ("path", lexicon.PATH_RE),
+                        ("identifier", lexicon.IDENTIFIER_RE), ("date", lexicon.DATE_RE),
+                        ("number", lexicon.NUMBER_RE)):
+        for match in regex.finditer(source_text):
+            value = _normalise(match.group(0))
+            if not value or overlaps(match.span()) or "[REDACTED:" in value:
+                continue
+            if kind == "number" and len(re.sub(r"\D", "", value)) < 2:
+                continue  # single digits carry no meaning out of context
+            if kind == "date" and value.lower() in ("today", "yesterday", "tomorrow") or (
+                    kind == "date" and value.lower().endswith("day") and " " not in value):
+                continue
+            if kind in ("url", "path", "error"):
+                spans.append(match.span())
+            found.append((kind, value[:MAX_ITEM_CHARS]))
+    return found
+
+
+def facts_pin(*, source_text: str, summary: str) -> str:
+    """`summary` plus a References section listing the details it dropped (unchanged when none)."""
+    if not source_text:
+        return summary
+    source_text = redact(source_text).text
+    present = summary.lower()
+    chosen: dict[str, list[str]] = {kind: [] for kind in MAX_PER_KIND}
+    seen: set[str] = set()
+    for kind, value in _candidates(source_text):
+        key = value.lower()
+        if key in seen or key in present or lexicon.looks_like_injection(value):
+            continue
+        seen.add(key)
+        if len(chosen[kind]) < MAX_PER_KIND[kind]:
+            chosen[kind].append(value)
+    labels = {"error": "Errors", "path": "Files", "url": "URLs", "identifier": "Identifiers", "date": "Dates",
+              "number": "Numbers"}
+    lines = [f"- {labels[kind]}: " + "; ".join(f"`{v}`" if kind in ("path", "identifier") and "`" not in v else v
+                                               for v in values)
+             for kind, values in chosen.items() if values]
+    if not lines:
+        return summary
+    return summary.rstrip() + "\n\n" + HEADING + "\n" + "\n".join(lines)

@@ -1,0 +1,126 @@
+"""Small text features shared by the offline summarizer, fact pinning and extracts.
+
+Plain regular expressions on purpose: deterministic, fast on thousands of
+messages, and nothing to download.
+"""
+
+from __future__ import annotations
+
+import re
+
+WORD_RE = re.compile(r"[A-Za-z0-9]+(?:['’][a-z]+)?")
+CONTENT_WORD_RE = re.compile(r"[a-z0-9]+")
+
+URL_RE = re.compile(r"\bhttps?://[^\s<>\"'`)\]}]+[^\s<>\"'`)\]}.,;:!?]")
+PATH_RE = re.compile(
+    r"(?<![\w/.:-])(?:~|\.{1,2})?/?(?:[\w.\-]+/)+[\w.\-]*[\w]"  # a/b/c.py, /etc/x, ./run.sh
+    r"|(?<![\w/.-])[\w\-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|php|sh|sql|md|rst|txt|"
+    r"json|ya?ml|toml|ini|cfg|conf|env|html|css|scss|lock|xml|csv|ipynb|dockerfile|tf|proto|log)\b"
+)
+IDENTIFIER_RE = re.compile(
+    r"`[^`\n]{2,80}`"  # anything written as code
+    r"|\b[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b"  # snake_case / SCREAMING_CASE
+    r"|\b[a-z]+(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b"  # camelCase / PascalCase
+    r"|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(\)"  # dotted.call()
+    r"|\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b"  # ticket ids such as ABC-123
+    r"|\bv?\d+\.\d+\.\d+(?:[-+][\w.]+)?\b"  # versions
+    r"|\b[0-9a-f]{7,40}\b(?=[^\n]*\b(?:commit|sha|hash|rev)\b)|\b(?:commit|sha|hash|rev)\s+[0-9a-f]{7,40}\b"
+    r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"  # UUIDs
+)
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|" \
+         r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+DATE_RE = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
+    r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+\d{{4}}\b|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b"
+    rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b"
+    rf"|\b{_MONTH}\s+\d{{4}}\b"
+    r"|\b(?:yesterday|today|tomorrow|last (?:week|month|year|night|weekend)|next (?:week|month|year)|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b",
+    re.IGNORECASE,
+)
+NUMBER_RE = re.compile(r"(?<![\w.])[-+]?\$?\d[\d,]*(?:\.\d+)?%?(?:\s?(?:ms|s|kb|mb|gb|tb|k|m|x|×|tokens?|"
+                       r"messages?|lines?|bytes?|seconds?|minutes?|hours?|days?|weeks?|months?|years?|"
+                       r"dollars?|euros?|usd|eur|percent|%))?(?![\w])", re.IGNORECASE)
+ERROR_RE = re.compile(
+    r"\b(?:[A-Z][A-Za-z]*(?:Error|Exception|Warning)|Traceback|FATAL|ERROR|panic|segmentation fault|"
+    r"exit (?:code|status) \d+|status(?: code)? [45]\d\d|HTTP [45]\d\d)\b[^\n]{0,160}?(?=\.\s|\.?$|\n)",
+    re.MULTILINE,
+)
+
+SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?…])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
+
+STOP_WORDS = frozenset("""
+a about above after again against all also am an and any are aren't as at be because been before being below
+between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each few
+for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself him
+himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most mustn't my
+myself no nor not of off on once only or other ought our ours ourselves out over own same shan't she she'd she'll
+she's should shouldn't so some such than that that's the their theirs them themselves then there there's these
+they they'd they'll they're they've this those through to too under until up very was wasn't we we'd we'll we're
+we've were weren't what what's when when's where where's which while who who's whom why why's with won't would
+wouldn't you you'd you'll you're you've your yours yourself yourselves
+s t d ll m re ve im ive id youre dont doesnt didnt isnt wasnt cant wont thats whats lets its
+just really so very much many also too yeah yes yep okay ok oh ah hey hi hello wow haha lol thanks thank
+like get got gets getting go going gone went make made makes making know knew think thought say said says
+one thing things something anything everything lot lots way well good great nice awesome cool sure
+""".split())
+
+DECISION_RE = re.compile(
+    r"\b(?:we (?:decided|agreed|chose|settled|will|'ll|are going to|should)|we've decided|decided to|decision|"
+    r"let's|lets go with|let us|going (?:to go )?with|i(?:'ll| will) |i(?:'m| am) going to|plan(?:ned)? (?:is|to)|"
+    r"agreed|approved|chosen|the fix is|switch(?:ed)? to|instead of|rejected|won't|will not|we'll)\b",
+    re.IGNORECASE,
+)
+OUTCOME_RE = re.compile(
+    r"\b(?:tried|trying|attempt(?:ed)?|ran|run|running|fail(?:ed|s|ure)?|works?|worked|fixed|broke|broken|"
+    r"error|passes|passed|succeeded|success(?:ful)?|result(?:ed|s)?|turned out|didn't work|doesn't work|"
+    r"timed out|crash(?:ed|es)?|reverted|rolled back)\b",
+    re.IGNORECASE,
+)
+
+# Text that addresses a summarizer or a model instead of the other person.
+INJECTION_RE = re.compile(
+    r"(?:ignore|disregard|forget|override|bypass|skip)\b[^.\n]{0,40}\b(?:previous|prior|above|earlier|all|any|"
+    r"your|the|these|those)\b[^.\n]{0,30}\b(?:instructions?|prompts?|rules?|directions?|guidelines?|context|"
+    r"messages?|system)"
+    r"|\b(?:the|this|your) (?:summary|summariser|summarizer|recap|tl;?dr|compaction|output|response|answer)\b"
+    r"[^.\n]{0,40}\b(?:must|should|shall|has to|needs to|will) (?:say|state|include|contain|read|be|begin|start|"
+    r"end|report|claim|mention|only)"
+    r"|\b(?:summari[sz]er|summari[sz]ing model|language model|ai model|assistant|llm|chatbot|gpt|claude|model)\b"
+    r"[^.\n]{0,20}[,:]?\s*(?:you must|you should|you will|please|now|must|should|ignore|do not|don't|never|always)\b"
+    r"|\b(?:new|updated|real|actual|hidden|secret|system)\s+(?:instructions?|prompt|directive|orders?)\b"
+    r"|\byou are no longer\b|\byou are now (?:in |an? |the )?(?:unrestricted|developer|admin|jailbroken|dan|free|"
+    r"different|new|uncensored|evil|root)\b"
+    r"|\b(?:act|behave|respond) as (?:an? |the )?(?:ai|assistant|model|summari[sz]er|system|unrestricted|dan|"
+    r"jailbroken|different|developer|admin)\b|\bpretend (?:to be|you are) (?:an? |the )?(?:ai|assistant|model|"
+    r"summari[sz]er|system|unrestricted|dan)\b|\bfrom now on,? you (?:must|will|should|are)\b"
+    r"|\b(?:system|developer)\s*(?:prompt|message|override|note)?\s*:"
+    r"|<\/?\s*(?:system|instructions?|im_start|im_end|conversation_summary|transcript)\b|\[/?INST\]"
+    r"|\b(?:when|if) (?:you )?(?:summari[sz]e|summari[sz]ing|compact|compacting|writing the summary)\b"
+    r"|\b(?:in|into|for) (?:the|your) (?:summary|recap)\b[^.\n]{0,40}\b(?:write|say|put|state|include|add|claim)"
+    r"|\b(?:write|say|state|put|add|claim|report|output|print|respond|reply)\b[^.\n]{0,40}\b(?:in|into|to) "
+    r"(?:the|your) (?:summary|recap|output)\b"
+    r"|\bdo not (?:summari[sz]e|mention|include|record)\b|\bdon't (?:summari[sz]e|mention|include|record)\b"
+    r"|\b(?:reveal|print|output|show|repeat)\b[^.\n]{0,30}\b(?:system prompt|instructions|api key|password)",
+    re.IGNORECASE,
+)
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in CONTENT_WORD_RE.findall(text.lower()) if w not in STOP_WORDS]
+
+
+def split_sentences(text: str) -> list[str]:
+    out = []
+    for part in SENTENCE_SPLIT_RE.split(text):
+        part = " ".join(part.split())
+        if part:
+            out.append(part)
+    return out
+
+
+def looks_like_injection(text: str) -> bool:
+    return bool(INJECTION_RE.search(text))

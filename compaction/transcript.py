@@ -1,0 +1,128 @@
+"""The part of a conversation being summarised, as the summarizer sees it.
+
+`transcript_items` turns stored messages into plain records with every
+secret already redacted (content and tool-call arguments), so no later step
+can forget to. `render_transcript` lays them out as labelled turns: who
+spoke, in which role, on which date, what tools were called with which
+arguments and what they returned. Long bodies keep their head and tail with
+a visible marker in between: the start usually states the intent and the end
+the outcome, and the reader must know that something was cut.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from compaction.redaction import redact
+
+# (head, tail) characters kept of long bodies.
+MESSAGE_KEEP = (4_000, 1_200)
+TOOL_RESULT_KEEP = (2_000, 800)
+TOOL_ARGUMENTS_KEEP = (800, 200)
+
+
+@dataclasses.dataclass
+class TranscriptItem:
+    message_id: int | None
+    role: str
+    speaker: str
+    content: str
+    created_at: dt.datetime | None = None
+    tool_name: str = ""
+    tool_calls: list[dict] = dataclasses.field(default_factory=list)  # [{"id", "name", "arguments"}]
+    redactions: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+def _speaker_of(message: Any) -> str:
+    metadata = getattr(message, "metadata", None) or {}
+    speaker = metadata.get("speaker") or metadata.get("author_name")
+    if speaker:
+        return str(speaker)[:100]
+    if message.role == "tool":
+        return str(metadata.get("name") or metadata.get("tool_name") or "tool")
+    return message.role
+
+
+def _tool_calls_of(metadata: dict, counts: Counter) -> list[dict]:
+    calls = []
+    for raw in metadata.get("tool_calls") or []:
+        if not isinstance(raw, dict):
+            continue
+        function = raw.get("function") if isinstance(raw.get("function"), dict) else raw
+        arguments = function.get("arguments", "")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+        cleaned = redact(arguments)
+        counts.update(cleaned.counts)
+        calls.append({"id": str(raw.get("id") or ""), "name": str(function.get("name") or "tool"),
+                      "arguments": cleaned.text})
+    return calls
+
+
+def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
+    """Redacted records of `messages` (root first); system messages are left out.
+
+    Reads only fields already loaded on each message: no queries.
+    """
+    items = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        metadata = message.metadata or {}
+        counts: Counter = Counter()
+        cleaned = redact(message.content or "")
+        counts.update(cleaned.counts)
+        tool_calls = _tool_calls_of(metadata, counts) if message.role == "assistant" else []
+        tool_name = ""
+        if message.role == "tool":
+            tool_name = str(metadata.get("name") or metadata.get("tool_name") or "tool")
+        items.append(TranscriptItem(
+            message_id=message.pk, role=message.role, speaker=_speaker_of(message), content=cleaned.text,
+            created_at=getattr(message, "created_at", None), tool_name=tool_name, tool_calls=tool_calls,
+            redactions=dict(counts),
+        ))
+    return items
+
+
+def truncate_middle(text: str, head: int, tail: int) -> str:
+    """Keep `head` characters of the start and `tail` of the end, with a marker saying how much went."""
+    if len(text) <= head + tail + 60:
+        return text
+    omitted = len(text) - head - tail
+    return f"{text[:head].rstrip()}\n[… {omitted:,} characters omitted …]\n{text[-tail:].lstrip()}"
+
+
+def format_date(value: dt.datetime | None) -> str:
+    """'8 May 2023' — the form people write and the summary keeps."""
+    if value is None:
+        return ""
+    return f"{value.day} {value:%B %Y}"
+
+
+def _label(item: TranscriptItem) -> str:
+    role = item.role.upper() if item.role != "tool" else "TOOL RESULT"
+    name = item.speaker if item.speaker and item.speaker.lower() != item.role else ""
+    if item.role == "tool":
+        name = item.tool_name or name
+    label = f"{role} · {name}" if name else role
+    if item.created_at is not None:
+        label += f" · {format_date(item.created_at)}, {item.created_at:%H:%M}"
+    return f"[{label}]"
+
+
+def render_transcript(items: list[TranscriptItem]) -> str:
+    """One block per turn, blank line between turns."""
+    blocks = []
+    for item in items:
+        keep = TOOL_RESULT_KEEP if item.role == "tool" else MESSAGE_KEEP
+        lines = [f"{_label(item)}: {truncate_middle(item.content.strip(), *keep)}".rstrip()]
+        for call in item.tool_calls:
+            arguments = truncate_middle(call["arguments"], *TOOL_ARGUMENTS_KEEP)
+            lines.append(f"[TOOL CALL · {call['name']}]: {arguments}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
