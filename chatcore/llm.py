@@ -8,6 +8,7 @@ database transaction open across the network call.
 """
 
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -62,11 +63,16 @@ def role_models(*, role: str, override: LLMModel | None = None) -> list[LLMModel
     return [m for m in (assigned.primary, assigned.fallback) if m is not None]
 
 
+@functools.lru_cache(maxsize=32)
+def _cached_client(api_key: str, base_url: str | None, timeout: float, max_retries: int) -> openai.OpenAI:
+    """Clients are reused: building one (its HTTP pool and TLS context) costs more than a short call."""
+    return openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+
+
 def _client(model: LLMModel) -> openai.OpenAI:
     api_key = os.environ.get(model.api_key_env or "", "") or "not-needed"
     base_url = model.base_url or settings.OPENAI_BASE_URL or None
-    return openai.OpenAI(api_key=api_key, base_url=base_url, timeout=settings.LLM_TIMEOUT_SECONDS,
-                         max_retries=settings.LLM_MAX_RETRIES)
+    return _cached_client(api_key, base_url, float(settings.LLM_TIMEOUT_SECONDS), int(settings.LLM_MAX_RETRIES))
 
 
 def _cost(model: LLMModel, tokens_in: int, tokens_out: int) -> Decimal:

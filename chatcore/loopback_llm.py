@@ -174,7 +174,8 @@ class LoopbackLLM:
         return self.default
 
     def start(self) -> "LoopbackLLM":
-        self._thread = threading.Thread(target=self._server.serve_forever, name="loopback-llm", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="loopback-llm",
+                                        daemon=True)
         self._thread.start()
         return self
 
