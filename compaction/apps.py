@@ -6,4 +6,4 @@ class CompactionConfig(AppConfig):
     verbose_name = "Compaction"
 
     def ready(self) -> None:
-        from compaction import receivers  # noqa: F401  (connects the signal receivers)
+        from compaction import checks, receivers  # noqa: F401  (registers the checks, connects the receivers)

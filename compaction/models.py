@@ -105,5 +105,8 @@ class CompactionLease(models.Model):
     attempt_leaf_id = models.BigIntegerField(null=True, blank=True,
                                              help_text="Active leaf at the last automatic attempt (no-loop rule).")
 
+    class Meta:
+        indexes = [models.Index(fields=["last_auto_at"], name="lease_last_auto_idx")]
+
     def __str__(self) -> str:
         return f"Lease of channel {self.channel_id}"

@@ -11,6 +11,8 @@ PORT="${PORT:-8000}"
 $PY manage.py migrate --noinput -v0
 $PY manage.py createcachetable
 $PY manage.py seed_demo
+# The scanner's django-q2 schedule; the demo switches auto-compaction on (it ships off).
+$PY manage.py setup_schedules --enable
 
 $PY manage.py qcluster &
 WORKER=$!

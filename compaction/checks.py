@@ -1,0 +1,13 @@
+"""System checks of the compaction app's deployment settings."""
+
+from django.core.checks import Warning, register
+
+from compaction import conf
+
+
+@register()
+def timeouts_nest(app_configs, **kwargs):
+    return [Warning(f"Compaction timeouts: {problem}.", hint="Adjust LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES, "
+                    "Q_TASK_TIMEOUT_SECONDS, Q_RETRY_SECONDS and COMPACTION_LEASE_SECONDS.",
+                    id="compaction.W001")
+            for problem in conf.timeouts_problems()]

@@ -1,0 +1,71 @@
+"""Knobs of the compaction app, each overridable in Django settings.
+
+The values an operator changes while the product runs (threshold, interval,
+concurrency, cooldown, ...) are not here: they live in the
+CompactionSettings row, edited in the admin and read afresh at every scan.
+These are deployment constants.
+
+LEASE_SECONDS (COMPACTION_LEASE_SECONDS, default 420): how long a compaction
+    holds its channel. A crashed holder's lease runs out after this, and an
+    automatic attempt that never reported back is considered abandoned after
+    the same time, so the scanner may try again.
+MIN_CHANNEL_THRESHOLD (COMPACTION_MIN_CHANNEL_THRESHOLD, default 0.05): the
+    lowest threshold a channel's own setting can take effect with (lower
+    values are raised to it). The scanner's coarse bound on the pressure
+    column is the lower of this and the global threshold, so a channel with a
+    low personal threshold is still found by the index range scan.
+SCAN_SCHEDULE_NAME (COMPACTION_SCAN_SCHEDULE_NAME, default
+    "compaction-scan"): the django-q2 Schedule that runs the scanner.
+REFILL_ON_FINISH (COMPACTION_REFILL_ON_FINISH, default True): when an
+    automatic compaction finishes, its worker runs one more scan at once, so
+    a backlog drains at `concurrency` compactions at a time instead of
+    `concurrency` per scan interval. The hourly budget still bounds the rate.
+TASK_TIMEOUT_SECONDS, RETRY_SECONDS, LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES:
+    read from the project settings (Q_TASK_TIMEOUT_SECONDS, Q_RETRY_SECONDS,
+    LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES); `timeouts_problems()` checks
+    they nest: the longest model call (primary and fallback, each with its
+    retries) < the task timeout < the broker's retry < the lease. Then a slow
+    call is cut by the task timeout before the broker hands the task to a
+    second worker, and even a redelivered task finds the lease still held.
+"""
+
+from django.conf import settings
+
+LEASE_SECONDS: int = getattr(settings, "COMPACTION_LEASE_SECONDS", 420)
+MIN_CHANNEL_THRESHOLD: float = getattr(settings, "COMPACTION_MIN_CHANNEL_THRESHOLD", 0.05)
+SCAN_SCHEDULE_NAME: str = getattr(settings, "COMPACTION_SCAN_SCHEDULE_NAME", "compaction-scan")
+REFILL_ON_FINISH: bool = getattr(settings, "COMPACTION_REFILL_ON_FINISH", True)
+
+SCAN_TASK = "compaction.tasks.scan"
+AUTO_COMPACT_TASK = "compaction.tasks.auto_compact"
+
+
+def timeouts() -> dict[str, float]:
+    q_cluster = getattr(settings, "Q_CLUSTER", {})
+    llm_timeout = float(getattr(settings, "LLM_TIMEOUT_SECONDS", 60))
+    llm_retries = int(getattr(settings, "LLM_MAX_RETRIES", 0))
+    return {
+        "llm_timeout": llm_timeout,
+        # Primary then fallback, each tried 1 + retries times.
+        "longest_model_call": llm_timeout * (llm_retries + 1) * 2,
+        "task_timeout": float(q_cluster.get("timeout") or getattr(settings, "Q_TASK_TIMEOUT_SECONDS", 300)),
+        "retry": float(q_cluster.get("retry") or getattr(settings, "Q_RETRY_SECONDS", 360)),
+        "lease": float(LEASE_SECONDS),
+    }
+
+
+def timeouts_problems() -> list[str]:
+    """Each way the timeouts fail to nest, in words; empty when coherent."""
+    t = timeouts()
+    problems = []
+    if not t["longest_model_call"] < t["task_timeout"]:
+        problems.append(
+            f"the longest model call ({t['longest_model_call']:g}s: LLM_TIMEOUT_SECONDS x (LLM_MAX_RETRIES + 1) "
+            f"x 2 models) must be shorter than the task timeout ({t['task_timeout']:g}s)")
+    if not t["task_timeout"] < t["retry"]:
+        problems.append(f"the task timeout ({t['task_timeout']:g}s) must be shorter than the broker's retry "
+                        f"({t['retry']:g}s), or a running task is handed to a second worker")
+    if not t["retry"] < t["lease"]:
+        problems.append(f"the broker's retry ({t['retry']:g}s) must be shorter than the compaction lease "
+                        f"({t['lease']:g}s), so that the lease outlives any delivery of the task")
+    return problems

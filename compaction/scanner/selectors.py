@@ -1,0 +1,120 @@
+"""Reads of the scanner. Each is one query whatever the number of candidates."""
+
+import datetime
+
+from django.db.models import Count, F, Q, QuerySet
+
+from chatcore import conf as chatcore_conf
+from chatcore.models import Channel, Cursor, ModelRole, Summary
+from compaction import conf
+from compaction.models import CompactionLease, CompactionSettings
+
+SETTINGS_PK = 1
+
+# Outcomes an automatic attempt records in its lease row.
+DONE = "done"                # a summary was written and the channel is under its threshold
+INEFFECTIVE = "ineffective"  # a summary was written but the channel is still over it
+FAILED = "failed"            # the model call or the service failed; nothing was written
+NOTHING = "nothing"          # the service found nothing to compact
+BUSY = "busy"                # another compaction held the lease; not an attempt
+SKIPPED = "skipped"          # the task found the channel no longer eligible; not an attempt
+ABANDONED = "abandoned"      # the worker never reported back (killed, timed out)
+
+COOLDOWN_OUTCOMES = frozenset({DONE, INEFFECTIVE})
+NO_LOOP_OUTCOMES = frozenset({FAILED, NOTHING, ABANDONED})
+
+
+def compaction_settings_get(*, lock: bool = False) -> CompactionSettings:
+    """The settings row, created with its defaults (auto-compaction off) if missing.
+
+    With `lock`, the row is locked until the transaction ends: ticks and
+    event reservations serialise on it, so two of them never hand out the
+    same concurrency slot.
+    """
+    queryset = CompactionSettings.objects.select_for_update() if lock else CompactionSettings.objects
+    row = queryset.filter(pk=SETTINGS_PK).first()
+    if row is None:
+        CompactionSettings.objects.get_or_create(pk=SETTINGS_PK)
+        row = queryset.get(pk=SETTINGS_PK)
+    return row
+
+
+def coarse_bound(*, settings: CompactionSettings) -> float:
+    """Lowest pressure-column value a channel can qualify with.
+
+    The column is tokens / the budget chatcore stored; the precise check
+    divides by the model's window, else the utility model's, else the
+    settings' default budget. Where that default is smaller than chatcore's,
+    the bound is lowered in proportion, so the range scan misses nobody.
+    """
+    lowest = min(settings.threshold, conf.MIN_CHANNEL_THRESHOLD)
+    return lowest * min(1.0, settings.default_context_budget / chatcore_conf.DEFAULT_CONTEXT_BUDGET)
+
+
+def scan_candidates(*, settings: CompactionSettings, now: datetime.datetime) -> QuerySet[Channel]:
+    """Coarse filter, served by the partial index on the pressure column.
+
+    The partial index covers exactly the direct, live, non-archived,
+    non-ephemeral channels; the range scan walks it from the highest
+    pressure down and stops after `batch_size` channels pass the activity
+    and message-count filters.
+    """
+    return (
+        Channel.objects.filter(
+            type=Channel.Type.DIRECT, deleted_at__isnull=True, archived=False, ephemeral=False,
+            context_ratio__gte=coarse_bound(settings=settings),
+            last_activity_at__lte=now - datetime.timedelta(minutes=settings.idle_minutes),
+            last_activity_at__gte=now - datetime.timedelta(days=settings.active_within_days),
+            context_messages__gte=settings.min_new_messages,
+        )
+        .select_related("model")
+        .order_by("-context_ratio", "id")[: settings.batch_size]
+    )
+
+
+def leases_by_channel(*, channel_ids: list[int]) -> dict[int, CompactionLease]:
+    if not channel_ids:
+        return {}
+    return {lease.channel_id: lease for lease in CompactionLease.objects.filter(channel_id__in=channel_ids)}
+
+
+def owner_leaves(*, channels: list[Channel]) -> dict[int, tuple[int, int]]:
+    """For each channel, its owner's active leaf: (leaf id, leaf depth)."""
+    if not channels:
+        return {}
+    owners = {channel.pk: channel.owner_id for channel in channels}
+    rows = Cursor.objects.filter(channel_id__in=list(owners)).values_list(
+        "channel_id", "user_id", "leaf_id", "leaf__depth")
+    return {channel_id: (leaf_id, depth) for channel_id, user_id, leaf_id, depth in rows
+            if owners[channel_id] == user_id}
+
+
+def utility_context_window() -> int:
+    window = (ModelRole.objects.filter(role=ModelRole.Role.UTILITY)
+              .values_list("primary__context_window", flat=True).first())
+    return window or 0
+
+
+def unfinished_q() -> Q:
+    """An automatic attempt was reserved or started and has not reported back."""
+    return Q(last_auto_at__isnull=False) & (Q(last_finished_at__isnull=True) | Q(last_finished_at__lt=F("last_auto_at")))
+
+
+def auto_attempt_counts(*, now: datetime.datetime) -> tuple[int, int]:
+    """(automatic attempts in flight, failed or unfinished attempts in the last hour).
+
+    In flight: reserved or running and younger than the lease; older ones
+    were abandoned by their worker and no longer hold a slot.
+    """
+    lease_ago = now - datetime.timedelta(seconds=conf.LEASE_SECONDS)
+    hour_ago = now - datetime.timedelta(hours=1)
+    counts = CompactionLease.objects.filter(last_auto_at__gte=min(lease_ago, hour_ago)).aggregate(
+        in_flight=Count("pk", filter=Q(last_auto_at__gte=lease_ago) & unfinished_q()),
+        failed=Count("pk", filter=Q(last_auto_at__gte=hour_ago)
+                     & (unfinished_q() | Q(last_outcome__in=NO_LOOP_OUTCOMES))),
+    )
+    return counts["in_flight"], counts["failed"]
+
+
+def auto_summaries_count(*, since: datetime.datetime) -> int:
+    return Summary.objects.filter(trigger=Summary.Trigger.AUTO, created_at__gte=since).count()
