@@ -126,9 +126,11 @@ CACHES = {
 }
 
 REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate header makes a missing or bad credential
+    # a 401 (the client should authenticate), not a 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
