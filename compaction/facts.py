@@ -10,6 +10,7 @@ model are never pinned, and the text is redacted again on the way.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from compaction import lexicon
@@ -26,12 +27,24 @@ def _normalise(value: str) -> str:
 
 def _candidates(source_text: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
-    spans: list[tuple[int, int]] = []
+    # Claimed spans, disjoint and sorted by start (so ends are sorted too): an
+    # overlap check looks only at the two neighbours, keeping long sources linear.
+    starts: list[int] = []
+    ends: list[int] = []
 
-    spans.extend(m.span() for m in re.finditer(r"\[REDACTED:[a-z0-9_]+\]", source_text))
+    def claim(span: tuple[int, int]) -> None:
+        index = bisect.bisect_right(starts, span[0])
+        starts.insert(index, span[0])
+        ends.insert(index, span[1])
 
     def overlaps(span: tuple[int, int]) -> bool:
-        return any(span[0] < end and start < span[1] for start, end in spans)
+        index = bisect.bisect_right(starts, span[0])
+        if index > 0 and ends[index - 1] > span[0]:
+            return True
+        return index < len(starts) and starts[index] < span[1]
+
+    for redacted in re.finditer(r"\[REDACTED:[a-z0-9_]+\]", source_text):
+        claim(redacted.span())
 
     for kind, regex in (("error", lexicon.ERROR_RE), ("url", lexicon.URL_RE), ("path", lexicon.PATH_RE),
                         ("identifier", lexicon.IDENTIFIER_RE), ("date", lexicon.DATE_RE),
@@ -46,7 +59,7 @@ def _candidates(source_text: str) -> list[tuple[str, str]]:
                     kind == "date" and value.lower().endswith("day") and " " not in value):
                 continue
             if kind in ("url", "path", "error"):
-                spans.append(match.span())
+                claim(match.span())
             found.append((kind, value[:MAX_ITEM_CHARS]))
     return found
 

@@ -1,0 +1,142 @@
+"""One PNG that summarises the scenarios a benchmark run measured.
+
+Each scenario that ran gets a panel. Scenarios whose figures this module
+knows (context, path, scanner, throughput, compaction, tokens) are drawn on
+purpose; any other is drawn from its `rows` (the first numeric column
+against the timing columns, on log scales). matplotlib is needed only
+here, and only when a chart is asked for.
+"""
+
+import math
+from pathlib import Path
+
+from django.core.management.base import CommandError
+
+TIME_HINTS = ("_ms", "_s", "seconds", "per_s", "rate")
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError as error:
+        raise CommandError(
+            "Drawing the chart needs matplotlib, which is not installed: `pip install matplotlib` "
+            "(it is a dependency in pyproject.toml), or pass --no-chart."
+        ) from error
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _rows(figures: dict) -> list[dict]:
+    rows = figures.get("rows")
+    if isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows):
+        return rows
+    for value in figures.values():
+        if isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
+            return value
+    return []
+
+
+def _generic(ax, name: str, figures: dict) -> None:
+    rows = _rows(figures)
+    if not rows:
+        _text_panel(ax, name, figures)
+        return
+    keys = [k for k in rows[0] if all(_number(r.get(k)) for r in rows)]
+    if not keys:
+        _text_panel(ax, name, figures)
+        return
+    x_key = keys[0]
+    y_keys = [k for k in keys[1:] if any(h in k for h in TIME_HINTS)] or keys[1:3]
+    xs = [r[x_key] for r in rows]
+    for key in y_keys:
+        ys = [r[key] for r in rows]
+        ax.plot(xs, ys, marker="o", label=key)
+    if min(xs) > 0 and max(xs) / max(min(xs), 1e-12) >= 20:
+        ax.set_xscale("log")
+    positives = [r[k] for r in rows for k in y_keys]
+    if positives and min(positives) > 0 and max(positives) / min(positives) >= 20:
+        ax.set_yscale("log")
+    ax.set_xlabel(x_key)
+    ax.set_title(name)
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def _text_panel(ax, name: str, figures: dict) -> None:
+    lines = [f"{k}: {v:.4g}" if _number(v) else f"{k}: {v}" for k, v in figures.items()
+             if _number(v) or isinstance(v, (str, bool))][:14]
+    ax.axis("off")
+    ax.set_title(name)
+    ax.text(0.0, 1.0, "\n".join(lines), va="top", family="monospace", fontsize=7, transform=ax.transAxes)
+
+
+def _tokens(ax, figures: dict) -> None:
+    labels = [f"tokenizer\n({figures.get('tokenizer', '?')})", "estimate\n(4 bytes/token)"]
+    values = [figures["tokenizer_mb_per_s"], figures["estimate_mb_per_s"]]
+    bars = ax.bar(labels, values, color=["tab:blue", "tab:orange"])
+    ax.set_yscale("log")
+    ax.set_ylabel("MB/s (one call per message)")
+    for bar, value in zip(bars, values):
+        ax.annotate(f"{value:,.1f}", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom",
+                    fontsize=8)
+    ax.set_title(f"tokens: estimate error per message mean {figures['message_error_mean']:.0%}, "
+                 f"max {figures['message_error_max']:.0%};\nper conversation max "
+                 f"{figures['conversation_error_max']:.0%}", fontsize=9)
+
+
+def _compaction(ax, figures: dict) -> None:
+    rows = figures["rows"]
+    xs = [r["messages"] for r in rows]
+    ax.plot(xs, [r["offline_total_ms"] for r in rows], marker="o", label="offline: total")
+    ax.plot(xs, [r["offline_overhead_ms"] for r in rows], marker="o", label="offline: minus summarizer")
+    ax.plot(xs, [r["loopback_total_ms"] for r in rows], marker="s", linestyle="--", label="loopback: total")
+    ax.plot(xs, [r["loopback_overhead_ms"] for r in rows], marker="s", linestyle="--",
+            label="loopback: minus model call")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("messages summarised")
+    ax.set_ylabel("ms per compaction")
+    queries = sorted({r["offline_queries"] for r in rows} | {r["loopback_queries"] for r in rows})
+    ax.set_title(f"compaction overhead; queries: {', '.join(map(str, queries))}", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+
+
+PLOTTERS = {"tokens": _tokens, "compaction": _compaction}
+
+
+def chart_write(*, results: dict[str, dict], path: Path) -> Path:
+    """Draw one panel per scenario in `results` into the PNG at `path`."""
+    plt = _pyplot()
+    names = [n for n, figures in results.items() if isinstance(figures, dict)]
+    if not names:
+        raise CommandError("No scenario produced figures to chart.")
+    columns = 2 if len(names) > 1 else 1
+    rows = math.ceil(len(names) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(7 * columns, 4.6 * rows), squeeze=False)
+    for ax, name in zip(axes.flat, names):
+        figures = results[name]
+        plotter = PLOTTERS.get(name)
+        try:
+            if plotter is None:
+                raise KeyError(name)
+            plotter(ax, figures)
+        except (KeyError, TypeError, ValueError, IndexError):
+            ax.clear()
+            _generic(ax, name, figures)
+    for ax in list(axes.flat)[len(names):]:
+        ax.axis("off")
+    fig.suptitle("compaction_bench", fontsize=11)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
