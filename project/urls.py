@@ -8,3 +8,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("chatcore.api.urls")),
 ]
+
+handler404 = "project.errors.not_found"
+handler500 = "project.errors.server_error"
