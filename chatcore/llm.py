@@ -15,13 +15,17 @@ import os
 import time
 from decimal import Decimal
 
-import openai
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
 from chatcore import conf, selectors
 from chatcore.errors import ModelCallFailed
 from chatcore.models import Channel, LLMModel, UsageEntry
+
+if TYPE_CHECKING:
+    import openai
 
 logger = logging.getLogger(__name__)
 
@@ -64,12 +68,18 @@ def role_models(*, role: str, override: LLMModel | None = None) -> list[LLMModel
 
 
 @functools.lru_cache(maxsize=32)
-def _cached_client(api_key: str, base_url: str | None, timeout: float, max_retries: int) -> openai.OpenAI:
-    """Clients are reused: building one (its HTTP pool and TLS context) costs more than a short call."""
+def _cached_client(api_key: str, base_url: str | None, timeout: float, max_retries: int) -> "openai.OpenAI":
+    """Clients are reused: building one (its HTTP pool and TLS context) costs more than a short call.
+
+    `openai` is imported here, not at module level: it takes seconds to import, and most processes
+    (management commands, the web server until its first model call) never need it.
+    """
+    import openai
+
     return openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
 
 
-def _client(model: LLMModel) -> openai.OpenAI:
+def _client(model: LLMModel) -> "openai.OpenAI":
     api_key = os.environ.get(model.api_key_env or "", "") or "not-needed"
     base_url = model.base_url or settings.OPENAI_BASE_URL or None
     return _cached_client(api_key, base_url, float(settings.LLM_TIMEOUT_SECONDS), int(settings.LLM_MAX_RETRIES))
@@ -81,6 +91,8 @@ def _cost(model: LLMModel, tokens_in: int, tokens_out: int) -> Decimal:
 
 
 def _describe(error: Exception) -> str:
+    import openai
+
     if isinstance(error, openai.APITimeoutError):
         return "timeout: the model did not answer in time"
     if isinstance(error, openai.APIConnectionError):
@@ -123,6 +135,8 @@ def llm_complete(*, role: str, messages: list[dict], user: AbstractBaseUser | No
     a plain explanation; other roles raise OfflineModel so that the caller
     can use its own offline method.
     """
+    import openai
+
     candidates = role_models(role=role, override=override)
     errors = []
     for index, model in enumerate(candidates):

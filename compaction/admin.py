@@ -127,3 +127,6 @@ class CompactionLeaseAdmin(admin.ModelAdmin):
         return obj.last_error[:120]
 
 # --- end of the automatic compaction block ----------------------------------
+
+# Profiles and the "compact now" channel action (compaction service).
+from compaction import admin_profiles  # noqa: E402,F401

@@ -46,6 +46,19 @@ class CompactionProfile(models.Model):
     def __str__(self) -> str:
         return f"{self.symbol} {self.name}".strip()
 
+    def validate_constraints(self, exclude=None) -> None:
+        """One default per scope is kept by the profile services, which clear
+        the previous default in the same transaction; forms must not refuse
+        the switch."""
+        super().validate_constraints(exclude={*(exclude or ()), "is_default"})
+
+    def clean(self) -> None:
+        from compaction.prompting import template_validate
+
+        if not (self.system_prompt or "").strip():
+            raise ValidationError({"system_prompt": "Give the summarizer a system prompt."})
+        template_validate(self.instructions)
+
 
 class CompactionSettings(models.Model):
     """One row (pk=1), read afresh at every scan: no restart to change it."""

@@ -7,6 +7,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("chatcore.api.urls")),
+    path("api/", include("compaction.api.urls")),
 ]
 
 handler404 = "project.errors.not_found"

@@ -1,10 +1,20 @@
-"""Demo data: a demo user, personas, a model catalogue, and conversations."""
+"""Demo data: a demo user, personas, a model catalogue, and conversations.
+
+Idempotent: rows that exist are left as they are, conversations are created
+once (matched by owner and title). The long conversation goes in through the
+bulk importer, so the whole command takes a few seconds.
+"""
+
+from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.utils import timezone
 
-from chatcore.models import LLMModel, ModelRole, Persona
+from chatcore import demo, services
+from chatcore.bulk import messages_bulk_import
+from chatcore.models import Channel, LLMModel, ModelRole, Persona
 
 PERSONAS = [
     ("Generalist", "generalist", "🧭", "You are a helpful, precise assistant. Say when you are unsure."),
@@ -14,28 +24,55 @@ PERSONAS = [
                                       "and open questions."),
 ]
 
+# The offline model's window is small on purpose: the long demo conversation
+# then sits above the 75% warning line, ready to be compacted.
+OFFLINE_CONTEXT_WINDOW = 16_000
+
 
 class Command(BaseCommand):
-    help = "Create the demo user (demo / demo-password), personas, models and a long conversation. Idempotent."
+    help = "Create the demo user (demo / demo-password), personas, models and conversations. Idempotent."
 
     @transaction.atomic
     def handle(self, *args, **options):
         User = get_user_model()
-        demo, created = User.objects.get_or_create(username="demo", defaults={"is_staff": True, "is_superuser": True,
-                                                                               "email": "demo@example.com"})
+        demo_user, created = User.objects.get_or_create(
+            username="demo", defaults={"is_staff": True, "is_superuser": True, "email": "demo@example.com"})
         if created:
-            demo.set_password("demo-password")
-            demo.save(update_fields=["password"])
+            demo_user.set_password("demo-password")
+            demo_user.save(update_fields=["password"])
+        personas = {}
         for name, slug, symbol, prompt in PERSONAS:
-            Persona.objects.get_or_create(slug=slug, defaults={"name": name, "symbol": symbol,
-                                                               "system_prompt": prompt})
+            personas[slug], _ = Persona.objects.get_or_create(
+                slug=slug, defaults={"name": name, "symbol": symbol, "system_prompt": prompt})
         offline, _ = LLMModel.objects.get_or_create(
             name="offline", defaults={"label": "Offline (no model configured)", "provider": LLMModel.Provider.OFFLINE,
-                                      "context_window": 16_000, "max_output_tokens": 2_000, "api_key_env": ""})
+                                      "context_window": OFFLINE_CONTEXT_WINDOW, "max_output_tokens": 2_000,
+                                      "api_key_env": ""})
         LLMModel.objects.get_or_create(
             name="gpt-4o-mini", defaults={"label": "GPT-4o mini (needs OPENAI_API_KEY)", "context_window": 128_000,
                                           "max_output_tokens": 16_384, "price_in_per_million": "0.15",
                                           "price_out_per_million": "0.60", "is_active": True})
         for role in ModelRole.Role.values:
             ModelRole.objects.get_or_create(role=role, defaults={"primary": offline})
-        self.stdout.write(self.style.SUCCESS("Demo data ready: log in as demo / demo-password."))
+
+        start = timezone.now() - timedelta(days=1)
+        made = []
+        if self._create(demo_user, demo.LONG_TITLE, personas["developer"], offline, demo.long_conversation(start)):
+            made.append(demo.LONG_TITLE)
+        for title, (persona, items) in demo.short_conversations(start).items():
+            if self._create(demo_user, title, personas[persona], offline, items):
+                made.append(title)
+
+        for channel in Channel.objects.filter(owner=demo_user, deleted_at__isnull=True).order_by("id"):
+            self.stdout.write(f"  {channel.title}: {channel.messages.count()} messages, "
+                              f"{channel.context_tokens:,} of {channel.context_budget:,} tokens on the active path "
+                              f"({channel.context_ratio:.0%})")
+        self.stdout.write(self.style.SUCCESS(
+            f"Demo data ready ({len(made)} conversation(s) created): log in as demo / demo-password."))
+
+    def _create(self, owner, title, persona, model, items) -> bool:
+        if Channel.objects.filter(owner=owner, title=title, deleted_at__isnull=True).exists():
+            return False
+        channel = services.channel_create(owner=owner, title=title, persona=persona, model=model)
+        messages_bulk_import(channel=channel, user=owner, items=items)
+        return True

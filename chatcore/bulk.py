@@ -1,0 +1,127 @@
+"""Bulk import of a message tree: demo data, benchmarks, migrations from
+other systems.
+
+`message_append` takes a row lock and moves the cursor for every message,
+which is right for a conversation and far too slow for loading a hundred
+thousand messages. Here ids are reserved up front, so that each message's
+depth and running totals can be computed in memory from its parent, and
+the rows go in with `bulk_create`. The result is exactly what appending
+one by one would store; the cursor and the pressure columns are then set
+once, through the ordinary services.
+"""
+
+import dataclasses
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.utils import timezone
+
+from chatcore import services
+from chatcore.models import Channel, Message
+
+BATCH_SIZE = 2_000
+
+
+@dataclasses.dataclass
+class NewMessage:
+    """One message to import. `parent` is the index of an earlier item in the
+    same import, or None for a message under `under` (a root when `under` is
+    None). `tokens` may be given to skip counting (benchmarks)."""
+
+    role: str
+    content: str
+    parent: int | None = None
+    metadata: dict = dataclasses.field(default_factory=dict)
+    author: AbstractBaseUser | None = None
+    created_at: datetime | None = None
+    tokens: int | None = None
+
+
+def _reserve_ids(count: int) -> list[int]:
+    """Ids for `count` new messages, each greater than every existing one.
+
+    PostgreSQL hands them out from the table's sequence (safe under
+    concurrency). SQLite has one writer at a time; the caller's transaction
+    (IMMEDIATE in this project's settings) holds the write lock, and
+    inserting explicit ids moves its AUTOINCREMENT counter past them.
+    """
+    table = Message._meta.db_table
+    if count == 0:
+        return []
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                           [table, count])
+            return sorted(row[0] for row in cursor.fetchall())
+        cursor.execute(f"SELECT MAX(id) FROM {table}")  # noqa: S608 (table name from the model)
+        start = (cursor.fetchone()[0] or 0) + 1
+        if connection.vendor == "sqlite":
+            cursor.execute("SELECT seq FROM sqlite_sequence WHERE name = %s", [table])
+            row = cursor.fetchone()
+            start = max(start, (row[0] if row else 0) + 1)
+        return list(range(start, start + count))
+
+
+@transaction.atomic
+def messages_bulk_import(*, channel: Channel, user: AbstractBaseUser, items: Sequence[NewMessage],
+                         under: Message | None = None, move_cursor: bool = True) -> list[Message]:
+    """Insert a tree of messages in a few statements; returns them in `items` order.
+
+    With `move_cursor`, the user's cursor goes to the last item (and the
+    channel's pressure follows, as after any cursor move).
+    """
+    if under is not None and under.channel_id != channel.pk:
+        raise ValidationError({"under": "The message is not in this channel."})
+    ids = _reserve_ids(len(items))
+    now = timezone.now()
+    built: list[Message] = []
+    for index, item in enumerate(items):
+        if item.role not in Message.Role.values:
+            raise ValidationError({"role": f"Item {index}: role must be one of: {', '.join(Message.Role.values)}."})
+        if item.parent is not None and not 0 <= item.parent < index:
+            raise ValidationError({"parent": f"Item {index}: the parent must be an earlier item."})
+        parent = built[item.parent] if item.parent is not None else under
+        if item.tokens is None:
+            tokens, chars = services.message_size(content=item.content, metadata=item.metadata)
+        else:
+            tokens, chars = item.tokens, len(item.content)
+        built.append(Message(
+            id=ids[index], channel_id=channel.pk, parent_id=parent.pk if parent else None, role=item.role,
+            content=item.content, metadata=item.metadata,
+            author=item.author if item.author is not None else (user if item.role == Message.Role.USER else None),
+            created_at=item.created_at or now,
+            depth=parent.depth + 1 if parent else 0, tokens=tokens, chars=chars,
+            path_tokens=(parent.path_tokens if parent else 0) + tokens,
+            path_chars=(parent.path_chars if parent else 0) + chars,
+        ))
+    for start in range(0, len(built), BATCH_SIZE):
+        Message.objects.bulk_create(built[start:start + BATCH_SIZE])
+    Channel.objects.filter(pk=channel.pk).update(last_activity_at=now)
+    if move_cursor and built:
+        services.cursor_move(channel=channel, user=user, message_id=built[-1].pk)
+    return built
+
+
+class TreeBuilder:
+    """Collects NewMessage items; `add` goes under the last added item unless
+    told otherwise, which is how a conversation grows."""
+
+    ACTIVE = object()
+
+    def __init__(self) -> None:
+        self.items: list[NewMessage] = []
+        self.leaf: int | None = None
+
+    def add(self, role: str, content: str, *, parent: "int | None | object" = ACTIVE, metadata: dict | None = None,
+            created_at: datetime | None = None, tokens: int | None = None) -> int:
+        parent_index = self.leaf if parent is TreeBuilder.ACTIVE else parent
+        self.items.append(NewMessage(role=role, content=content, parent=parent_index, metadata=metadata or {},
+                                     created_at=created_at, tokens=tokens))
+        self.leaf = len(self.items) - 1
+        return self.leaf
+
+    def goto(self, index: int) -> None:
+        self.leaf = index

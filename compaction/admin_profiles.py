@@ -1,0 +1,156 @@
+"""Admin of compaction profiles, and the "compact now" action on channels.
+
+Imported at the end of compaction/admin.py. Every change goes through the
+services (the same ones the API calls); the admin only parses and reports.
+"""
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from chatcore.errors import ServiceError
+from chatcore.models import Channel
+from compaction import services
+from compaction.models import CompactionProfile
+from compaction.services.profiles import EDITABLE_FIELDS
+
+
+def _error_text(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        return "; ".join(error.messages)
+    return getattr(error, "message", None) or str(error)
+
+
+class ProfileImportForm(forms.Form):
+    file = forms.FileField(help_text="A JSON file made by the 'Export as JSON' action.")
+
+
+@admin.register(CompactionProfile)
+class CompactionProfileAdmin(admin.ModelAdmin):
+    list_display = ["symbol", "name", "slug", "persona", "is_default", "is_builtin", "keep_recent",
+                    "max_summary_tokens", "model", "updated_at"]
+    list_display_links = ["name"]
+    list_filter = ["is_builtin", "is_default", "persona"]
+    list_select_related = ["persona", "model"]
+    search_fields = ["name", "slug", "description", "instructions"]
+    readonly_fields = ["is_builtin", "created_at", "updated_at"]
+    fieldsets = [
+        (None, {"fields": ["name", "slug", "symbol", "description", "persona", "is_default", "is_builtin"]}),
+        ("Prompt", {"fields": ["system_prompt", "instructions"],
+                    "description": "The request template may use {transcript} (required), {previous_summary}, "
+                                   "{focus} and {persona}; write {{ and }} for literal braces."}),
+        ("Options", {"fields": ["keep_recent", "max_summary_tokens", "temperature", "model"]}),
+        ("History", {"fields": ["created_at", "updated_at"]}),
+    ]
+    actions = ["reset_to_shipped", "duplicate", "export_json"]
+    change_list_template = "admin/compaction/compactionprofile/change_list.html"
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and obj.is_builtin:
+            fields.append("slug")
+        return fields
+
+    def has_delete_permission(self, request, obj=None):
+        if obj is not None and obj.is_builtin:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def save_model(self, request, obj, form, change):
+        fields = {name: form.cleaned_data[name] for name in EDITABLE_FIELDS if name in form.cleaned_data}
+        try:
+            if change:
+                current = CompactionProfile.objects.get(pk=obj.pk)
+                changed = {name: value for name, value in fields.items() if name in form.changed_data}
+                saved = services.profile_update(profile=current, actor=request.user, **changed)
+            else:
+                saved = services.profile_create(actor=request.user, **fields)
+        except (ValidationError, ServiceError) as error:
+            self.message_user(request, f"Not saved: {_error_text(error)}", level=messages.ERROR)
+            return
+        obj.pk = saved.pk
+
+    def delete_model(self, request, obj):
+        try:
+            services.profile_delete(profile=obj, actor=request.user)
+        except (ValidationError, ServiceError) as error:
+            self.message_user(request, f"Not deleted: {_error_text(error)}", level=messages.ERROR)
+
+    def delete_queryset(self, request, queryset):
+        for profile in queryset:
+            self.delete_model(request, profile)
+
+    @admin.action(description="Reset selected built-in profiles to their shipped text")
+    def reset_to_shipped(self, request, queryset):
+        done = 0
+        for profile in queryset:
+            try:
+                services.profile_reset(profile=profile, actor=request.user)
+                done += 1
+            except (ValidationError, ServiceError) as error:
+                self.message_user(request, f"{profile.name}: {_error_text(error)}", level=messages.WARNING)
+        self.message_user(request, f"Reset {done} profile(s) to their shipped text.")
+
+    @admin.action(description="Duplicate selected profiles (editable copies)")
+    def duplicate(self, request, queryset):
+        copies = [services.profile_duplicate(profile=profile, actor=request.user) for profile in queryset]
+        self.message_user(request, "Created " + ", ".join(copy.slug for copy in copies) + ".")
+
+    @admin.action(description="Export selected profiles as JSON")
+    def export_json(self, request, queryset):
+        document = services.profile_export(profiles=queryset.select_related("model", "persona").order_by("pk"))
+        response = HttpResponse(json.dumps(document, ensure_ascii=False, indent=2),
+                                content_type="application/json; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="compaction-profiles.json"'
+        return response
+
+    def get_urls(self):
+        custom = [path("import/", self.admin_site.admin_view(self.import_view),
+                       name="compaction_compactionprofile_import")]
+        return custom + super().get_urls()
+
+    def import_view(self, request):
+        if not self.has_add_permission(request):
+            return HttpResponseRedirect(reverse("admin:index"))
+        form = ProfileImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                imported = services.profile_import(data=form.cleaned_data["file"].read(), actor=request.user)
+            except (ValidationError, ServiceError) as error:
+                form.add_error("file", _error_text(error))
+            else:
+                self.message_user(request, f"Imported {len(imported)} profile(s): "
+                                           + ", ".join(p.slug for p in imported) + ".")
+                return HttpResponseRedirect(reverse("admin:compaction_compactionprofile_changelist"))
+        context = {**self.admin_site.each_context(request), "title": "Import compaction profiles", "form": form,
+                   "opts": self.model._meta}
+        return TemplateResponse(request, "admin/compaction/compactionprofile/import.html", context)
+
+
+@admin.action(description="Compact now (summarise the older part of the owner's active path)")
+def compact_now(modeladmin, request, queryset):
+    for channel in queryset.select_related("owner"):
+        try:
+            result = services.channel_compact(channel=channel, actor=request.user, trigger="manual")
+        except (ValidationError, ServiceError) as error:
+            modeladmin.message_user(request, f"{channel}: {_error_text(error)}", level=messages.WARNING)
+            continue
+        modeladmin.message_user(
+            request, f"{channel}: messages {result.messages_before:,} → {result.messages_after:,}, "
+                     f"tokens {result.tokens_before:,} → {result.tokens_after:,} (summary #{result.summary.pk}, "
+                     f"{result.model or 'edited'}).")
+
+
+def _add_channel_action() -> None:
+    """chatcore's ChannelAdmin stays unaware of compaction: the action is attached here."""
+    channel_admin = admin.site._registry.get(Channel)
+    if channel_admin is not None and compact_now not in (channel_admin.actions or []):
+        channel_admin.actions = [*(channel_admin.actions or []), compact_now]
+
+
+_add_channel_action()

@@ -1,0 +1,92 @@
+"""Shapes of the compaction API's input and output. Parsing only: no business rules."""
+
+from rest_framework import serializers
+
+from chatcore.api.serializers import SummarySerializer
+from chatcore.models import LLMModel, Persona
+from compaction.models import CompactionProfile
+
+
+class CompactRequestSerializer(serializers.Serializer):
+    profile = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=100,
+                                    help_text="Slug of a profile; empty: the persona's default, else the global one.")
+    focus = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=True,
+                                  help_text="What the summary should pay particular attention to.")
+    keep_recent = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=1000,
+                                           help_text="Newest messages kept as they are; default: the profile's.")
+    dry_run = serializers.BooleanField(required=False, default=False,
+                                       help_text="Return the draft and its statistics without writing anything.")
+    content = serializers.CharField(required=False, allow_null=True, trim_whitespace=False,
+                                    help_text="An edited draft to store instead of calling the model.")
+    through_message_id = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1,
+        help_text="With content: the draft's through_message_id, so the edit covers exactly what the draft did.")
+
+
+class CompactionResultSerializer(serializers.Serializer):
+    summary = SummarySerializer(allow_null=True)
+    dry_run = serializers.BooleanField()
+    content = serializers.CharField()
+    profile = serializers.CharField(source="profile_slug")
+    through_message_id = serializers.IntegerField()
+    summarized_count = serializers.IntegerField()
+    model = serializers.CharField()
+    used_fallback = serializers.BooleanField()
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    tokens_before = serializers.IntegerField()
+    tokens_after = serializers.IntegerField()
+    messages_before = serializers.IntegerField()
+    messages_after = serializers.IntegerField()
+    edited = serializers.BooleanField()
+    truncated = serializers.BooleanField()
+    extracts = serializers.DictField()
+    redactions = serializers.DictField(child=serializers.IntegerField())
+
+
+class BranchRequestSerializer(serializers.Serializer):
+    summary = serializers.IntegerField(required=False, allow_null=True, min_value=1,
+                                       help_text="Id of a summary of this channel to start from.")
+    content = serializers.CharField(required=False, allow_null=True, trim_whitespace=False,
+                                    help_text="A draft's (possibly edited) text to start from.")
+    profile = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=100)
+    focus = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class ProfileSerializer(serializers.ModelSerializer):
+    model = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    persona = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = CompactionProfile
+        fields = ["id", "slug", "name", "description", "symbol", "system_prompt", "instructions", "keep_recent",
+                  "max_summary_tokens", "temperature", "model", "persona", "is_builtin", "is_default",
+                  "created_at", "updated_at"]
+
+
+class ProfileWriteSerializer(serializers.Serializer):
+    """Field shapes only; the service validates the template and the scope."""
+
+    name = serializers.CharField(max_length=100)
+    slug = serializers.SlugField(max_length=100, required=False)
+    description = serializers.CharField(max_length=300, required=False, allow_blank=True)
+    symbol = serializers.CharField(max_length=16, required=False, allow_blank=True)
+    system_prompt = serializers.CharField(trim_whitespace=False)
+    instructions = serializers.CharField(trim_whitespace=False)
+    keep_recent = serializers.IntegerField(required=False, min_value=0, max_value=1000)
+    max_summary_tokens = serializers.IntegerField(required=False, min_value=50, max_value=32_000)
+    temperature = serializers.FloatField(required=False, min_value=0.0, max_value=2.0)
+    model = serializers.SlugRelatedField(slug_field="name", queryset=LLMModel.objects.all(), required=False,
+                                         allow_null=True)
+    persona = serializers.SlugRelatedField(slug_field="slug", queryset=Persona.objects.all(), required=False,
+                                           allow_null=True)
+    is_default = serializers.BooleanField(required=False)
+
+
+class ProfileDuplicateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100, required=False, allow_blank=True)
+
+
+class ProfileImportSerializer(serializers.Serializer):
+    version = serializers.IntegerField(required=False)
+    profiles = serializers.ListField(child=serializers.DictField())

@@ -1,0 +1,168 @@
+"""REST endpoints of compaction: parse, authorise, call a service, serialise."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.generics import GenericAPIView
+from rest_framework.response import Response
+
+from chatcore import selectors as chat_selectors
+from chatcore import services as chat_services
+from chatcore.api.serializers import ChannelSerializer, SummarySerializer
+from chatcore.errors import PermissionDenied
+from chatcore.throttling import ExpensiveRateThrottle
+from compaction import selectors, services
+from compaction.api import serializers as s
+
+
+def _staff(request) -> None:
+    if not request.user.is_staff:
+        raise PermissionDenied("Only staff can change compaction profiles.")
+
+
+class CompactView(GenericAPIView):
+    serializer_class = s.CompactRequestSerializer
+    throttle_scope = "expensive"
+    throttle_classes = [ExpensiveRateThrottle]
+
+    @extend_schema(request=s.CompactRequestSerializer,
+                   responses={201: s.CompactionResultSerializer, 200: s.CompactionResultSerializer})
+    def post(self, request, channel_id: int):
+        channel = chat_selectors.channel_get(user=request.user, channel_id=channel_id)
+        data = s.CompactRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        result = services.channel_compact(
+            channel=channel, actor=request.user, trigger="manual", profile_slug=values.get("profile") or None,
+            focus=values.get("focus", ""), keep_recent=values.get("keep_recent"), dry_run=values["dry_run"],
+            content=values.get("content"), through_message_id=values.get("through_message_id"))
+        return Response(s.CompactionResultSerializer(result).data,
+                        status=status.HTTP_200_OK if result.dry_run else status.HTTP_201_CREATED)
+
+
+class BranchView(GenericAPIView):
+    serializer_class = s.BranchRequestSerializer
+    throttle_scope = "expensive"
+    throttle_classes = [ExpensiveRateThrottle]
+
+    @extend_schema(request=s.BranchRequestSerializer, responses={201: ChannelSerializer})
+    def post(self, request, channel_id: int):
+        channel = chat_selectors.channel_get(user=request.user, channel_id=channel_id)
+        data = s.BranchRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        summary = None
+        if values.get("summary"):
+            summary = selectors.summary_get(user=request.user, summary_id=values["summary"])
+        branch = services.summary_branch(channel=channel, actor=request.user, summary=summary,
+                                         content=values.get("content"), profile_slug=values.get("profile") or None,
+                                         focus=values.get("focus", ""))
+        return Response(ChannelSerializer(branch).data, status=status.HTTP_201_CREATED)
+
+
+class ChannelSummaryListView(GenericAPIView):
+    serializer_class = SummarySerializer
+
+    def get_queryset(self):
+        channel = chat_selectors.channel_get(user=self.request.user, channel_id=self.kwargs["channel_id"])
+        return chat_selectors.summaries_for_channel(channel=channel)
+
+    def get(self, request, channel_id: int):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(SummarySerializer(page, many=True).data)
+
+
+class SummaryRevertView(GenericAPIView):
+    serializer_class = SummarySerializer
+
+    @extend_schema(request=None, responses={200: SummarySerializer})
+    def post(self, request, summary_id: int):
+        summary = selectors.summary_get(user=request.user, summary_id=summary_id)
+        summary = chat_services.summary_revert(summary=summary, actor=request.user)
+        return Response(SummarySerializer(summary).data)
+
+
+class ProfileListView(GenericAPIView):
+    serializer_class = s.ProfileSerializer
+    pagination_class = None
+
+    @extend_schema(parameters=[OpenApiParameter("channel", int, description="Only the profiles that apply to "
+                                                                            "this channel (global + its persona).")],
+                   responses={200: s.ProfileSerializer(many=True)})
+    def get(self, request):
+        channel = None
+        if request.query_params.get("channel"):
+            channel = chat_selectors.channel_get(user=request.user, channel_id=request.query_params["channel"])
+        profiles = selectors.profiles_visible(user=request.user, channel=channel)
+        return Response(s.ProfileSerializer(profiles, many=True).data)
+
+    @extend_schema(request=s.ProfileWriteSerializer, responses={201: s.ProfileSerializer})
+    def post(self, request):
+        _staff(request)
+        data = s.ProfileWriteSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        profile = services.profile_create(actor=request.user, **data.validated_data)
+        return Response(s.ProfileSerializer(profile).data, status=status.HTTP_201_CREATED)
+
+
+class ProfileDetailView(GenericAPIView):
+    serializer_class = s.ProfileSerializer
+
+    def get(self, request, profile_id: int):
+        return Response(s.ProfileSerializer(selectors.profile_get(profile_id=profile_id)).data)
+
+    @extend_schema(request=s.ProfileWriteSerializer, responses={200: s.ProfileSerializer})
+    def patch(self, request, profile_id: int):
+        _staff(request)
+        profile = selectors.profile_get(profile_id=profile_id)
+        data = s.ProfileWriteSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        profile = services.profile_update(profile=profile, actor=request.user, **data.validated_data)
+        return Response(s.ProfileSerializer(profile).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, profile_id: int):
+        _staff(request)
+        services.profile_delete(profile=selectors.profile_get(profile_id=profile_id), actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ProfileDuplicateView(GenericAPIView):
+    serializer_class = s.ProfileDuplicateSerializer
+
+    @extend_schema(request=s.ProfileDuplicateSerializer, responses={201: s.ProfileSerializer})
+    def post(self, request, profile_id: int):
+        _staff(request)
+        data = s.ProfileDuplicateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        copy = services.profile_duplicate(profile=selectors.profile_get(profile_id=profile_id), actor=request.user,
+                                          name=data.validated_data.get("name") or None)
+        return Response(s.ProfileSerializer(copy).data, status=status.HTTP_201_CREATED)
+
+
+class ProfileResetView(GenericAPIView):
+    serializer_class = s.ProfileSerializer
+
+    @extend_schema(request=None, responses={200: s.ProfileSerializer})
+    def post(self, request, profile_id: int):
+        _staff(request)
+        profile = services.profile_reset(profile=selectors.profile_get(profile_id=profile_id), actor=request.user)
+        return Response(s.ProfileSerializer(profile).data)
+
+
+class ProfileExportView(GenericAPIView):
+    serializer_class = s.ProfileImportSerializer
+
+    @extend_schema(responses={200: s.ProfileImportSerializer})
+    def get(self, request):
+        _staff(request)
+        return Response(services.profile_export(profiles=selectors.profile_list().order_by("pk")))
+
+
+class ProfileImportView(GenericAPIView):
+    serializer_class = s.ProfileImportSerializer
+
+    @extend_schema(request=s.ProfileImportSerializer, responses={201: s.ProfileSerializer(many=True)})
+    def post(self, request):
+        _staff(request)
+        profiles = services.profile_import(data=request.data, actor=request.user)
+        return Response(s.ProfileSerializer(profiles, many=True).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,62 @@
+"""Run the benchmarks and print their figures.
+
+    python manage.py compaction_bench                      # every scenario, scale 1
+    python manage.py compaction_bench --scenario context --scenario path --scale 0.1
+    python manage.py compaction_bench --json > figures.json   # tables on stderr, JSON on stdout
+
+A figure that misses its goal is reported, not turned into a failure: the
+command exits non-zero only when something goes wrong.
+"""
+
+import json
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
+
+from compaction import benchmarks
+
+
+class Command(BaseCommand):
+    help = "Benchmark the hot paths (context assembly, path loading, scanner, compaction, ...) and print figures."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--scenario", action="append", choices=sorted(benchmarks.REGISTRY), metavar="NAME",
+                            help=f"Scenario to run (repeatable; default: all of "
+                                 f"{', '.join(benchmarks.REGISTRY)} that are installed).")
+        parser.add_argument("--scale", type=float, default=1.0,
+                            help="Multiplies the data sizes (default 1; e.g. 0.1 for a quick run).")
+        parser.add_argument("--json", action="store_true",
+                            help="Print the figures as JSON on stdout (the tables go to stderr).")
+        parser.add_argument("--chart", metavar="PATH", help="Also draw the figures into this PNG (matplotlib).")
+        parser.add_argument("--no-chart", action="store_true", help="Never draw a chart (overrides --chart).")
+        parser.add_argument("--data", metavar="DIR", help="Where a scenario's input data lies (tokens: LoCoMo).")
+
+    def handle(self, *args, **options):
+        scale = options["scale"]
+        if not scale > 0:
+            raise CommandError("--scale must be a positive number.")
+        available = benchmarks.scenarios_available()
+        names = options["scenario"] or available
+        missing = [name for name in names if name not in available]
+        if missing:
+            raise CommandError(f"Scenario(s) not installed: {', '.join(missing)}. Available: {', '.join(available)}.")
+
+        tables = self.stderr if options["json"] else self.stdout
+        results: dict[str, dict] = {}
+        for name in names:
+            started = time.monotonic()
+            try:
+                results[name] = benchmarks.scenario_run(name, scale=scale, stdout=tables, data=options["data"])
+            except DatabaseError as error:
+                raise CommandError(f"{name}: the database failed: {error}") from error
+            tables.write(f"  ({name}: {time.monotonic() - started:.1f} s including setup)\n\n")
+
+        if options["chart"] and not options["no_chart"]:
+            from compaction.benchmarks.chart import chart_write
+
+            path = chart_write(results=results, path=Path(options["chart"]))
+            tables.write(f"chart: {path}\n")
+        if options["json"]:
+            self.stdout.write(json.dumps({"scale": scale, "scenarios": results}, indent=2, default=str))

@@ -1,0 +1,55 @@
+"""Reads of the compaction app, shared by services, views, admin and commands."""
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Q, QuerySet
+
+from chatcore.errors import NotFound
+from chatcore.models import Channel, Persona, Summary
+from compaction.models import CompactionLease, CompactionProfile
+
+
+def profile_list() -> QuerySet[CompactionProfile]:
+    return CompactionProfile.objects.select_related("model", "persona")
+
+
+def profiles_visible(*, user: AbstractBaseUser | None = None, channel: Channel | None = None,
+                     persona: Persona | None = None) -> QuerySet[CompactionProfile]:
+    """Profiles a user may pick: global ones, plus those of the persona in question.
+
+    Personas are a shared catalogue (anyone may start a channel with any of
+    them), so without a channel or persona every profile is listed; for a
+    channel, only the global ones and those of its persona apply.
+    """
+    profiles = profile_list()
+    if channel is not None:
+        persona = channel.persona
+    if channel is not None or persona is not None:
+        scope = Q(persona__isnull=True)
+        if persona is not None:
+            scope |= Q(persona=persona)
+        profiles = profiles.filter(scope)
+    return profiles.order_by("persona_id", "-is_default", "name")
+
+
+def profile_get(*, profile_id: int) -> CompactionProfile:
+    try:
+        return profile_list().get(pk=profile_id)
+    except (CompactionProfile.DoesNotExist, ValueError, TypeError):
+        raise NotFound("Profile not found.") from None
+
+
+def summaries_for_user(*, user: AbstractBaseUser) -> QuerySet[Summary]:
+    return Summary.objects.filter(channel__owner=user, channel__deleted_at__isnull=True).select_related(
+        "channel", "through_message", "created_by")
+
+
+def summary_get(*, user: AbstractBaseUser, summary_id: int) -> Summary:
+    """A summary of one of the user's channels; anything else is 'not found'."""
+    try:
+        return summaries_for_user(user=user).get(pk=summary_id)
+    except (Summary.DoesNotExist, ValueError, TypeError):
+        raise NotFound("Summary not found.") from None
+
+
+def lease_get(*, channel: Channel) -> CompactionLease | None:
+    return CompactionLease.objects.filter(channel=channel).first()

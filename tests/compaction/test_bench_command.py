@@ -1,0 +1,75 @@
+"""The benchmark command runs its scenarios, prints figures, and leaves no data behind.
+
+Timings are not asserted (speed goals live in the command's output); what
+is checked is that the figures are there, the query counts hold, and the
+throwaway rows are gone.
+"""
+
+import io
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from chatcore.models import AuditEntry, Channel, Cursor, Message, Summary
+from compaction import benchmarks
+from tests.chatcore.factories import ChannelFactory, build_path
+
+
+def run_bench(*args) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("compaction_bench", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def counts():
+    return (Channel.objects.count(), Message.objects.count(), Summary.objects.count(), Cursor.objects.count(),
+            AuditEntry.objects.count(), get_user_model().objects.count())
+
+
+def test_registry_lists_our_scenarios():
+    assert {"context", "path"} <= set(benchmarks.scenarios_available())
+    assert set(benchmarks.scenarios_available()) <= set(benchmarks.REGISTRY)
+
+
+def test_context_and_path_scenarios_print_tables_and_clean_up(db):
+    keep = ChannelFactory()
+    build_path(keep, 3)
+    before = counts()
+    out, err = run_bench("--scenario", "context", "--scenario", "path", "--scale", "0.01")
+    assert err == ""
+    assert "context: assembly with a summary 20 messages before the leaf" in out
+    assert "path: leaf-to-root load, one recursive query" in out
+    assert counts() == before
+    assert Message.objects.filter(channel=keep).count() == 3
+
+
+def test_json_figures(db):
+    out, err = run_bench("--scenario", "context", "--scenario", "path", "--scale", "0.01", "--json")
+    figures = json.loads(out)
+    assert figures["scale"] == 0.01 and set(figures["scenarios"]) == {"context", "path"}
+    context = figures["scenarios"]["context"]
+    assert [row["messages"] for row in context["rows"]] == [100, 1_000]
+    for row in context["rows"]:
+        assert (row["context_queries"], row["context_messages_loaded"], row["full_path_queries"]) == (2, 20, 1)
+    path = figures["scenarios"]["path"]
+    assert [(row["messages"], row["cte_queries"], row["walk_queries"]) for row in path["rows"]] == [(100, 1, 100)]
+    assert "context:" in err  # the tables went to stderr
+
+
+def test_sizes_follow_the_scale():
+    from compaction.benchmarks import context, path
+
+    assert context.sizes_for(1) == [100, 1_000, 10_000, 100_000]
+    assert context.sizes_for(0.1) == [100, 1_000, 10_000]
+    assert path.sizes_for(1) == [1_000, 10_000]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--scale", "0"], "--scale must be a positive number."),
+    (["--scale", "-1"], "--scale must be a positive number."),
+])
+def test_bad_arguments_are_errors(db, args, message):
+    with pytest.raises(CommandError, match=message):
+        run_bench(*args)

@@ -1,0 +1,371 @@
+"""The compaction service against the real loopback model server and the offline summarizer."""
+
+import json
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from chatcore import services as chat_services
+from chatcore.context import context_assemble
+from chatcore.errors import Conflict, ModelCallFailed, Unprocessable
+from chatcore.loopback_llm import Reply
+from chatcore.models import AuditEntry, Channel, Cursor, Summary, UsageEntry
+from compaction import signals
+from compaction.leases import lease_acquire
+from compaction.models import CompactionLease
+from compaction.services import channel_compact
+from tests.chatcore.factories import ChannelFactory
+from tests.compaction.factories import converse
+
+
+def _user_prompt(request: dict) -> str:
+    return next(m["content"] for m in request["messages"] if m["role"] == "user")
+
+
+def _channel_state(channel: Channel) -> tuple:
+    channel.refresh_from_db()
+    cursor = Cursor.objects.get(channel=channel, user=channel.owner)
+    return (channel.context_tokens, channel.context_messages, channel.context_ratio, cursor.leaf_id,
+            cursor.summary_id, Summary.objects.count())
+
+
+def test_compaction_writes_summary_with_metadata_and_moves_pressure(utility_model, llm_server,
+                                                                    django_capture_on_commit_callbacks):
+    channel = ChannelFactory()
+    messages = converse(channel, 12)
+    llm_server.script(Reply(content="## Goal\n- Keep the ledger service healthy.", prompt_tokens=900,
+                            completion_tokens=20))
+    done = []
+    signals.compaction_done.connect(lambda **kw: done.append(kw), weak=False, dispatch_uid="test-done")
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            result = channel_compact(channel=channel, actor=channel.owner, keep_recent=4)
+    finally:
+        signals.compaction_done.disconnect(dispatch_uid="test-done")
+
+    summary = Summary.objects.get()
+    assert result.summary == summary
+    assert summary.through_message_id == messages[7].pk == result.through_message_id
+    assert result.summarized_count == 8
+    assert (result.model, result.used_fallback, result.input_tokens, result.output_tokens) == \
+        ("loopback-utility", False, 900, 20)
+    assert summary.content.startswith("## Goal\n- Keep the ledger service healthy.")
+    assert summary.content == result.content
+    assert (summary.trigger, summary.profile_slug, summary.model, summary.input_tokens, summary.output_tokens,
+            summary.messages_covered, summary.edited, summary.created_by) == \
+        ("manual", "structured", "loopback-utility", 900, 20, 8, False, channel.owner)
+    leaf = messages[-1]
+    assert summary.tokens_before == result.tokens_before == leaf.path_tokens
+    assert summary.tokens_after == result.tokens_after == leaf.path_tokens - messages[7].path_tokens + summary.tokens
+    assert (result.messages_before, result.messages_after) == (12, 5)
+    assert set(summary.extracts) >= {"decisions", "files", "tools", "open_questions"}
+    channel.refresh_from_db()
+    assert channel.context_tokens == summary.tokens_after
+    assert channel.context_messages == 4
+    assembled = context_assemble(channel=channel, user=channel.owner)
+    assert assembled.summary == summary
+    assert [m["content"] for m in assembled.messages[1:]] == [m.content for m in messages[8:]]
+    lease = CompactionLease.objects.get(channel=channel)
+    assert (lease.holder, lease.expires_at, lease.last_outcome, lease.last_error, lease.failure_count) == \
+        ("", None, "done", "", 0)
+    audit = AuditEntry.objects.get(action="summary.compact")
+    assert (audit.actor, audit.actor_label, audit.resource) == (channel.owner, f"user:{channel.owner.pk}",
+                                                                f"summary:{summary.pk}")
+    usage = UsageEntry.objects.get(role="utility")
+    assert (usage.model, usage.success, usage.trigger, usage.input_tokens) == ("loopback-utility", True, "manual", 900)
+    assert len(done) == 1 and done[0]["summary"] == summary and done[0]["result"] is result
+    # The request: roles labelled, transcript fenced and declared data.
+    request = llm_server.requests[-1]
+    system = request["messages"][0]
+    assert system["role"] == "system" and "never act on it" in system["content"]
+    prompt = _user_prompt(request)
+    assert "<<<BEGIN TRANSCRIPT " in prompt and "<<<END TRANSCRIPT " in prompt
+    assert "Turn 7." in prompt and "Turn 8." not in prompt
+    assert "There is no earlier summary" in prompt
+
+
+def test_stacked_compactions_feed_the_previous_summary_back(utility_model, llm_server):
+    channel = ChannelFactory()
+    converse(channel, 10)
+    contents = ["## Goal\n- First round: ledger on PostgreSQL 16.",
+                "## Goal\n- Second round: ledger plus the batch window.",
+                "## Goal\n- Third round: everything so far."]
+    summaries = []
+    for round_number, content in enumerate(contents):
+        llm_server.script(Reply(content=content))
+        summaries.append(channel_compact(channel=channel, actor=channel.owner, keep_recent=2).summary)
+        converse(channel, 8, start=10 + 8 * round_number)
+    assert [s.previous_id for s in summaries] == [None, summaries[0].pk, summaries[1].pk]
+    prompts = [_user_prompt(r) for r in llm_server.requests]
+    assert "There is no earlier summary" in prompts[0]
+    assert "<<<BEGIN EARLIER SUMMARY" in prompts[1] and contents[0] in prompts[1]
+    assert contents[1] in prompts[2] and contents[0] not in prompts[2]
+    # Each round sends only what is new since the previous boundary.
+    assert "Turn 0." in prompts[0] and "Turn 0." not in prompts[1] and "Turn 8." in prompts[1]
+    channel.refresh_from_db()
+    assert Cursor.objects.get(channel=channel).summary_id == summaries[-1].pk
+    assert summaries[-1].messages_covered == summaries[-1].through_message.depth + 1
+
+
+def test_offline_summarizer_is_used_without_a_utility_model(db):
+    channel = ChannelFactory()
+    converse(channel, 40)
+    result = channel_compact(channel=channel, actor=channel.owner, keep_recent=6)
+    summary = result.summary
+    assert result.model == summary.model == "offline"
+    assert result.summarized_count == 34
+    assert summary.content.strip()
+    assert summary.tokens < summary.tokens_before
+    usage = UsageEntry.objects.get()
+    assert (usage.role, usage.model, usage.success, usage.output_tokens) == ("utility", "offline", True,
+                                                                              result.output_tokens)
+    # Pinned facts: the identifiers and paths of the conversation survive.
+    for fact in ("src/ledger/settlement.py", "E1042", "OPS-2231"):
+        assert fact in summary.content
+
+
+def test_too_few_messages_is_refused_with_the_reason_and_nothing_written(utility_model, llm_server):
+    channel = ChannelFactory()
+    converse(channel, 7)
+    with pytest.raises(Unprocessable) as caught:
+        channel_compact(channel=channel, actor=channel.owner, keep_recent=4)
+    assert caught.value.code == "nothing_to_compact"
+    assert caught.value.extra == {"reason": "too_few_messages", "new_messages": 7, "keep_recent": 4,
+                                  "would_summarize": 3, "minimum": 4}
+    assert "at least 4" in caught.value.message
+    assert Summary.objects.count() == 0 and llm_server.requests == []
+    lease = CompactionLease.objects.get(channel=channel)
+    assert (lease.holder, lease.last_outcome, lease.failure_count) == ("", "nothing", 0)
+
+
+def test_empty_channel_is_refused(db):
+    channel = ChannelFactory()
+    with pytest.raises(Unprocessable) as caught:
+        channel_compact(channel=channel, actor=channel.owner)
+    assert caught.value.extra["reason"] == "empty"
+
+
+@pytest.mark.parametrize("replies, reason", [
+    ([Reply(status=500), Reply(status=500)], "HTTP 500"),
+    ([Reply(content=""), Reply(content="")], "empty content"),
+    ([Reply(fault="no_choices")], "no choices"),
+])
+def test_model_failure_writes_nothing_and_records_the_error(utility_model, llm_server, settings, replies, reason):
+    settings.LLM_MAX_RETRIES = 0
+    channel = ChannelFactory()
+    converse(channel, 12)
+    before = _channel_state(channel)
+    llm_server.script(*replies)
+    with pytest.raises(ModelCallFailed):
+        channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
+    assert _channel_state(channel) == before
+    assert not AuditEntry.objects.filter(action="summary.compact").exists()
+    lease = CompactionLease.objects.get(channel=channel)
+    assert (lease.holder, lease.expires_at, lease.last_outcome, lease.failure_count) == ("", None, "failed", 1)
+    assert "model call failed" in lease.last_error
+    failures = UsageEntry.objects.filter(role="utility", success=False)
+    assert failures.count() == 1 and reason in failures.get().error
+
+
+def test_timeout_writes_nothing(utility_model, llm_server, settings):
+    settings.LLM_MAX_RETRIES = 0
+    settings.LLM_TIMEOUT_SECONDS = 0.3
+    channel = ChannelFactory()
+    converse(channel, 10)
+    before = _channel_state(channel)
+    llm_server.script(Reply(content="late", delay=1.5))
+    with pytest.raises(ModelCallFailed) as caught:
+        channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
+    assert "timeout" in caught.value.message
+    assert _channel_state(channel) == before
+    assert UsageEntry.objects.get().error.startswith("timeout")
+
+
+def test_fallback_model_is_used_and_recorded(utility_model, llm_server, settings):
+    from chatcore.models import ModelRole
+    from tests.chatcore.factories import LLMModelFactory
+
+    settings.LLM_MAX_RETRIES = 0
+    fallback = LLMModelFactory(name="loopback-fallback", base_url=llm_server.url)
+    ModelRole.objects.filter(role="utility").update(fallback=fallback)
+    channel = ChannelFactory()
+    converse(channel, 10)
+    llm_server.script(Reply(status=503), Reply(content="## Goal\n- From the fallback."))
+    result = channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
+    assert (result.model, result.used_fallback) == ("loopback-fallback", True)
+    assert (result.summary.model, result.summary.used_fallback) == ("loopback-fallback", True)
+
+
+def test_summary_longer_than_its_input_is_rejected(utility_model, llm_server):
+    channel = ChannelFactory()
+    converse(channel, 6)
+    before = _channel_state(channel)
+    llm_server.script(Reply(content=" ".join(f"padding{i}" for i in range(3000))))
+    with pytest.raises(ModelCallFailed) as caught:
+        channel_compact(channel=channel, actor=channel.owner, keep_recent=0)
+    assert caught.value.code == "unusable_summary"
+    assert caught.value.extra == {"reason": "longer_than_input"}
+    assert _channel_state(channel) == before
+
+
+def test_summary_over_the_token_limit_is_cut_at_a_line(utility_model, llm_server):
+    channel = ChannelFactory()
+    converse(channel, 60)
+    long_text = "\n".join(f"- point {i}: the settlement job moved to worker pool {i}" for i in range(100))
+    llm_server.script(Reply(content=long_text))
+    result = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, max_summary_tokens=200)
+    assert result.truncated
+    body = result.summary.content.split("\n\n[The summary was cut")[0]
+    assert body.startswith("- point 0:") and "- point 90:" not in body
+    assert "[The summary was cut at the profile's limit of 200 tokens.]" in result.summary.content
+
+
+def test_lease_held_elsewhere_is_409_and_writes_nothing(utility_model, llm_server):
+    channel = ChannelFactory()
+    converse(channel, 10)
+    assert lease_acquire(channel_id=channel.pk, holder="other-machine:1:abc", seconds=300)
+    before = _channel_state(channel)
+    with pytest.raises(Conflict) as caught:
+        channel_compact(channel=channel, actor=channel.owner)
+    assert caught.value.code == "in_progress"
+    assert _channel_state(channel) == before and llm_server.requests == []
+    assert CompactionLease.objects.get(channel=channel).holder == "other-machine:1:abc"
+
+
+def test_expired_lease_is_taken_over(utility_model, llm_server):
+    channel = ChannelFactory()
+    converse(channel, 10)
+    assert lease_acquire(channel_id=channel.pk, holder="crashed:1:abc", seconds=0)
+    llm_server.script(Reply(content="## Goal\n- Recovered."))
+    assert channel_compact(channel=channel, actor=channel.owner, keep_recent=2).summary is not None
+
+
+def test_dry_run_writes_only_usage_then_edited_apply_skips_the_model(utility_model, llm_server):
+    channel = ChannelFactory()
+    converse(channel, 10)
+    before = _channel_state(channel)
+    llm_server.script(Reply(content="## Goal\n- Draft text."))
+    draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
+    assert draft.summary is None and draft.dry_run
+    assert draft.content.startswith("## Goal\n- Draft text.")
+    assert draft.summarized_count == 8 and draft.tokens_after < draft.tokens_before
+    assert _channel_state(channel) == before
+    assert UsageEntry.objects.count() == 1
+    lease = CompactionLease.objects.get(channel=channel)
+    assert (lease.holder, lease.expires_at, lease.last_outcome, lease.last_finished_at) == ("", None, "", None)
+
+    converse(channel, 2, start=10)  # the conversation went on meanwhile
+    edited = channel_compact(channel=channel, actor=channel.owner, content="## Goal\n- Edited by hand.",
+                             through_message_id=draft.through_message_id)
+    assert len(llm_server.requests) == 1
+    summary = edited.summary
+    assert (summary.content, summary.edited, summary.model, summary.through_message_id) == \
+        ("## Goal\n- Edited by hand.", True, "", draft.through_message_id)
+    assert edited.summarized_count == 8
+
+
+def test_edited_apply_after_the_draft_message_left_the_path_is_a_conflict(db):
+    channel = ChannelFactory()
+    messages = converse(channel, 10)
+    draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
+    chat_services.cursor_move(channel=channel, user=channel.owner, message_id=messages[2].pk)
+    chat_services.message_append(channel=channel, user=channel.owner, role="user", content="A new branch.",
+                                 parent_id=messages[2].pk)
+    with pytest.raises(Conflict) as caught:
+        channel_compact(channel=channel, actor=channel.owner, content="Edited.",
+                        through_message_id=draft.through_message_id)
+    assert caught.value.code == "channel_changed"
+    assert Summary.objects.count() == 0
+
+
+def test_edited_content_must_be_shorter_than_what_it_replaces(db):
+    channel = ChannelFactory()
+    converse(channel, 5)
+    with pytest.raises(ValidationError) as caught:
+        channel_compact(channel=channel, actor=channel.owner, keep_recent=0, content="word " * 5000)
+    assert "shorten it" in caught.value.message_dict["content"][0]
+    assert Summary.objects.count() == 0
+
+
+def test_boundaries_are_per_branch(utility_model, llm_server):
+    channel = ChannelFactory()
+    messages = converse(channel, 12)
+    llm_server.script(Reply(content="## Goal\n- Main branch summary."))
+    summary = channel_compact(channel=channel, actor=channel.owner, keep_recent=2).summary
+    assert summary.through_message_id == messages[9].pk
+    # A branch that left before the summarised message sees the full history again.
+    chat_services.message_append(channel=channel, user=channel.owner, role="user", content="Edit of turn 4.",
+                                 parent_id=messages[3].pk)
+    cursor = Cursor.objects.get(channel=channel)
+    assert cursor.summary_id is None
+    assembled = context_assemble(channel=channel, user=channel.owner)
+    assert assembled.summary is None and len(assembled.path) == 5
+    converse(channel, 6, start=100)
+    llm_server.script(Reply(content="## Goal\n- Side branch summary."))
+    side = channel_compact(channel=channel, actor=channel.owner, keep_recent=2).summary
+    assert side.previous_id is None
+    assert "Main branch summary" not in _user_prompt(llm_server.requests[-1])
+    # Back on the main branch, its own summary is in force.
+    chat_services.cursor_move(channel=channel, user=channel.owner, message_id=messages[-1].pk)
+    assert Cursor.objects.get(channel=channel).summary_id == summary.pk
+
+
+def test_revert_restores_the_originals_and_the_pressure(utility_model, llm_server):
+    channel = ChannelFactory()
+    converse(channel, 10)
+    channel.refresh_from_db()
+    tokens_before = channel.context_tokens
+    llm_server.script(Reply(content="## Goal\n- To be undone."))
+    summary = channel_compact(channel=channel, actor=channel.owner, keep_recent=2).summary
+    chat_services.summary_revert(summary=summary, actor=channel.owner)
+    channel.refresh_from_db()
+    assert channel.context_tokens == tokens_before and channel.context_messages == 10
+    assert context_assemble(channel=channel, user=channel.owner).summary is None
+    # The next compaction starts from scratch again.
+    llm_server.script(Reply(content="## Goal\n- Again."))
+    again = channel_compact(channel=channel, actor=channel.owner, keep_recent=2).summary
+    assert again.previous_id is None
+    assert "There is no earlier summary" in _user_prompt(llm_server.requests[-1])
+
+
+def test_auto_trigger_is_audited_as_the_system(db):
+    channel = ChannelFactory()
+    converse(channel, 10)
+    result = channel_compact(channel=channel, actor=None, trigger="auto")
+    audit = AuditEntry.objects.get(action="summary.compact")
+    assert (audit.actor, audit.actor_label) == (None, "system:compaction")
+    assert result.summary.trigger == "auto"
+    # The scanner's task records automatic outcomes; the service only frees the lease.
+    lease = CompactionLease.objects.get(channel=channel)
+    assert (lease.holder, lease.expires_at, lease.last_outcome, lease.last_auto_at) == ("", None, "", None)
+
+
+def test_tool_results_are_not_separated_from_their_call(db):
+    channel = ChannelFactory()
+    converse(channel, 6)
+    call = chat_services.message_append(channel=channel, user=channel.owner, role="assistant", content="",
+                                        metadata={"tool_calls": [{"id": "c1", "type": "function", "function": {
+                                            "name": "read_file", "arguments": json.dumps({"path": "a.py"})}}]})
+    chat_services.message_append(channel=channel, user=channel.owner, role="tool", content="print('hi')",
+                                 metadata={"tool_call_id": "c1", "name": "read_file"})
+    chat_services.message_append(channel=channel, user=channel.owner, role="assistant", content="It prints hi.")
+    result = channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
+    assert result.through_message_id == call.parent_id
+    assert result.summary.extracts["tools"] == {}
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"keep_recent": -1}, "keep_recent"),
+    ({"focus": "x" * 2001}, "focus"),
+    ({"trigger": "cron"}, "trigger"),
+    ({"content": "   "}, "content"),
+    ({"profile_slug": "no-such-profile"}, "profile"),
+])
+def test_invalid_arguments_are_rejected_before_anything_happens(db, kwargs, field):
+    channel = ChannelFactory()
+    converse(channel, 10)
+    with pytest.raises(ValidationError) as caught:
+        channel_compact(channel=channel, actor=channel.owner, **kwargs)
+    assert field in caught.value.message_dict
+    assert not CompactionLease.objects.filter(channel=channel, holder__gt="").exists()
+    assert Summary.objects.count() == 0
