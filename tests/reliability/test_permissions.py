@@ -26,7 +26,9 @@ from rest_framework.test import APIClient
 
 from chatcore import services
 from chatcore.models import AuditEntry, Channel, Cursor, Message, Summary
+from compaction.models import CompactionProfile
 from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
+from tests.compaction.factories import CompactionProfileFactory
 
 METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -42,6 +44,16 @@ ACCESS: dict[str, dict[str, str]] = {
     "api-context": {"GET": "owner"},
     "api-channel-export": {"GET": "staff"},
     "api-summary-purge": {"POST": "owner"},
+    "api-compact": {"POST": "owner"},
+    "api-branch": {"POST": "owner"},
+    "api-summaries": {"GET": "owner"},
+    "api-summary-revert": {"POST": "owner"},
+    "api-profiles": {"GET": "authenticated", "POST": "staff"},
+    "api-profile": {"GET": "authenticated", "PATCH": "staff", "DELETE": "staff"},
+    "api-profile-duplicate": {"POST": "staff"},
+    "api-profile-reset": {"POST": "staff"},
+    "api-profiles-export": {"GET": "staff"},
+    "api-profiles-import": {"POST": "staff"},
 }
 
 # URL keyword → the owner's object that fills it.
@@ -49,6 +61,7 @@ KWARGS = {
     "channel_id": lambda world: world.channel.pk,
     "summary_id": lambda world: world.summary.pk,
     "message_id": lambda world: world.messages[-1].pk,
+    "profile_id": lambda world: world.profile.pk,
 }
 
 
@@ -110,6 +123,7 @@ class World:
     channel: Channel
     messages: list
     summary: Summary
+    profile: CompactionProfile
 
 
 @pytest.fixture
@@ -121,14 +135,15 @@ def world(db) -> World:
     summary = services.summary_write(channel=channel, through_message=messages[1], content="Earlier: a start.",
                                      created_by=owner)
     ChannelFactory(owner=other)
-    return World(owner, other, staff, channel, messages, summary)
+    return World(owner, other, staff, channel, messages, summary, CompactionProfileFactory())
 
 
 def _fingerprint(world: World) -> tuple:
     channel = Channel.objects.get(pk=world.channel.pk)
     return (Message.objects.count(), Message.objects.filter(purged_at__isnull=False).count(),
             Summary.objects.filter(reverted_at__isnull=True).count(), Channel.objects.filter(deleted_at=None).count(),
-            Cursor.objects.count(), AuditEntry.objects.count(),
+            Cursor.objects.count(), AuditEntry.objects.count(), CompactionProfile.objects.count(),
+            list(CompactionProfile.objects.order_by("pk").values_list("name", "instructions", "is_default")),
             channel.title, channel.settings, channel.archived, channel.deleted_at)
 
 
