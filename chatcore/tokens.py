@@ -36,10 +36,32 @@ def tokenizer_name() -> str:
     return ENCODING_NAME if _encoding() is not None else "estimate"
 
 
+# The tokenizer refuses one input of a million characters or of more than
+# 200,000 tokens; a character is at most four tokens, so pieces of this many
+# characters are always accepted.
+PIECE_CHARS = 40_000
+
+
+def _pieces(text: str):
+    """Cut before a whitespace character where possible: the tokenizer splits
+    there anyway, so the sum of the pieces' counts matches the whole's."""
+    start = 0
+    while len(text) - start > PIECE_CHARS:
+        end = start + PIECE_CHARS
+        cut = max(text.rfind(" ", start + PIECE_CHARS // 2, end), text.rfind("\n", start + PIECE_CHARS // 2, end))
+        if cut > start:
+            end = cut
+        yield text[start:end]
+        start = end
+    yield text[start:]
+
+
 def count_tokens(text: str) -> int:
     if not text:
         return 0
     encoding = _encoding()
     if encoding is None:
         return estimate_tokens(text)
-    return len(encoding.encode_ordinary(text))
+    if len(text) <= PIECE_CHARS:
+        return len(encoding.encode_ordinary(text))
+    return sum(len(encoding.encode_ordinary(piece)) for piece in _pieces(text))

@@ -1,3 +1,5 @@
+import sys
+
 from django.apps import AppConfig
 
 
@@ -7,3 +9,8 @@ class CompactionConfig(AppConfig):
 
     def ready(self) -> None:
         from compaction import checks, receivers  # noqa: F401  (registers the checks, connects the receivers)
+
+        if sys.argv[1:2] == ["qcluster"]:
+            from compaction.scanner.services import worker_warm
+
+            worker_warm()

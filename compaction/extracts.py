@@ -27,26 +27,25 @@ def extracts_collect(items: list[TranscriptItem]) -> dict:
     for index, item in enumerate(items):
         for call in item.tool_calls:
             tools[call["name"]] += 1
-            files.extend(m.group(0) for m in lexicon.PATH_RE.finditer(call["arguments"]))
+            files.extend(lexicon.find_paths(call["arguments"]))
         if item.role == "tool":
             continue
-        files.extend(m.group(0) for m in lexicon.PATH_RE.finditer(item.content))
+        files.extend(lexicon.find_paths(item.content))
         for sentence in lexicon.split_sentences(item.content):
             if lexicon.looks_like_injection(sentence):
                 continue
             speaker = item.speaker if item.speaker else item.role
-            if lexicon.DECISION_RE.search(sentence) and not sentence.endswith("?"):
+            if not sentence.endswith("?") and lexicon.mentions_decision(sentence):
                 decisions.append(_short(f"{speaker}: {sentence}"))
             elif sentence.endswith("?") and len(lexicon.content_words(sentence)) >= 3:
                 questions.append((index, _short(f"{speaker}: {sentence}"),
                                   frozenset(lexicon.content_words(sentence))))
-    later: set[str] = set()
-    unanswered_after: dict[int, set[str]] = {}
-    for index in range(len(items) - 1, -1, -1):
-        unanswered_after[index] = set(later)
-        later |= set(lexicon.content_words(items[index].content))
+    last_seen: dict[str, int] = {}
+    for index, item in enumerate(items):
+        for word in lexicon.content_words(item.content):
+            last_seen[word] = index
     open_questions = [text for index, text, words in questions
-                      if len(words & unanswered_after.get(index, set())) < max(2, len(words) // 2)]
+                      if sum(1 for w in words if last_seen.get(w, -1) > index) < max(2, len(words) // 2)]
     return {
         "decisions": list(dict.fromkeys(decisions))[-MAX_ITEMS:],
         "files": list(dict.fromkeys(files))[:MAX_ITEMS],

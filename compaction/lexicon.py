@@ -130,5 +130,48 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
+# Every phrasing INJECTION_RE knows contains one of these words or marks; text without any is let through
+# without running the (slow) full expression.
+_INJECTION_HINTS = frozenset("""ignore disregard forget override bypass skip summary summaries summarizer summariser
+summarize summarise summarizing summarising summarized summarised recap tl tldr compaction compact compacting output
+response answer instructions instruction prompt prompts directive directives orders order rules guidelines act behave
+respond pretend now longer system developer reveal print show repeat model assistant llm chatbot gpt claude ai
+inst say state include write put add claim report reply""".split())
+_HINT_WORD_RE = re.compile(r"[a-z]+")
+
+
 def looks_like_injection(text: str) -> bool:
+    lowered = text.lower()
+    if "<" not in lowered and "[/inst" not in lowered and "[inst" not in lowered and \
+            _INJECTION_HINTS.isdisjoint(_HINT_WORD_RE.findall(lowered)):
+        return False
     return bool(INJECTION_RE.search(text))
+
+
+_DECISION_HINTS = frozenset("""we decided decide decision agreed agree chose chosen settled will ll going let lets
+plan planned approved fix switch switched instead rejected won not""".split())
+
+
+def mentions_decision(text: str) -> bool:
+    if _DECISION_HINTS.isdisjoint(_HINT_WORD_RE.findall(text.lower())):
+        return False
+    return bool(DECISION_RE.search(text))
+
+
+_MAYBE_PATH_RE = re.compile(r"/|\w\.[A-Za-z]")
+_MAYBE_IDENTIFIER_RE = re.compile(r"[_`]|\(\)|[a-z][A-Z]|\d\.\d|[A-Z]-\d|\d-|-\d|\b(?:commit|sha|hash|rev)\b")
+_MAYBE_DATE_RE = re.compile(r"\d|\b(?:[Yy]esterday|[Tt]oday|[Tt]omorrow|[Ll]ast|[Nn]ext|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|"
+                            r"Sep|Oct|Nov|Dec|Mon|Tue|Wed|Thu|Fri|Sat|Sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|"
+                            r"dec|mon|tue|wed|thu|fri|sat|sun)")
+
+
+def find_paths(text: str) -> list[str]:
+    return [m.group(0) for m in PATH_RE.finditer(text)] if _MAYBE_PATH_RE.search(text) else []
+
+
+def find_identifiers(text: str) -> list[str]:
+    return IDENTIFIER_RE.findall(text) if _MAYBE_IDENTIFIER_RE.search(text) else []
+
+
+def find_dates(text: str) -> list[str]:
+    return DATE_RE.findall(text) if _MAYBE_DATE_RE.search(text) else []

@@ -195,7 +195,7 @@ def _detect_secrets_pass(text: str, counts: Counter) -> str:
     findings: dict[str, str] = {}
     with _detector_lock:
         for line in text.splitlines():
-            if len(line) < 16:
+            if len(line) < 16 or not _may_hold_secret(line):
                 continue
             for detector in detectors:
                 try:
@@ -214,10 +214,28 @@ def _detect_secrets_pass(text: str, counts: Counter) -> str:
     return text
 
 
+# Every format above has either a run of at least 16 token characters or one of these words or marks;
+# text with neither (most conversation) is returned without running the patterns.
+_LONG_RUN_RE = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
+_HINTS = ("password", "passwd", "passphrase", "pass=", "pass:", "pass\"", "pass'", "_pass", "pass =", "pass :",
+          "pwd", "secret", "token", "key=", "key:", "key\"", "key'", "key =", "key :", "_key", "-key", "apikey",
+          "authorization", "auth=", "auth:", "auth_", "_auth", "bearer", "credential", "://", "-----begin",
+          "putty", "sig=", "-p ", "-p=")
+
+
+def _may_hold_secret(text: str) -> bool:
+    if _LONG_RUN_RE.search(text):
+        return True
+    lowered = text.lower()
+    return any(hint in lowered for hint in _HINTS)
+
+
 def redact(text: str) -> Redacted:
     """Replace every secret found in `text` by a typed placeholder; count them by kind."""
     if not text:
         return Redacted(text or "", {})
+    if not _may_hold_secret(text):
+        return Redacted(text, {})
     counts: Counter = Counter()
     result = _own_pass(text, counts)
     result = _detect_secrets_pass(result, counts)

@@ -1,7 +1,7 @@
 """Reads of the compaction app, shared by services, views, admin and commands."""
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from chatcore.errors import NotFound
 from chatcore.models import Channel, Persona, Summary
@@ -28,7 +28,8 @@ def profiles_visible(*, user: AbstractBaseUser | None = None, channel: Channel |
         if persona is not None:
             scope |= Q(persona=persona)
         profiles = profiles.filter(scope)
-    return profiles.order_by("persona_id", "-is_default", "name")
+    # Global profiles first on every database (PostgreSQL sorts NULL last by default).
+    return profiles.order_by(F("persona_id").asc(nulls_first=True), "-is_default", "name")
 
 
 def profile_get(*, profile_id: int) -> CompactionProfile:

@@ -109,7 +109,74 @@ def _compaction(ax, figures: dict) -> None:
     ax.grid(True, which="both", alpha=0.3)
 
 
-PLOTTERS = {"tokens": _tokens, "compaction": _compaction}
+def _ours_vs_baseline(ax, rows: list[dict], x: str, ours: list[tuple[str, str]], baseline: list[tuple[str, str]],
+                      title: str, xlabel: str) -> None:
+    xs = [r[x] for r in rows]
+    for key, label in ours:
+        ax.plot(xs, [r[key] for r in rows], marker="o", label=label)
+    for key, label in baseline:
+        ax.plot(xs, [r[key] for r in rows], marker="s", linestyle="--", label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("ms")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def _context(ax, figures: dict) -> None:
+    rows = figures["rows"]
+    ratio = rows[-1]["context_ms"] / rows[0]["context_ms"]
+    _ours_vs_baseline(ax, rows, "messages", [("context_ms", "ours: after the summary")],
+                      [("full_path_ms", "baseline: whole path")],
+                      f"context assembly vs path length (ours {rows[-1]['messages']:,} / {rows[0]['messages']:,}: "
+                      f"{ratio:.2f}×)", "messages on the active path")
+
+
+def _path(ax, figures: dict) -> None:
+    _ours_vs_baseline(ax, figures["rows"], "messages",
+                      [("cte_ms", "ours: one recursive query"), ("cte_with_siblings_ms", "ours: with sibling counts")],
+                      [("walk_ms", "baseline: parent by parent")], "leaf-to-root path load", "messages on the path")
+
+
+def _scanner(ax, figures: dict) -> None:
+    runs = [figures["small"], figures["large"]]
+    labels = [f"{r['messages']:,} msgs" for r in runs]
+    width = 0.38
+    positions = range(len(runs))
+    ours = ax.bar([p - width / 2 for p in positions], [r["ours_ms"] for r in runs], width, label="ours: pressure index")
+    base = ax.bar([p + width / 2 for p in positions], [r["baseline_ms"] for r in runs], width,
+                  label="baseline: aggregate over messages")
+    for bars in (ours, base):
+        for bar in bars:
+            ax.annotate(f"{bar.get_height():,.1f}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                        ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(list(positions), labels)
+    ax.set_yscale("log")
+    ax.set_ylabel("ms per candidate selection")
+    ax.set_title(f"scanner at {runs[-1]['channels']:,} channels: speed-up {runs[-1]['speedup']:,.0f}×, "
+                 f"ours grows {figures['growth']:.2f}×", fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def _throughput(ax, figures: dict) -> None:
+    rows = figures["rows"]
+    key_x = "concurrency" if "concurrency" in rows[0] else next(iter(rows[0]))
+    xs = [r[key_x] for r in rows]
+    measured = next(k for k in ("per_second", "compactions_per_s", "rate", "throughput") if k in rows[0])
+    limit = next(k for k in ("limit", "limit_per_second", "limit_per_s") if k in rows[0])
+    ax.plot(xs, [r[limit] for r in rows], marker="s", linestyle="--", label="limit: concurrency / latency")
+    ax.plot(xs, [r[measured] for r in rows], marker="o", label="measured")
+    ax.set_xlabel(key_x)
+    ax.set_ylabel("compactions per second")
+    ax.set_title("throughput through qcluster workers vs the limit", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(True, alpha=0.3)
+
+
+PLOTTERS = {"tokens": _tokens, "compaction": _compaction, "context": _context, "path": _path,
+            "scanner": _scanner, "throughput": _throughput}
 
 
 def chart_write(*, results: dict[str, dict], path: Path) -> Path:

@@ -3,7 +3,8 @@ from django.db import migrations, models
 
 def settings_row_create(apps, schema_editor):
     """The single settings row, with auto-compaction off: operators opt in."""
-    apps.get_model("compaction", "CompactionSettings").objects.get_or_create(pk=1)
+    settings = apps.get_model("compaction", "CompactionSettings")
+    settings.objects.using(schema_editor.connection.alias).get_or_create(pk=1)
 
 
 class Migration(migrations.Migration):

@@ -68,7 +68,7 @@ def scan_candidates(*, settings: CompactionSettings, now: datetime.datetime) -> 
             context_messages__gte=settings.min_new_messages,
         )
         .select_related("model")
-        .order_by("-context_ratio", "id")[: settings.batch_size]
+        .order_by("-context_ratio")[: settings.batch_size]
     )
 
 

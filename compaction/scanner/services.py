@@ -44,6 +44,7 @@ from compaction.scanner.selectors import (
     ABANDONED, BUSY, COOLDOWN_OUTCOMES, DONE, FAILED, INEFFECTIVE, NO_LOOP_OUTCOMES, NOTHING, SKIPPED,
     compaction_settings_get,
 )
+from compaction.services import channel_compact
 
 logger = logging.getLogger("compaction.scanner")
 
@@ -301,10 +302,14 @@ def _claim(*, channel_id: int, ticket: datetime.datetime) -> bool:
 
 
 def _finish(*, outcome: AutoOutcome) -> None:
+    """Record how the attempt ended. The service leaves automatic attempts to us:
+    a failure counts and keeps its error; a written summary clears both."""
     values = {"last_finished_at": timezone.now(), "last_outcome": outcome.outcome,
               "last_error": outcome.detail if outcome.outcome in NO_LOOP_OUTCOMES else ""}
-    if outcome.outcome in NO_LOOP_OUTCOMES:
+    if outcome.outcome == FAILED:
         values["failure_count"] = F("failure_count") + 1
+    elif outcome.outcome in COOLDOWN_OUTCOMES:
+        values["failure_count"] = 0
     CompactionLease.objects.filter(pk=outcome.channel_id).update(**values)
 
 
@@ -344,8 +349,6 @@ def _compact(*, channel_id: int) -> AutoOutcome:
     threshold = channel_threshold(channel=channel, settings=settings)
     logger.info("auto: compacting channel %s for user %s (trigger=auto, %d tokens, %.0f%% of %d)",
                 channel_id, channel.owner_id, channel.context_tokens, 100 * channel.context_tokens / budget, budget)
-    from compaction.services import channel_compact
-
     try:
         result = channel_compact(channel=channel, actor=channel.owner, trigger="auto")
     except Conflict as error:
@@ -369,6 +372,17 @@ def _compact(*, channel_id: int) -> AutoOutcome:
         return outcome
     logger.warning("auto: channel %s %s: %s", channel_id, outcome.outcome, outcome.detail)
     return outcome
+
+
+def worker_warm() -> None:
+    """Load the model client library and the tokenizer tables once in the qcluster
+    parent, before it forks its workers: otherwise every worker's first
+    compaction spends seconds on them, inside its task timeout."""
+    import openai  # noqa: F401
+
+    from chatcore.tokens import count_tokens
+
+    count_tokens("warm")
 
 
 def reply_pressure_check(*, channel: Channel, input_tokens: int | None) -> bool:

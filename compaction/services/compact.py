@@ -220,11 +220,12 @@ def _check_arguments(*, trigger: str, focus: str, keep_recent: int | None, conte
 def channel_compact(*, channel: Channel, actor: AbstractBaseUser | None, trigger: str = "manual",
                     profile_slug: str | None = None, focus: str = "", keep_recent: int | None = None,
                     dry_run: bool = False, content: str | None = None, max_summary_tokens: int | None = None,
-                    through_message_id: int | None = None) -> CompactionResult:
+                    through_message_id: int | None = None, edited: bool | None = None) -> CompactionResult:
     """Summarise the older part of the owner's active path into a new boundary.
 
     `content` applies an edited draft instead of calling a model (stored with
-    edited=True); `through_message_id` pins the draft's last message so that
+    edited=True, unless the caller says `edited=False`: the previewed draft
+    applied unchanged); `through_message_id` pins the draft's last message so that
     the edit lands exactly where the dry run placed it. Raises Conflict
     (in_progress, channel_changed, lease_lost), Unprocessable
     (nothing_to_compact) or ModelCallFailed; on any of them nothing is written.
@@ -246,7 +247,8 @@ def channel_compact(*, channel: Channel, actor: AbstractBaseUser | None, trigger
         result = _compact_holding_lease(
             channel=channel, actor=actor, trigger=trigger, profile=profile, focus=focus, keep=keep,
             dry_run=dry_run, content=content, max_tokens=max_tokens, through_message_id=through_message_id,
-            holder=holder, record=record)
+            holder=holder, record=record,
+            edited=content is not None if edited is None else bool(edited and content is not None))
     except (Unprocessable, ValidationError) as error:
         lease_release(channel_id=channel.pk, holder=holder, outcome="nothing", record=record,
                       error=getattr(error, "message", None) or "; ".join(error.messages))
@@ -264,7 +266,7 @@ def channel_compact(*, channel: Channel, actor: AbstractBaseUser | None, trigger
 def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, trigger: str,
                            profile: CompactionProfile, focus: str, keep: int, dry_run: bool, content: str | None,
                            max_tokens: int, through_message_id: int | None, holder: str,
-                           record: bool) -> CompactionResult:
+                           record: bool, edited: bool) -> CompactionResult:
     plan = _plan(channel=channel, keep_recent=keep, through_message_id=through_message_id,
                  input_budget=_input_budget(profile, max_tokens))
     prefetch_related_objects(plan.to_summarize, "author")
@@ -284,10 +286,10 @@ def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, 
         source_text = previous_text.text + "\n" + source_text
     truncated = False
     if content is not None:
-        edited = redact(content.strip())
-        for kind, count in edited.counts.items():
+        applied = redact(content.strip())
+        for kind, count in applied.counts.items():
             redactions[kind] = redactions.get(kind, 0) + count
-        text = edited.text
+        text = applied.text
         if count_tokens(text) >= input_tokens_total:
             raise ValidationError({"content": "The edited summary is as long as the messages it would replace; "
                                               "shorten it."})
@@ -317,7 +319,7 @@ def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, 
         used_fallback=used_fallback, input_tokens=tokens_in, output_tokens=tokens_out, tokens_before=tokens_before,
         tokens_after=tokens_after, through_message_id=through.pk, profile_slug=profile.slug, extracts=extracts,
         dry_run=dry_run, messages_before=len(plan.path) + (1 if previous else 0), messages_after=len(plan.kept) + 1,
-        edited=content is not None, truncated=truncated, redactions=redactions,
+        edited=edited, truncated=truncated, redactions=redactions,
     )
     if dry_run:
         return result
@@ -340,7 +342,7 @@ def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, 
             channel=locked, through_message=through, content=text, created_by=actor, trigger=trigger,
             profile_slug=profile.slug, model=model, used_fallback=used_fallback, input_tokens=tokens_in,
             output_tokens=tokens_out, tokens_before=tokens_before, tokens_after=tokens_after,
-            messages_covered=through.depth + 1, extracts=extracts, edited=content is not None,
+            messages_covered=through.depth + 1, extracts=extracts, edited=edited,
         )
         audit_record(
             actor=actor, actor_label=SYSTEM_ACTOR if trigger == Summary.Trigger.AUTO else "",
@@ -348,7 +350,7 @@ def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, 
             details={"channel": channel.pk, "trigger": trigger, "profile": profile.slug, "model": model,
                      "used_fallback": used_fallback, "summarized": len(plan.to_summarize),
                      "tokens_before": tokens_before, "tokens_after": tokens_after,
-                     "edited": content is not None, "redactions": redactions},
+                     "edited": edited, "redactions": redactions},
         )
         result.summary = summary
         transaction.on_commit(lambda: signals.compaction_done.send(

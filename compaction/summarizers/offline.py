@@ -1,15 +1,21 @@
 """The offline summarizer: extractive, deterministic, structured.
 
 It never writes a sentence of its own about the conversation; it chooses
-sentences that were said, keeps who said them and when, and files them under
-the sections every profile uses. Choosing is a budgeted coverage problem:
-each sentence is worth the rarity (TF-IDF across the transcript) of the
-content words it adds to what is already chosen, plus the kinds of detail a
-reader cannot reconstruct later — names, numbers, dates, paths, URLs,
-identifiers, decisions — divided by what it costs in tokens. A greedy pass
-with lazy re-evaluation picks the best value per token until the budget is
-spent; a sentence that would add almost nothing new (a near-duplicate) is
-never picked.
+what was said, keeps who said it and when, and files it under the sections
+every profile uses. A short message is one candidate, its informative
+sentences kept together as one line (reactions and questions back to the
+other person are left out of it); a long one is split into sentences.
+
+A candidate is worth the information of its content words — rare in this
+conversation (IDF) and rare in English at large (word frequencies from the
+`wordfreq` package, shipped with its data) — weighted by how much it reads as
+a report of facts rather than chit-chat (first person, past tense, anchored
+in time, naming things), plus the details a reader cannot reconstruct later:
+paths, URLs, identifiers, numbers, dates, errors, decisions. Focus terms
+count extra. Candidates are taken best value per token first until the
+budget is spent; one whose content words are mostly in the summary already
+(a near-duplicate) is skipped. Articles, intensifiers and hedges are dropped
+from the chosen text; every other word stays as it was said.
 
 With a previous summary, its lines join the candidates with a bonus, so an
 iterative update keeps earlier facts while adding new ones inside the same
@@ -24,10 +30,13 @@ passages were set aside.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import heapq
 import math
 import re
 from collections import Counter, defaultdict
+
+import wordfreq
 
 from chatcore.tokens import count_tokens
 from compaction import lexicon
@@ -54,7 +63,39 @@ _FILLER_RE = re.compile(
     re.IGNORECASE,
 )
 _MAX_SENTENCE_WORDS = 60
+# A message up to this many words is one candidate (its sentences stay together on one line, as they were
+# said); a longer one is split into sentences.
+_WHOLE_MESSAGE_WORDS = 90
+# Value is divided by tokens ** _COST_EXPONENT: below 1, a longer candidate that carries proportionally more
+# is not penalised for needing a few more tokens of connecting words.
+_COST_EXPONENT = 0.5
+# A candidate whose content words are mostly already in the summary is a near-duplicate.
+_MIN_NEW_SHARE = 0.35
 _CAPITALISED_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
+_SHARED_RE = re.compile(r"\[shared an? (?:image|photo|file|link)[^\]]*\]")
+_IMAGE_RE = re.compile(r"\[shared an image: (?:a |an )?(?:photo|photography|picture|image|close up|drawing|painting)"
+                       r"(?: of)? (?:a |an |the )?", re.I)
+# Words that cost tokens and carry nothing a reader needs: articles, intensifiers, hedges.
+_DROPPED_WORDS = frozenset("""a an the really just so very pretty super totally actually basically definitely
+honestly literally quite kinda sorta absolutely truly seriously simply""".split())
+
+_FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our|me|us|mine)\b", re.I)
+_LOWER_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_FIRST_PERSON = frozenset("i i'm i've i'd i'll we we're we've we'd we'll my our me us mine ours".split())
+_SECOND_PERSON = frozenset("you your you're you've yours you'd you'll".split())
+_IRREGULAR_PAST = frozenset("""went made got took gave ran saw bought found began felt met left won lost wrote read
+sang taught brought built caught chose drew drove ate fell flew grew heard held kept knew led paid rode sent sold
+spent spoke stood swam thought told threw wore did had was were became came broke forgot ago since""".split())
+_TIME_WORDS = frozenset("""yesterday today tonight tomorrow ago last next recently weekend week month year monday
+tuesday wednesday thursday friday saturday sunday summer winter spring fall autumn birthday anniversary since
+deadline release sprint""".split())
+# Reactions rather than facts: a sentence made mostly of these reports nothing new.
+_EVALUATIVE = frozenset("""amazing awesome great good nice cool lovely beautiful wonderful fantastic incredible
+inspiring inspired proud happy glad fun exciting excited love loved loving lots special important vital
+super sweet cute gorgeous stunning impressive brilliant perfect best better totally sure hope hoping wish feel feels
+felt feeling thanks thank congrats congratulations sounds sound looks look seems true agree definitely
+keep support supportive means mean meaning appreciate appreciated care caring kind wow interesting thing things
+stuff tough hard difficult easy""".split())
 
 
 @dataclasses.dataclass
@@ -69,6 +110,7 @@ class _Unit:
     tokens: int
     section: str
     previous: bool = False
+    factor: float = 1.0
 
 
 def _speaker_label(item: TranscriptItem) -> str:
@@ -76,6 +118,34 @@ def _speaker_label(item: TranscriptItem) -> str:
         return f"tool {item.tool_name or item.speaker}"
     speaker = item.speaker or item.role
     return speaker.capitalize() if speaker in ("user", "assistant") else speaker
+
+
+def _compress(text: str) -> str:
+    """Drop articles, intensifiers and hedges; shorten attachment captions. Meaning-bearing words all stay."""
+    text = _IMAGE_RE.sub("[image: ", text)
+    out: list[str] = []
+    for token in text.split():
+        core = token.strip(".,!?;:\"'()[]…").lower()
+        if core in _DROPPED_WORDS and not token.startswith("["):
+            trail = token[len(token.rstrip(".,!?;:")):]
+            if trail and out:
+                out[-1] += trail
+            continue
+        out.append(token)
+    return " ".join(out)
+
+
+def _informative(sentence: str) -> bool:
+    """Whether a sentence of a message says something beyond reacting or asking back."""
+    if _SHARED_RE.search(sentence):
+        return True
+    words = lexicon.content_words(sentence)
+    if sentence.rstrip().endswith("?") and not _FIRST_PERSON_RE.search(sentence):
+        return False
+    if len(words) < 3 and not lexicon.NUMBER_RE.search(sentence):
+        return False
+    evaluative = sum(1 for w in words if w in _EVALUATIVE) / max(1, len(words))
+    return evaluative < 0.5
 
 
 def _clean_sentence(sentence: str) -> str:
@@ -89,26 +159,52 @@ def _clean_sentence(sentence: str) -> str:
 
 
 def _detail_bonus(text: str) -> float:
+    """Details a later turn cannot reconstruct: references, identifiers, dates, numbers, names, errors, decisions."""
     bonus = 0.0
-    bonus += 2.0 * min(3, len(lexicon.URL_RE.findall(text)) + len(lexicon.PATH_RE.findall(text)))
-    bonus += 1.5 * min(3, len(lexicon.IDENTIFIER_RE.findall(text)))
-    bonus += 1.5 * min(2, len(lexicon.DATE_RE.findall(text)))
+    if "/" in text or "." in text:
+        bonus += 2.0 * min(3, len(lexicon.URL_RE.findall(text)) + len(lexicon.find_paths(text)))
+    bonus += 1.5 * min(3, len(lexicon.find_identifiers(text)))
+    bonus += 1.5 * min(2, len(lexicon.find_dates(text)))
     bonus += 1.0 * min(3, len(lexicon.NUMBER_RE.findall(text)))
     bonus += 0.8 * min(4, len(_CAPITALISED_RE.findall(text)))
     bonus += 1.5 * min(2, len(lexicon.ERROR_RE.findall(text)))
-    if lexicon.DECISION_RE.search(text):
+    if lexicon.mentions_decision(text):
         bonus += 2.0
     return bonus
+
+
+def _fact_factor(text: str, words: frozenset[str]) -> float:
+    """How much a passage reads as a report of facts rather than chit-chat, from its form alone.
+
+    Reported events are told in the first person, often in the past tense
+    and anchored in time ("last Friday I …"); reactions and questions back
+    to the other person ("that's amazing, how did you …?") carry little.
+    """
+    tokens = _LOWER_WORD_RE.findall(text.lower().replace("’", "'"))
+    present = set(tokens)
+    factor = 1.8 if present & _TIME_WORDS else 1.0
+    factor *= 1.3 if present & _FIRST_PERSON else 0.8
+    past = bool(present & _IRREGULAR_PAST) or any(len(t) > 4 and t.endswith("ed") for t in present)
+    factor *= 1.2 if past else 0.85
+    factor *= 1.3 if "[image:" in text or _SHARED_RE.search(text) else 1.0
+    factor *= 1.1 if any(character.isdigit() for character in text) else 1.0
+    factor *= 1.0 + 0.1 * min(3, len(_CAPITALISED_RE.findall(text)))
+    sentences = max(1, len(lexicon.split_sentences(text)))
+    factor *= 1.0 - 0.4 * min(1.0, text.count("?") / sentences)
+    factor *= 0.85 ** min(3, sum(1 for t in tokens if t in _SECOND_PERSON))
+    if words:
+        factor *= 1.0 - 0.8 * sum(1 for w in words if w in _EVALUATIVE) / len(words)
+    return factor
 
 
 def _section_for(text: str, role: str) -> str:
     if role == "tool":
         return TRIED
-    if lexicon.URL_RE.search(text) or lexicon.PATH_RE.search(text):
+    if lexicon.URL_RE.search(text) or lexicon.find_paths(text):
         return FILES
-    if lexicon.DECISION_RE.search(text) and not text.endswith("?"):
+    if not text.endswith("?") and lexicon.mentions_decision(text):
         return DECISIONS
-    if lexicon.OUTCOME_RE.search(text) and lexicon.ERROR_RE.search(text):
+    if lexicon.ERROR_RE.search(text) and lexicon.OUTCOME_RE.search(text):
         return TRIED
     return TIMELINE
 
@@ -118,12 +214,18 @@ class _Builder:
         self.units: list[_Unit] = []
         self.set_aside = 0
 
-    def add(self, *, order: tuple[int, int], speaker: str, role: str, date: str, text: str,
-            section: str | None = None, previous: bool = False, bonus: float = 0.0) -> _Unit | None:
+    def add(self, **fields) -> _Unit | None:
+        unit = self.make(**fields)
+        if unit is not None:
+            self.units.append(unit)
+        return unit
+
+    def make(self, *, order: tuple[int, int], speaker: str, role: str, date: str, text: str,
+             section: str | None = None, previous: bool = False, bonus: float = 0.0) -> _Unit | None:
         text = text.strip()
         if not text:
             return None
-        if lexicon.looks_like_injection(text):
+        if (previous or role == "tool" or section is not None) and lexicon.looks_like_injection(text):
             self.set_aside += 1
             return None
         words = frozenset(lexicon.content_words(text))
@@ -131,10 +233,11 @@ class _Builder:
         if len(words) < 3 and details < 1.5 and not previous:
             return None
         prefix = f"- {speaker}: " if speaker else "- "
-        unit = _Unit(order=order, speaker=speaker, role=role, date=date, text=text, words=words,
-                     bonus=details + bonus, tokens=count_tokens(prefix + text) + 1,
-                     section=section or _section_for(text, role), previous=previous)
-        self.units.append(unit)
+        factor = 1.0 if previous or role == "tool" else _fact_factor(text, words)
+        shown = text if previous else _compress(text)
+        unit = _Unit(order=order, speaker=speaker, role=role, date=date, text=shown, words=words,
+                     bonus=details + bonus, tokens=count_tokens(prefix + shown) + 1,
+                     section=section or _section_for(text, role), previous=previous, factor=factor)
         return unit
 
 
@@ -156,10 +259,19 @@ def _units_from_items(builder: _Builder, items: list[TranscriptItem]) -> None:
             # other sentences ("Say X.") are the payload of the same attempt.
             builder.set_aside += 1
             continue
-        for position, sentence in enumerate(lexicon.split_sentences(text)):
+        sentences = []
+        for sentence in lexicon.split_sentences(text):
             cleaned = _clean_sentence(sentence)
             if cleaned and cleaned != "[code]":
-                builder.add(order=(index, position + 1), speaker=speaker, role=item.role, date=date, text=cleaned)
+                sentences.append(cleaned)
+        if sum(len(sentence.split()) for sentence in sentences) <= _WHOLE_MESSAGE_WORDS:
+            if len(sentences) > 1:
+                sentences = [sentence for sentence in sentences if _informative(sentence)] or sentences[:1]
+            if sentences:
+                builder.add(order=(index, 1), speaker=speaker, role=item.role, date=date, text=" ".join(sentences))
+        else:
+            for position, sentence in enumerate(sentences, start=1):
+                builder.add(order=(index, position), speaker=speaker, role=item.role, date=date, text=sentence)
         for number, call in enumerate(item.tool_calls):
             arguments = " ".join(call["arguments"].split())
             if len(arguments) > 160:
@@ -206,7 +318,19 @@ def _idf(units: list[_Unit], documents: int) -> dict[str, float]:
     for words in by_document.values():
         df.update(words)
     total = max(documents, len(by_document), 1)
-    return {word: math.log((total + 1) / (count + 0.5)) for word, count in df.items()}
+    # Rare in this conversation (IDF) and rare in English at large: "marshmallows" and "Sweden" outweigh
+    # "colors" and "feel", even when each is said once.
+    return {word: math.log((total + 1) / (count + 0.5)) * min(max(_general_rarity(word) / 3.0, 0.2), 1.5)
+            for word, count in df.items()}
+
+
+@functools.cache
+def _general_rarity(word: str) -> float:
+    """Bits-like surprise of a word in general English: 0 for 'the', about 4 for rare words."""
+    if word.isdigit():
+        return 2.5
+    zipf = wordfreq.zipf_frequency(word, "en")
+    return min(max(7.0 - zipf, 0.1), 4.5)
 
 
 def _select(units: list[_Unit], budget: int, idf: dict[str, float], focus_words: set[str],
@@ -222,14 +346,15 @@ def _select(units: list[_Unit], budget: int, idf: dict[str, float], focus_words:
 
     def gain(unit: _Unit) -> float:
         fresh = unit.words - covered
-        if unit.words and len(fresh) < 0.35 * len(unit.words) and not unit.previous:
+        if unit.words and len(fresh) < _MIN_NEW_SHARE * len(unit.words) and not unit.previous:
             return 0.0  # a near-duplicate of what is already chosen
-        value = sum(idf.get(word, 1.0) for word in fresh) + unit.bonus
-        value += sum(3.0 + idf.get(word, 1.0) for word in unit.words & focus_words)
+        value = sum(idf.get(word, 1.0) for word in unit.words) * unit.factor + unit.bonus
+        if focus_words and not focus_words.isdisjoint(unit.words):
+            value *= 3.0  # what the user asked to keep comes first
         return value
 
     def priority(unit: _Unit, value: float) -> float:
-        return value / (unit.tokens + 2)
+        return value / (unit.tokens + 2) ** _COST_EXPONENT
 
     reserved_ids = {id(unit) for unit in reserved}
     heap = []
@@ -256,48 +381,75 @@ def _select(units: list[_Unit], budget: int, idf: dict[str, float], focus_words:
     return chosen
 
 
-def _open_questions(items: list[TranscriptItem], builder_units: list[_Unit]) -> list[_Unit]:
-    """Questions in the last part of the transcript that no later turn seems to answer."""
-    if not items:
-        return []
-    start = int(len(items) * 0.75)
-    later_words: dict[int, set[str]] = {}
-    running: set[str] = set()
-    for index in range(len(items) - 1, -1, -1):
-        later_words[index] = set(running)
-        running |= set(lexicon.content_words(items[index].content))
+def _open_questions(builder: _Builder, items: list[TranscriptItem]) -> list[_Unit]:
+    """Questions in the last quarter of the transcript whose words no later message takes up."""
+    last_seen: dict[str, int] = {}
+    for index, item in enumerate(items):
+        for word in lexicon.content_words(item.content):
+            last_seen[word] = index
     found = []
-    for unit in builder_units:
-        index = unit.order[0]
-        if index < start or unit.previous or not unit.text.endswith("?") or len(unit.words) < 3:
+    for index in range(int(len(items) * 0.75), len(items)):
+        item = items[index]
+        if item.role not in ("user", "assistant"):
             continue
-        answered = len(unit.words & later_words.get(index, set())) >= max(2, len(unit.words) // 2)
-        if not answered:
-            found.append(unit)
+        for sentence in lexicon.split_sentences(item.content):
+            if not sentence.endswith("?") or lexicon.looks_like_injection(sentence):
+                continue
+            words = set(lexicon.content_words(sentence))
+            if len(words) < 3:
+                continue
+            taken_up = sum(1 for word in words if last_seen.get(word, -1) > index)
+            if taken_up < max(2, len(words) // 2):
+                unit = builder.make(order=(index, 900), speaker=_speaker_label(item), role=item.role,
+                                    date=format_date(item.created_at), text=_clean_sentence(sentence),
+                                    section=QUESTIONS)
+                if unit is not None:
+                    found.append(unit)
     return found[-3:]
 
 
-def _render_line(unit: _Unit, with_date: bool) -> str:
-    prefix = f"{unit.speaker}: " if unit.speaker else ""
-    if with_date and unit.date:
-        return f"- {unit.date} · {prefix}{unit.text}"
-    return f"- {prefix}{unit.text}"
+def _turn_key(unit: _Unit) -> tuple[int, int]:
+    return (unit.order[0], -1) if unit.order[0] >= 0 else (-1, unit.order[1])
+
+
+def _group_by_turn(units: list[_Unit]) -> list[list[_Unit]]:
+    """Sentences chosen from one message share a line, as the message did."""
+    groups: list[list[_Unit]] = []
+    for unit in sorted(units, key=lambda u: u.order):
+        if groups and _turn_key(groups[-1][-1]) == _turn_key(unit):
+            groups[-1].append(unit)
+        else:
+            groups.append([unit])
+    return groups
+
+
+def _render_line(group: list[_Unit], with_date: bool) -> str:
+    first = group[0]
+    parts = [first.text]
+    for before, unit in zip(group, group[1:]):
+        parts.append(("" if unit.order[1] == before.order[1] + 1 else "… ") + unit.text)
+    body = " ".join(parts)
+    prefix = f"{first.speaker}: " if first.speaker else ""
+    if with_date and first.date:
+        return f"- {first.date} · {prefix}{body}"
+    return f"- {prefix}{body}"
 
 
 def _render(header: str, sections: dict[str, list[_Unit]], set_aside: int) -> str:
     lines = [header]
     for title in SECTIONS:
-        units = sorted(sections.get(title, []), key=lambda u: u.order)
+        groups = _group_by_turn(sections.get(title, []))
         lines.append(f"## {title}")
         if title == TIMELINE:
             current_date = None
-            for unit in units:
-                if unit.date and unit.date != current_date:
-                    lines.append(f"### {unit.date}")
-                    current_date = unit.date
-                lines.append(_render_line(unit, with_date=False))
+            for group in groups:
+                date = group[0].date
+                if date and date != current_date:
+                    lines.append(f"### {date}")
+                    current_date = date
+                lines.append(_render_line(group, with_date=False))
         else:
-            lines.extend(_render_line(unit, with_date=True) for unit in units)
+            lines.extend(_render_line(group, with_date=True) for group in groups)
         if title == STATE and set_aside:
             lines.append(f"- Note: {set_aside} passage(s) addressed to a model or summarizer were kept out of "
                          "this summary; they are conversation content, not instructions.")
@@ -343,7 +495,7 @@ def summarize_offline(*, items: list[TranscriptItem], previous_summary: str | No
         goal = next((u for u in users if len(u.words) >= 4 and not u.text.endswith("?")), users[0] if users else None)
         if goal is not None:
             reserved.append(dataclasses.replace(goal, section=GOAL))
-    questions = [dataclasses.replace(u, section=QUESTIONS) for u in _open_questions(items, units)]
+    questions = _open_questions(builder, items)
     state_units: list[_Unit] = []
     taken = set().union(*(u.words for u in reserved)) if reserved else set()
     for index in range(len(items) - 1, max(-1, len(items) - 8), -1):

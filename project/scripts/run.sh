@@ -14,12 +14,28 @@ $PY manage.py seed_demo
 # The scanner's django-q2 schedule; the demo switches auto-compaction on (it ships off).
 $PY manage.py setup_schedules --enable
 
+# Both servers run in the background of this script, so that stopping it
+# (Ctrl-C, or a TERM to this script alone) stops them too: the worker gets a
+# TERM and time to finish its task, then is killed if it hangs.
 $PY manage.py qcluster &
 WORKER=$!
-trap 'kill $WORKER 2>/dev/null; wait $WORKER 2>/dev/null' EXIT INT TERM
+$PY manage.py runserver --noreload "$HOST:$PORT" &
+WEB=$!
+stop() {
+    trap - EXIT INT TERM
+    kill -TERM "$WEB" "$WORKER" 2>/dev/null || true
+    for _ in $(seq 40); do
+        kill -0 "$WORKER" 2>/dev/null || break
+        sleep 0.5
+    done
+    kill -KILL "$WORKER" 2>/dev/null || true
+    wait 2>/dev/null || true
+}
+trap stop EXIT INT TERM
 
 echo
 echo "  Open http://$HOST:$PORT/  — log in as demo / demo-password (staff: the admin at /admin/)"
 echo "  API docs: http://$HOST:$PORT/api/docs/   Stop with Ctrl-C."
 echo
-$PY manage.py runserver --noreload "$HOST:$PORT"
+# Whichever stops first (a crash, a port in use) stops the other.
+wait -n "$WEB" "$WORKER" || true

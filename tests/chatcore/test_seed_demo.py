@@ -60,6 +60,7 @@ def test_long_conversation_is_realistic_branched_and_under_pressure(db):
     assert (channel.context_tokens, channel.context_messages) == walked_pressure(channel)
     assert 0.75 < channel.context_ratio < 1.0
     assert channel.context_budget == 16_000 and channel.model.name == "offline"
+    assert channel.settings == {"auto_compaction": False}  # stays above the warning line until compacted by hand
 
 
 def test_demo_text_is_deterministic():

@@ -19,7 +19,7 @@ from tests.chatcore.factories import ChannelFactory, build_path
 
 def run_bench(*args) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
-    call_command("compaction_bench", *args, stdout=out, stderr=err)
+    call_command("compaction_bench", *args, "--no-chart", stdout=out, stderr=err)
     return out.getvalue(), err.getvalue()
 
 

@@ -8,7 +8,10 @@ import io
 import json
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
 
+from chatcore.models import AuditEntry, Channel, LLMModel, Message, ModelRole, Summary, UsageEntry
 from chatcore.tokens import count_tokens, estimate_tokens
 from compaction.benchmarks import chart, tokens
 
@@ -82,3 +85,66 @@ def test_chart_draws_a_png_with_a_panel_per_scenario(tmp_path):
 
     assert path == tmp_path / "out" / "chart.png"
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def run_bench(*args) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("compaction_bench", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_command_draws_the_chart_under_var_bench_by_default(locomo, db, settings, tmp_path):
+    settings.VAR_DIR = tmp_path / "var"
+
+    out, _ = run_bench("--scenario", "tokens", "--scale", "0.01")
+
+    chart_path = tmp_path / "var" / "bench" / "compaction_bench.png"
+    assert f"chart: {chart_path}" in out
+    assert chart_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_command_runs_the_tokens_scenario_as_json(locomo, db):
+    out, err = run_bench("--scenario", "tokens", "--scale", "0.01", "--json", "--no-chart")
+
+    figures = json.loads(out)
+    assert figures["scale"] == 0.01 and list(figures["scenarios"]) == ["tokens"]
+    tokens_figures = figures["scenarios"]["tokens"]
+    assert tokens_figures["messages"] == 10
+    assert [c["conversation"] for c in tokens_figures["conversations"]] == ["1", "2"]
+    assert {"tokenizer_mb_per_s", "estimate_mb_per_s", "message_error_mean", "message_error_max",
+            "conversation_error_mean", "conversation_error_max"} <= set(tokens_figures)
+    assert "tokens: LoCoMo text, 10 messages" in err
+
+
+def test_command_data_option_points_at_the_locomo_directory(locomo, db, monkeypatch):
+    monkeypatch.delenv(tokens.ENV_VAR)
+
+    out, _ = run_bench("--scenario", "tokens", "--scale", "0.01", "--json", "--no-chart", "--data", str(locomo))
+
+    assert json.loads(out)["scenarios"]["tokens"]["messages"] == 10
+
+
+def test_command_runs_the_compaction_scenario_and_leaves_nothing_behind(db, tmp_path):
+    offline = LLMModel.objects.create(name="site-offline", provider=LLMModel.Provider.OFFLINE, api_key_env="")
+    ModelRole.objects.create(role=ModelRole.Role.UTILITY, primary=offline)
+    User = get_user_model()
+    before = (User.objects.count(), Channel.objects.count(), Message.objects.count(), Summary.objects.count(),
+              UsageEntry.objects.count(), AuditEntry.objects.count(), LLMModel.objects.count())
+
+    out, err = run_bench("--scenario", "compaction", "--scale", "0.01", "--json",
+                         "--chart", str(tmp_path / "bench.png"))
+
+    result = json.loads(out)["scenarios"]["compaction"]
+    assert [row["messages"] for row in result["rows"]] == [6, 50]
+    for row in result["rows"]:
+        assert set(row) == {"messages", "offline_total_ms", "offline_summarizer_ms", "offline_overhead_ms",
+                            "offline_queries", "loopback_total_ms", "loopback_call_ms", "loopback_overhead_ms",
+                            "loopback_queries", "summary_tokens"}
+        assert row["offline_queries"] == row["loopback_queries"] == result["queries_min"]
+    assert result["queries_flat"] is True
+    assert "query count flat across sizes" in err
+    assert (tmp_path / "bench.png").read_bytes()[:4] == b"\x89PNG"
+    assert (User.objects.count(), Channel.objects.count(), Message.objects.count(), Summary.objects.count(),
+            UsageEntry.objects.count(), AuditEntry.objects.count(), LLMModel.objects.count()) == before
+    role = ModelRole.objects.get(role=ModelRole.Role.UTILITY)
+    assert (role.primary, role.fallback) == (offline, None)

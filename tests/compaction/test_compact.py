@@ -369,3 +369,18 @@ def test_invalid_arguments_are_rejected_before_anything_happens(db, kwargs, fiel
     assert field in caught.value.message_dict
     assert not CompactionLease.objects.filter(channel=channel, holder__gt="").exists()
     assert Summary.objects.count() == 0
+
+
+def test_previewed_draft_applied_unchanged_is_not_marked_edited(utility_model, llm_server):
+    channel = ChannelFactory()
+    converse(channel, 10)
+    llm_server.script(Reply(content="## Goal\n- Draft text."))
+    draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
+    applied = channel_compact(channel=channel, actor=channel.owner, content=draft.content, edited=False,
+                              through_message_id=draft.through_message_id)
+    assert len(llm_server.requests) == 1
+    summary = Summary.objects.get()
+    assert (applied.edited, summary.edited, summary.content, summary.through_message_id) == \
+        (False, False, draft.content, draft.through_message_id)
+    audit = AuditEntry.objects.get(action="summary.compact")
+    assert audit.details["edited"] is False

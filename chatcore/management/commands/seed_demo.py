@@ -57,7 +57,10 @@ class Command(BaseCommand):
 
         start = timezone.now() - timedelta(days=1)
         made = []
-        if self._create(demo_user, demo.LONG_TITLE, personas["developer"], offline, demo.long_conversation(start)):
+        # The long conversation opts out of automatic compaction, so that it stays above the warning line
+        # until someone presses Summarize & Continue (the demo switches the scanner on).
+        if self._create(demo_user, demo.LONG_TITLE, personas["developer"], offline, demo.long_conversation(start),
+                        settings={"auto_compaction": False}):
             made.append(demo.LONG_TITLE)
         for title, (persona, items) in demo.short_conversations(start).items():
             if self._create(demo_user, title, personas[persona], offline, items):
@@ -70,9 +73,9 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(
             f"Demo data ready ({len(made)} conversation(s) created): log in as demo / demo-password."))
 
-    def _create(self, owner, title, persona, model, items) -> bool:
+    def _create(self, owner, title, persona, model, items, settings=None) -> bool:
         if Channel.objects.filter(owner=owner, title=title, deleted_at__isnull=True).exists():
             return False
-        channel = services.channel_create(owner=owner, title=title, persona=persona, model=model)
+        channel = services.channel_create(owner=owner, title=title, persona=persona, model=model, settings=settings)
         messages_bulk_import(channel=channel, user=owner, items=items)
         return True

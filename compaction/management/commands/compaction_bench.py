@@ -4,6 +4,9 @@
     python manage.py compaction_bench --scenario context --scenario path --scale 0.1
     python manage.py compaction_bench --json > figures.json   # tables on stderr, JSON on stdout
 
+The figures are also drawn into var/bench/compaction_bench.png (under VAR_DIR;
+--chart PATH elsewhere, --no-chart not at all).
+
 A figure that misses its goal is reported, not turned into a failure: the
 command exits non-zero only when something goes wrong.
 """
@@ -12,10 +15,13 @@ import json
 import time
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
 from compaction import benchmarks
+
+CHART_NAME = "compaction_bench.png"
 
 
 class Command(BaseCommand):
@@ -29,7 +35,9 @@ class Command(BaseCommand):
                             help="Multiplies the data sizes (default 1; e.g. 0.1 for a quick run).")
         parser.add_argument("--json", action="store_true",
                             help="Print the figures as JSON on stdout (the tables go to stderr).")
-        parser.add_argument("--chart", metavar="PATH", help="Also draw the figures into this PNG (matplotlib).")
+        parser.add_argument("--chart", metavar="PATH",
+                            help="Where to draw the figures as a PNG (matplotlib; default "
+                                 "var/bench/compaction_bench.png under VAR_DIR).")
         parser.add_argument("--no-chart", action="store_true", help="Never draw a chart (overrides --chart).")
         parser.add_argument("--data", metavar="DIR", help="Where a scenario's input data lies (tokens: LoCoMo).")
 
@@ -53,10 +61,11 @@ class Command(BaseCommand):
                 raise CommandError(f"{name}: the database failed: {error}") from error
             tables.write(f"  ({name}: {time.monotonic() - started:.1f} s including setup)\n\n")
 
-        if options["chart"] and not options["no_chart"]:
+        if not options["no_chart"]:
             from compaction.benchmarks.chart import chart_write
 
-            path = chart_write(results=results, path=Path(options["chart"]))
+            chart = Path(options["chart"]) if options["chart"] else Path(settings.VAR_DIR) / "bench" / CHART_NAME
+            path = chart_write(results=results, path=chart)
             tables.write(f"chart: {path}\n")
         if options["json"]:
             self.stdout.write(json.dumps({"scale": scale, "scenarios": results}, indent=2, default=str))

@@ -1,0 +1,175 @@
+// Small enhancements on top of pages that work without JavaScript:
+// the composer (Enter to send, the pending message, working state) and the
+// Summarize & Continue panel as a modal dialog (Esc closes, focus stays
+// inside while open and returns to the opener afterwards).
+(function () {
+  "use strict";
+
+  function scrollToEnd() {
+    var area = document.querySelector(".chat-scroll");
+    if (area) area.scrollTop = area.scrollHeight;
+  }
+
+  function composer() { return document.getElementById("composer"); }
+
+  function autosize(textarea) {
+    textarea.style.height = "auto";
+    textarea.style.height = Math.min(textarea.scrollHeight + 2, window.innerHeight * 0.4) + "px";
+  }
+
+  document.addEventListener("keydown", function (event) {
+    var target = event.target;
+    if (target && target.id === "composer-input" && event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      if (target.value.trim()) target.form.requestSubmit();
+    }
+  });
+
+  document.addEventListener("input", function (event) {
+    if (event.target && event.target.id === "composer-input") autosize(event.target);
+  });
+
+  // The message shows at once, greyed, while the model works.
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var form = composer();
+    if (!form || event.detail.elt !== form) return;
+    var text = form.querySelector("textarea").value;
+    var slot = document.getElementById("pending");
+    if (!slot || !text.trim()) return;
+    var article = document.createElement("article");
+    article.className = "msg msg-user pending";
+    var head = document.createElement("header");
+    head.className = "msg-head";
+    var who = document.createElement("span");
+    who.className = "msg-who";
+    who.textContent = "You";
+    head.appendChild(who);
+    var body = document.createElement("div");
+    body.className = "msg-body";
+    body.style.whiteSpace = "pre-wrap";
+    body.textContent = text;
+    article.appendChild(head);
+    article.appendChild(body);
+    slot.replaceChildren(article);
+    var main = document.getElementById("channel-main");
+    if (main) main.setAttribute("aria-busy", "true");
+    scrollToEnd();
+  });
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = composer();
+    if (!form || event.detail.elt !== form) return;
+    // The turn is stored even when the model fails, so the box is cleared
+    // whenever the server answered; only a request that never arrived keeps the text.
+    if (event.detail.xhr && event.detail.xhr.status > 0) {
+      form.reset();
+      autosize(form.querySelector("textarea"));
+    }
+    form.querySelector("textarea").focus();
+  });
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var form = composer();
+    if (form && event.detail.requestConfig && event.detail.requestConfig.elt === form) scrollToEnd();
+  });
+
+  document.addEventListener("htmx:sendError", function () {
+    var slot = document.getElementById("pending");
+    if (slot) {
+      var p = document.createElement("p");
+      p.className = "alert alert-error";
+      p.setAttribute("role", "alert");
+      p.textContent = "The server could not be reached. Check the connection and try again.";
+      slot.replaceChildren(p);
+    }
+  });
+
+  // A session that ended answers with the login page: go there instead of swapping it in.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var xhr = event.detail.xhr;
+    if (xhr && xhr.responseURL && new URL(xhr.responseURL).pathname === "/login/") {
+      event.detail.shouldSwap = false;
+      window.location.assign(xhr.responseURL);
+    }
+  });
+
+  // The panel.
+  var opener = null;
+
+  function dialog() { return document.getElementById("panel-dialog"); }
+
+  function focusables(root) {
+    return Array.prototype.filter.call(
+      root.querySelectorAll("a[href], button:not([disabled]), input:not([disabled]):not([type=hidden]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex='-1'])"),
+      function (el) { return el.offsetParent !== null || el === document.activeElement; }
+    );
+  }
+
+  function focusFirst(root) {
+    var preferred = root.querySelector("[data-focus]") ||
+      focusables(root).filter(function (el) { return /^(SELECT|INPUT|TEXTAREA)$/.test(el.tagName); })[0] ||
+      focusables(root)[0];
+    if (preferred) preferred.focus();
+  }
+
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("[data-panel-open]");
+    var box = dialog();
+    if (link && box && window.htmx) {
+      event.preventDefault();
+      opener = link;
+      window.htmx.ajax("GET", link.getAttribute("href"), { target: "#panel-body", swap: "innerHTML" }).then(function () {
+        if (!box.open) box.showModal();
+        focusFirst(box);
+      });
+      return;
+    }
+    var closer = event.target.closest && event.target.closest("[data-panel-close]");
+    if (closer && box && box.open) {
+      event.preventDefault();
+      box.close();
+    }
+  });
+
+  document.addEventListener("keydown", function (event) {
+    var box = dialog();
+    if (!box || !box.open || event.key !== "Tab") return;
+    var items = focusables(box);
+    if (!items.length) return;
+    var first = items[0], last = items[items.length - 1];
+    if (event.shiftKey && (document.activeElement === first || !box.contains(document.activeElement))) {
+      event.preventDefault();
+      last.focus();
+    } else if (!event.shiftKey && (document.activeElement === last || !box.contains(document.activeElement))) {
+      event.preventDefault();
+      first.focus();
+    }
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var box = dialog();
+    if (box) {
+      box.addEventListener("close", function () {
+        var target = opener && document.body.contains(opener) ? opener : document.getElementById("composer-input");
+        if (target) target.focus();
+        opener = null;
+      });
+    }
+    if (composer() && !window.location.hash) scrollToEnd();
+  });
+
+  // After Replace the server swaps the conversation and asks for the panel to close.
+  document.addEventListener("compaction-done", closePanel);
+  function closePanel() {
+    var box = dialog();
+    if (box && box.open) box.close();
+  }
+
+  // New panel content (a preview, an error) takes the focus to its first control.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var box = dialog();
+    if (box && box.open && event.detail.target && event.detail.target.id === "panel-body") {
+      focusFirst(box);
+    }
+  });
+})();

@@ -1,0 +1,17 @@
+from django.urls import path
+
+from chatcore import views
+
+app_name = "chat"
+
+urlpatterns = [
+    path("", views.channel_list, name="channels"),
+    path("channels/<int:channel_id>/", views.channel_detail, name="channel"),
+    path("channels/<int:channel_id>/send/", views.message_send, name="send"),
+    path("channels/<int:channel_id>/cursor/", views.cursor_switch, name="cursor"),
+    path("channels/<int:channel_id>/messages/<int:message_id>/edit/", views.message_edit, name="edit"),
+    path("channels/<int:channel_id>/messages/<int:message_id>/regenerate/", views.message_regenerate,
+         name="regenerate"),
+    path("channels/<int:channel_id>/summaries/<int:summary_id>/messages/", views.summary_originals,
+         name="originals"),
+]

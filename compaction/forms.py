@@ -1,0 +1,38 @@
+"""Form parsing for the compaction pages. Parsing only: the rules (ranges,
+allowed settings, what may be compacted) live in the services."""
+
+from django import forms
+
+
+class CompactForm(forms.Form):
+    ACTIONS = [("preview", "Preview"), ("now", "Summarize now"), ("replace", "Replace"), ("branch", "Branch")]
+
+    profile = forms.ChoiceField(required=False, label="Profile")
+    focus = forms.CharField(required=False, label="Focus (optional)", widget=forms.Textarea(attrs={"rows": 2}))
+    keep_recent = forms.IntegerField(required=False, min_value=0, label="Keep the newest messages as they are")
+    draft = forms.CharField(required=False, strip=False, label="Draft summary")
+    original = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
+    through_message_id = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    action = forms.ChoiceField(choices=ACTIONS, required=False, initial="preview")
+
+    def __init__(self, *args, profiles=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        # Empty means "the channel's default", which the service resolves.
+        self.fields["profile"].choices = [("", "default")] + [(p.slug, p.name) for p in profiles]
+
+
+class ChannelCompactionForm(forms.Form):
+    AUTO = [("", "Use the site-wide setting"), ("on", "On"), ("off", "Off")]
+
+    auto_compaction = forms.ChoiceField(choices=AUTO, required=False, label="Automatic compaction")
+    threshold_percent = forms.FloatField(required=False, label="Threshold",
+                                         help_text="Share of the model's context window that starts a compaction.")
+
+    def settings_value(self) -> dict:
+        """The API's `settings` object: None removes a key (back to the site-wide value)."""
+        auto = self.cleaned_data.get("auto_compaction")
+        percent = self.cleaned_data.get("threshold_percent")
+        return {
+            "auto_compaction": {"on": True, "off": False}.get(auto),
+            "compaction_threshold": None if percent is None else round(percent / 100, 4),
+        }

@@ -1,0 +1,173 @@
+"""python manage.py compaction_fidelity FILE... [--ratio 5] [--keep-recent 10] [--profile SLUG] [--dump DIR] [--json]
+
+For each LoCoMo conversation: import it as a channel, compact it once
+through the compaction service (the summary limited to the conversation's
+tokens ÷ ratio, the newest `keep_recent` turns kept), and measure the
+supported-answer rate (compaction.fidelity) of three contexts, each as the
+model would receive it (context_assemble): the whole conversation (the
+ceiling), the compacted context (summary + kept turns) and a truncation
+baseline that keeps only the newest turns fitting the compacted context's
+token count. Retention is a rate divided by the ceiling.
+
+Everything runs inside a transaction rolled back at the end, so the
+database is left as it was (`--keep` keeps the channels instead).
+The model is whatever the utility role resolves to: the offline summarizer
+on a fresh install, or a configured model.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import time
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from chatcore.context import context_assemble
+from chatcore.errors import ServiceError
+from compaction import fidelity
+from compaction.imports import conversation_import
+
+BENCH_USERNAME = "fidelity-bench"
+
+
+class _Rollback(Exception):
+    pass
+
+
+def _lines(assembled) -> list[str]:
+    messages = []
+    summary_index = None
+    if assembled.summary is not None:
+        summary_index = next(i for i, m in enumerate(assembled.messages) if m["role"] == "user")
+    for index, message in enumerate(assembled.messages):
+        if message["role"] == "system":
+            continue
+        messages.append({**message, "summary": index == summary_index})
+    return fidelity.context_lines(messages)
+
+
+def _truncation_lines(assembled, budget: int) -> tuple[list[str], int]:
+    """The newest messages whose tokens fit `budget`, as the model would see them."""
+    kept, used = [], 0
+    for message in reversed(assembled.path):
+        cost = message.tokens
+        if used + cost > budget:
+            break
+        kept.append(message)
+        used += cost
+    kept.reverse()
+    return fidelity.context_lines([{"content": m.content} for m in kept]), used
+
+
+class Command(BaseCommand):
+    help = "Measure how much of LoCoMo conversations a compacted context still supports (see compaction.fidelity)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("files", nargs="+")
+        parser.add_argument("--ratio", type=float, default=5.0, help="Summary budget = conversation tokens ÷ ratio.")
+        parser.add_argument("--keep-recent", type=int, default=10)
+        parser.add_argument("--profile", default=None, help="Compaction profile slug.")
+        parser.add_argument("--dump", default=None, help="Directory for each compacted context as plain lines.")
+        parser.add_argument("--json", action="store_true", help="Print the figures as JSON.")
+        parser.add_argument("--keep", action="store_true", help="Keep the imported channels (default: roll back).")
+
+    def handle(self, *args, **options):
+        from compaction.services import channel_compact
+
+        if options["ratio"] <= 1:
+            raise CommandError("--ratio must be greater than 1.")
+        dump = pathlib.Path(options["dump"]) if options["dump"] else None
+        if dump:
+            dump.mkdir(parents=True, exist_ok=True)
+        rows = []
+        for path in options["files"]:
+            try:
+                data = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as error:
+                raise CommandError(f"Cannot read {path}: {error}") from None
+            row = {}
+            try:
+                with transaction.atomic():
+                    row = self._measure(path, data, options, channel_compact, dump)
+                    if not options["keep"]:
+                        raise _Rollback
+            except _Rollback:
+                pass
+            except (ValidationError, ServiceError) as error:
+                message = getattr(error, "message", None) or "; ".join(getattr(error, "messages", [str(error)]))
+                raise CommandError(f"{path}: {message}") from None
+            rows.append(row)
+        total = self._total(rows)
+        if options["json"]:
+            self.stdout.write(json.dumps({"ratio": options["ratio"], "keep_recent": options["keep_recent"],
+                                          "conversations": rows, "total": total}, indent=2))
+        else:
+            self._table(rows, total, options)
+
+    def _measure(self, path: str, data: dict, options: dict, channel_compact, dump) -> dict:
+        owner, _ = get_user_model().objects.get_or_create(username=BENCH_USERNAME)
+        name = pathlib.Path(path).name
+        channel = conversation_import(owner=owner, data=data, format="locomo", title=f"LoCoMo {name}")
+        questions = fidelity.locomo_questions(data)
+        names = fidelity.speaker_words(data["speaker_a"], data["speaker_b"])
+
+        full = context_assemble(channel=channel, user=owner)
+        budget = max(50, min(32_000, int(full.tokens // options["ratio"])))
+        started = time.monotonic()
+        result = channel_compact(channel=channel, actor=owner, trigger="manual", profile_slug=options["profile"],
+                                 keep_recent=options["keep_recent"], max_summary_tokens=budget)
+        seconds = time.monotonic() - started
+        compacted = context_assemble(channel=channel, user=owner)
+        compacted_lines = _lines(compacted)
+        truncated_lines, _ = _truncation_lines(full, compacted.tokens)
+
+        ceiling = fidelity.supported_rate(questions, _lines(full), names)
+        compact = fidelity.supported_rate(questions, compacted_lines, names)
+        truncation = fidelity.supported_rate(questions, truncated_lines, names)
+        if dump:
+            (dump / f"{pathlib.Path(path).stem}.txt").write_text("\n".join(compacted_lines) + "\n", encoding="utf-8")
+        return {
+            "conversation": name, "messages": len(full.path), "questions": len(questions),
+            "measured": ceiling.measured, "tokens_before": full.tokens, "tokens_after": compacted.tokens,
+            "summary_budget": budget, "summary_tokens": compacted.tokens - sum(m.tokens for m in compacted.path),
+            "summarized": result.summarized_count, "model": result.model, "seconds": round(seconds, 3),
+            "supported": {"ceiling": ceiling.supported, "compacted": compact.supported,
+                          "truncation": truncation.supported},
+            "rate": {"ceiling": round(ceiling.rate, 4), "compacted": round(compact.rate, 4),
+                     "truncation": round(truncation.rate, 4)},
+            "retention": {"compacted": round(compact.rate / ceiling.rate, 4) if ceiling.rate else 0.0,
+                          "truncation": round(truncation.rate / ceiling.rate, 4) if ceiling.rate else 0.0},
+        }
+
+    @staticmethod
+    def _total(rows: list[dict]) -> dict:
+        measured = sum(r["measured"] for r in rows)
+        supported = {key: sum(r["supported"][key] for r in rows) for key in ("ceiling", "compacted", "truncation")}
+        rate = {key: round(value / measured, 4) if measured else 0.0 for key, value in supported.items()}
+        return {
+            "messages": sum(r["messages"] for r in rows), "questions": sum(r["questions"] for r in rows),
+            "measured": measured, "tokens_before": sum(r["tokens_before"] for r in rows),
+            "tokens_after": sum(r["tokens_after"] for r in rows), "supported": supported, "rate": rate,
+            "retention": {key: round(supported[key] / supported["ceiling"], 4) if supported["ceiling"] else 0.0
+                          for key in ("compacted", "truncation")},
+        }
+
+    def _table(self, rows: list[dict], total: dict, options: dict) -> None:
+        write = self.stdout.write
+        write(f"LoCoMo fidelity — ratio {options['ratio']:g}×, keep recent {options['keep_recent']}, "
+              f"model {rows[0]['model'] if rows else '-'}")
+        header = (f"{'conversation':<14}{'questions':>10}{'tokens before → after':>26}{'ceiling':>9}"
+                  f"{'compacted':>11}{'truncation':>12}{'retention':>11}{'trunc. ret.':>13}")
+        write(header)
+        write("-" * len(header))
+        for row in [*rows, {**total, "conversation": "TOTAL"}]:
+            tokens = f"{row['tokens_before']:,} → {row['tokens_after']:,}"
+            write(f"{row['conversation']:<14}{row['measured']:>10}{tokens:>26}{row['rate']['ceiling']:>9.3f}"
+                  f"{row['rate']['compacted']:>11.3f}{row['rate']['truncation']:>12.3f}"
+                  f"{row['retention']['compacted']:>11.3f}{row['retention']['truncation']:>13.3f}")
+        write("Supported: one line of the context holds every content word of the answer and one of the question "
+              "(categories 1-4; questions without a content word in the answer are not measured).")

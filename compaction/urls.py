@@ -1,0 +1,11 @@
+from django.urls import path
+
+from compaction import views
+
+app_name = "compaction"
+
+urlpatterns = [
+    path("channels/<int:channel_id>/compact/", views.compact_panel, name="panel"),
+    path("channels/<int:channel_id>/summaries/<int:summary_id>/undo/", views.summary_undo, name="undo"),
+    path("channels/<int:channel_id>/settings/", views.channel_settings, name="settings"),
+]

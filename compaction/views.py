@@ -1,0 +1,148 @@
+"""Compaction in the web pages: the Summarize & Continue panel, Undo, and a
+channel's auto-compaction settings. Thin views over the same services as
+the API; the conversation area is re-rendered by chatcore's view helpers."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from chatcore import services as chatcore_services
+from chatcore.errors import ServiceError
+from chatcore.views import (
+    after_change,
+    error_status,
+    error_text,
+    is_htmx,
+    own_channel,
+    render_main,
+    summary_for_channel,
+)
+from compaction import selectors, services
+from compaction.forms import ChannelCompactionForm, CompactForm
+from compaction.scanner.selectors import compaction_settings_get
+
+
+def _panel(request: HttpRequest, context: dict, *, status: int = 200) -> HttpResponse:
+    template = "compaction/_panel.html" if is_htmx(request) else "compaction/panel.html"
+    return render(request, template, context, status=status)
+
+
+def _done(request: HttpRequest, channel, text: str) -> HttpResponse:
+    """After Replace: back to the channel, or (htmx) the new conversation area
+    swapped in place of the panel's content, and the panel told to close."""
+    messages.success(request, text)
+    if not is_htmx(request):
+        return redirect("chat:channel", channel.pk)
+    response = render_main(request, channel)
+    response["HX-Retarget"] = "#channel-main"
+    response["HX-Reswap"] = "outerHTML"
+    response["HX-Trigger"] = "compaction-done"
+    return response
+
+
+def _result_note(result) -> str:
+    return (f"Summarised {result.summarized_count} message{'s' if result.summarized_count != 1 else ''}: "
+            f"{result.tokens_before:,} → {result.tokens_after:,} tokens in the context. "
+            f"The originals are kept; Undo brings them back.")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def compact_panel(request: HttpRequest, channel_id: int) -> HttpResponse:
+    """Options → Preview (a dry run) → edit the draft → Replace or Branch;
+    or Summarize now, without a preview."""
+    channel = own_channel(request, channel_id)
+    profiles = list(selectors.profiles_visible(user=request.user, channel=channel))
+    default = services.profile_resolve(channel=channel, user=request.user)
+    context = {"channel": channel, "profiles": profiles, "default_profile": default, "stage": "options"}
+    if request.method == "GET":
+        context["form"] = CompactForm(profiles=profiles)
+        return _panel(request, context)
+
+    form = CompactForm(request.POST, profiles=profiles)
+    context["form"] = form
+    if not form.is_valid():
+        context["error"] = "Please correct the marked fields."
+        return _panel(request, context, status=400)
+    data = form.cleaned_data
+    action = data["action"] or "preview"
+    options = {"profile_slug": data["profile"] or None, "focus": data["focus"] or "",
+               "keep_recent": data["keep_recent"]}
+    if data["draft"] and action != "preview":
+        context["stage"] = "draft"
+    try:
+        if action == "preview":
+            result = services.channel_compact(channel=channel, actor=request.user, dry_run=True, **options)
+            context.update(stage="draft", result=result)
+            context["form"] = CompactForm(initial={**data, "draft": result.content, "original": result.content,
+                                                   "through_message_id": result.through_message_id},
+                                          profiles=profiles)
+            return _panel(request, context)
+        if action == "now":
+            result = services.channel_compact(channel=channel, actor=request.user, **options)
+            return _done(request, channel, _result_note(result))
+        if action == "replace":
+            draft = data["draft"]
+            result = services.channel_compact(
+                channel=channel, actor=request.user, content=draft, edited=draft.strip() != data["original"].strip(),
+                through_message_id=data["through_message_id"], **options)
+            return _done(request, channel, _result_note(result))
+        branch = services.summary_branch(channel=channel, actor=request.user, content=data["draft"] or None,
+                                         profile_slug=options["profile_slug"], focus=options["focus"])
+    except (ValidationError, ServiceError) as error:
+        context["error"] = error_text(error)
+        context["error_code"] = getattr(error, "code", "invalid")
+        return _panel(request, context, status=error_status(error))
+    messages.success(request, f"Branched from “{channel.title}”: this channel starts from the summary.")
+    if is_htmx(request):
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = reverse("chat:channel", args=[branch.pk])
+        return response
+    return redirect("chat:channel", branch.pk)
+
+
+@login_required
+@require_POST
+def summary_undo(request: HttpRequest, channel_id: int, summary_id: int) -> HttpResponse:
+    """Revert a summary: the original messages are back in the context at once."""
+    channel = own_channel(request, channel_id)
+    summary = summary_for_channel(channel, summary_id)
+    try:
+        chatcore_services.summary_revert(summary=summary, actor=request.user)
+    except (ValidationError, ServiceError) as error:
+        return after_change(request, channel, error=error)
+    messages.success(request, "Summary undone: the original messages are back in the context.")
+    return after_change(request, channel)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def channel_settings(request: HttpRequest, channel_id: int) -> HttpResponse:
+    """Auto-compaction on/off and threshold, validated by the same service as the API's PATCH."""
+    channel = own_channel(request, channel_id)
+    current = channel.settings or {}
+    initial = {
+        "auto_compaction": {True: "on", False: "off"}.get(current.get("auto_compaction"), ""),
+        "threshold_percent": (round(current["compaction_threshold"] * 100, 2)
+                              if current.get("compaction_threshold") is not None else None),
+    }
+    form = ChannelCompactionForm(request.POST or None, initial=initial)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                chatcore_services.channel_update(channel=channel, actor=request.user,
+                                                 settings=form.settings_value())
+            except ValidationError as error:
+                form.add_error(None, error_text(error))
+            else:
+                messages.success(request, "Settings saved.")
+                return redirect("compaction:settings", channel.pk)
+        status = 400
+    site = compaction_settings_get()
+    return render(request, "compaction/channel_settings.html", {"channel": channel, "form": form, "site": site},
+                  status=status)

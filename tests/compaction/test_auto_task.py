@@ -1,0 +1,142 @@
+"""The automatic compaction task body, in-process, against the loopback model server."""
+
+import datetime
+
+from django.utils import timezone
+
+from chatcore.loopback_llm import Reply
+from chatcore.models import AuditEntry, Message, Summary, UsageEntry
+from compaction import conf
+from compaction.models import CompactionLease
+from compaction.scanner.services import auto_compaction_run, scan_run
+from tests.chatcore.factories import build_path
+from tests.compaction.scanning import auto_settings, pressured_channel, queued_tasks
+
+SUMMARY = "## Goal\n- Keep the conversation's decisions.\n## Progress\n- Twelve messages exchanged."
+
+
+def reserve(capture) -> dict[int, str]:
+    with capture(execute=True):
+        report = scan_run(now=timezone.now() + datetime.timedelta(seconds=1))
+    return {d.channel_id: d.ticket for d in report.decisions if d.ticket}
+
+
+def run(capture, channel_id: int, ticket: str | None):
+    with capture(execute=True):
+        return auto_compaction_run(channel_id=channel_id, ticket=ticket)
+
+
+def test_a_reserved_channel_is_compacted_with_trigger_auto_and_the_next_one_is_enqueued(
+        utility_model, llm_server, django_capture_on_commit_callbacks):
+    auto_settings(concurrency=1)
+    first, second = pressured_channel(messages=13), pressured_channel()
+    messages_before = list(Message.objects.order_by("id").values_list("id", "content"))
+    tickets = reserve(django_capture_on_commit_callbacks)
+    assert list(tickets) == [first.pk]
+    llm_server.script(Reply(content=SUMMARY, prompt_tokens=1500, completion_tokens=30))
+
+    outcome = run(django_capture_on_commit_callbacks, first.pk, tickets[first.pk])
+
+    summary = Summary.objects.get()
+    assert (outcome.outcome, outcome.tokens_before, outcome.tokens_after) == (
+        "done", summary.tokens_before, summary.tokens_after)
+    assert (summary.channel_id, summary.trigger, summary.created_by) == (first.pk, "auto", first.owner)
+    assert summary.tokens_after / 2_400 < 0.7 <= summary.tokens_before / 2_400
+    lease = CompactionLease.objects.get(pk=first.pk)
+    assert (lease.last_outcome, lease.failure_count, lease.last_error, lease.holder, lease.expires_at) == (
+        "done", 0, "", "", None)
+    assert lease.last_finished_at >= lease.last_auto_at
+    usage = UsageEntry.objects.get(role="utility")
+    assert (usage.trigger, usage.channel_id, usage.success) == ("auto", first.pk, True)
+    assert AuditEntry.objects.filter(actor_label="system:compaction", details__trigger="auto").count() == 1
+    assert list(Message.objects.order_by("id").values_list("id", "content")) == messages_before
+    # the worker's refill tick reserved the next channel at once
+    assert [args[0] for _, args in queued_tasks()] == [first.pk, second.pk]
+    assert CompactionLease.objects.get(pk=second.pk).last_auto_at is not None
+
+
+def test_a_failed_model_call_is_an_outcome_not_a_retry_and_waits_for_new_messages(
+        utility_model, llm_server, django_capture_on_commit_callbacks):
+    auto_settings(concurrency=1)
+    channel = pressured_channel()
+    llm_server.default = Reply(status=500)
+    tickets = reserve(django_capture_on_commit_callbacks)
+
+    outcome = run(django_capture_on_commit_callbacks, channel.pk, tickets[channel.pk])
+
+    assert outcome.outcome == "failed" and "HTTP 500" in outcome.detail
+    assert not Summary.objects.exists()
+    lease = CompactionLease.objects.get(pk=channel.pk)
+    assert (lease.last_outcome, lease.failure_count, lease.holder) == ("failed", 1, "")
+    assert "HTTP 500" in lease.last_error
+    assert lease.attempt_leaf_id == channel.cursors.get().leaf_id
+    assert set(UsageEntry.objects.values_list("trigger", "success")) == {("auto", False)}
+
+    again = scan_run(now=timezone.now() + datetime.timedelta(seconds=1))
+    assert [(d.reason, d.detail) for d in again.decisions] == [
+        ("no_loop", "last attempt failed, no new messages since; 30m of cooldown remaining")]
+
+    build_path(channel, 2, start=12, words=40)
+    assert [d.action for d in scan_run(now=timezone.now() + datetime.timedelta(seconds=1)).decisions] == ["enqueue"]
+
+
+def test_a_channel_compacted_by_someone_else_meanwhile_is_busy_not_failed(
+        utility_model, llm_server, django_capture_on_commit_callbacks):
+    auto_settings()
+    channel = pressured_channel()
+    tickets = reserve(django_capture_on_commit_callbacks)
+    CompactionLease.objects.filter(pk=channel.pk).update(
+        holder="web:1:manual", expires_at=timezone.now() + datetime.timedelta(minutes=5))
+
+    outcome = run(django_capture_on_commit_callbacks, channel.pk, tickets[channel.pk])
+
+    assert outcome.outcome == "busy"
+    lease = CompactionLease.objects.get(pk=channel.pk)
+    assert (lease.last_outcome, lease.failure_count, lease.holder) == ("busy", 0, "web:1:manual")
+    assert llm_server.requests == [] and not Summary.objects.exists()
+
+
+def test_nothing_to_compact_is_recorded_and_not_retried_without_new_messages(
+        utility_model, llm_server, django_capture_on_commit_callbacks):
+    auto_settings(min_messages=2, min_new_messages=2)
+    channel = pressured_channel(messages=5, window=900)
+    tickets = reserve(django_capture_on_commit_callbacks)
+
+    outcome = run(django_capture_on_commit_callbacks, channel.pk, tickets[channel.pk])
+
+    assert outcome.outcome == "nothing"
+    lease = CompactionLease.objects.get(pk=channel.pk)
+    assert (lease.last_outcome, lease.failure_count) == ("nothing", 0)
+    assert [d.reason for d in scan_run(now=timezone.now() + datetime.timedelta(seconds=1)).decisions] == ["no_loop"]
+
+
+def test_a_compaction_that_leaves_the_channel_over_its_threshold_is_ineffective_and_cools_down(
+        utility_model, llm_server, django_capture_on_commit_callbacks):
+    auto_settings()
+    channel = pressured_channel(settings={"compaction_threshold": 0.3})
+    tickets = reserve(django_capture_on_commit_callbacks)
+    llm_server.script(Reply(content=SUMMARY))
+
+    outcome = run(django_capture_on_commit_callbacks, channel.pk, tickets[channel.pk])
+
+    assert outcome.outcome == "ineffective"
+    assert Summary.objects.get().tokens_after / 2_400 >= 0.3
+    assert CompactionLease.objects.get(pk=channel.pk).last_outcome == "ineffective"
+    channel.refresh_from_db()
+    assert channel.context_messages < 8  # not even a candidate until more messages come
+
+
+def test_the_event_path_checks_reserves_and_compacts_in_the_task(
+        utility_model, llm_server, django_capture_on_commit_callbacks):
+    auto_settings()
+    channel = pressured_channel()
+    llm_server.script(Reply(content=SUMMARY))
+
+    outcome = run(django_capture_on_commit_callbacks, channel.pk, None)
+
+    assert outcome.outcome == "done"
+    assert Summary.objects.get().trigger == "auto"
+    second = run(django_capture_on_commit_callbacks, channel.pk, None)
+    assert second.outcome == "skipped" and second.detail.endswith("messages since the summary < 8")
+    assert len(llm_server.requests) == 1
+    assert conf.AUTO_COMPACT_TASK == "compaction.tasks.auto_compact"
