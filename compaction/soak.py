@@ -146,7 +146,10 @@ def message_hash(message: Message) -> str:
 
 def error_cause(error: str) -> str:
     """The kind of a recorded model error: its words before the first colon."""
-    return error.split(":", 1)[0].strip() or "unknown"
+    head, _, rest = error.partition(":")
+    if head.strip() == "ValueError" and rest.strip():
+        return rest.strip()
+    return head.strip() or "unknown"
 
 
 class _Faults:

@@ -54,13 +54,26 @@ ACCESS: dict[str, dict[str, str]] = {
     "api-profile-reset": {"POST": "staff"},
     "api-profiles-export": {"GET": "staff"},
     "api-profiles-import": {"POST": "staff"},
+    # Pages (function views declare their methods here; anonymous visitors are sent to the login page).
+    "login": {"GET": "public", "POST": "public", "PUT": "public"},
+    "logout": {"POST": "public"},
+    "chat:channels": {"GET": "authenticated", "POST": "authenticated"},
+    "chat:channel": {"GET": "owner"},
+    "chat:send": {"POST": "owner"},
+    "chat:cursor": {"POST": "owner"},
+    "chat:edit": {"POST": "owner"},
+    "chat:regenerate": {"POST": "owner"},
+    "chat:originals": {"GET": "owner"},
+    "compaction:panel": {"GET": "owner", "POST": "owner"},
+    "compaction:undo": {"POST": "owner"},
+    "compaction:settings": {"GET": "owner", "POST": "owner"},
 }
 
 # URL keyword → the owner's object that fills it.
 KWARGS = {
     "channel_id": lambda world: world.channel.pk,
     "summary_id": lambda world: world.summary.pk,
-    "message_id": lambda world: world.messages[-1].pk,
+    "message_id": lambda world: world.messages[-2].pk,  # a user turn: editable and answerable
     "profile_id": lambda world: world.profile.pk,
 }
 
@@ -77,10 +90,10 @@ class Route:
         return self.route.startswith("api/")
 
 
-def _view_methods(pattern: URLPattern) -> tuple[str, ...]:
+def _view_methods(pattern: URLPattern, name: str) -> tuple[str, ...]:
     view = getattr(pattern.callback, "cls", None) or getattr(pattern.callback, "view_class", None)
-    if view is None:
-        return tuple(ACCESS.get(pattern.name or "", {"GET": ""}))
+    if view is None:  # a function view: its methods are the ones ACCESS declares (GET until it does)
+        return tuple(ACCESS.get(name, {"GET": ""}))
     allowed = getattr(view, "http_method_names", METHODS)
     return tuple(m.upper() for m in METHODS if m in allowed and hasattr(view, m))
 
@@ -96,8 +109,9 @@ def _walk(patterns, prefix: str = "", namespace: str = ""):
             route = prefix + str(pattern.pattern)
             if route.startswith(("static/", "media/", "__")):
                 continue
-            yield Route(name=f"{namespace}{pattern.name}" if pattern.name else route, route=route,
-                        kwargs=tuple(pattern.pattern.converters), methods=_view_methods(pattern))
+            name = f"{namespace}{pattern.name}" if pattern.name else route
+            yield Route(name=name, route=route, kwargs=tuple(pattern.pattern.converters),
+                        methods=_view_methods(pattern, name))
 
 
 ROUTES = sorted(_walk(get_resolver().url_patterns), key=lambda r: r.name)
