@@ -69,12 +69,14 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-component-update", "--disable-sync"]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium():
-    """Debian's Chromium driven by Playwright, one per test session.
+    """Debian's Chromium driven by Playwright, launched once for the browser tests.
 
     Missing in CI (CI=true) is a failure, never a skip: the browser tests
     are part of what CI proves. On a workstation it skips with the fix.
+    Module-scoped (the browser tests live in one module) so that the browser
+    and its event loop are gone before the rest of the session runs.
     """
     import os
 
@@ -83,12 +85,19 @@ def chromium():
         if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
             pytest.fail(message)
         pytest.skip(message)
-    # Playwright's sync API keeps an event loop running in this thread; the
-    # tests still call the ORM synchronously between browser steps.
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    # Playwright's sync API keeps an event loop running in this thread while
+    # the browser lives; the tests still call the ORM synchronously.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous

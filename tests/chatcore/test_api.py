@@ -1,7 +1,10 @@
 """The substrate's REST API end to end: status and the whole JSON body."""
 
+import io
+
 import pytest
 from django.contrib.staticfiles import finders
+from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -507,3 +510,9 @@ def test_schema_and_offline_docs(api, client, user):
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in html
     assert "cdn." not in html and "https://" not in html.split("<body")[0]
     assert finders.find("drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js")
+
+
+def test_schema_generates_valid_without_warnings(db):
+    out = io.StringIO()
+    call_command("spectacular", "--validate", "--fail-on-warn", stdout=out)  # raises on any warning or error
+    assert out.getvalue().startswith("openapi: 3.0.3")

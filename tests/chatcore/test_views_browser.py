@@ -42,6 +42,11 @@ def page(chromium, live_server):
     context.close()
 
 
+def scripts_ready(page):
+    """After a navigation by a click: the deferred scripts have run (Enter sends, dialogs open)."""
+    page.wait_for_function("document.readyState === 'complete' && !!window.htmx")
+
+
 def log_in(page, user):
     page.goto("/login/")
     page.get_by_label("Username").fill(user.username)
@@ -72,6 +77,7 @@ def test_chat_branches_and_the_context_warning(page, user, chat_model, llm_serve
     page.get_by_label("Model").select_option(label="Tiny window")
     page.get_by_role("button", name="Create channel").click()
     expect(page.get_by_role("heading", name="Schema questions")).to_be_visible()
+    scripts_ready(page)
     channel = Channel.objects.get(owner=user)
 
     composer = page.get_by_label("Message", exact=True)
@@ -92,6 +98,12 @@ def test_chat_branches_and_the_context_warning(page, user, chat_model, llm_serve
     first.get_by_label("Edit your message").fill("Should the ledger stay on MySQL?")
     first.get_by_role("button", name="Send as a new version").click()
     expect(page.locator(".msg-user").first).to_contain_text("stay on MySQL")
+    expect(page.locator(".msg-user").first.locator(".sibling-pos")).to_have_text("2/2")
+    page.locator(".msg-user").first.get_by_role("button", name="Previous version").click()
+    expect(page.locator(".msg-user").first.locator(".sibling-pos")).to_have_text("1/2")
+    # The keyboard stays on the switch: Enter on the focused › goes forward again.
+    expect(page.locator(".msg-user").first.get_by_role("button", name="Next version")).to_be_focused()
+    page.keyboard.press("Enter")
     expect(page.locator(".msg-user").first.locator(".sibling-pos")).to_have_text("2/2")
     page.locator(".msg-user").first.get_by_role("button", name="Previous version").click()
     expect(page.locator(".msg-user").first.locator(".sibling-pos")).to_have_text("1/2")

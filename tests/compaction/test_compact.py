@@ -384,3 +384,23 @@ def test_previewed_draft_applied_unchanged_is_not_marked_edited(utility_model, l
         (False, False, draft.content, draft.through_message_id)
     audit = AuditEntry.objects.get(action="summary.compact")
     assert audit.details["edited"] is False
+
+
+def test_long_conversation_offline_stacked_keeps_structure_and_pinned_facts(db):
+    from compaction.summarizers.offline import SECTIONS
+
+    channel = ChannelFactory()
+    converse(channel, 300)
+    first = channel_compact(channel=channel, actor=channel.owner, keep_recent=6).summary
+    chat_services.message_append(channel=channel, user=channel.owner, role="user",
+                                  content="New finding: the cache key is built in app/cache/keys.py, bug BUG-7781.")
+    converse(channel, 40, start=300)
+    second = channel_compact(channel=channel, actor=channel.owner, keep_recent=6).summary
+    assert second.previous_id == first.pk and second.messages_covered == 341 - 6
+    headings = [line[3:] for line in second.content.splitlines() if line.startswith("## ")]
+    assert [h for h in headings if h in SECTIONS] == [s for s in SECTIONS if s in headings]
+    assert len([h for h in headings if h in SECTIONS]) >= 4
+    # Facts from the first stretch survive the second compaction; the new ones are there too.
+    for fact in ("src/ledger/settlement.py", "E1042", "OPS-2231", "app/cache/keys.py", "BUG-7781"):
+        assert fact in second.content, fact
+    assert first.tokens < first.tokens_before / 5 and second.tokens_after < second.tokens_before

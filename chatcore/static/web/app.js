@@ -68,9 +68,33 @@
     form.querySelector("textarea").focus();
   });
 
+  // A button inside the conversation (‹ ›, Regenerate, Undo…) is replaced with
+  // the conversation; keep the keyboard focus on its counterpart in the new one.
+  var refocus = null;
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var elt = event.detail.elt;
+    var main = document.getElementById("channel-main");
+    if (!main || !elt || elt.tagName !== "FORM" || !main.contains(elt) || !elt.className) { refocus = null; return; }
+    var selector = "form." + elt.className.trim().split(/\s+/).join(".");
+    var submitter = document.activeElement && elt.contains(document.activeElement) ? document.activeElement : null;
+    refocus = {
+      selector: selector,
+      index: Array.prototype.indexOf.call(main.querySelectorAll(selector), elt),
+      value: submitter ? submitter.value : null
+    };
+  });
+
   document.addEventListener("htmx:afterSettle", function (event) {
     var form = composer();
-    if (form && event.detail.requestConfig && event.detail.requestConfig.elt === form) scrollToEnd();
+    if (form && event.detail.requestConfig && event.detail.requestConfig.elt === form) { scrollToEnd(); return; }
+    var main = document.getElementById("channel-main");
+    if (!refocus || !main) return;
+    var forms = main.querySelectorAll(refocus.selector);
+    var match = forms[Math.min(refocus.index, forms.length - 1)];
+    var button = match && ((refocus.value && match.querySelector("button[value='" + refocus.value + "']:not([disabled])")) ||
+                           match.querySelector("button:not([disabled])"));
+    (button || document.getElementById("composer-input") || main).focus();
+    refocus = null;
   });
 
   document.addEventListener("htmx:sendError", function () {
