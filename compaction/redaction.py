@@ -104,8 +104,11 @@ _PATTERNS: list[tuple[str, str, int]] = [
     ("api_key_header", r"(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token)[\"']?\s*[:=]\s*[\"']?([^\s\"',;]{12,})", 1),
     # Passwords and generic secrets in assignments: the value is hidden whatever it looks like.
     ("password",
-     r"(?i)(?<![A-Za-z0-9])(?:pass(?:word|wd|phrase)?|pwd|db_?pass(?:word)?|admin_?pass(?:word)?)[\"']?"
-     r"\s*(?::=|=>|[:=])\s*(\"[^\"\n]{3,}\"|'[^'\n]{3,}'|[^\s\"',;]{3,})", 1),
+     r"(?i)(?<![A-Za-z0-9])(?:pass(?:word|wd|phrase)|db_?pass(?:word)?|admin_?pass(?:word)?)[\"']?"
+     r"\s*(?::=|=>|[:=])\s*(\"[^\"\n]{3,}\"|'[^'\n]{3,}'|[^\s\"',;]{3,}+(?<![:=]))", 1),
+    # Bare "pass"/"pwd" keys read as prose after a colon ("first pass: ledger"): only assignments count.
+    ("password",
+     r"(?i)(?<![A-Za-z0-9])(?:pass|pwd)[\"']?\s*(?::=|=>|=)\s*(\"[^\"\n]{3,}\"|'[^'\n]{3,}'|[^\s\"',;]{3,})", 1),
     ("password", r"(?i)(?:--password|-p)[ =](\"[^\"\n]{4,}\"|'[^'\n]{4,}'|[^\s\"']{6,})(?=\s|$)", 1),
     ("secret",
      r"(?i)(?<![A-Za-z0-9])[A-Za-z0-9_.\-]*(?:secret|token|api_?key|apikey|access_?key|auth_?key|private_?key|"

@@ -91,9 +91,19 @@ def chromium():
     # the browser lives; the tests still call the ORM synchronously.
     previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from django.db import connections
+
+    # Once Playwright runs, this thread's code sees another contextvars
+    # context, hence other Django connection objects. The test database is
+    # the same, but pytest-django's snapshot for serialized rollback lives on
+    # the old objects: hand it over, or later tests' setup breaks.
+    snapshots = {alias: getattr(connections[alias], "_test_serialized_contents", None) for alias in connections}
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            for alias, snapshot in snapshots.items():
+                if snapshot is not None:
+                    connections[alias]._test_serialized_contents = snapshot
             yield browser
             browser.close()
     finally:

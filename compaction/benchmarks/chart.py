@@ -161,7 +161,7 @@ def _scanner(ax, figures: dict) -> None:
 
 
 def _throughput(ax, figures: dict) -> None:
-    rows = figures["rows"]
+    rows = figures.get("rounds") or figures["rows"]
     key_x = "concurrency" if "concurrency" in rows[0] else next(iter(rows[0]))
     xs = [r[key_x] for r in rows]
     measured = next(k for k in ("per_second", "compactions_per_s", "rate", "throughput") if k in rows[0])
@@ -170,7 +170,10 @@ def _throughput(ax, figures: dict) -> None:
     ax.plot(xs, [r[measured] for r in rows], marker="o", label="measured")
     ax.set_xlabel(key_x)
     ax.set_ylabel("compactions per second")
-    ax.set_title("throughput through qcluster workers vs the limit", fontsize=9)
+    shares = [r.get("share_of_limit") for r in rows]
+    share_text = ", ".join(f"{share:.0%}" for share in shares if isinstance(share, (int, float)))
+    ax.set_title(f"throughput through qcluster workers vs the limit ({share_text} of it)", fontsize=9)
+    ax.set_xticks(xs)
     ax.legend(fontsize=7)
     ax.grid(True, alpha=0.3)
 

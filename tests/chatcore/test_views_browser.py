@@ -19,7 +19,9 @@ from compaction.services import channel_compact
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory
 from tests.compaction.factories import converse
 
-pytestmark = pytest.mark.browser
+# Serialized rollback: the shipped profiles come back after each test, and
+# transactional tests of other modules that rely on it still find them.
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 SCREENSHOTS = settings.VAR_DIR / "screenshots"
 TIMEOUT_MS = 15_000

@@ -141,7 +141,7 @@ def test_command_runs_the_compaction_scenario_and_leaves_nothing_behind(db, tmp_
                             "offline_queries", "loopback_total_ms", "loopback_call_ms", "loopback_overhead_ms",
                             "loopback_queries", "summary_tokens"}
         assert row["offline_queries"] == row["loopback_queries"] == result["queries_min"]
-    assert result["queries_flat"] is True
+    assert result["queries_flat"] is True and result["queries_min"] > 5
     assert "query count flat across sizes" in err
     assert (tmp_path / "bench.png").read_bytes()[:4] == b"\x89PNG"
     assert (User.objects.count(), Channel.objects.count(), Message.objects.count(), Summary.objects.count(),

@@ -1,8 +1,9 @@
 """Changes made by someone else while the model is thinking: nothing is written.
 
 The loopback server's responder runs in the server's own thread with its own
-database connection, so these tests commit for real (transactional) and the
-shipped profiles are restored afterwards (serialized rollback).
+database connection, so these tests commit for real (transactional; pytest-django
+runs them after the others, and the service falls back to the shipped default
+profile once a flush has emptied the table).
 """
 
 from datetime import timedelta
@@ -20,7 +21,7 @@ from compaction.services import channel_compact
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _during_the_call(llm_server, change):

@@ -68,3 +68,14 @@ def test_detect_secrets_second_pass_catches_what_our_patterns_do_not():
     result = redact(text)
     assert result.text == "artifactory pull with [REDACTED:artifactory_credentials] today"
     assert result.counts == {"artifactory_credentials": 1}
+
+
+def test_a_key_named_after_a_key_does_not_shield_the_password():
+    redacted = redact('password: DB_PASSWORD: "correct horse battery staple"')
+    assert "correct horse" not in redacted.text
+    assert redacted.counts == {"password": 1}
+
+
+def test_prose_with_a_bare_pass_is_left_alone():
+    assert redact("First pass: ledger totals checked").text == "First pass: ledger totals checked"
+    assert redact("pass=hunter22").text == "pass=[REDACTED:password]"

@@ -1,0 +1,61 @@
+"""Throwaway databases for the benchmarks, beside the default one and never it.
+
+PostgreSQL: a database of the given name on the same server; SQLite: a file in
+VAR_DIR. Each is migrated by `manage.py migrate` in a child process where it is
+the default database, so data migrations land in it, not in the project's.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import quote
+
+from django.conf import settings as django_settings
+from django.db import connections
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def database_url(config: dict) -> str:
+    if config["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{config['NAME']}"
+    credentials = quote(config["USER"] or "") + (f":{quote(config['PASSWORD'])}" if config["PASSWORD"] else "")
+    return f"postgres://{credentials}@{config['HOST'] or '127.0.0.1'}:{config['PORT'] or 5432}/{config['NAME']}"
+
+
+def database_open(alias: str) -> dict:
+    """Create an empty database beside the default one, register it as `alias`,
+    migrate it in a child process (where it is the default), return its config."""
+    config = dict(connections.databases["default"])
+    if connections["default"].vendor == "postgresql":
+        with connections["default"]._nodb_cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {alias} WITH (FORCE)")
+            cursor.execute(f"CREATE DATABASE {alias}")
+        config["NAME"] = alias
+    else:
+        path = Path(django_settings.VAR_DIR) / f"{alias}.sqlite3"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        config["NAME"] = str(path)
+    for command in (["migrate", "--noinput", "-v0"], ["createcachetable"]):
+        subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, check=True,
+                       env={**os.environ, "DATABASE_URL": database_url(config)})
+    connections.databases[alias] = config
+    return config
+
+
+def database_close(alias: str, config: dict) -> None:
+    if alias in connections.databases:
+        connections[alias].close()
+        del connections.databases[alias]
+        try:
+            delattr(connections._connections, alias)
+        except AttributeError:
+            pass
+    if config["ENGINE"].endswith("sqlite3"):
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{config['NAME']}{suffix}").unlink(missing_ok=True)
+    else:
+        with connections["default"]._nodb_cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {config['NAME']} WITH (FORCE)")
