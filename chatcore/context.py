@@ -7,6 +7,7 @@ the context only; the stored message is never changed.
 """
 
 import dataclasses
+import re
 
 from django.contrib.auth.models import AbstractBaseUser
 
@@ -60,8 +61,13 @@ def _as_api_message(message: Message, prune: bool) -> dict:
     return item
 
 
+_FRAME_TAG = re.compile(r"<(\s*/?\s*conversation_summary)", re.IGNORECASE)
+
+
 def summary_as_context(summary: Summary) -> dict:
-    return {"role": "user", "content": SUMMARY_FRAME.format(content=summary.content)}
+    """A user-role message, framed; a summary cannot close its own frame early."""
+    content = _FRAME_TAG.sub(lambda m: "\u2039" + m.group(1), summary.content)
+    return {"role": "user", "content": SUMMARY_FRAME.format(content=content)}
 
 
 def context_assemble(*, channel: Channel, user: AbstractBaseUser, leaf: Message | None = None) -> AssembledContext:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
-from chatcore import selectors
+from chatcore import conf, selectors
 from chatcore.errors import ModelCallFailed
 from chatcore.models import Channel, LLMModel, UsageEntry
 
@@ -98,7 +98,8 @@ def _describe(error: Exception) -> str:
     if isinstance(error, openai.APIConnectionError):
         return f"connection: {error.__cause__ or error}"
     if isinstance(error, openai.RateLimitError):
-        return f"rate limited (429): {error.message}"
+        retry_after = error.response.headers.get("retry-after") if error.response is not None else None
+        return f"rate limited (429): {error.message}" + (f" (retry after {retry_after}s)" if retry_after else "")
     if isinstance(error, openai.APIStatusError):
         return f"HTTP {error.status_code}: {error.message}"
     if isinstance(error, json.JSONDecodeError):
@@ -118,6 +119,9 @@ def _call(model: LLMModel, messages: list[dict], max_tokens: int | None, tempera
     content = (response.choices[0].message.content or "").strip()
     if not content:
         raise ValueError("the model returned empty content")
+    if len(content) > conf.MAX_MESSAGE_CHARS:
+        raise ValueError(f"the reply is longer than allowed ({len(content):,} characters; "
+                         f"the limit is {conf.MAX_MESSAGE_CHARS:,})")
     usage = response.usage
     return content, (usage.prompt_tokens if usage else 0), (usage.completion_tokens if usage else 0)
 

@@ -33,6 +33,8 @@ class Reply:
     completion_tokens: int | None = None
     fault: str = ""  # "reset", "truncated", "malformed", "no_choices", "slow_body", "hang"
     body: dict | None = None  # an exact JSON body for error statuses
+    finish_reason: str = "stop"
+    chunk_delay: float = 0.05  # pause between 16-byte chunks of a "slow_body"
 
 
 def _words(text: str) -> int:
@@ -94,7 +96,7 @@ class _Handler(BaseHTTPRequestHandler):
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.get("model", "loopback"),
-            "choices": [{"index": 0, "finish_reason": "stop",
+            "choices": [{"index": 0, "finish_reason": reply.finish_reason,
                          "message": {"role": "assistant", "content": content}}],
             "usage": {
                 "prompt_tokens": reply.prompt_tokens if reply.prompt_tokens is not None else _words(prompt_text),
@@ -120,7 +122,7 @@ class _Handler(BaseHTTPRequestHandler):
             for index in range(0, len(body), 16):
                 self.wfile.write(body[index:index + 16])
                 self.wfile.flush()
-                time.sleep(0.05)
+                time.sleep(reply.chunk_delay)
             return
         self.wfile.write(body)
         if reply.fault == "truncated":
@@ -131,6 +133,13 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     owner: "LoopbackLLM"
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that gave up (timeout, reset) is part of the game, not news."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError, TimeoutError)):
+            super().handle_error(request, client_address)
 
 
 class LoopbackLLM:

@@ -87,7 +87,7 @@ _PATTERNS: list[tuple[str, str, int]] = [
     ("shopify_token", _B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _E, 0),
     ("digitalocean_token", _B + r"do[opr]_v1_[a-f0-9]{64}" + _E, 0),
     ("databricks_token", _B + r"dapi[a-f0-9]{32}(?:-\d)?" + _E, 0),
-    ("doppler_token", _B + r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}" + _E, 0),
+    ("doppler_token", _B + r"dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_\-]{1,40}\.)?[A-Za-z0-9]{40,}" + _E, 0),
     ("linear_api_key", _B + r"lin_api_[A-Za-z0-9]{40}" + _E, 0),
     ("notion_token", _B + r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})" + _E, 0),
     ("atlassian_token", _B + r"ATATT3[A-Za-z0-9_\-=]{50,}" + _E, 0),

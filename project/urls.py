@@ -14,3 +14,6 @@ urlpatterns = [
     path("", include("compaction.urls")),
     path("", include("chatcore.urls")),
 ]
+
+handler404 = "project.errors.not_found"
+handler500 = "project.errors.server_error"

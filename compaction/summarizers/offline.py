@@ -254,12 +254,13 @@ def _units_from_items(builder: _Builder, items: list[TranscriptItem]) -> None:
                         text=f"returned {summary}" if summary else "returned nothing", section=TRIED, bonus=1.0)
             continue
         text = _CODE_BLOCK_RE.sub(" [code] ", item.content)
+        if lexicon.looks_like_injection(text):
+            # A message that addresses the summarizer is set aside whole: its
+            # other sentences ("Say X.") are the payload of the same attempt.
+            builder.set_aside += 1
+            continue
         sentences = []
-        suspicious = lexicon.looks_like_injection(text)
         for sentence in lexicon.split_sentences(text):
-            if suspicious and lexicon.looks_like_injection(sentence):
-                builder.set_aside += 1
-                continue
             cleaned = _clean_sentence(sentence)
             if cleaned and cleaned != "[code]":
                 sentences.append(cleaned)

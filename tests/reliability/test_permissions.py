@@ -1,0 +1,259 @@
+"""The permission matrix: every endpoint and page of the URL conf × {owner,
+another user, staff, anonymous} × its methods (GET reads, the others write).
+
+The cases are generated from the URL conf, so a new endpoint is covered the
+moment it exists; `ACCESS` says who may use it, and a route missing from
+`ACCESS` fails `test_every_route_is_in_the_matrix` with the line to add.
+
+Rules checked for each case:
+- anonymous: the API answers 401/403 with a `detail`; a page redirects to the login page;
+- "owner": the owner gets through (no 401/403/404, no 5xx); another user and
+  staff get 404, as if the object did not exist;
+- "authenticated": any signed-in user gets through (lists show only their own rows);
+- "staff": staff get through; everyone else gets 403;
+- "public": everyone gets through;
+- a refused write changes nothing in the database;
+- a write with a session but no CSRF token is refused (403).
+"""
+
+import dataclasses
+
+import pytest
+from django.conf import settings as django_settings
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from rest_framework.test import APIClient
+
+from chatcore import services
+from chatcore.models import AuditEntry, Channel, Cursor, Message, Summary
+from compaction.models import CompactionProfile
+from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
+from tests.compaction.factories import CompactionProfileFactory
+
+METHODS = ("get", "post", "put", "patch", "delete")
+
+# route name → {method: access}. Keep in step with the URL conf (the first test says what is missing).
+ACCESS: dict[str, dict[str, str]] = {
+    "api-schema": {"GET": "public"},
+    "api-docs": {"GET": "public"},
+    "api-channels": {"GET": "authenticated", "POST": "authenticated"},
+    "api-channel": {"GET": "owner", "PATCH": "owner", "DELETE": "owner"},
+    "api-messages": {"GET": "owner", "POST": "owner"},
+    "api-reply": {"POST": "owner"},
+    "api-cursor": {"POST": "owner"},
+    "api-context": {"GET": "owner"},
+    "api-channel-export": {"GET": "staff"},
+    "api-summary-purge": {"POST": "owner"},
+    "api-compact": {"POST": "owner"},
+    "api-branch": {"POST": "owner"},
+    "api-summaries": {"GET": "owner"},
+    "api-summary-revert": {"POST": "owner"},
+    "api-profiles": {"GET": "authenticated", "POST": "staff"},
+    "api-profile": {"GET": "authenticated", "PATCH": "staff", "DELETE": "staff"},
+    "api-profile-duplicate": {"POST": "staff"},
+    "api-profile-reset": {"POST": "staff"},
+    "api-profiles-export": {"GET": "staff"},
+    "api-profiles-import": {"POST": "staff"},
+    # Pages (function views declare their methods here; anonymous visitors are sent to the login page).
+    "login": {"GET": "public", "POST": "public", "PUT": "public"},
+    "logout": {"POST": "public"},
+    "chat:channels": {"GET": "authenticated", "POST": "authenticated"},
+    "chat:channel": {"GET": "owner"},
+    "chat:send": {"POST": "owner"},
+    "chat:cursor": {"POST": "owner"},
+    "chat:edit": {"POST": "owner"},
+    "chat:regenerate": {"POST": "owner"},
+    "chat:originals": {"GET": "owner"},
+    "compaction:panel": {"GET": "owner", "POST": "owner"},
+    "compaction:undo": {"POST": "owner"},
+    "compaction:settings": {"GET": "owner", "POST": "owner"},
+}
+
+# URL keyword → the owner's object that fills it.
+KWARGS = {
+    "channel_id": lambda world: world.channel.pk,
+    "summary_id": lambda world: world.summary.pk,
+    "message_id": lambda world: world.messages[-2].pk,  # a user turn: editable and answerable
+    "profile_id": lambda world: world.profile.pk,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    name: str
+    route: str
+    kwargs: tuple[str, ...]
+    methods: tuple[str, ...]
+
+    @property
+    def is_api(self) -> bool:
+        return self.route.startswith("api/")
+
+
+def _view_methods(pattern: URLPattern, name: str) -> tuple[str, ...]:
+    view = getattr(pattern.callback, "cls", None) or getattr(pattern.callback, "view_class", None)
+    if view is None:  # a function view: its methods are the ones ACCESS declares (GET until it does)
+        return tuple(ACCESS.get(name, {"GET": ""}))
+    allowed = getattr(view, "http_method_names", METHODS)
+    return tuple(m.upper() for m in METHODS if m in allowed and hasattr(view, m))
+
+
+def _walk(patterns, prefix: str = "", namespace: str = ""):
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            if pattern.namespace == "admin" or str(pattern.pattern).startswith("admin/"):
+                continue  # the admin checks staff itself (test_admin_is_staff_only)
+            inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
+            yield from _walk(pattern.url_patterns, prefix + str(pattern.pattern), inner)
+        elif isinstance(pattern, URLPattern):
+            route = prefix + str(pattern.pattern)
+            if route.startswith(("static/", "media/", "__")):
+                continue
+            name = f"{namespace}{pattern.name}" if pattern.name else route
+            yield Route(name=name, route=route, kwargs=tuple(pattern.pattern.converters),
+                        methods=_view_methods(pattern, name))
+
+
+ROUTES = sorted(_walk(get_resolver().url_patterns), key=lambda r: r.name)
+CASES = [(route, method) for route in ROUTES for method in route.methods]
+
+
+def test_every_route_is_in_the_matrix():
+    missing = [f'"{r.name}": {{"{m}": "owner|authenticated|staff|public"}}' for r, m in CASES
+               if m not in ACCESS.get(r.name, {})]
+    assert not missing, "Routes missing from ACCESS in tests/reliability/test_permissions.py:\n" + "\n".join(missing)
+    unknown = [k for r in ROUTES for k in r.kwargs if k not in KWARGS]
+    assert not unknown, f"Add these URL keywords to KWARGS in tests/reliability/test_permissions.py: {unknown}"
+    present = {(r.name, m) for r, m in CASES}
+    stale = [(name, m) for name, methods in ACCESS.items() for m in methods if (name, m) not in present]
+    assert not stale, f"ACCESS lists routes or methods that no longer exist: {stale}"
+
+
+@dataclasses.dataclass
+class World:
+    owner: object
+    other: object
+    staff: object
+    channel: Channel
+    messages: list
+    summary: Summary
+    profile: CompactionProfile
+
+
+@pytest.fixture
+def world(db) -> World:
+    owner, other = UserFactory(), UserFactory()
+    staff = UserFactory(is_staff=True, is_superuser=True)
+    channel = ChannelFactory(owner=owner)
+    messages = build_path(channel, 4)
+    summary = services.summary_write(channel=channel, through_message=messages[1], content="Earlier: a start.",
+                                     created_by=owner)
+    ChannelFactory(owner=other)
+    return World(owner, other, staff, channel, messages, summary, CompactionProfileFactory())
+
+
+def _fingerprint(world: World) -> tuple:
+    channel = Channel.objects.get(pk=world.channel.pk)
+    return (Message.objects.count(), Message.objects.filter(purged_at__isnull=False).count(),
+            Summary.objects.filter(reverted_at__isnull=True).count(), Channel.objects.filter(deleted_at=None).count(),
+            Cursor.objects.count(), AuditEntry.objects.count(), CompactionProfile.objects.count(),
+            list(CompactionProfile.objects.order_by("pk").values_list("name", "instructions", "is_default")),
+            channel.title, channel.settings, channel.archived, channel.deleted_at)
+
+
+def _request(route: Route, method: str, world: World, user, *, csrf: bool = False):
+    url = reverse(route.name, kwargs={k: KWARGS[k](world) for k in route.kwargs})
+    if route.is_api:
+        client = APIClient(enforce_csrf_checks=csrf)
+        if user is not None:
+            client.force_login(user) if csrf else client.force_authenticate(user)
+        return getattr(client, method.lower())(url, {}, format="json")
+    client = Client(enforce_csrf_checks=csrf)
+    if user is not None:
+        client.force_login(user)
+    return getattr(client, method.lower())(url, {} if method != "GET" else None)
+
+
+def _gets_through(response) -> bool:
+    return response.status_code < 500 and response.status_code not in (401, 403, 404)
+
+
+def _assert_refused(route: Route, response, status: int) -> None:
+    assert response.status_code == status, (route.name, response.status_code, getattr(response, "content", b"")[:300])
+    if route.is_api:
+        assert response.json()["detail"]
+
+
+@pytest.mark.parametrize(("route", "method"), CASES, ids=[f"{r.name}-{m}" for r, m in CASES])
+def test_permission_matrix(route, method, world):
+    access = ACCESS.get(route.name, {}).get(method)
+    if access is None:
+        pytest.fail(f"{route.name} {method} is not in ACCESS (see test_every_route_is_in_the_matrix)")
+    write = method != "GET"
+
+    before = _fingerprint(world)
+    anonymous = _request(route, method, world, None)
+    if access == "public":
+        assert _gets_through(anonymous), (route.name, anonymous.status_code)
+    elif route.is_api:
+        assert anonymous.status_code in (401, 403) and anonymous.json()["detail"]
+    else:
+        assert anonymous.status_code == 302
+        assert anonymous["Location"].startswith(reverse(django_settings.LOGIN_URL))
+    if write and access != "public":
+        assert _fingerprint(world) == before
+
+    if access == "owner":
+        for stranger in (world.other, world.staff):
+            before = _fingerprint(world)
+            _assert_refused(route, _request(route, method, world, stranger), 404)
+            if write:
+                assert _fingerprint(world) == before, f"a refused {method} changed the database"
+        allowed = [world.owner]
+    elif access == "staff":
+        for stranger in (world.other, world.owner):
+            before = _fingerprint(world)
+            _assert_refused(route, _request(route, method, world, stranger), 403)
+            if write:
+                assert _fingerprint(world) == before, f"a refused {method} changed the database"
+        allowed = [world.staff]
+    else:
+        allowed = [world.other, world.staff, world.owner]
+    for user in allowed:
+        response = _request(route, method, world, user)
+        assert _gets_through(response), (route.name, method, user, response.status_code,
+                                         getattr(response, "content", b"")[:300])
+
+
+WRITES = [(route, method) for route, method in CASES if method != "GET" and ACCESS.get(route.name, {}).get(method)
+          not in (None, "public")]
+
+
+@pytest.mark.parametrize(("route", "method"), WRITES, ids=[f"{r.name}-{m}" for r, m in WRITES])
+def test_session_writes_need_a_csrf_token(route, method, world):
+    user = world.staff if ACCESS[route.name][method] == "staff" else world.owner
+    before = _fingerprint(world)
+    response = _request(route, method, world, user, csrf=True)
+    assert response.status_code == 403
+    if route.is_api:
+        assert response.json()["detail"].startswith("CSRF Failed")
+    assert _fingerprint(world) == before
+
+
+def test_lists_show_only_the_users_own_rows(world):
+    client = APIClient()
+    client.force_authenticate(world.other)
+    ids = [c["id"] for c in client.get(reverse("api-channels")).json()["results"]]
+    assert world.channel.pk not in ids and len(ids) == 1
+
+
+def test_admin_is_staff_only(world):
+    url = reverse("admin:index")
+    anonymous = Client().get(url)
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith(reverse("admin:login"))
+    client = Client()
+    client.force_login(world.owner)
+    response = client.get(url)
+    assert response.status_code == 302 and response["Location"].startswith(reverse("admin:login"))
+    client.force_login(world.staff)
+    assert client.get(url).status_code == 200
