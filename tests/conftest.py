@@ -1,6 +1,7 @@
 """Shared fixtures: users, API clients, a real OpenAI-compatible server on loopback."""
 
 import pytest
+from django.test import Client
 from rest_framework.test import APIClient
 
 from chatcore.loopback_llm import LoopbackLLM
@@ -27,6 +28,14 @@ def staff_user(db):
 def api(user):
     client = APIClient()
     client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def client_user(user):
+    """The pages' test client, logged in as `user`."""
+    client = Client()
+    client.force_login(user)
     return client
 
 

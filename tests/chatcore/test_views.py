@@ -16,13 +16,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
-def client_user(user):
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
 def channel(user):
     return ChannelFactory(owner=user, title="Planning")
 

@@ -15,13 +15,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
-def client_user(user):
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
 def channel(user):
     channel = ChannelFactory(owner=user, title="Ledger work")
     converse(channel, 16)
