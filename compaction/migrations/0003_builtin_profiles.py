@@ -7,17 +7,18 @@ def create_builtins(apps, schema_editor):
     from compaction.builtins import BUILTIN_PROFILES
 
     Profile = apps.get_model("compaction", "CompactionProfile")
-    has_default = Profile.objects.filter(persona__isnull=True, is_default=True).exists()
+    profiles = Profile.objects.using(schema_editor.connection.alias)
+    has_default = profiles.filter(persona__isnull=True, is_default=True).exists()
     for item in BUILTIN_PROFILES:
         fields = {k: v for k, v in item.items() if k != "slug"}
         fields["is_builtin"] = True
         fields["is_default"] = item["is_default"] and not has_default
-        Profile.objects.update_or_create(slug=item["slug"], defaults=fields)
+        profiles.update_or_create(slug=item["slug"], defaults=fields)
 
 
 def remove_builtins(apps, schema_editor):
     Profile = apps.get_model("compaction", "CompactionProfile")
-    Profile.objects.filter(is_builtin=True).delete()
+    Profile.objects.using(schema_editor.connection.alias).filter(is_builtin=True).delete()
 
 
 class Migration(migrations.Migration):
