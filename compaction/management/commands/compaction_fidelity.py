@@ -9,6 +9,12 @@ ceiling), the compacted context (summary + kept turns) and a truncation
 baseline that keeps only the newest turns fitting the compacted context's
 token count. Retention is a rate divided by the ceiling.
 
+The ratio is the one measured: when the summarizing model's window cannot
+take the whole stretch in one request, the service summarises what fits and
+leaves the rest as messages; the command then compacts again (an iterative
+update, as the product does) until only the `keep_recent` turns are left,
+and reports the number of passes.
+
 Everything runs inside a transaction rolled back at the end, so the
 database is left as it was (`--keep` keeps the channels instead).
 The model is whatever the utility role resolves to: the offline summarizer
@@ -27,11 +33,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from chatcore.context import context_assemble
-from chatcore.errors import ServiceError
+from chatcore.errors import ServiceError, Unprocessable
 from compaction import fidelity
 from compaction.imports import conversation_import
 
 BENCH_USERNAME = "fidelity-bench"
+MAX_PASSES = 50
 
 
 class _Rollback(Exception):
@@ -118,10 +125,22 @@ class Command(BaseCommand):
         full = context_assemble(channel=channel, user=owner)
         budget = max(50, min(32_000, int(full.tokens // options["ratio"])))
         started = time.monotonic()
-        result = channel_compact(channel=channel, actor=owner, trigger="manual", profile_slug=options["profile"],
-                                 keep_recent=options["keep_recent"], max_summary_tokens=budget)
+        summarized, passes = 0, 0
+        while passes < MAX_PASSES:
+            try:
+                result = channel_compact(channel=channel, actor=owner, trigger="manual",
+                                         profile_slug=options["profile"], keep_recent=options["keep_recent"],
+                                         max_summary_tokens=budget)
+            except Unprocessable:
+                if passes:
+                    break  # what is left is the kept turns (a tool result never parts from its call)
+                raise
+            summarized += result.summarized_count
+            passes += 1
+            compacted = context_assemble(channel=channel, user=owner)
+            if len(compacted.path) <= options["keep_recent"]:
+                break
         seconds = time.monotonic() - started
-        compacted = context_assemble(channel=channel, user=owner)
         compacted_lines = _lines(compacted)
         truncated_lines, _ = _truncation_lines(full, compacted.tokens)
 
@@ -134,7 +153,7 @@ class Command(BaseCommand):
             "conversation": name, "messages": len(full.path), "questions": len(questions),
             "measured": ceiling.measured, "tokens_before": full.tokens, "tokens_after": compacted.tokens,
             "summary_budget": budget, "summary_tokens": compacted.tokens - sum(m.tokens for m in compacted.path),
-            "summarized": result.summarized_count, "model": result.model, "seconds": round(seconds, 3),
+            "summarized": summarized, "passes": passes, "model": result.model, "seconds": round(seconds, 3),
             "supported": {"ceiling": ceiling.supported, "compacted": compact.supported,
                           "truncation": truncation.supported},
             "rate": {"ceiling": round(ceiling.rate, 4), "compacted": round(compact.rate, 4),
