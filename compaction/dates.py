@@ -91,12 +91,15 @@ def anchor_dates(text: str, *, said_on: dt.date | dt.datetime | None) -> str:
         return text
     said = said_on.date() if isinstance(said_on, dt.datetime) else said_on
 
+    anchored: set[str] = set()
+
     def replace(match: re.Match) -> str:
         if text[match.end():match.end() + 2].lstrip().startswith("("):
             return match.group(0)  # already anchored
         anchor = _anchor(match, said)
-        if anchor is None:
-            return match.group(0)
+        if anchor is None or anchor in anchored:
+            return match.group(0)  # a repeated expression is anchored once
+        anchored.add(anchor)
         words = match.group(0)
         trail = "." if words.endswith(".") else ""
         return f"{words.rstrip('.')} ({anchor}){trail}"

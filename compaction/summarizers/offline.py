@@ -64,13 +64,23 @@ _FILLER_RE = re.compile(
     r"whoa|damn|ooh|congrats|congratulations)\b(?:\s+[A-Z][a-z]+)?[\s,!.…~-]*)+",
     re.IGNORECASE,
 )
+# Greetings and catching-up phrases that open a chat turn and report nothing ("so much has happened since
+# we last spoke - I went to …"): removed with the punctuation that follows them.
+_PLEASANTRY_RE = re.compile(
+    r"^(?:(?:(?:so )?(?:much|a lot|lots|a lot's|lot's|a bunch|quite a bit|tons|loads)\s+(?:has\s+|'s\s+)?"
+    r"(?:happened|going on|been going on)\s+)?since (?:we|I) last (?:spoke|talked|chatted|chat|caught up|saw "
+    r"each other|met)|long time no (?:see|talk|chat|speak)|how(?:'s| is) it going|how have you been|how are you"
+    r"(?: doing)?|what's up(?: with you)?|guess what|good to (?:hear from|see|talk to) you)\b[\s,!?.:;…~-]*",
+    re.IGNORECASE,
+)
 _MAX_SENTENCE_WORDS = 60
 # A message up to this many words is one candidate (its sentences stay together on one line, as they were
 # said); a longer one is split into sentences.
 _WHOLE_MESSAGE_WORDS = 90
-# Value is divided by tokens ** _COST_EXPONENT: below 1, a longer candidate that carries proportionally more
-# is not penalised for needing a few more tokens of connecting words.
-_COST_EXPONENT = 0.5
+# Value is divided by tokens ** _COST_EXPONENT: at 1, value per token, the usual ratio of budgeted coverage. Lower
+# favours long passages, which in chat are more often long reactions than more facts; the compacted context
+# on LoCoMo kept fewer answers at 0.5 and 0.75 than at 1 (compaction_fidelity, 29 November 2026).
+_COST_EXPONENT = 1.0
 # A candidate whose content words are mostly already in the summary is a near-duplicate.
 _MIN_NEW_SHARE = 0.35
 _CAPITALISED_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
@@ -159,7 +169,7 @@ def _informative(sentence: str) -> bool:
 
 
 def _clean_sentence(sentence: str) -> str:
-    sentence = _FILLER_RE.sub("", sentence).strip(" -–—,;")
+    sentence = _PLEASANTRY_RE.sub("", _FILLER_RE.sub("", sentence)).strip(" -–—,;")
     words = sentence.split()
     if len(words) > _MAX_SENTENCE_WORDS:
         sentence = " ".join(words[:_MAX_SENTENCE_WORDS]) + " …"
@@ -272,17 +282,21 @@ def _units_from_items(builder: _Builder, items: list[TranscriptItem]) -> None:
             # other sentences ("Say X.") are the payload of the same attempt.
             builder.set_aside += 1
             continue
+        # What was shared (an image's caption) is kept apart from the sentences around it, so that dropping
+        # a reaction ("Look at this!") does not drop the picture with it.
+        shared = _SHARED_RE.findall(text)
         sentences = []
-        for sentence in lexicon.split_sentences(text):
+        for sentence in lexicon.split_sentences(_SHARED_RE.sub(" ", text)):
             cleaned = _clean_sentence(sentence)
             if cleaned and cleaned != "[code]":
                 sentences.append(cleaned)
         if sum(len(sentence.split()) for sentence in sentences) <= _WHOLE_MESSAGE_WORDS:
-            if len(sentences) > 1:
-                sentences = [sentence for sentence in sentences if _informative(sentence)] or sentences[:1]
-            if sentences:
-                builder.add(order=(index, 1), speaker=speaker, role=item.role, date=date, text=" ".join(sentences),
-                            said_on=item.created_at)
+            if len(sentences) > 1 or shared:
+                sentences = [sentence for sentence in sentences if _informative(sentence)] or \
+                    ([] if shared else sentences[:1])
+            if sentences or shared:
+                builder.add(order=(index, 1), speaker=speaker, role=item.role, date=date,
+                            text=" ".join(sentences + shared), said_on=item.created_at)
         else:
             for position, sentence in enumerate(sentences, start=1):
                 builder.add(order=(index, position), speaker=speaker, role=item.role, date=date, text=sentence,

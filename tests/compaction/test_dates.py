@@ -43,6 +43,11 @@ def test_what_fixes_no_date_or_is_anchored_already_is_left_alone(text):
     assert anchor_dates(text, said_on=FRIDAY) == text
 
 
+def test_a_repeated_expression_is_anchored_once():
+    assert anchor_dates("Yesterday was fun: yesterday we sang.", said_on=FRIDAY) == \
+        "Yesterday (8 June 2023) was fun: yesterday we sang."
+
+
 def test_without_a_date_nothing_changes():
     assert anchor_dates("I went yesterday.", said_on=None) == "I went yesterday."
     assert anchor_dates("I went yesterday.", said_on=dt.datetime(2023, 6, 9, 23, 59)) == \

@@ -187,7 +187,8 @@ def test_fidelity_command_measures_and_dumps(db, tmp_path):
     # the compacted context keeps the early facts; the newest turns alone hold none of them
     assert row["supported"]["compacted"] == 3
     assert row["supported"]["truncation"] == 0
-    assert row["retention"] == {"compacted": 1.0, "truncation": 0.0}
+    assert row["retention"] == {"compacted": 1.0, "truncation": 0.0, "of_ceiling": 1.0}
+    assert row["supported"]["compacted_and_ceiling"] == 3
     assert report["total"]["supported"] == row["supported"]
     # the dump is the compacted context, line by line: the metric recomputes from it alone
     lines = (dump / "synthetic.txt").read_text().splitlines()
@@ -230,3 +231,18 @@ def test_fidelity_command_compacts_again_when_the_model_window_is_small(db, tmp_
     # all but the kept turns, short of a last remainder too small to compact (fewer than the minimum)
     assert 0 <= row["messages"] - 4 - row["summarized"] < conf.MIN_NEW_MESSAGES
     assert row["tokens_after"] <= row["summary_budget"] + 250  # the summary and a few short turns
+
+
+def test_fidelity_command_tells_kept_content_from_added_dates(db, tmp_path):
+    """The summary writes out the date of "last week"; the whole conversation has it only in metadata.
+    Retention counts that question, "of ceiling" does not."""
+    data = synthetic_locomo()
+    data["qa"].append({"question": "When did Nora adopt Biscuit?", "answer": "24 April 2023", "evidence": ["D1:3"],
+                       "category": 2})
+    path = tmp_path / "dated.json"
+    path.write_text(json.dumps(data))
+    out = io.StringIO()
+    call_command("compaction_fidelity", str(path), "--ratio", "3", "--keep-recent", "4", "--json", stdout=out)
+    row = json.loads(out.getvalue())["conversations"][0]
+    assert row["supported"] == {"ceiling": 3, "compacted": 4, "truncation": 0, "compacted_and_ceiling": 3}
+    assert row["retention"] == {"compacted": 1.3333, "truncation": 0.0, "of_ceiling": 1.0}
