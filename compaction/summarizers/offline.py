@@ -15,7 +15,14 @@ paths, URLs, identifiers, numbers, dates, errors, decisions. Focus terms
 count extra. Candidates are taken best value per token first until the
 budget is spent; one whose content words are mostly in the summary already
 (a near-duplicate) is skipped. Articles, intensifiers and hedges are dropped
-from the chosen text; every other word stays as it was said.
+from the chosen text, and greetings and catching-up phrases from the start
+of a sentence; every other word stays as it was said. Relative time
+expressions get the date they mean ("yesterday (7 May 2023)"), since a line
+of a summary is read away from its day.
+
+Every line reads "date · speaker: text"; in the timeline one speaker's
+facts of one day share a line, so the prefix is paid once and the facts
+told together stay together. A section with nothing in it is left out.
 
 With a previous summary, its lines join the candidates with a bonus, so an
 iterative update keeps earlier facts while adding new ones inside the same
