@@ -2,9 +2,11 @@
 
 It never writes a sentence of its own about the conversation; it chooses
 what was said, keeps who said it and when, and files it under the sections
-every profile uses. A short message is one candidate, its informative
-sentences kept together as one line (reactions and questions back to the
-other person are left out of it); a long one is split into sentences.
+every profile uses. Each informative sentence of a message is a candidate
+(reactions and questions back to the other person are left out), and so is
+the caption of what it shared (an image), which weighs half: it describes
+an attachment in generic words rather than tells what happened. Sentences
+of one message that are chosen stay together, in their order.
 
 A candidate is worth the information of its content words — rare in this
 conversation (IDF) and rare in English at large (word frequencies from the
@@ -68,7 +70,7 @@ _CODE_BLOCK_RE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _FILLER_RE = re.compile(
     r"^(?:(?:oh|ohh|wow|hey|hi|hello|yeah|yes|yep|yup|haha+|hah|lol|omg|aw+|ah+|um+|uh|hmm+|well|so|thanks|"
     r"thank you|cool|great|nice|awesome|sure|okay|ok|totally|absolutely|definitely|right|true|exactly|gosh|"
-    r"whoa|damn|ooh|congrats|congratulations)\b(?:\s+[A-Z][a-z]+)?[\s,!.…~-]*)+",
+    r"whoa|damn|ooh|congrats|congratulations)\b(?-i:\s+[A-Z][a-z]+(?=\s*[,!.]))?[\s,!.…~-]*)+",
     re.IGNORECASE,
 )
 # Greetings and catching-up phrases that open a chat turn and report nothing ("so much has happened since
@@ -81,9 +83,6 @@ _PLEASANTRY_RE = re.compile(
     re.IGNORECASE,
 )
 _MAX_SENTENCE_WORDS = 60
-# A message up to this many words is one candidate (its sentences stay together on one line, as they were
-# said); a longer one is split into sentences.
-_WHOLE_MESSAGE_WORDS = 90
 # Value is divided by tokens ** _COST_EXPONENT: at 1, value per token, the usual ratio of budgeted coverage. Lower
 # favours long passages, which in chat are more often long reactions than more facts; the compacted context
 # on LoCoMo kept fewer answers at 0.5 and 0.75 than at 1 (compaction_fidelity, 29 November 2026).
@@ -176,7 +175,7 @@ def _informative(sentence: str) -> bool:
 
 
 def _clean_sentence(sentence: str) -> str:
-    sentence = _PLEASANTRY_RE.sub("", _FILLER_RE.sub("", sentence)).strip(" -–—,;")
+    sentence = _PLEASANTRY_RE.sub("", _FILLER_RE.sub("", _PLEASANTRY_RE.sub("", sentence))).strip(" -–—,;")
     words = sentence.split()
     if len(words) > _MAX_SENTENCE_WORDS:
         sentence = " ".join(words[:_MAX_SENTENCE_WORDS]) + " …"
@@ -213,7 +212,9 @@ def _fact_factor(text: str, words: frozenset[str]) -> float:
     factor *= 1.3 if present & _FIRST_PERSON else 0.8
     past = bool(present & _IRREGULAR_PAST) or any(len(t) > 4 and t.endswith("ed") for t in present)
     factor *= 1.2 if past else 0.85
-    factor *= 1.3 if "[image:" in text or _SHARED_RE.search(text) else 1.0
+    # A caption describes an attachment in generic words ("a photo of a dog on a boat"); what people said
+    # about their lives outweighs it (the sentence that went with the picture is a candidate of its own).
+    factor *= 0.5 if "[image:" in text or _SHARED_RE.search(text) else 1.0
     factor *= 1.1 if any(character.isdigit() for character in text) else 1.0
     factor *= 1.0 + 0.1 * min(3, len(_CAPITALISED_RE.findall(text)))
     sentences = max(1, len(lexicon.split_sentences(text)))
@@ -297,17 +298,11 @@ def _units_from_items(builder: _Builder, items: list[TranscriptItem]) -> None:
             cleaned = _clean_sentence(sentence)
             if cleaned and cleaned != "[code]":
                 sentences.append(cleaned)
-        if sum(len(sentence.split()) for sentence in sentences) <= _WHOLE_MESSAGE_WORDS:
-            if len(sentences) > 1 or shared:
-                sentences = [sentence for sentence in sentences if _informative(sentence)] or \
-                    ([] if shared else sentences[:1])
-            if sentences or shared:
-                builder.add(order=(index, 1), speaker=speaker, role=item.role, date=date,
-                            text=" ".join(sentences + shared), said_on=item.created_at)
-        else:
-            for position, sentence in enumerate(sentences, start=1):
-                builder.add(order=(index, position), speaker=speaker, role=item.role, date=date, text=sentence,
-                            said_on=item.created_at)
+        if len(sentences) > 1:
+            sentences = [sentence for sentence in sentences if _informative(sentence)]
+        for position, sentence in enumerate(sentences + shared, start=1):
+            builder.add(order=(index, position), speaker=speaker, role=item.role, date=date, text=sentence,
+                        said_on=item.created_at)
         for number, call in enumerate(item.tool_calls):
             arguments = " ".join(call["arguments"].split())
             if len(arguments) > 160:
@@ -571,7 +566,21 @@ def summarize_offline(*, items: list[TranscriptItem], previous_summary: str | No
         return _render(header, sections, builder.set_aside)
 
     text = render(chosen)
-    # Dates add headings the estimate did not count: drop the least valuable lines until it fits.
+    # The estimate counts every heading and a full prefix per line, and the rendered text is often shorter:
+    # give what is left back to the selection, halving the step when a wider choice would not fit.
+    step = max_tokens - count_tokens(text)
+    for _ in range(6):
+        if step < 8:
+            break
+        wider = _select(pool, budget + step, idf, focus_words, reserved_all)
+        wider_text = render(wider)
+        if count_tokens(wider_text) <= max_tokens:
+            budget += step
+            chosen, text = wider, wider_text
+            step = max_tokens - count_tokens(text)
+        else:
+            step //= 2
+    # Should the estimate have been short instead, drop the least valuable lines until it fits.
     while count_tokens(text) > max_tokens and chosen:
         removable = [u for u in chosen if u not in reserved_all] or chosen
         victim = min(removable, key=lambda u: ((u.bonus + len(u.words)) / (u.tokens + 2), u.order))

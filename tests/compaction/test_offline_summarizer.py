@@ -238,3 +238,34 @@ def test_empty_transcript():
     summary = summarize_offline(items=[], previous_summary=None, focus="", max_tokens=200)
     assert summary.startswith("# Summary of 0 messages")
     assert count_tokens(summary) <= 200
+
+
+def distinct_facts(count):
+    return [_item(n, "user" if n % 2 == 0 else "assistant",
+                  f"Crew {n} loaded {n * 13 + 7} crates of part{n} onto barge{n} at pier{n} for client{n}.",
+                  speaker="Ana" if n % 2 == 0 else "Ben", day=1 + n * 28 // count) for n in range(count)]
+
+
+@pytest.mark.parametrize("budget", [300, 1_000, 3_000])
+def test_the_budget_is_used_not_left_over(budget):
+    """The selection's estimate counts every heading and a prefix per line; what the rendered summary
+    does not need goes back to the selection, so little of the limit is left unused."""
+    summary = summarize_offline(items=distinct_facts(600), previous_summary=None, focus="", max_tokens=budget)
+    assert 0.95 * budget <= count_tokens(summary) <= budget
+
+
+def test_greetings_are_dropped_and_captions_stay_with_their_message():
+    items = [
+        _item(0, "user", "We are planning the spring trip to Lisbon for the whole team.", speaker="Ana", day=2),
+        _item(1, "user", "So much has happened since we last spoke - I moved to Porto in March. "
+                         "[shared an image: a photo of a yellow tram on a steep street]", speaker="Ana", day=3),
+        _item(2, "assistant", "Long time no see! My brother Tiago opened a bakery in Braga last month.",
+              speaker="Ben", day=3),
+        _item(3, "user", "Yes yesterday I signed the lease for a flat in Ribeira.", speaker="Ana", day=4),
+    ]
+    summary = summarize_offline(items=items, previous_summary=None, focus="", max_tokens=1_000)
+    assert "- 3 January 2024 · Ana: I moved to Porto in March. [image: yellow tram on steep street]" in summary
+    assert "My brother Tiago opened bakery in Braga last month (December 2023)." in summary
+    assert "since we last spoke" not in summary and "Long time no see" not in summary
+    # an interjection goes, the word after it stays
+    assert "Yesterday (3 January 2024) I signed lease for flat in Ribeira." in summary
