@@ -109,8 +109,12 @@ INJECTION_RE = re.compile(
     r"|<\/?\s*(?:system|instructions?|im_start|im_end|conversation_summary|transcript)\b|\[/?INST\]"
     r"|\b(?:when|if) (?:you )?(?:summari[sz]e|summari[sz]ing|compact|compacting|writing the summary)\b"
     r"|\b(?:in|into|for) (?:the|your) (?:summary|recap)\b[^.\n]{0,40}\b(?:write|say|put|state|include|add|claim)"
-    r"|\b(?:write|say|state|put|add|claim|report|output|print|respond|reply)\b[^.\n]{0,40}\b(?:in|into|to) "
-    r"(?:the|your) (?:summary|recap|output)\b"
+    r"|\b(?:write|say|state|put|add|claim|report|output|print|respond|reply|reveal|include|insert|append|mention|"
+    r"leak|show)\b[^.\n]{0,40}\b(?:in|into|to) (?:the|your) (?:summary|recap|output)\b"
+    r"|\b(?:ai|bot|model|assistant|llm|summari[sz]er)\s+(?:that is |who is |which is )?(?:summari[sz]ing|reading|"
+    r"processing|compacting)\b"
+    r"|\binclude (?:the|this|these|a|an) (?:exact )?(?:sentence|phrase|words?|text|line|string)\b"
+    r"|\bI (?:hereby )?(?:authori[sz]e|command|instruct) you\b"
     r"|\bdo not (?:summari[sz]e|mention|include|record)\b|\bdon't (?:summari[sz]e|mention|include|record)\b"
     r"|\b(?:reveal|print|output|show|repeat)\b[^.\n]{0,30}\b(?:system prompt|instructions|api key|password)",
     re.IGNORECASE,
@@ -136,7 +140,8 @@ _INJECTION_HINTS = frozenset("""ignore disregard forget override bypass skip sum
 summarize summarise summarizing summarising summarized summarised recap tl tldr compaction compact compacting output
 response answer instructions instruction prompt prompts directive directives orders order rules guidelines act behave
 respond pretend now longer system developer reveal print show repeat model assistant llm chatbot gpt claude ai
-inst say state include write put add claim report reply""".split())
+inst say state include write put add claim report reply authorise authorize authorises authorizes order command
+instruct permit hereby""".split())
 _HINT_WORD_RE = re.compile(r"[a-z]+")
 
 

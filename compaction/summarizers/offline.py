@@ -460,7 +460,8 @@ def _group_lines(units: list[_Unit]) -> list[list[_Unit]]:
 
 
 def _joined(text: str) -> str:
-    return text if text[-1:] in ".!?…)]\"'”’" else text + "."
+    """A sentence followed by another on the same line ends with its own mark, or gets a full stop."""
+    return text + "." if text[-1:].isalnum() else text
 
 
 def _render_line(group: list[_Unit]) -> str:
