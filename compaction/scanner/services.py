@@ -286,7 +286,7 @@ def scan_run(*, dry_run: bool = False, source: str = "scan", now: datetime.datet
         report = ScanReport(source=source, dry_run=dry_run, enabled=settings.enabled, threshold=settings.threshold,
                             coarse_bound=selectors.coarse_bound(settings=settings),
                             concurrency=settings.concurrency)
-        if not dry_run:
+        if not dry_run and source != "refill":
             scan_schedule_sync(settings=settings, create=False)
         if settings.enabled:
             channels = list(selectors.scan_candidates(settings=settings, now=now))
