@@ -146,7 +146,8 @@ def test_the_event_path_checks_reserves_and_compacts_in_the_task(
 def test_a_worker_drains_the_backlog_itself_while_its_time_lasts(
         utility_model, llm_server, django_capture_on_commit_callbacks):
     auto_settings(concurrency=1)
-    channels = [pressured_channel(), pressured_channel(), pressured_channel()]
+    # highest pressure first: 14, 13 then 12 messages
+    channels = [pressured_channel(messages=14), pressured_channel(messages=13), pressured_channel()]
     tickets = reserve(django_capture_on_commit_callbacks)
     [(first, ticket)] = tickets.items()
     llm_server.default = Reply(content=SUMMARY)
@@ -166,7 +167,7 @@ def test_a_worker_drains_the_backlog_itself_while_its_time_lasts(
 def test_a_worker_out_of_time_hands_the_next_channel_to_the_broker(
         utility_model, llm_server, django_capture_on_commit_callbacks):
     auto_settings(concurrency=1)
-    first, second, third = pressured_channel(), pressured_channel(), pressured_channel()
+    first, second, third = pressured_channel(messages=14), pressured_channel(messages=13), pressured_channel()
     tickets = reserve(django_capture_on_commit_callbacks)
     llm_server.default = Reply(content=SUMMARY)
 
@@ -181,7 +182,7 @@ def test_a_worker_out_of_time_hands_the_next_channel_to_the_broker(
 def test_the_task_reports_every_channel_it_compacted(
         utility_model, llm_server, django_capture_on_commit_callbacks):
     auto_settings(concurrency=1)
-    first, second = pressured_channel(), pressured_channel()
+    first, second = pressured_channel(messages=13), pressured_channel()
     tickets = reserve(django_capture_on_commit_callbacks)
     llm_server.default = Reply(content=SUMMARY)
 
@@ -196,7 +197,7 @@ def test_the_task_reports_every_channel_it_compacted(
 
 def test_a_refill_stops_at_the_first_candidate_without_a_free_slot(db, django_capture_on_commit_callbacks):
     auto_settings(concurrency=1)
-    channels = [pressured_channel(), pressured_channel(), pressured_channel()]
+    channels = [pressured_channel(messages=14), pressured_channel(messages=13), pressured_channel()]
 
     with django_capture_on_commit_callbacks(execute=True):
         refill = scan_run(source="refill", take=1)
