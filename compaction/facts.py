@@ -6,6 +6,11 @@ identifiers, error messages, dates and numbers. Those present in the
 summarised text but absent from the summary are appended, verbatim, in a
 short "References" section. Candidates that read like instructions to a
 model are never pinned, and the text is redacted again on the way.
+
+The section is part of the summary and lives inside its token limit: given
+`max_tokens`, references are added one by one (errors first, numbers last)
+while the whole text still fits, so a summary that used its whole budget
+gets none rather than overflowing the limit its profile promises.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from chatcore.tokens import count_tokens
 from compaction import lexicon
 from compaction.redaction import redact
 
@@ -64,8 +70,43 @@ def _candidates(source_text: str) -> list[tuple[str, str]]:
     return found
 
 
-def facts_pin(*, source_text: str, summary: str) -> str:
-    """`summary` plus a References section listing the details it dropped (unchanged when none)."""
+def _render(summary: str, chosen: dict[str, list[str]]) -> str:
+    lines = [f"- {_LABELS[kind]}: " + "; ".join(f"`{v}`" if kind in ("path", "identifier") and "`" not in v else v
+                                                for v in values)
+             for kind, values in chosen.items() if values]
+    if not lines:
+        return summary
+    return summary.rstrip() + "\n\n" + HEADING + "\n" + "\n".join(lines)
+
+
+_LABELS = {"error": "Errors", "path": "Files", "url": "URLs", "identifier": "Identifiers", "date": "Dates",
+           "number": "Numbers"}
+
+
+def _fit(summary: str, chosen: dict[str, list[str]], max_tokens: int) -> dict[str, list[str]]:
+    """The references, in order of kind, that fit in `max_tokens` together with the summary."""
+    fitted: dict[str, list[str]] = {kind: [] for kind in chosen}
+    used = count_tokens(summary.rstrip() + "\n\n" + HEADING)
+    for kind, values in chosen.items():
+        for value in values:
+            # Estimate each item's cost alone (a new line for the first of its kind), then check the whole.
+            piece = f"\n- {_LABELS[kind]}: `{value}`" if not fitted[kind] else f"; `{value}`"
+            cost = count_tokens(piece) + 1
+            if used + cost > max_tokens:
+                continue
+            fitted[kind].append(value)
+            used += cost
+    while any(fitted.values()) and count_tokens(_render(summary, fitted)) > max_tokens:
+        kind = next(kind for kind in reversed(list(fitted)) if fitted[kind])
+        fitted[kind].pop()
+    return fitted
+
+
+def facts_pin(*, source_text: str, summary: str, max_tokens: int | None = None) -> str:
+    """`summary` plus a References section listing the details it dropped (unchanged when none).
+
+    With `max_tokens`, the result stays within it: references that do not fit are left out.
+    """
     if not source_text:
         return summary
     source_text = redact(source_text).text
@@ -79,11 +120,6 @@ def facts_pin(*, source_text: str, summary: str) -> str:
         seen.add(key)
         if len(chosen[kind]) < MAX_PER_KIND[kind]:
             chosen[kind].append(value)
-    labels = {"error": "Errors", "path": "Files", "url": "URLs", "identifier": "Identifiers", "date": "Dates",
-              "number": "Numbers"}
-    lines = [f"- {labels[kind]}: " + "; ".join(f"`{v}`" if kind in ("path", "identifier") and "`" not in v else v
-                                               for v in values)
-             for kind, values in chosen.items() if values]
-    if not lines:
-        return summary
-    return summary.rstrip() + "\n\n" + HEADING + "\n" + "\n".join(lines)
+    if max_tokens is not None:
+        chosen = _fit(summary, chosen, max_tokens)
+    return _render(summary, chosen)

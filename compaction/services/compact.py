@@ -20,7 +20,7 @@ from chatcore import conf as chatcore_conf
 from chatcore import selectors as chatcore_selectors
 from chatcore.errors import Conflict, ModelCallFailed, Unprocessable
 from chatcore.llm import OfflineModel, llm_complete
-from chatcore.models import Channel, Message, ModelRole, Summary, UsageEntry
+from chatcore.models import Channel, LLMModel, Message, ModelRole, Summary, UsageEntry
 from chatcore.services import audit_record, summary_write
 from chatcore.tokens import count_tokens
 from compaction import conf, signals
@@ -72,7 +72,8 @@ class _Plan:
     kept: list[Message]
 
 
-def _plan(*, channel: Channel, keep_recent: int, through_message_id: int | None, input_budget: int) -> _Plan:
+def _plan(*, channel: Channel, keep_recent: int, through_message_id: int | None,
+          input_budget: int | None) -> _Plan:
     """Which messages this compaction covers; Unprocessable with the reason when too few."""
     cursor = chatcore_selectors.cursor_get(channel=channel, user=channel.owner)
     if cursor is None:
@@ -93,10 +94,10 @@ def _plan(*, channel: Channel, keep_recent: int, through_message_id: int | None,
         while 0 < cut < len(path) and path[cut].role == Message.Role.TOOL:
             cut -= 1
         # Stay within what the summarizing model can read; the rest waits for the next compaction.
-        budget, total = input_budget, 0
-        for index in range(cut):
+        total = 0
+        for index in range(cut if input_budget is not None else 0):
             total += path[index].tokens
-            if total > budget and index >= conf.MIN_NEW_MESSAGES:
+            if total > input_budget and index >= conf.MIN_NEW_MESSAGES:
                 cut = index
                 break
     to_summarize, kept = path[:cut], path[cut:]
@@ -113,12 +114,21 @@ def _plan(*, channel: Channel, keep_recent: int, through_message_id: int | None,
     return _Plan(leaf=cursor.leaf, boundary=boundary, path=path, to_summarize=to_summarize, kept=kept)
 
 
-def _input_budget(profile: CompactionProfile, max_tokens: int) -> int:
-    """Tokens of conversation one request may carry, from the summarizing model's window."""
+def _input_budget(profile: CompactionProfile, max_tokens: int) -> int | None:
+    """Tokens of conversation one request may carry, from the summarizing model's window.
+
+    None when the summary is written by the offline summarizer: it reads the
+    messages themselves, not a prompt, so no window limits it. The offline
+    model's `context_window` is the *chat* window its channels are measured
+    against (the demo sets it small on purpose); applying it here would
+    silently leave most of a long stretch unsummarised.
+    """
     model = profile.model
     if model is None:
         role = chatcore_selectors.model_role_get(role=ModelRole.Role.UTILITY)
         model = role.primary if role else None
+    if model is None or model.provider == LLMModel.Provider.OFFLINE:
+        return None
     window = model.context_window if model is not None and model.context_window else \
         chatcore_conf.DEFAULT_CONTEXT_BUDGET
     return max(int(window * conf.INPUT_SHARE) - max_tokens - 1_000, 1_000)
@@ -162,7 +172,7 @@ def _merge_extracts(previous: dict | None, new: dict) -> dict:
 
 def _summarize(*, channel: Channel, profile: CompactionProfile, items: list[TranscriptItem],
                previous_summary: str | None, focus: str, max_tokens: int, trigger: str,
-               input_tokens_estimate: int) -> tuple[str, str, bool, int, int]:
+               input_tokens_estimate: int, source_text: str) -> tuple[str, str, bool, int, int]:
     """(text, model name, used_fallback, input tokens, output tokens) from the model or the offline method."""
     messages = messages_build(system_prompt=profile.system_prompt, instructions=profile.instructions,
                               transcript=render_transcript(items), previous_summary=previous_summary,
@@ -175,6 +185,12 @@ def _summarize(*, channel: Channel, profile: CompactionProfile, items: list[Tran
         # Extractive output has a fixed frame; keep it inside what it replaces even for short stretches.
         limit = max(50, min(max_tokens, int(input_tokens_estimate * 0.8)))
         text = summarize_offline(items=items, previous_summary=previous_summary, focus=focus, max_tokens=limit)
+        # It fills its budget, which would leave no room for the pinned references that the limit also
+        # covers: when they would not fit, summarise again in less room (at most a fifth less).
+        overflow = count_tokens(facts_pin(source_text=source_text, summary=text)) - limit
+        if overflow > 0:
+            text = summarize_offline(items=items, previous_summary=previous_summary, focus=focus,
+                                     max_tokens=max(50, limit - min(overflow, limit // 5)))
         output_tokens = count_tokens(text)
         UsageEntry.objects.create(user=channel.owner, channel=channel, role=ModelRole.Role.UTILITY,
                                   model=OFFLINE_MODEL_NAME, trigger=trigger, input_tokens=input_tokens_estimate,
@@ -299,14 +315,17 @@ def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, 
             channel=channel, profile=profile, items=items,
             previous_summary=previous_text.text if previous_text else None,
             focus=focus_text.text if focus_text else "", max_tokens=max_tokens, trigger=trigger,
-            input_tokens_estimate=count_tokens(source_text))
+            input_tokens_estimate=count_tokens(source_text), source_text=source_text)
         text, truncated = _validated(raw, input_tokens=input_tokens_total, max_tokens=max_tokens, model=model)
-        text = facts_pin(source_text=source_text, summary=text)
         # The summarizer never saw a secret, but nothing it writes may carry one either.
         final = redact(text)
         for kind, count in final.counts.items():
             redactions[kind] = redactions.get(kind, 0) + count
-        text = final.text.strip()
+        # A placeholder can be longer than the secret it replaced: the limit is checked again after it.
+        text, cut = _truncate(final.text.strip(), max_tokens)
+        truncated = truncated or cut
+        # References are part of the summary and share its limit (they come from redacted text).
+        text = facts_pin(source_text=source_text, summary=text, max_tokens=max_tokens).strip()
 
     extracts = _merge_extracts(previous.extracts if previous else None, extracts_collect(items))
     through = plan.to_summarize[-1]

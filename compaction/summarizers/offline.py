@@ -15,7 +15,14 @@ paths, URLs, identifiers, numbers, dates, errors, decisions. Focus terms
 count extra. Candidates are taken best value per token first until the
 budget is spent; one whose content words are mostly in the summary already
 (a near-duplicate) is skipped. Articles, intensifiers and hedges are dropped
-from the chosen text; every other word stays as it was said.
+from the chosen text, and greetings and catching-up phrases from the start
+of a sentence; every other word stays as it was said. Relative time
+expressions get the date they mean ("yesterday (7 May 2023)"), since a line
+of a summary is read away from its day.
+
+Every line reads "date · speaker: text"; in the timeline one speaker's
+facts of one day share a line, so the prefix is paid once and the facts
+told together stay together. A section with nothing in it is left out.
 
 With a previous summary, its lines join the candidates with a bonus, so an
 iterative update keeps earlier facts while adding new ones inside the same
@@ -30,6 +37,7 @@ passages were set aside.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import functools
 import heapq
 import math
@@ -40,6 +48,7 @@ import wordfreq
 
 from chatcore.tokens import count_tokens
 from compaction import lexicon
+from compaction.dates import anchor_dates
 from compaction.redaction import redact
 from compaction.transcript import TranscriptItem, format_date
 
@@ -62,13 +71,23 @@ _FILLER_RE = re.compile(
     r"whoa|damn|ooh|congrats|congratulations)\b(?:\s+[A-Z][a-z]+)?[\s,!.…~-]*)+",
     re.IGNORECASE,
 )
+# Greetings and catching-up phrases that open a chat turn and report nothing ("so much has happened since
+# we last spoke - I went to …"): removed with the punctuation that follows them.
+_PLEASANTRY_RE = re.compile(
+    r"^(?:(?:(?:so )?(?:much|a lot|lots|a lot's|lot's|a bunch|quite a bit|tons|loads)\s+(?:has\s+|'s\s+)?"
+    r"(?:happened|going on|been going on)\s+)?since (?:we|I) last (?:spoke|talked|chatted|chat|caught up|saw "
+    r"each other|met)|long time no (?:see|talk|chat|speak)|how(?:'s| is) it going|how have you been|how are you"
+    r"(?: doing)?|what's up(?: with you)?|guess what|good to (?:hear from|see|talk to) you)\b[\s,!?.:;…~-]*",
+    re.IGNORECASE,
+)
 _MAX_SENTENCE_WORDS = 60
 # A message up to this many words is one candidate (its sentences stay together on one line, as they were
 # said); a longer one is split into sentences.
 _WHOLE_MESSAGE_WORDS = 90
-# Value is divided by tokens ** _COST_EXPONENT: below 1, a longer candidate that carries proportionally more
-# is not penalised for needing a few more tokens of connecting words.
-_COST_EXPONENT = 0.5
+# Value is divided by tokens ** _COST_EXPONENT: at 1, value per token, the usual ratio of budgeted coverage. Lower
+# favours long passages, which in chat are more often long reactions than more facts; the compacted context
+# on LoCoMo kept fewer answers at 0.5 and 0.75 than at 1 (compaction_fidelity, 29 November 2026).
+_COST_EXPONENT = 1.0
 # A candidate whose content words are mostly already in the summary is a near-duplicate.
 _MIN_NEW_SHARE = 0.35
 _CAPITALISED_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
@@ -111,6 +130,14 @@ class _Unit:
     section: str
     previous: bool = False
     factor: float = 1.0
+    line_cost: int = 0
+
+    @property
+    def line_key(self) -> tuple:
+        """Units sharing a key share a line: one speaker's facts of one day, or one turn outside the timeline."""
+        if self.section == TIMELINE:
+            return (self.section, self.date, self.speaker)
+        return (self.section, _turn_key(self))
 
 
 def _speaker_label(item: TranscriptItem) -> str:
@@ -149,7 +176,7 @@ def _informative(sentence: str) -> bool:
 
 
 def _clean_sentence(sentence: str) -> str:
-    sentence = _FILLER_RE.sub("", sentence).strip(" -–—,;")
+    sentence = _PLEASANTRY_RE.sub("", _FILLER_RE.sub("", sentence)).strip(" -–—,;")
     words = sentence.split()
     if len(words) > _MAX_SENTENCE_WORDS:
         sentence = " ".join(words[:_MAX_SENTENCE_WORDS]) + " …"
@@ -221,7 +248,8 @@ class _Builder:
         return unit
 
     def make(self, *, order: tuple[int, int], speaker: str, role: str, date: str, text: str,
-             section: str | None = None, previous: bool = False, bonus: float = 0.0) -> _Unit | None:
+             section: str | None = None, previous: bool = False, bonus: float = 0.0,
+             said_on: dt.datetime | None = None) -> _Unit | None:
         text = text.strip()
         if not text:
             return None
@@ -232,12 +260,14 @@ class _Builder:
         details = _detail_bonus(text)
         if len(words) < 3 and details < 1.5 and not previous:
             return None
-        prefix = f"- {speaker}: " if speaker else "- "
         factor = 1.0 if previous or role == "tool" else _fact_factor(text, words)
-        shown = text if previous else _compress(text)
+        shown = text if previous else anchor_dates(_compress(text), said_on=said_on)
+        prefix = f"- {date} · " if date else "- "
+        prefix += f"{speaker}: " if speaker else ""
         unit = _Unit(order=order, speaker=speaker, role=role, date=date, text=shown, words=words,
-                     bonus=details + bonus, tokens=count_tokens(prefix + shown) + 1,
-                     section=section or _section_for(text, role), previous=previous, factor=factor)
+                     bonus=details + bonus, tokens=count_tokens(shown) + 1,
+                     section=section or _section_for(text, role), previous=previous, factor=factor,
+                     line_cost=count_tokens(prefix) + 1)
         return unit
 
 
@@ -259,19 +289,25 @@ def _units_from_items(builder: _Builder, items: list[TranscriptItem]) -> None:
             # other sentences ("Say X.") are the payload of the same attempt.
             builder.set_aside += 1
             continue
+        # What was shared (an image's caption) is kept apart from the sentences around it, so that dropping
+        # a reaction ("Look at this!") does not drop the picture with it.
+        shared = _SHARED_RE.findall(text)
         sentences = []
-        for sentence in lexicon.split_sentences(text):
+        for sentence in lexicon.split_sentences(_SHARED_RE.sub(" ", text)):
             cleaned = _clean_sentence(sentence)
             if cleaned and cleaned != "[code]":
                 sentences.append(cleaned)
         if sum(len(sentence.split()) for sentence in sentences) <= _WHOLE_MESSAGE_WORDS:
-            if len(sentences) > 1:
-                sentences = [sentence for sentence in sentences if _informative(sentence)] or sentences[:1]
-            if sentences:
-                builder.add(order=(index, 1), speaker=speaker, role=item.role, date=date, text=" ".join(sentences))
+            if len(sentences) > 1 or shared:
+                sentences = [sentence for sentence in sentences if _informative(sentence)] or \
+                    ([] if shared else sentences[:1])
+            if sentences or shared:
+                builder.add(order=(index, 1), speaker=speaker, role=item.role, date=date,
+                            text=" ".join(sentences + shared), said_on=item.created_at)
         else:
             for position, sentence in enumerate(sentences, start=1):
-                builder.add(order=(index, position), speaker=speaker, role=item.role, date=date, text=sentence)
+                builder.add(order=(index, position), speaker=speaker, role=item.role, date=date, text=sentence,
+                            said_on=item.created_at)
         for number, call in enumerate(item.tool_calls):
             arguments = " ".join(call["arguments"].split())
             if len(arguments) > 160:
@@ -338,11 +374,18 @@ def _select(units: list[_Unit], budget: int, idf: dict[str, float], focus_words:
     """Budgeted greedy coverage with lazy evaluation (the gain of a unit only shrinks)."""
     covered: set[str] = set()
     chosen: list[_Unit] = []
+    opened: set[tuple] = set()
     spent = 0
+
+    def cost(unit: _Unit) -> int:
+        # A unit joining a line already in the summary pays only for its words, not for another prefix.
+        return unit.tokens + (0 if unit.line_key in opened else unit.line_cost)
+
     for unit in reserved:
         chosen.append(unit)
         covered |= unit.words
-        spent += unit.tokens
+        spent += cost(unit)
+        opened.add(unit.line_key)
 
     def gain(unit: _Unit) -> float:
         fresh = unit.words - covered
@@ -354,7 +397,7 @@ def _select(units: list[_Unit], budget: int, idf: dict[str, float], focus_words:
         return value
 
     def priority(unit: _Unit, value: float) -> float:
-        return value / (unit.tokens + 2) ** _COST_EXPONENT
+        return value / (cost(unit) + 2) ** _COST_EXPONENT
 
     reserved_ids = {id(unit) for unit in reserved}
     heap = []
@@ -373,11 +416,12 @@ def _select(units: list[_Unit], budget: int, idf: dict[str, float], focus_words:
         if heap and current < -heap[0][0] - 1e-12:
             heapq.heappush(heap, (-current, order, position))
             continue
-        if spent + unit.tokens > budget:
+        if spent + cost(unit) > budget:
             continue
         chosen.append(unit)
         covered |= unit.words
-        spent += unit.tokens
+        spent += cost(unit)
+        opened.add(unit.line_key)
     return chosen
 
 
@@ -402,7 +446,7 @@ def _open_questions(builder: _Builder, items: list[TranscriptItem]) -> list[_Uni
             if taken_up < max(2, len(words) // 2):
                 unit = builder.make(order=(index, 900), speaker=_speaker_label(item), role=item.role,
                                     date=format_date(item.created_at), text=_clean_sentence(sentence),
-                                    section=QUESTIONS)
+                                    section=QUESTIONS, said_on=item.created_at)
                 if unit is not None:
                     found.append(unit)
     return found[-3:]
@@ -412,49 +456,44 @@ def _turn_key(unit: _Unit) -> tuple[int, int]:
     return (unit.order[0], -1) if unit.order[0] >= 0 else (-1, unit.order[1])
 
 
-def _group_by_turn(units: list[_Unit]) -> list[list[_Unit]]:
-    """Sentences chosen from one message share a line, as the message did."""
-    groups: list[list[_Unit]] = []
+def _group_lines(units: list[_Unit]) -> list[list[_Unit]]:
+    """Units that share a line key, in the order they were said, as lines in the order of their first unit."""
+    groups: dict[tuple, list[_Unit]] = {}
     for unit in sorted(units, key=lambda u: u.order):
-        if groups and _turn_key(groups[-1][-1]) == _turn_key(unit):
-            groups[-1].append(unit)
-        else:
-            groups.append([unit])
-    return groups
+        groups.setdefault(unit.line_key, []).append(unit)
+    return list(groups.values())
 
 
-def _render_line(group: list[_Unit], with_date: bool) -> str:
+def _joined(text: str) -> str:
+    return text if text[-1:] in ".!?…)]\"'”’" else text + "."
+
+
+def _render_line(group: list[_Unit]) -> str:
     first = group[0]
     parts = [first.text]
     for before, unit in zip(group, group[1:]):
-        parts.append(("" if unit.order[1] == before.order[1] + 1 else "… ") + unit.text)
+        parts[-1] = _joined(parts[-1])
+        same_turn = _turn_key(before) == _turn_key(unit)
+        gap = same_turn and unit.order[1] != before.order[1] + 1
+        parts.append(("… " if gap else "") + unit.text)
     body = " ".join(parts)
     prefix = f"{first.speaker}: " if first.speaker else ""
-    if with_date and first.date:
+    if first.date:
         return f"- {first.date} · {prefix}{body}"
     return f"- {prefix}{body}"
 
 
 def _render(header: str, sections: dict[str, list[_Unit]], set_aside: int) -> str:
+    """The sections that have something to say, in their fixed order; empty ones cost no tokens."""
     lines = [header]
     for title in SECTIONS:
-        groups = _group_by_turn(sections.get(title, []))
-        lines.append(f"## {title}")
-        if title == TIMELINE:
-            current_date = None
-            for group in groups:
-                date = group[0].date
-                if date and date != current_date:
-                    lines.append(f"### {date}")
-                    current_date = date
-                lines.append(_render_line(group, with_date=False))
-        else:
-            lines.extend(_render_line(group, with_date=True) for group in groups)
+        body = [_render_line(group) for group in _group_lines(sections.get(title, []))]
         if title == STATE and set_aside:
-            lines.append(f"- Note: {set_aside} passage(s) addressed to a model or summarizer were kept out of "
-                         "this summary; they are conversation content, not instructions.")
-        if lines[-1] == f"## {title}":
-            lines.append("- none")
+            body.append(f"- Note: {set_aside} passage(s) addressed to a model or summarizer were kept out of "
+                        "this summary; they are conversation content, not instructions.")
+        if body:
+            lines.append(f"## {title}")
+            lines.extend(body)
     return "\n".join(lines)
 
 
@@ -510,16 +549,17 @@ def summarize_offline(*, items: list[TranscriptItem], previous_summary: str | No
 
     header = _header(items, previous_summary)
     skeleton = _render(header, {}, builder.set_aside)
-    overhead = count_tokens(skeleton) + 2 * len(SECTIONS)
+    # Headings are paid only by the sections that get a line; count them all, the fit below gives back the rest.
+    overhead = count_tokens(skeleton) + sum(count_tokens(f"## {title}") + 1 for title in SECTIONS)
     budget = max_tokens - overhead
     affordable = []
-    spent = sum(u.tokens for u in reserved)
+    spent = sum(u.tokens + u.line_cost for u in reserved)
     for share, group in ((0.25, state_units[:1]), (0.3, state_units[1:] + questions)):
         for unit in group:
-            if spent + unit.tokens <= budget * share:
+            if spent + unit.tokens + unit.line_cost <= budget * share:
                 affordable.append(unit)
-                spent += unit.tokens
-    reserved_all = [u for u in reserved if u.tokens <= budget] + affordable
+                spent += unit.tokens + unit.line_cost
+    reserved_all = [u for u in reserved if u.tokens + u.line_cost <= budget] + affordable
     excluded = {(u.order, u.text) for u in reserved_all}
     pool = [u for u in units if (u.order, u.text) not in excluded]
     chosen = _select(pool, budget, idf, focus_words, reserved_all)

@@ -404,3 +404,61 @@ def test_long_conversation_offline_stacked_keeps_structure_and_pinned_facts(db):
     for fact in ("src/ledger/settlement.py", "E1042", "OPS-2231", "app/cache/keys.py", "BUG-7781"):
         assert fact in second.content, fact
     assert first.tokens < first.tokens_before / 5 and second.tokens_after < second.tokens_before
+
+
+def _detail_heavy(channel: Channel, count: int) -> None:
+    """Turns full of paths, identifiers and numbers: more than a small summary can hold."""
+    for index in range(count):
+        chat_services.message_append(
+            channel=channel, user=channel.owner, role="user" if index % 2 == 0 else "assistant",
+            content=f"Moved src/module_{index}/handler_{index}.py behind FLAG_{index}_ON; ticket OPS-{5000 + index} "
+                    f"measured {index * 37 + 11} ms at https://ci.example.org/runs/{9000 + index}.")
+
+
+@pytest.mark.parametrize("limit", [120, 300])
+def test_offline_summary_and_its_references_stay_within_the_limit(db, limit):
+    from chatcore.tokens import count_tokens
+    from compaction.facts import HEADING
+
+    channel = ChannelFactory()
+    _detail_heavy(channel, 80)
+    result = channel_compact(channel=channel, actor=channel.owner, keep_recent=4, max_summary_tokens=limit)
+    assert count_tokens(result.summary.content) <= limit
+    # the offline summary left room for the details it dropped
+    assert HEADING in result.summary.content
+    assert "Files: `src/module_" in result.summary.content.split(HEADING, 1)[1]
+
+
+def test_model_summary_filling_its_limit_gets_only_the_references_that_fit(utility_model, llm_server):
+    from chatcore.tokens import count_tokens
+    from compaction.facts import HEADING
+
+    channel = ChannelFactory()
+    _detail_heavy(channel, 40)
+    long_summary = "## Goal\n" + "\n".join(f"- Step {n}: the handlers were moved." for n in range(12))
+    short_summary = "## Goal\n- The handlers were moved."
+    llm_server.script(Reply(content=long_summary), Reply(content=short_summary))
+    limit = count_tokens(long_summary) + 5
+    full = channel_compact(channel=channel, actor=channel.owner, keep_recent=4, max_summary_tokens=limit,
+                           dry_run=True)
+    assert full.content.startswith(long_summary) and count_tokens(full.content) <= limit
+    roomy = channel_compact(channel=channel, actor=channel.owner, keep_recent=4, max_summary_tokens=limit,
+                            dry_run=True)
+    assert roomy.content.startswith(short_summary + "\n\n" + HEADING)
+    assert count_tokens(roomy.content) <= limit
+
+
+def test_the_offline_model_window_does_not_cut_what_is_summarised(db):
+    """The offline summarizer reads messages, not a prompt: the chat window set on the offline model
+    (small in the demo) must not leave most of a long stretch unsummarised."""
+    from chatcore.models import LLMModel, ModelRole
+    from tests.chatcore.factories import LLMModelFactory, ModelRoleFactory
+
+    offline = LLMModelFactory(name="offline", provider=LLMModel.Provider.OFFLINE, context_window=2_000)
+    ModelRoleFactory(role=ModelRole.Role.UTILITY, primary=offline)
+    channel = ChannelFactory()
+    messages = converse(channel, 120)
+    assert sum(m.tokens for m in messages) > 2_000
+    result = channel_compact(channel=channel, actor=channel.owner, keep_recent=6)
+    assert result.model == "offline"
+    assert result.summarized_count == 114

@@ -46,3 +46,20 @@ def test_references_are_bounded():
     source = " ".join(f"src/module_{n}/file_{n}.py" for n in range(200))
     pinned = facts_pin(source_text=source, summary="Many files changed.")
     assert pinned.count("src/module_") <= 12
+
+
+def test_references_fit_within_the_limit_with_the_summary():
+    from chatcore.tokens import count_tokens
+
+    summary = "The service failed and was fixed."
+    whole = facts_pin(source_text=SOURCE, summary=summary)
+    assert facts_pin(source_text=SOURCE, summary=summary, max_tokens=10_000) == whole
+    for limit in range(count_tokens(summary), count_tokens(whole) + 1, 3):
+        pinned = facts_pin(source_text=SOURCE, summary=summary, max_tokens=limit)
+        assert pinned.startswith(summary)
+        assert count_tokens(pinned) <= limit
+    # errors come first; with room for little else, that is what is kept
+    some = facts_pin(source_text=SOURCE, summary=summary, max_tokens=count_tokens(summary) + 45)
+    assert "KeyError" in some and "OPS-4411" not in some
+    # a summary that fills its limit gets no section at all
+    assert facts_pin(source_text=SOURCE, summary=summary, max_tokens=count_tokens(summary) + 3) == summary

@@ -7,8 +7,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from chatcore.loopback_llm import Reply
 from chatcore.models import Channel, Message
-from compaction import fidelity
+from compaction import conf, fidelity
 from compaction.imports import conversation_import, locomo_date, locomo_turns
 from compaction.transcript import render_transcript, transcript_items
 
@@ -177,7 +178,7 @@ def test_fidelity_command_measures_and_dumps(db, tmp_path):
     assert report["ratio"] == 3 and report["keep_recent"] == 4
     assert row["conversation"] == "synthetic.json"
     assert row["messages"] == 48 and row["questions"] == 4 and row["measured"] == 4
-    assert row["summarized"] == 44 and row["model"] == "offline"
+    assert row["summarized"] == 44 and row["passes"] == 1 and row["model"] == "offline"
     assert row["tokens_after"] < row["tokens_before"]
     assert row["summary_budget"] == row["tokens_before"] // 3
     # the full conversation supports three answers; the canoe question names no word of its line
@@ -186,12 +187,13 @@ def test_fidelity_command_measures_and_dumps(db, tmp_path):
     # the compacted context keeps the early facts; the newest turns alone hold none of them
     assert row["supported"]["compacted"] == 3
     assert row["supported"]["truncation"] == 0
-    assert row["retention"] == {"compacted": 1.0, "truncation": 0.0}
+    assert row["retention"] == {"compacted": 1.0, "truncation": 0.0, "of_ceiling": 1.0}
+    assert row["supported"]["compacted_and_ceiling"] == 3
     assert report["total"]["supported"] == row["supported"]
     # the dump is the compacted context, line by line: the metric recomputes from it alone
     lines = (dump / "synthetic.txt").read_text().splitlines()
     assert lines[0].startswith("Background for reference only")
-    assert "Last week I adopted greyhound called Biscuit." in "\n".join(lines)
+    assert "Last week (week of 24 April 2023) I adopted greyhound called Biscuit." in "\n".join(lines)
     data = synthetic_locomo()
     names = fidelity.speaker_words("Nora Vale", "Omar")
     assert fidelity.supported_rate(fidelity.locomo_questions(data), lines, names).supported == 3
@@ -209,3 +211,38 @@ def test_fidelity_command_table(db, tmp_path):
     assert "synthetic.json" in text and "TOTAL" in text and "retention" in text
     with pytest.raises(CommandError, match="ratio must be greater than 1"):
         call_command("compaction_fidelity", str(path), "--ratio", "1")
+
+
+def test_fidelity_command_compacts_again_when_the_model_window_is_small(db, tmp_path, llm_server):
+    """A summarizing model that cannot read the whole stretch at once gets several passes, so the
+    context measured is the summary plus only the kept turns: the ratio asked for is the one measured."""
+    from tests.chatcore.factories import LLMModelFactory, ModelRoleFactory
+
+    model = LLMModelFactory(name="small-window", base_url=llm_server.url, context_window=1_000)
+    ModelRoleFactory(role="utility", primary=model)
+    llm_server.default = Reply(content="## Timeline / key facts\n- Nora adopted a greyhound called Biscuit.")
+    path = tmp_path / "synthetic.json"
+    path.write_text(json.dumps(synthetic_locomo(sessions=8, turns=40)))
+    out = io.StringIO()
+    call_command("compaction_fidelity", str(path), "--ratio", "5", "--keep-recent", "4", "--json", stdout=out)
+    row = json.loads(out.getvalue())["conversations"][0]
+    assert row["model"] == "small-window"
+    assert row["passes"] > 1
+    # all but the kept turns, short of a last remainder too small to compact (fewer than the minimum)
+    assert 0 <= row["messages"] - 4 - row["summarized"] < conf.MIN_NEW_MESSAGES
+    assert row["tokens_after"] <= row["summary_budget"] + 250  # the summary and a few short turns
+
+
+def test_fidelity_command_tells_kept_content_from_added_dates(db, tmp_path):
+    """The summary writes out the date of "last week"; the whole conversation has it only in metadata.
+    Retention counts that question, "of ceiling" does not."""
+    data = synthetic_locomo()
+    data["qa"].append({"question": "When did Nora adopt Biscuit?", "answer": "24 April 2023", "evidence": ["D1:3"],
+                       "category": 2})
+    path = tmp_path / "dated.json"
+    path.write_text(json.dumps(data))
+    out = io.StringIO()
+    call_command("compaction_fidelity", str(path), "--ratio", "3", "--keep-recent", "4", "--json", stdout=out)
+    row = json.loads(out.getvalue())["conversations"][0]
+    assert row["supported"] == {"ceiling": 3, "compacted": 4, "truncation": 0, "compacted_and_ceiling": 3}
+    assert row["retention"] == {"compacted": 1.3333, "truncation": 0.0, "of_ceiling": 1.0}

@@ -41,6 +41,45 @@ def test_structure_has_every_section_in_order():
     assert summary.startswith("# Summary of 8 messages")
 
 
+def chat_conversation():
+    return [
+        _item(1, "user", "Hey Ben! How are you? Yesterday I adopted a grey kitten called Miso from the shelter.",
+              speaker="Ana", day=10),
+        _item(2, "assistant", "Wow, that's so cool! Congrats!", speaker="Ben", day=10),
+        _item(3, "user", "Thanks! I also signed up for a pottery class at the Clayhouse studio.", speaker="Ana",
+              day=10),
+        _item(4, "assistant", "Last Saturday I ran the Harbour 10k in 52 minutes with my sister Lena.",
+              speaker="Ben", day=10),
+        _item(5, "user", "Nice!", speaker="Ana", day=10),
+        _item(6, "assistant", "My sister Lena starts her new job at the Porto aquarium in March.", speaker="Ben",
+              day=10),
+        _item(7, "assistant", "Two days ago I finished reading Piranesi by Susanna Clarke.", speaker="Ben", day=12),
+        _item(8, "user", "I am repainting the hallway in olive green this weekend.", speaker="Ana", day=12),
+        _item(9, "assistant", "Our book club picked Circe by Madeline Miller for February.", speaker="Ben", day=12),
+    ]
+
+
+def test_empty_sections_and_pleasantries_cost_nothing():
+    summary = summarize_offline(items=chat_conversation(), previous_summary=None, focus="", max_tokens=400)
+    assert "- none" not in summary
+    for absent in ("## Files and references", "## Tried and outcome"):
+        assert absent not in summary
+    assert "Congrats" not in summary and "Nice!" not in summary and "How are you" not in summary
+    headings = [line[3:] for line in summary.splitlines() if line.startswith("## ")]
+    assert headings == [title for title in SECTIONS if title in headings]
+
+
+def test_a_speakers_facts_of_one_day_share_a_dated_line_with_relative_dates_anchored():
+    summary = summarize_offline(items=chat_conversation(), previous_summary=None, focus="", max_tokens=400)
+    lines = summary.splitlines()
+    ben = [line for line in lines if line.startswith("- 10 January 2024 · Ben: ")]
+    assert len(ben) == 1 and "Harbour 10k" in ben[0] and "Porto aquarium" in ben[0]
+    assert "Last Saturday (6 January 2024) I ran Harbour 10k in 52 minutes" in ben[0]
+    assert any(line.startswith("- 12 January 2024 · Ben: ") and "Two days ago (10 January 2024)" in line
+               for line in lines)
+    assert "Yesterday (9 January 2024) I adopted grey kitten called Miso" in summary
+
+
 def test_keeps_speakers_dates_and_key_details():
     summary = summarize_offline(items=dev_conversation(), previous_summary=None, focus="", max_tokens=800)
     for detail in ("exporter/jobs.py", "47 minutes", "refunds.csv", "https://ci.example.com/builds/8812",

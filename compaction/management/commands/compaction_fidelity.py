@@ -9,6 +9,19 @@ ceiling), the compacted context (summary + kept turns) and a truncation
 baseline that keeps only the newest turns fitting the compacted context's
 token count. Retention is a rate divided by the ceiling.
 
+A compacted context can support a question that the whole conversation
+does not: the conversation's dates are in the messages' metadata, not in
+their text, while a summary writes them out ("7 May 2023"). So the table
+also gives "of ceiling": the share of the questions the whole conversation
+supports that the compacted context supports too, the part of retention
+that is kept content rather than added dates.
+
+The ratio is the one measured: when the summarizing model's window cannot
+take the whole stretch in one request, the service summarises what fits and
+leaves the rest as messages; the command then compacts again (an iterative
+update, as the product does) until only the `keep_recent` turns are left,
+and reports the number of passes.
+
 Everything runs inside a transaction rolled back at the end, so the
 database is left as it was (`--keep` keeps the channels instead).
 The model is whatever the utility role resolves to: the offline summarizer
@@ -27,11 +40,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from chatcore.context import context_assemble
-from chatcore.errors import ServiceError
+from chatcore.errors import ServiceError, Unprocessable
 from compaction import fidelity
 from compaction.imports import conversation_import
 
 BENCH_USERNAME = "fidelity-bench"
+MAX_PASSES = 50
 
 
 class _Rollback(Exception):
@@ -48,6 +62,12 @@ def _lines(assembled) -> list[str]:
             continue
         messages.append({**message, "summary": index == summary_index})
     return fidelity.context_lines(messages)
+
+
+def _supported(questions: list[fidelity.Question], lines: list[str], names: frozenset[str]) -> set[int]:
+    """Which questions (by position) a context supports."""
+    words = [fidelity.metric_words(line, names) for line in lines if line.strip()]
+    return {index for index, question in enumerate(questions) if fidelity.is_supported(question, words)}
 
 
 def _truncation_lines(assembled, budget: int) -> tuple[list[str], int]:
@@ -118,15 +138,29 @@ class Command(BaseCommand):
         full = context_assemble(channel=channel, user=owner)
         budget = max(50, min(32_000, int(full.tokens // options["ratio"])))
         started = time.monotonic()
-        result = channel_compact(channel=channel, actor=owner, trigger="manual", profile_slug=options["profile"],
-                                 keep_recent=options["keep_recent"], max_summary_tokens=budget)
+        summarized, passes = 0, 0
+        while passes < MAX_PASSES:
+            try:
+                result = channel_compact(channel=channel, actor=owner, trigger="manual",
+                                         profile_slug=options["profile"], keep_recent=options["keep_recent"],
+                                         max_summary_tokens=budget)
+            except Unprocessable:
+                if passes:
+                    break  # what is left is the kept turns (a tool result never parts from its call)
+                raise
+            summarized += result.summarized_count
+            passes += 1
+            compacted = context_assemble(channel=channel, user=owner)
+            if len(compacted.path) <= options["keep_recent"]:
+                break
         seconds = time.monotonic() - started
-        compacted = context_assemble(channel=channel, user=owner)
         compacted_lines = _lines(compacted)
         truncated_lines, _ = _truncation_lines(full, compacted.tokens)
 
-        ceiling = fidelity.supported_rate(questions, _lines(full), names)
+        full_lines = _lines(full)
+        ceiling = fidelity.supported_rate(questions, full_lines, names)
         compact = fidelity.supported_rate(questions, compacted_lines, names)
+        both = len(_supported(questions, full_lines, names) & _supported(questions, compacted_lines, names))
         truncation = fidelity.supported_rate(questions, truncated_lines, names)
         if dump:
             (dump / f"{pathlib.Path(path).stem}.txt").write_text("\n".join(compacted_lines) + "\n", encoding="utf-8")
@@ -134,26 +168,30 @@ class Command(BaseCommand):
             "conversation": name, "messages": len(full.path), "questions": len(questions),
             "measured": ceiling.measured, "tokens_before": full.tokens, "tokens_after": compacted.tokens,
             "summary_budget": budget, "summary_tokens": compacted.tokens - sum(m.tokens for m in compacted.path),
-            "summarized": result.summarized_count, "model": result.model, "seconds": round(seconds, 3),
+            "summarized": summarized, "passes": passes, "model": result.model, "seconds": round(seconds, 3),
             "supported": {"ceiling": ceiling.supported, "compacted": compact.supported,
-                          "truncation": truncation.supported},
+                          "truncation": truncation.supported, "compacted_and_ceiling": both},
             "rate": {"ceiling": round(ceiling.rate, 4), "compacted": round(compact.rate, 4),
                      "truncation": round(truncation.rate, 4)},
             "retention": {"compacted": round(compact.rate / ceiling.rate, 4) if ceiling.rate else 0.0,
-                          "truncation": round(truncation.rate / ceiling.rate, 4) if ceiling.rate else 0.0},
+                          "truncation": round(truncation.rate / ceiling.rate, 4) if ceiling.rate else 0.0,
+                          "of_ceiling": round(both / ceiling.supported, 4) if ceiling.supported else 0.0},
         }
 
     @staticmethod
     def _total(rows: list[dict]) -> dict:
         measured = sum(r["measured"] for r in rows)
-        supported = {key: sum(r["supported"][key] for r in rows) for key in ("ceiling", "compacted", "truncation")}
-        rate = {key: round(value / measured, 4) if measured else 0.0 for key, value in supported.items()}
+        supported = {key: sum(r["supported"][key] for r in rows)
+                     for key in ("ceiling", "compacted", "truncation", "compacted_and_ceiling")}
+        rate = {key: round(supported[key] / measured, 4) if measured else 0.0
+                for key in ("ceiling", "compacted", "truncation")}
         return {
             "messages": sum(r["messages"] for r in rows), "questions": sum(r["questions"] for r in rows),
             "measured": measured, "tokens_before": sum(r["tokens_before"] for r in rows),
             "tokens_after": sum(r["tokens_after"] for r in rows), "supported": supported, "rate": rate,
-            "retention": {key: round(supported[key] / supported["ceiling"], 4) if supported["ceiling"] else 0.0
-                          for key in ("compacted", "truncation")},
+            "retention": {key: round(supported[source] / supported["ceiling"], 4) if supported["ceiling"] else 0.0
+                          for key, source in (("compacted", "compacted"), ("truncation", "truncation"),
+                                              ("of_ceiling", "compacted_and_ceiling"))},
         }
 
     def _table(self, rows: list[dict], total: dict, options: dict) -> None:
@@ -161,13 +199,17 @@ class Command(BaseCommand):
         write(f"LoCoMo fidelity — ratio {options['ratio']:g}×, keep recent {options['keep_recent']}, "
               f"model {rows[0]['model'] if rows else '-'}")
         header = (f"{'conversation':<14}{'questions':>10}{'tokens before → after':>26}{'ceiling':>9}"
-                  f"{'compacted':>11}{'truncation':>12}{'retention':>11}{'trunc. ret.':>13}")
+                  f"{'compacted':>11}{'truncation':>12}{'retention':>11}{'trunc. ret.':>13}{'of ceiling':>12}")
         write(header)
         write("-" * len(header))
         for row in [*rows, {**total, "conversation": "TOTAL"}]:
             tokens = f"{row['tokens_before']:,} → {row['tokens_after']:,}"
             write(f"{row['conversation']:<14}{row['measured']:>10}{tokens:>26}{row['rate']['ceiling']:>9.3f}"
                   f"{row['rate']['compacted']:>11.3f}{row['rate']['truncation']:>12.3f}"
-                  f"{row['retention']['compacted']:>11.3f}{row['retention']['truncation']:>13.3f}")
+                  f"{row['retention']['compacted']:>11.3f}{row['retention']['truncation']:>13.3f}"
+                  f"{row['retention']['of_ceiling']:>12.3f}")
         write("Supported: one line of the context holds every content word of the answer and one of the question "
               "(categories 1-4; questions without a content word in the answer are not measured).")
+        write("Of ceiling: the share of the questions the whole conversation supports that the compacted context "
+              "supports too (a summary can also support questions the whole conversation does not, by writing "
+              "out dates).")
