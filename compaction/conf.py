@@ -20,6 +20,15 @@ REFILL_ON_FINISH (COMPACTION_REFILL_ON_FINISH, default True): when an
     automatic compaction finishes, its worker runs one more scan at once, so
     a backlog drains at `concurrency` compactions at a time instead of
     `concurrency` per scan interval. The hourly budget still bounds the rate.
+DRAIN_SECONDS (COMPACTION_DRAIN_SECONDS, default: the task timeout minus the
+    longest model call minus 30 s, so 30 s with the shipped timeouts): for
+    how long a worker that finished an automatic compaction may take the
+    next reserved channel itself instead of handing it to the broker. Each
+    hand-off costs a broker poll and a task start (a quarter to half a
+    second with the default poll), time in which the slot sits idle; a
+    worker that continues keeps the slot busy with model calls. A new
+    compaction is started only while the task, with the longest model call
+    added, stays inside the task timeout; 0 turns this off.
 TASK_TIMEOUT_SECONDS, RETRY_SECONDS, LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES:
     read from the project settings (Q_TASK_TIMEOUT_SECONDS, Q_RETRY_SECONDS,
     LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES); `timeouts_problems()` checks
@@ -58,6 +67,16 @@ MAX_FOCUS_CHARS: int = getattr(settings, "COMPACTION_MAX_FOCUS_CHARS", 2_000)
 MAX_CONTENT_CHARS: int = getattr(settings, "COMPACTION_MAX_CONTENT_CHARS", 200_000)
 BRANCH_TITLE_SUFFIX: str = getattr(settings, "COMPACTION_BRANCH_TITLE_SUFFIX", " (continued)")
 
+
+
+def _drain_seconds() -> float:
+    configured = getattr(settings, "COMPACTION_DRAIN_SECONDS", None)
+    if configured is not None:
+        return max(0.0, float(configured))
+    limits = timeouts()
+    return max(0.0, limits["task_timeout"] - limits["longest_model_call"] - 30.0)
+
+
 SCAN_TASK = "compaction.tasks.scan"
 AUTO_COMPACT_TASK = "compaction.tasks.auto_compact"
 
@@ -91,3 +110,6 @@ def timeouts_problems() -> list[str]:
         problems.append(f"the broker's retry ({t['retry']:g}s) must be shorter than the compaction lease "
                         f"({t['lease']:g}s), so that the lease outlives any delivery of the task")
     return problems
+
+
+DRAIN_SECONDS: float = _drain_seconds()

@@ -5,7 +5,8 @@ Every automatic attempt goes through the lease row of its channel:
 
 1. reserve (in the tick's or the event's transaction, under the settings
    row lock): `last_auto_at` = now, `attempt_leaf_id` = the owner's leaf;
-   the task is enqueued after commit with that time as its ticket;
+   the task is enqueued after commit with that time as its ticket (a worker
+   refilling the slot it just freed keeps one reservation for itself);
 2. claim (the task starts): a conditional UPDATE that succeeds only while
    the reservation is the latest and unfinished, so a duplicate delivery by
    the broker, or a task that waited so long that its channel was reserved
@@ -49,6 +50,7 @@ from compaction.services import channel_compact
 logger = logging.getLogger("compaction.scanner")
 
 ENQUEUE = "enqueue"
+STALE = "stale"
 WOULD_ENQUEUE = "would_enqueue"
 SKIP = "skip"
 
@@ -69,6 +71,7 @@ class Decision:
     leaf_id: int | None = None
     abandoned: bool = False
     ticket: str | None = None
+    taken: bool = False
 
     def as_dict(self) -> dict:
         data = dataclasses.asdict(self)
@@ -80,7 +83,8 @@ class Decision:
                     f"{self.new_messages} messages since the summary, {self.messages} on the path")
         if self.action == SKIP:
             return f"channel {self.channel_id} skipped ({self.detail or self.reason}) [{pressure}]"
-        verb = "enqueued" if self.action == ENQUEUE else "would be enqueued (dry run)"
+        verb = ("taken by this worker" if self.taken else "enqueued" if self.action == ENQUEUE
+                else "would be enqueued (dry run)")
         extra = ", retrying an abandoned attempt" if self.abandoned else ""
         return f"channel {self.channel_id} qualifies ({pressure}{extra}): {verb}"
 
@@ -101,7 +105,12 @@ class ScanReport:
 
     @property
     def enqueued(self) -> list[int]:
-        return [d.channel_id for d in self.decisions if d.action in (ENQUEUE, WOULD_ENQUEUE)]
+        return [d.channel_id for d in self.decisions if d.action in (ENQUEUE, WOULD_ENQUEUE) and not d.taken]
+
+    @property
+    def taken(self) -> Decision | None:
+        """The reservation the scanning worker keeps for itself (see `auto_compaction_drain`)."""
+        return next((d for d in self.decisions if d.taken), None)
 
     def as_dict(self) -> dict:
         data = {name: getattr(self, name) for name in (
@@ -213,18 +222,28 @@ def _enqueue(*, channel_id: int, ticket: str) -> None:
 
 
 def _evaluate(*, channels: list[Channel], settings: CompactionSettings, now: datetime.datetime, dry_run: bool,
-              report: ScanReport) -> None:
-    """Precise check of the candidates, then the budget and concurrency limits, then reservations."""
-    ids = [channel.pk for channel in channels]
-    leases = selectors.leases_by_channel(channel_ids=ids)
-    leaves = selectors.owner_leaves(channels=channels)
-    utility_window = selectors.utility_context_window()
+              report: ScanReport, take: int = 0, until_full: bool = False) -> None:
+    """Precise check of the candidates, then the budget and concurrency limits, then reservations.
+
+    `take` reservations are kept for the caller instead of being enqueued.
+    `until_full` stops at the first candidate that could no longer get a
+    slot: a refill runs after every compaction, and judging and logging a
+    whole batch of candidates that must wait anyway would keep the slot idle.
+    """
     in_flight, failed = selectors.auto_attempt_counts(now=now)
     used = failed + selectors.auto_summaries_count(since=now - datetime.timedelta(hours=1))
     report.in_flight, report.budget_used, report.hourly_budget = in_flight, used, settings.hourly_budget
     free = max(0, settings.concurrency - in_flight)
     budget_left = max(0, settings.hourly_budget - used)
+    if until_full and not (free and budget_left):
+        return
+    ids = [channel.pk for channel in channels]
+    leases = selectors.leases_by_channel(channel_ids=ids)
+    leaves = selectors.owner_leaves(channels=channels)
+    utility_window = selectors.utility_context_window()
     for channel in channels:
+        if until_full and not (free and budget_left):
+            break
         decision = _decide(channel=channel, lease=leases.get(channel.pk), leaf=leaves.get(channel.pk),
                            settings=settings, utility_window=utility_window, now=now)
         if decision.action == ENQUEUE:
@@ -239,18 +258,27 @@ def _evaluate(*, channels: list[Channel], settings: CompactionSettings, now: dat
                 free, budget_left = free - 1, budget_left - 1
             elif _reserve(decision=decision, lease=leases.get(channel.pk), now=now):
                 decision.ticket = now.isoformat()
-                _enqueue(channel_id=channel.pk, ticket=decision.ticket)
+                if take > 0:
+                    decision.taken, take = True, take - 1
+                else:
+                    _enqueue(channel_id=channel.pk, ticket=decision.ticket)
                 free, budget_left = free - 1, budget_left - 1
             else:
                 decision.action, decision.reason = SKIP, "taken"
                 decision.detail = "reserved by another scan a moment ago"
         report.decisions.append(decision)
-        logger.info("%s: %s", report.source, decision.log_line())
+        if decision.action != SKIP or not until_full:
+            logger.info("%s: %s", report.source, decision.log_line())
 
 
-def scan_run(*, dry_run: bool = False, source: str = "scan", now: datetime.datetime | None = None) -> ScanReport:
+def scan_run(*, dry_run: bool = False, source: str = "scan", now: datetime.datetime | None = None,
+             take: int = 0) -> ScanReport:
     """One tick of the scanner. Its query count is constant: it does not grow with
-    the messages, nor with the candidates (only with the channels enqueued)."""
+    the messages, nor with the candidates (only with the channels enqueued).
+
+    A refill (the tick a worker runs when it finishes) only fills the free
+    slots and may `take` one reservation for itself; a scheduled tick
+    judges and logs every candidate, for the operator."""
     started = time.monotonic()
     with transaction.atomic():
         settings = compaction_settings_get(lock=not dry_run)
@@ -258,19 +286,21 @@ def scan_run(*, dry_run: bool = False, source: str = "scan", now: datetime.datet
         report = ScanReport(source=source, dry_run=dry_run, enabled=settings.enabled, threshold=settings.threshold,
                             coarse_bound=selectors.coarse_bound(settings=settings),
                             concurrency=settings.concurrency)
-        if not dry_run:
+        if not dry_run and source != "refill":
             scan_schedule_sync(settings=settings, create=False)
         if settings.enabled:
             channels = list(selectors.scan_candidates(settings=settings, now=now))
-            _evaluate(channels=channels, settings=settings, now=now, dry_run=dry_run, report=report)
+            _evaluate(channels=channels, settings=settings, now=now, dry_run=dry_run, report=report,
+                      take=take, until_full=source == "refill")
     report.duration_ms = (time.monotonic() - started) * 1000
     if not settings.enabled:
         logger.info("%s: tick: auto-compaction is off, nothing done", source)
     else:
-        logger.info("%s: tick%s: %d candidates (pressure >= %.2f), %d enqueued, %d skipped; "
+        logger.info("%s: tick%s: %d candidates (pressure >= %.2f), %d enqueued%s, %d skipped; "
                     "%d in flight of %d; %d of %d hourly budget used; %.1f ms",
                     source, " (dry run)" if dry_run else "", len(report.decisions), report.coarse_bound,
-                    len(report.enqueued), len(report.decisions) - len(report.enqueued), report.in_flight,
+                    len(report.enqueued), ", 1 taken by this worker" if report.taken else "",
+                    sum(d.action == SKIP for d in report.decisions), report.in_flight,
                     settings.concurrency, report.budget_used, settings.hourly_budget, report.duration_ms)
     return report
 
@@ -313,13 +343,8 @@ def _finish(*, outcome: AutoOutcome) -> None:
     CompactionLease.objects.filter(pk=outcome.channel_id).update(**values)
 
 
-def auto_compaction_run(*, channel_id: int, ticket: str | None = None) -> AutoOutcome:
-    """The body of the automatic compaction task: claim, compact, record the outcome.
-
-    Expected failures (lease held, nothing to compact, model failure) are
-    outcomes, not exceptions, so the broker never retries them: the scanner
-    decides when to try again (no-loop rule, cooldown).
-    """
+def _attempt(*, channel_id: int, ticket: str | None) -> AutoOutcome:
+    """Claim, compact, record the outcome of one reserved (or event-triggered) channel."""
     if ticket is None:
         decision = auto_compaction_reserve(channel_id=channel_id)
         if decision.action != ENQUEUE:
@@ -328,12 +353,43 @@ def auto_compaction_run(*, channel_id: int, ticket: str | None = None) -> AutoOu
     if not _claim(channel_id=channel_id, ticket=parse_datetime(ticket)):
         logger.info("auto: channel %s: reservation %s is stale or was already handled; nothing to do",
                     channel_id, ticket)
-        return AutoOutcome(channel_id, "stale", "stale or duplicate delivery")
+        return AutoOutcome(channel_id, STALE, "stale or duplicate delivery")
     outcome = _compact(channel_id=channel_id)
     _finish(outcome=outcome)
-    if conf.REFILL_ON_FINISH and outcome.outcome not in (BUSY, SKIPPED):
-        scan_run(source="refill")
     return outcome
+
+
+def auto_compaction_drain(*, channel_id: int, ticket: str | None = None,
+                          seconds: float | None = None) -> list[AutoOutcome]:
+    """The body of the automatic compaction task: the reserved channel, then
+    the next ones this worker reserves for itself while `seconds` last.
+
+    Expected failures (lease held, nothing to compact, model failure) are
+    outcomes, not exceptions, so the broker never retries them: the scanner
+    decides when to try again (no-loop rule, cooldown).
+
+    After each compaction the worker refills the slot it frees. Keeping the
+    next reservation instead of enqueuing it saves a broker round trip per
+    compaction, during which the slot would carry no model call. A reservation
+    taken by a worker that then dies is like a lost task: unfinished past the
+    lease time, it is abandoned and the scanner offers the channel again.
+    """
+    deadline = time.monotonic() + (conf.DRAIN_SECONDS if seconds is None else seconds)
+    outcomes = []
+    while True:
+        outcome = _attempt(channel_id=channel_id, ticket=ticket)
+        outcomes.append(outcome)
+        if not conf.REFILL_ON_FINISH or outcome.outcome in (BUSY, SKIPPED, STALE):
+            return outcomes
+        taken = scan_run(source="refill", take=1 if time.monotonic() < deadline else 0).taken
+        if taken is None:
+            return outcomes
+        channel_id, ticket = taken.channel_id, taken.ticket
+
+
+def auto_compaction_run(*, channel_id: int, ticket: str | None = None) -> AutoOutcome:
+    """One automatic compaction; its refill enqueues the next channel rather than running it."""
+    return auto_compaction_drain(channel_id=channel_id, ticket=ticket, seconds=0)[0]
 
 
 def _compact(*, channel_id: int) -> AutoOutcome:
@@ -375,14 +431,17 @@ def _compact(*, channel_id: int) -> AutoOutcome:
 
 
 def worker_warm() -> None:
-    """Load the model client library and the tokenizer tables once in the qcluster
-    parent, before it forks its workers: otherwise every worker's first
-    compaction spends seconds on them, inside its task timeout."""
+    """Load the model client library, the tokenizer tables and the secret
+    detectors once in the qcluster parent, before it forks its workers:
+    otherwise every worker's first compaction spends seconds on them, inside
+    its task timeout and while it holds a concurrency slot."""
     import openai  # noqa: F401
 
     from chatcore.tokens import count_tokens
+    from compaction.redaction import redact
 
     count_tokens("warm")
+    redact("warm up the detectors: api_key = 'not-a-secret'")
 
 
 def reply_pressure_check(*, channel: Channel, input_tokens: int | None) -> bool:

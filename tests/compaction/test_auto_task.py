@@ -8,7 +8,8 @@ from chatcore.loopback_llm import Reply
 from chatcore.models import AuditEntry, Message, Summary, UsageEntry
 from compaction import conf
 from compaction.models import CompactionLease
-from compaction.scanner.services import auto_compaction_run, scan_run
+from compaction import tasks
+from compaction.scanner.services import auto_compaction_drain, auto_compaction_run, scan_run
 from tests.chatcore.factories import build_path
 from tests.compaction.scanning import auto_settings, pressured_channel, queued_tasks
 
@@ -140,3 +141,71 @@ def test_the_event_path_checks_reserves_and_compacts_in_the_task(
     assert second.outcome == "skipped" and second.detail.endswith("messages since the summary < 8")
     assert len(llm_server.requests) == 1
     assert conf.AUTO_COMPACT_TASK == "compaction.tasks.auto_compact"
+
+
+def test_a_worker_drains_the_backlog_itself_while_its_time_lasts(
+        utility_model, llm_server, django_capture_on_commit_callbacks):
+    auto_settings(concurrency=1)
+    # highest pressure first: 14, 13 then 12 messages
+    channels = [pressured_channel(messages=14), pressured_channel(messages=13), pressured_channel()]
+    tickets = reserve(django_capture_on_commit_callbacks)
+    [(first, ticket)] = tickets.items()
+    llm_server.default = Reply(content=SUMMARY)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        outcomes = auto_compaction_drain(channel_id=first, ticket=ticket, seconds=60)
+
+    assert [(o.channel_id, o.outcome) for o in outcomes] == [(c.pk, "done") for c in channels]
+    assert sorted(Summary.objects.values_list("channel_id", "trigger")) == [(c.pk, "auto") for c in channels]
+    # one task was enqueued by the scan; the worker reserved and ran the other two itself
+    assert [args[0] for _, args in queued_tasks()] == [first]
+    assert [(lease.last_outcome, lease.last_finished_at >= lease.last_auto_at)
+            for lease in CompactionLease.objects.order_by("pk")] == [("done", True)] * 3
+    assert len(llm_server.requests) == 3
+
+
+def test_a_worker_out_of_time_hands_the_next_channel_to_the_broker(
+        utility_model, llm_server, django_capture_on_commit_callbacks):
+    auto_settings(concurrency=1)
+    first, second, third = pressured_channel(messages=14), pressured_channel(messages=13), pressured_channel()
+    tickets = reserve(django_capture_on_commit_callbacks)
+    llm_server.default = Reply(content=SUMMARY)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        outcomes = auto_compaction_drain(channel_id=first.pk, ticket=tickets[first.pk], seconds=0)
+
+    assert [(o.channel_id, o.outcome) for o in outcomes] == [(first.pk, "done")]
+    assert [args[0] for _, args in queued_tasks()] == [first.pk, second.pk]
+    assert not CompactionLease.objects.filter(pk=third.pk).exists()
+
+
+def test_the_task_reports_every_channel_it_compacted(
+        utility_model, llm_server, django_capture_on_commit_callbacks):
+    auto_settings(concurrency=1)
+    first, second = pressured_channel(messages=13), pressured_channel()
+    tickets = reserve(django_capture_on_commit_callbacks)
+    llm_server.default = Reply(content=SUMMARY)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        result = tasks.auto_compact(first.pk, tickets[first.pk])
+
+    summaries = Summary.objects.order_by("channel_id")
+    assert [summary.channel_id for summary in summaries] == [first.pk, second.pk]
+    assert result == "; ".join(f"channel {summary.channel_id} done: {summary.messages_covered} messages "
+                               f"summarised by {summary.model}" for summary in summaries)
+
+
+def test_a_refill_stops_at_the_first_candidate_without_a_free_slot(db, django_capture_on_commit_callbacks):
+    auto_settings(concurrency=1)
+    channels = [pressured_channel(messages=14), pressured_channel(messages=13), pressured_channel()]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        refill = scan_run(source="refill", take=1)
+    again = scan_run(source="refill")
+    full = scan_run(dry_run=True)
+
+    assert [(d.channel_id, d.action, d.taken) for d in refill.decisions] == [(channels[0].pk, "enqueue", True)]
+    assert refill.taken is refill.decisions[0] and queued_tasks() == []
+    assert (again.in_flight, again.decisions) == (1, [])
+    assert [(d.channel_id, d.reason) for d in full.decisions] == [
+        (channels[0].pk, "in_flight"), (channels[1].pk, "concurrency"), (channels[2].pk, "concurrency")]

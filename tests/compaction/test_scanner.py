@@ -328,6 +328,27 @@ def test_a_tick_costs_the_same_queries_whatever_the_messages_and_the_candidates(
     assert len(more) + len(first) == len(scan_run(dry_run=True).decisions)
 
 
+def test_a_refill_costs_the_same_queries_whatever_the_candidates(db, django_capture_on_commit_callbacks):
+    auto_settings(concurrency=1)
+    model = LLMModelFactory(context_window=WINDOW)
+
+    def refill_queries() -> int:
+        with CaptureQueriesContext(connection) as captured, django_capture_on_commit_callbacks(execute=True):
+            report = scan_run(source="refill", take=1, now=timezone.now() + NOW_PLUS)
+        assert report.taken is not None and report.enqueued == []
+        CompactionLease.objects.all().delete()
+        return len(captured)
+
+    [pressured_channel(model=model) for _ in range(2)]
+    small = refill_queries()
+    [pressured_channel(model=model) for _ in range(10)]
+    large = refill_queries()
+
+    # savepoint, settings, candidates, attempt counts, summaries, leases, leaves, utility window, release;
+    # for the channel taken: savepoint, create its lease, release. No schedule, nothing for the broker.
+    assert small == large == 12
+
+
 # --- schedule ---------------------------------------------------------------
 
 def test_setup_schedules_is_idempotent_and_the_interval_follows_the_settings(db, staff_user):
@@ -388,6 +409,15 @@ def test_timeouts_nest(settings):
     assert conf.timeouts_problems() == [
         "the task timeout (300s) must be shorter than the broker's retry (200s), or a running task is handed "
         "to a second worker"]
+
+
+def test_a_worker_drains_only_while_the_longest_model_call_still_fits_its_task_timeout(settings):
+    # shipped: 300 s task timeout - 240 s longest model call (60 s x 2 tries x 2 models) - 30 s margin
+    assert conf.DRAIN_SECONDS == conf._drain_seconds() == 30
+    settings.LLM_TIMEOUT_SECONDS = 80
+    assert conf._drain_seconds() == 0
+    settings.COMPACTION_DRAIN_SECONDS = 5
+    assert conf._drain_seconds() == 5
 
 
 def test_other_users_cursors_do_not_count_as_the_owners_path(db, django_capture_on_commit_callbacks):
