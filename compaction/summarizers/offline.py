@@ -366,7 +366,12 @@ def _general_rarity(word: str) -> float:
 
 def _select(units: list[_Unit], budget: int, idf: dict[str, float], focus_words: set[str],
             reserved: list[_Unit]) -> list[_Unit]:
-    """Budgeted greedy coverage with lazy evaluation (the gain of a unit only shrinks)."""
+    """Budgeted greedy coverage with lazy evaluation.
+
+    A unit's gain only shrinks as others are chosen; its cost can drop when another unit opens its line
+    (no second prefix), and it is re-valued when it comes up, which at worst takes it a little later than a
+    full re-sort would.
+    """
     covered: set[str] = set()
     chosen: list[_Unit] = []
     opened: set[tuple] = set()
