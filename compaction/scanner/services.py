@@ -387,11 +387,6 @@ def auto_compaction_drain(*, channel_id: int, ticket: str | None = None,
         channel_id, ticket = taken.channel_id, taken.ticket
 
 
-def auto_compaction_run(*, channel_id: int, ticket: str | None = None) -> AutoOutcome:
-    """One automatic compaction; its refill enqueues the next channel rather than running it."""
-    return auto_compaction_drain(channel_id=channel_id, ticket=ticket, seconds=0)[0]
-
-
 def _compact(*, channel_id: int) -> AutoOutcome:
     settings = compaction_settings_get()
     channel = Channel.objects.select_related("owner", "model").filter(pk=channel_id).first()

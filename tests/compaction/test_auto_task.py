@@ -9,7 +9,7 @@ from chatcore.models import AuditEntry, Message, Summary, UsageEntry
 from compaction import conf
 from compaction.models import CompactionLease
 from compaction import tasks
-from compaction.scanner.services import auto_compaction_drain, auto_compaction_run, scan_run
+from compaction.scanner.services import auto_compaction_drain, scan_run
 from tests.chatcore.factories import build_path
 from tests.compaction.scanning import auto_settings, pressured_channel, queued_tasks
 
@@ -24,7 +24,8 @@ def reserve(capture) -> dict[int, str]:
 
 def run(capture, channel_id: int, ticket: str | None):
     with capture(execute=True):
-        return auto_compaction_run(channel_id=channel_id, ticket=ticket)
+        # seconds=0: one compaction, the next channel goes to the broker (tests of draining set their own)
+        return auto_compaction_drain(channel_id=channel_id, ticket=ticket, seconds=0)[0]
 
 
 def test_a_reserved_channel_is_compacted_with_trigger_auto_and_the_next_one_is_enqueued(

@@ -11,7 +11,9 @@ from chatcore.models import Channel, Summary
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
 from compaction.scanner import selectors
-from compaction.scanner.services import auto_compaction_reserve, auto_compaction_run, compaction_settings_update, scan_run
+from compaction.scanner.services import (
+    auto_compaction_drain, auto_compaction_reserve, compaction_settings_update, scan_run,
+)
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, UserFactory, build_path
 from tests.compaction.scanning import MESSAGE_TOKENS, WINDOW, age, auto_settings, pressured_channel, queued_tasks
 
@@ -255,7 +257,7 @@ def test_kill_switch_also_stops_tasks_already_queued(db, django_capture_on_commi
     report = tick(django_capture_on_commit_callbacks, now=timezone.now() + NOW_PLUS)
     CompactionSettings.objects.update(enabled=False)
 
-    outcome = auto_compaction_run(channel_id=channel.pk, ticket=report.decisions[0].ticket)
+    [outcome] = auto_compaction_drain(channel_id=channel.pk, ticket=report.decisions[0].ticket, seconds=0)
 
     assert (outcome.outcome, outcome.detail) == ("skipped", "auto-compaction was turned off")
     lease = CompactionLease.objects.get(pk=channel.pk)
@@ -272,7 +274,7 @@ def test_a_stale_or_duplicate_delivery_does_nothing(db, django_capture_on_commit
                                                           last_outcome="done")
     before = CompactionLease.objects.values().get(pk=channel.pk)
 
-    outcome = auto_compaction_run(channel_id=channel.pk, ticket=ticket)
+    [outcome] = auto_compaction_drain(channel_id=channel.pk, ticket=ticket, seconds=0)
 
     assert outcome.outcome == "stale"
     assert CompactionLease.objects.values().get(pk=channel.pk) == before
