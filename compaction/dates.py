@@ -5,8 +5,23 @@ the day they were said. A summary is read long after, and its lines are
 pulled out of their day, so the offline summarizer writes the calendar date
 beside each such expression it keeps: "I went to the fair yesterday (7 May
 2023)". The original words stay; the anchor is added in parentheses and is
-computed, never guessed: an expression that does not fix a date ("soon",
-"the other day", "on Friday", which may be past or future) is left alone.
+computed, never guessed. What each expression is taken to mean:
+
+- "yesterday", "last night": the day before; "the day before yesterday":
+  two days before; "N days/years ago": that day or year exactly; weeks,
+  months and "a couple of …" ago are approximate and say "about".
+- "last Friday" (or "this past Friday"): the most recent Friday strictly
+  before the day it was said; "last weekend": the most recent Saturday and
+  Sunday that ended before that day; "last week/month/year": the previous
+  calendar week (from Monday), month or year; "next week/month/year": the
+  following one.
+
+An expression that does not fix a date is left alone: "soon", "the other
+day", "on Friday" (past or future), "next Friday" and "next weekend" (this
+coming one or the one after), "this past week/month/year" (the last seven
+days, or the calendar week before), "the last Monday of the month".
+Weekday abbreviations count only capitalised and with their full stop
+("Fri."), so that "I sat on the bench" is not a Saturday.
 """
 
 from __future__ import annotations
@@ -18,15 +33,19 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20}
 _WEEKDAYS = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5, "sun": 6,
              "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
-_WEEKDAY = r"(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day|nesday|sday|urday|rsday)?"
+_WEEKDAY = (r"(?:(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+            r"|(?-i:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun)\.)")
 _COUNT = r"(?:\d{1,2}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty)"
 
 _ANCHOR_RE = re.compile(
     r"(?<!like )(?<!as if it was )(?<!as if it were )\b(?P<yesterday>yesterday|last night)\b"
     r"|\bthe day before yesterday\b(?P<before_yesterday>)"
     rf"|\b(?P<count>{_COUNT}|a couple of|a couple)\s+(?P<unit>days?|weeks?|months?|years?)\s+ago\b"
-    rf"|\b(?P<direction>last|this past|past|next)\s+(?P<weekday>{_WEEKDAY})\b\.?"
-    r"|\b(?P<span_direction>last|this past|next)\s+(?P<span>week|weekend|month|year)\b",
+    # "the last Monday of the month", "every last Friday of May" name no single day.
+    rf"|(?<!the )(?<!every )\b(?P<direction>last|this past|past|next)\s+(?P<weekday>{_WEEKDAY})"
+    r"(?!\s+of\b)"
+    r"|(?<!the )\b(?P<span_direction>last|this past|next)\s+(?P<span>week|weekend|month|year)\b"
+    r"(?!\s+of\b)",
     re.IGNORECASE,
 )
 
@@ -61,28 +80,44 @@ def _anchor(match: re.Match, said: dt.date) -> str | None:
             return about + f"{_month_shift(said, -count):%B %Y}"
         return about + str(said.year - count)
     if groups["weekday"]:
-        name = groups["weekday"].lower()
-        weekday = _WEEKDAYS.get(name) if name in _WEEKDAYS else _WEEKDAYS.get(name[:3])
-        if weekday is None:
-            return None
         if groups["direction"].lower() == "next":
-            ahead = (weekday - said.weekday()) % 7 or 7
-            return format_day(said + dt.timedelta(days=ahead))
-        back = (said.weekday() - weekday) % 7 or 7
-        return format_day(said - dt.timedelta(days=back))
+            return None  # this coming one, or the one after
+        weekday = _WEEKDAYS[groups["weekday"].lower().rstrip(".")]
+        return format_day(_last_weekday(said, weekday))
     span = groups["span"].lower()
-    step = 1 if groups["span_direction"].lower() == "next" else -1
+    direction = groups["span_direction"].lower()
+    if span == "weekend":
+        if direction == "next":
+            return None  # this coming weekend, or the one after
+        sunday = _last_weekday(said, 6)
+        saturday = sunday - dt.timedelta(days=1)
+        if saturday.month == sunday.month:
+            return f"{saturday.day}–{format_day(sunday)}"
+        return f"{format_day(saturday)} – {format_day(sunday)}"
+    if direction == "this past":
+        return None  # the last seven days, or the calendar week before: not one date
+    step = 1 if direction == "next" else -1
     if span == "year":
         return str(said.year + step)
     if span == "month":
         return f"{_month_shift(said, step):%B %Y}"
     monday = said - dt.timedelta(days=said.weekday()) + dt.timedelta(weeks=step)
-    if span == "week":
-        return f"week of {format_day(monday)}"
-    saturday, sunday = monday + dt.timedelta(days=5), monday + dt.timedelta(days=6)
-    if saturday.month == sunday.month:
-        return f"{saturday.day}–{format_day(sunday)}"
-    return f"{format_day(saturday)} – {format_day(sunday)}"
+    return f"week of {format_day(monday)}"
+
+
+def _last_weekday(said: dt.date, weekday: int) -> dt.date:
+    """The most recent `weekday` (0 = Monday) strictly before `said`."""
+    return said - dt.timedelta(days=(said.weekday() - weekday) % 7 or 7)
+
+
+def expression_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` has a relative time expression, with the anchor written after it if there is one."""
+    spans = []
+    for match in _ANCHOR_RE.finditer(text):
+        end = match.end()
+        anchor = re.match(r" \([^()]*\)", text[end:])
+        spans.append((match.start(), end + (anchor.end() if anchor else 0)))
+    return spans
 
 
 def anchor_dates(text: str, *, said_on: dt.date | dt.datetime | None) -> str:
@@ -100,8 +135,6 @@ def anchor_dates(text: str, *, said_on: dt.date | dt.datetime | None) -> str:
         if anchor is None or anchor in anchored:
             return match.group(0)  # a repeated expression is anchored once
         anchored.add(anchor)
-        words = match.group(0)
-        trail = "." if words.endswith(".") else ""
-        return f"{words.rstrip('.')} ({anchor}){trail}"
+        return f"{match.group(0)} ({anchor})"
 
     return _ANCHOR_RE.sub(replace, text)
