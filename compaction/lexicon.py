@@ -109,12 +109,18 @@ INJECTION_RE = re.compile(
     r"|<\/?\s*(?:system|instructions?|im_start|im_end|conversation_summary|transcript)\b|\[/?INST\]"
     r"|\b(?:when|if) (?:you )?(?:summari[sz]e|summari[sz]ing|compact|compacting|writing the summary)\b"
     r"|\b(?:in|into|for) (?:the|your) (?:summary|recap)\b[^.\n]{0,40}\b(?:write|say|put|state|include|add|claim)"
-    r"|\b(?:write|say|state|put|add|claim|report|output|print|respond|reply|reveal|include|insert|append|mention|"
-    r"leak|show)\b[^.\n]{0,40}\b(?:in|into|to) (?:the|your) (?:summary|recap|output)\b"
-    r"|\b(?:ai|bot|model|assistant|llm|summari[sz]er)\s+(?:that is |who is |which is )?(?:summari[sz]ing|reading|"
-    r"processing|compacting)\b"
-    r"|\binclude (?:the|this|these|a|an) (?:exact )?(?:sentence|phrase|words?|text|line|string)\b"
-    r"|\bI (?:hereby )?(?:authori[sz]e|command|instruct) you\b"
+    r"|\b(?:write|say|state|put|add|claim|report|output|print|respond|reply)\b[^.\n]{0,40}\b(?:in|into|to) "
+    r"(?:the|your) (?:summary|recap|output)\b"
+    # "include … in the summary" is also an ordinary request for a summary the user wants written; only "this"
+    # or "your" summary is the one being made of the conversation.
+    r"|\b(?:reveal|include|insert|append|mention|leak|show)\b[^.\n]{0,40}\b(?:in|into|to) (?:this|your) "
+    r"(?:summary|recap|output)\b"
+    # The model addressed while it reads: "note to the AI summarizing this", "you, the model reading this".
+    r"|\b(?:ai|bot|model|assistant|llm|summari[sz]er)\s+(?:that is |who is |which is |that's |who's )?"
+    r"(?:summari[sz]ing|reading|processing|compacting)\s+(?:this|these|the (?:conversation|chat|transcript|"
+    r"messages?))\b"
+    r"|\bI (?:hereby )?(?:authori[sz]e|command|instruct|order|permit) you\b[^.\n]{0,60}\b(?:summary|recap|"
+    r"summari[sz]e|output|system prompt|instructions|reveal|print|ignore|override)\b"
     r"|\bdo not (?:summari[sz]e|mention|include|record)\b|\bdon't (?:summari[sz]e|mention|include|record)\b"
     r"|\b(?:reveal|print|output|show|repeat)\b[^.\n]{0,30}\b(?:system prompt|instructions|api key|password)",
     re.IGNORECASE,

@@ -50,7 +50,7 @@ import wordfreq
 
 from chatcore.tokens import count_tokens
 from compaction import lexicon
-from compaction.dates import anchor_dates
+from compaction.dates import anchor_dates, expression_spans
 from compaction.redaction import redact
 from compaction.transcript import TranscriptItem, format_date
 
@@ -79,7 +79,9 @@ _PLEASANTRY_RE = re.compile(
     r"^(?:(?:(?:so )?(?:much|a lot|lots|a lot's|lot's|a bunch|quite a bit|tons|loads)\s+(?:has\s+|'s\s+)?"
     r"(?:happened|going on|been going on)\s+)?since (?:we|I) last (?:spoke|talked|chatted|chat|caught up|saw "
     r"each other|met)|long time no (?:see|talk|chat|speak)|how(?:'s| is) it going|how have you been|how are you"
-    r"(?: doing)?|what's up(?: with you)?|guess what|good to (?:hear from|see|talk to) you)\b[\s,!?.:;…~-]*",
+    r"(?: doing)?|what's up(?: with you)?|guess what|good to (?:hear from|see|talk to) you)"
+    # Only as a clause of its own: "guess what I bought" and "since we last talked I have been sober" say something.
+    r"(?=\s*[,!?.:;…~-]|\s*$)[\s,!?.:;…~-]*",
     re.IGNORECASE,
 )
 _MAX_SENTENCE_WORDS = 60
@@ -147,8 +149,23 @@ def _speaker_label(item: TranscriptItem) -> str:
 
 
 def _compress(text: str) -> str:
-    """Drop articles, intensifiers and hedges; shorten attachment captions. Meaning-bearing words all stay."""
+    """Drop articles, intensifiers and hedges; shorten attachment captions. Meaning-bearing words all stay.
+
+    A relative time expression and the date anchored to it are kept exactly as they are.
+    """
     text = _IMAGE_RE.sub("[image: ", text)
+    pieces, start = [], 0
+    for begin, end in expression_spans(text):
+        pieces.extend([(_compress_words(text[start:begin]), False), (text[begin:end], True)])
+        start = end
+    pieces.append((_compress_words(text[start:]), False))
+    return "".join(piece for piece, _ in pieces).strip()
+
+
+def _compress_words(text: str) -> str:
+    """`text` without its dropped words, keeping the spaces at its edges (it may sit between kept pieces)."""
+    lead = " " if text[:1].isspace() else ""
+    tail = " " if text[-1:].isspace() else ""
     out: list[str] = []
     for token in text.split():
         core = token.strip(".,!?;:\"'()[]…").lower()
@@ -158,7 +175,8 @@ def _compress(text: str) -> str:
                 out[-1] += trail
             continue
         out.append(token)
-    return " ".join(out)
+    body = " ".join(out)
+    return lead + body + tail if body else (lead or tail)
 
 
 def _informative(sentence: str) -> bool:
@@ -262,7 +280,8 @@ class _Builder:
         if len(words) < 3 and details < 1.5 and not previous:
             return None
         factor = 1.0 if previous or role == "tool" else _fact_factor(text, words)
-        shown = text if previous else anchor_dates(_compress(text), said_on=said_on)
+        # Dates first: "the day before yesterday" and "a week ago" need their articles to mean what they mean.
+        shown = text if previous else _compress(anchor_dates(text, said_on=said_on))
         prefix = f"- {date} · " if date else "- "
         prefix += f"{speaker}: " if speaker else ""
         unit = _Unit(order=order, speaker=speaker, role=role, date=date, text=shown, words=words,
@@ -474,8 +493,8 @@ def _render_line(group: list[_Unit]) -> str:
     parts = [first.text]
     for before, unit in zip(group, group[1:]):
         parts[-1] = _joined(parts[-1])
-        same_turn = _turn_key(before) == _turn_key(unit)
-        gap = same_turn and unit.order[1] != before.order[1] + 1
+        # Sentences left out between two of one turn, or another turn of the speaker's: not one utterance.
+        gap = _turn_key(before) != _turn_key(unit) or unit.order[1] != before.order[1] + 1
         parts.append(("… " if gap else "") + unit.text)
     body = " ".join(parts)
     prefix = f"{first.speaker}: " if first.speaker else ""
