@@ -70,6 +70,10 @@ def _candidates(source_text: str) -> list[tuple[str, str]]:
     return found
 
 
+_LABELS = {"error": "Errors", "path": "Files", "url": "URLs", "identifier": "Identifiers", "date": "Dates",
+           "number": "Numbers"}
+
+
 def _render(summary: str, chosen: dict[str, list[str]]) -> str:
     lines = [f"- {_LABELS[kind]}: " + "; ".join(f"`{v}`" if kind in ("path", "identifier") and "`" not in v else v
                                                 for v in values)
@@ -77,10 +81,6 @@ def _render(summary: str, chosen: dict[str, list[str]]) -> str:
     if not lines:
         return summary
     return summary.rstrip() + "\n\n" + HEADING + "\n" + "\n".join(lines)
-
-
-_LABELS = {"error": "Errors", "path": "Files", "url": "URLs", "identifier": "Identifiers", "date": "Dates",
-           "number": "Numbers"}
 
 
 def _fit(summary: str, chosen: dict[str, list[str]], max_tokens: int) -> dict[str, list[str]]:

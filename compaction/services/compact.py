@@ -170,6 +170,12 @@ def _merge_extracts(previous: dict | None, new: dict) -> dict:
     return merged
 
 
+def offline_limit(*, max_tokens: int, input_tokens: int) -> int:
+    """The offline summary's limit, references included: extractive output has a fixed frame, so it is kept
+    inside what it replaces even for short stretches."""
+    return max(50, min(max_tokens, int(input_tokens * 0.8)))
+
+
 def _summarize(*, channel: Channel, profile: CompactionProfile, items: list[TranscriptItem],
                previous_summary: str | None, focus: str, max_tokens: int, trigger: str,
                input_tokens_estimate: int, source_text: str) -> tuple[str, str, bool, int, int]:
@@ -182,8 +188,7 @@ def _summarize(*, channel: Channel, profile: CompactionProfile, items: list[Tran
                                   channel=channel, trigger=trigger, max_tokens=max_tokens,
                                   temperature=profile.temperature, override=profile.model)
     except OfflineModel:
-        # Extractive output has a fixed frame; keep it inside what it replaces even for short stretches.
-        limit = max(50, min(max_tokens, int(input_tokens_estimate * 0.8)))
+        limit = offline_limit(max_tokens=max_tokens, input_tokens=input_tokens_estimate)
         text = summarize_offline(items=items, previous_summary=previous_summary, focus=focus, max_tokens=limit)
         # It fills its budget, which would leave no room for the pinned references that the limit also
         # covers: when they would not fit, summarise again in less room (at most a fifth less).
@@ -324,8 +329,12 @@ def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, 
         # A placeholder can be longer than the secret it replaced: the limit is checked again after it.
         text, cut = _truncate(final.text.strip(), max_tokens)
         truncated = truncated or cut
-        # References are part of the summary and share its limit (they come from redacted text).
-        text = facts_pin(source_text=source_text, summary=text, max_tokens=max_tokens).strip()
+        # References are part of the summary and share its limit (they come from redacted text); with them
+        # the summary must still be shorter than what it replaces, and the offline one within its own limit.
+        pin_limit = min(max_tokens, input_tokens_total - 1)
+        if model == OFFLINE_MODEL_NAME:
+            pin_limit = min(pin_limit, offline_limit(max_tokens=max_tokens, input_tokens=count_tokens(source_text)))
+        text = facts_pin(source_text=source_text, summary=text, max_tokens=pin_limit).strip()
 
     extracts = _merge_extracts(previous.extracts if previous else None, extracts_collect(items))
     through = plan.to_summarize[-1]

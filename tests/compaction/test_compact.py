@@ -462,3 +462,40 @@ def test_the_offline_model_window_does_not_cut_what_is_summarised(db):
     result = channel_compact(channel=channel, actor=channel.owner, keep_recent=6)
     assert result.model == "offline"
     assert result.summarized_count == 114
+
+
+def _summarised_tokens(channel, keep_recent: int) -> int:
+    from chatcore.models import Message
+
+    messages = list(Message.objects.filter(channel=channel).order_by("pk"))
+    return sum(m.tokens for m in messages[:len(messages) - keep_recent])
+
+
+@pytest.mark.parametrize("count", [5, 8])
+def test_offline_summary_with_its_references_is_shorter_than_what_it_replaces(db, count):
+    """The references share the offline summary's own limit (80% of the input), not the profile's larger one."""
+    from chatcore.tokens import count_tokens
+    from compaction.facts import HEADING
+
+    channel = ChannelFactory()
+    _detail_heavy(channel, count)
+    replaced = _summarised_tokens(channel, 1)
+    result = channel_compact(channel=channel, actor=channel.owner, keep_recent=1)
+    assert result.model == "offline"
+    assert HEADING in result.summary.content  # references were pinned, and still
+    assert count_tokens(result.summary.content) <= int(replaced * 0.8) < replaced
+
+
+def test_model_summary_with_its_references_is_shorter_than_what_it_replaces(utility_model, llm_server):
+    from chatcore.tokens import count_tokens
+    from compaction.facts import HEADING
+
+    channel = ChannelFactory()
+    _detail_heavy(channel, 6)
+    replaced = _summarised_tokens(channel, 1)
+    short_summary = "## Goal\n- The handlers were moved behind flags."
+    llm_server.script(Reply(content=short_summary))
+    result = channel_compact(channel=channel, actor=channel.owner, keep_recent=1)
+    assert result.model == "loopback-utility"
+    assert result.summary.content.startswith(short_summary + "\n\n" + HEADING)
+    assert count_tokens(result.summary.content) < replaced
