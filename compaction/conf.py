@@ -28,7 +28,9 @@ DRAIN_SECONDS (COMPACTION_DRAIN_SECONDS, default: the task timeout minus the
     second with the default poll), time in which the slot sits idle; a
     worker that continues keeps the slot busy with model calls. A new
     compaction is started only while the task, with the longest model call
-    added, stays inside the task timeout; 0 turns this off.
+    and DRAIN_MARGIN_SECONDS (30 s) added, stays inside the task timeout: a
+    larger setting is cut to that (and `manage.py check` says so); 0 turns
+    this off.
 TASK_TIMEOUT_SECONDS, RETRY_SECONDS, LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES:
     read from the project settings (Q_TASK_TIMEOUT_SECONDS, Q_RETRY_SECONDS,
     LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES); `timeouts_problems()` checks
@@ -67,14 +69,24 @@ MAX_FOCUS_CHARS: int = getattr(settings, "COMPACTION_MAX_FOCUS_CHARS", 2_000)
 MAX_CONTENT_CHARS: int = getattr(settings, "COMPACTION_MAX_CONTENT_CHARS", 200_000)
 BRANCH_TITLE_SUFFIX: str = getattr(settings, "COMPACTION_BRANCH_TITLE_SUFFIX", " (continued)")
 
+# Time a compaction needs beyond its model calls (database, redaction, the
+# offline summarizer, the refill tick), kept free when a draining worker
+# decides whether one more compaction still fits in its task timeout.
+DRAIN_MARGIN_SECONDS = 30.0
+
+
+def drain_limit() -> float:
+    """The longest a worker may keep starting compactions: after it, the longest
+    model call and the margin would no longer fit in the task timeout."""
+    limits = timeouts()
+    return max(0.0, limits["task_timeout"] - limits["longest_model_call"] - DRAIN_MARGIN_SECONDS)
 
 
 def _drain_seconds() -> float:
     configured = getattr(settings, "COMPACTION_DRAIN_SECONDS", None)
-    if configured is not None:
-        return max(0.0, float(configured))
-    limits = timeouts()
-    return max(0.0, limits["task_timeout"] - limits["longest_model_call"] - 30.0)
+    if configured is None:
+        return drain_limit()
+    return min(max(0.0, float(configured)), drain_limit())
 
 
 SCAN_TASK = "compaction.tasks.scan"
@@ -106,6 +118,11 @@ def timeouts_problems() -> list[str]:
     if not t["task_timeout"] < t["retry"]:
         problems.append(f"the task timeout ({t['task_timeout']:g}s) must be shorter than the broker's retry "
                         f"({t['retry']:g}s), or a running task is handed to a second worker")
+    configured = getattr(settings, "COMPACTION_DRAIN_SECONDS", None)
+    if configured is not None and float(configured) > drain_limit():
+        problems.append(
+            f"COMPACTION_DRAIN_SECONDS ({float(configured):g}s) is longer than the task timeout leaves after the "
+            f"longest model call and a {DRAIN_MARGIN_SECONDS:g}s margin ({drain_limit():g}s); it is cut to that")
     if not t["retry"] < t["lease"]:
         problems.append(f"the broker's retry ({t['retry']:g}s) must be shorter than the compaction lease "
                         f"({t['lease']:g}s), so that the lease outlives any delivery of the task")

@@ -375,16 +375,31 @@ def auto_compaction_drain(*, channel_id: int, ticket: str | None = None,
     lease time, it is abandoned and the scanner offers the channel again.
     """
     deadline = time.monotonic() + (conf.DRAIN_SECONDS if seconds is None else seconds)
-    outcomes = []
-    while True:
-        outcome = _attempt(channel_id=channel_id, ticket=ticket)
-        outcomes.append(outcome)
-        if not conf.REFILL_ON_FINISH or outcome.outcome in (BUSY, SKIPPED, STALE):
-            return outcomes
-        taken = scan_run(source="refill", take=1 if time.monotonic() < deadline else 0).taken
+    outcomes = [_attempt(channel_id=channel_id, ticket=ticket)]
+    while conf.REFILL_ON_FINISH and outcomes[-1].outcome not in (BUSY, SKIPPED, STALE):
+        # What went wrong from here on is this worker's extra work: the compactions already
+        # finished stand, the next scheduled tick refills the slot, and the broker must not
+        # retry a task whose own channel is done.
+        try:
+            taken = scan_run(source="refill", take=1 if time.monotonic() < deadline else 0).taken
+        except Exception:
+            logger.exception("refill: the tick after channel %s failed; the next tick refills the slot",
+                             outcomes[-1].channel_id)
+            break
         if taken is None:
-            return outcomes
-        channel_id, ticket = taken.channel_id, taken.ticket
+            break
+        try:
+            outcomes.append(_attempt(channel_id=taken.channel_id, ticket=taken.ticket))
+        except Exception as error:
+            logger.exception("auto: channel %s, taken by this worker, raised", taken.channel_id)
+            outcome = AutoOutcome(taken.channel_id, FAILED, f"{type(error).__name__}: {error}")
+            outcomes.append(outcome)
+            try:
+                _finish(outcome=outcome)
+            except Exception:  # left unfinished: abandoned after the lease time, like a lost task
+                logger.exception("auto: channel %s: the failure could not be recorded", taken.channel_id)
+            break
+    return outcomes
 
 
 def _compact(*, channel_id: int) -> AutoOutcome:

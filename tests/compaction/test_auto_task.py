@@ -2,6 +2,8 @@
 
 import datetime
 
+from django.db import OperationalError
+
 from django.utils import timezone
 
 from chatcore.loopback_llm import Reply
@@ -9,6 +11,7 @@ from chatcore.models import AuditEntry, Message, Summary, UsageEntry
 from compaction import conf
 from compaction.models import CompactionLease
 from compaction import tasks
+from compaction.scanner import services as scanner_services
 from compaction.scanner.services import auto_compaction_drain, scan_run
 from tests.chatcore.factories import build_path
 from tests.compaction.scanning import auto_settings, pressured_channel, queued_tasks
@@ -210,3 +213,49 @@ def test_a_refill_stops_at_the_first_candidate_without_a_free_slot(db, django_ca
     assert (again.in_flight, again.decisions) == (1, [])
     assert [(d.channel_id, d.reason) for d in full.decisions] == [
         (channels[0].pk, "in_flight"), (channels[1].pk, "concurrency"), (channels[2].pk, "concurrency")]
+
+
+def test_a_failing_refill_keeps_what_the_worker_finished(
+        utility_model, llm_server, django_capture_on_commit_callbacks, monkeypatch, caplog):
+    auto_settings(concurrency=1)
+    first, second = pressured_channel(messages=13), pressured_channel()
+    tickets = reserve(django_capture_on_commit_callbacks)
+    llm_server.default = Reply(content=SUMMARY)
+
+    def refill_fails(**kwargs):
+        raise OperationalError("could not obtain lock on row in relation compaction_compactionsettings")
+    monkeypatch.setattr(scanner_services, "scan_run", refill_fails)
+    with django_capture_on_commit_callbacks(execute=True):
+        outcomes = auto_compaction_drain(channel_id=first.pk, ticket=tickets[first.pk], seconds=60)
+
+    assert [(o.channel_id, o.outcome) for o in outcomes] == [(first.pk, "done")]
+    assert list(Summary.objects.values_list("channel_id", flat=True)) == [first.pk]
+    assert CompactionLease.objects.get(pk=first.pk).last_outcome == "done"
+    assert not CompactionLease.objects.filter(pk=second.pk).exists()
+    assert f"refill: the tick after channel {first.pk} failed" in caplog.text
+
+
+def test_a_taken_channel_that_raises_is_recorded_as_failed_not_left_in_flight(
+        utility_model, llm_server, django_capture_on_commit_callbacks, monkeypatch):
+    auto_settings(concurrency=1)
+    first, second = pressured_channel(messages=13), pressured_channel()
+    tickets = reserve(django_capture_on_commit_callbacks)
+    llm_server.default = Reply(content=SUMMARY)
+    claim = scanner_services._claim
+
+    def claim_second_fails(*, channel_id, ticket):
+        if channel_id == second.pk:
+            raise OperationalError("server closed the connection unexpectedly")
+        return claim(channel_id=channel_id, ticket=ticket)
+    monkeypatch.setattr(scanner_services, "_claim", claim_second_fails)
+    with django_capture_on_commit_callbacks(execute=True):
+        outcomes = auto_compaction_drain(channel_id=first.pk, ticket=tickets[first.pk], seconds=60)
+
+    assert [(o.channel_id, o.outcome, o.detail) for o in outcomes] == [
+        (first.pk, "done", outcomes[0].detail),
+        (second.pk, "failed", "OperationalError: server closed the connection unexpectedly")]
+    lease = CompactionLease.objects.get(pk=second.pk)
+    assert (lease.last_outcome, lease.failure_count, lease.last_finished_at >= lease.last_auto_at) == (
+        "failed", 1, True)
+    assert list(Summary.objects.values_list("channel_id", flat=True)) == [first.pk]
+    assert queued_tasks() == [(conf.AUTO_COMPACT_TASK, (first.pk, tickets[first.pk]))]
