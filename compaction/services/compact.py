@@ -94,12 +94,13 @@ def _plan(*, channel: Channel, keep_recent: int, through_message_id: int | None,
         while 0 < cut < len(path) and path[cut].role == Message.Role.TOOL:
             cut -= 1
         # Stay within what the summarizing model can read; the rest waits for the next compaction.
-        total = 0
-        for index in range(cut if input_budget is not None else 0):
-            total += path[index].tokens
-            if total > input_budget and index >= conf.MIN_NEW_MESSAGES:
-                cut = index
-                break
+        if input_budget is not None:
+            total = 0
+            for index in range(cut):
+                total += path[index].tokens
+                if total > input_budget and index >= conf.MIN_NEW_MESSAGES:
+                    cut = index
+                    break
     to_summarize, kept = path[:cut], path[cut:]
     if len(to_summarize) < conf.MIN_NEW_MESSAGES:
         since = "the last summary" if boundary else "the start"
@@ -316,11 +317,12 @@ def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, 
                                               "shorten it."})
         model, used_fallback, tokens_in, tokens_out = "", False, 0, 0
     else:
+        source_tokens = count_tokens(source_text)
         raw, model, used_fallback, tokens_in, tokens_out = _summarize(
             channel=channel, profile=profile, items=items,
             previous_summary=previous_text.text if previous_text else None,
             focus=focus_text.text if focus_text else "", max_tokens=max_tokens, trigger=trigger,
-            input_tokens_estimate=count_tokens(source_text), source_text=source_text)
+            input_tokens_estimate=source_tokens, source_text=source_text)
         text, truncated = _validated(raw, input_tokens=input_tokens_total, max_tokens=max_tokens, model=model)
         # The summarizer never saw a secret, but nothing it writes may carry one either.
         final = redact(text)
@@ -333,7 +335,7 @@ def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, 
         # the summary must still be shorter than what it replaces, and the offline one within its own limit.
         pin_limit = min(max_tokens, input_tokens_total - 1)
         if model == OFFLINE_MODEL_NAME:
-            pin_limit = min(pin_limit, offline_limit(max_tokens=max_tokens, input_tokens=count_tokens(source_text)))
+            pin_limit = min(pin_limit, offline_limit(max_tokens=max_tokens, input_tokens=source_tokens))
         text = facts_pin(source_text=source_text, summary=text, max_tokens=pin_limit).strip()
 
     extracts = _merge_extracts(previous.extracts if previous else None, extracts_collect(items))
