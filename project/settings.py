@@ -23,8 +23,23 @@ def env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def _env_number(name: str, default, kind: type):
+    value = os.environ.get(name, "")
+    if not value.strip():
+        return default
+    try:
+        return kind(value)
+    except ValueError:
+        kind_name = "whole number" if kind is int else "number"
+        raise ImproperlyConfigured(f"{name} must be a {kind_name}, not {value!r}.") from None
+
+
 def env_int(name: str, default: int) -> int:
-    return int(os.environ.get(name, default))
+    return _env_number(name, default, int)
+
+
+def env_float(name: str, default: float | None) -> float | None:
+    return _env_number(name, default, float)
 
 
 DEBUG = env_bool("DEBUG", True)
@@ -165,13 +180,13 @@ SPECTACULAR_SETTINGS = {
 # Model calls: the client timeout must stay below the task timeout, which
 # stays below the broker's retry, which stays below the compaction lease, so
 # that a slow call is never handed to a second worker while the first lives.
-LLM_TIMEOUT_SECONDS = float(os.environ.get("LLM_TIMEOUT_SECONDS", 60))
+LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 1)
 Q_TASK_TIMEOUT_SECONDS = env_int("Q_TASK_TIMEOUT_SECONDS", 300)
 Q_RETRY_SECONDS = env_int("Q_RETRY_SECONDS", 360)
 COMPACTION_LEASE_SECONDS = env_int("COMPACTION_LEASE_SECONDS", 420)
-if os.environ.get("COMPACTION_DRAIN_SECONDS"):
-    COMPACTION_DRAIN_SECONDS = float(os.environ["COMPACTION_DRAIN_SECONDS"])
+# Unset: derived from the timeouts (compaction/conf.py).
+COMPACTION_DRAIN_SECONDS = env_float("COMPACTION_DRAIN_SECONDS", None)
 
 Q_CLUSTER = {
     "name": os.environ.get("Q_CLUSTER_NAME", "compaction"),
@@ -181,7 +196,7 @@ Q_CLUSTER = {
     "max_attempts": 3,
     "catch_up": False,
     "save_limit": 1000,
-    "poll": float(os.environ.get("Q_POLL_SECONDS", 0.5)),
+    "poll": env_float("Q_POLL_SECONDS", 0.5),
     "label": "Task queue",
 }
 if os.environ.get("REDIS_URL"):

@@ -54,6 +54,14 @@ def test_a_malformed_throttle_rate_is_refused_at_start():
     assert "THROTTLE_EXPENSIVE_RATE must look like 30/min" in result.stderr
 
 
+def test_a_malformed_number_is_refused_at_start_with_its_name():
+    for name, value, expected in (("COMPACTION_DRAIN_SECONDS", "half a minute", "a number"),
+                                  ("Q_WORKERS", "2.5", "a whole number")):
+        result = _manage("check", **{name: value})
+        assert result.returncode != 0
+        assert f"{name} must be {expected}, not {value!r}." in result.stderr
+
+
 def test_security_headers_are_sent(client):
     response = client.get("/api/schema/")
     assert response["X-Frame-Options"] == "DENY"
