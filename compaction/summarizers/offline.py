@@ -410,7 +410,8 @@ def _select(units: list[_Unit], budget: int, idf: dict[str, float], focus_words:
         fresh = unit.words - covered
         if unit.words and len(fresh) < _MIN_NEW_SHARE * len(unit.words) and not unit.previous:
             return 0.0  # a near-duplicate of what is already chosen
-        value = sum(idf.get(word, 1.0) for word in unit.words) * unit.factor + unit.bonus
+        # fsum: a set's order changes with the hash seed, and a plain float sum with it; ties must not.
+        value = math.fsum(idf.get(word, 1.0) for word in unit.words) * unit.factor + unit.bonus
         if focus_words and not focus_words.isdisjoint(unit.words):
             value *= 3.0  # what the user asked to keep comes first
         return value

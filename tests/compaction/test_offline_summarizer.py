@@ -1,7 +1,11 @@
 """The offline summarizer: structured, deterministic, within budget, faithful, not steerable."""
 
 import datetime as dt
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -252,6 +256,21 @@ def test_the_budget_is_used_not_left_over(budget):
     does not need goes back to the selection, so little of the limit is left unused."""
     summary = summarize_offline(items=distinct_facts(600), previous_summary=None, focus="", max_tokens=budget)
     assert 0.95 * budget <= count_tokens(summary) <= budget
+
+
+def test_the_summary_does_not_depend_on_the_hash_seed():
+    """Sets iterate in an order that changes with PYTHONHASHSEED; the same messages must give the same summary
+    in every worker process (a float sum over a set once broke ties differently)."""
+    code = ("from tests.compaction.test_offline_summarizer import distinct_facts; "
+            "from compaction.summarizers import summarize_offline; "
+            "print(summarize_offline(items=distinct_facts(600), previous_summary=None, focus='', max_tokens=300))")
+    root = Path(__file__).resolve().parents[2]
+    summaries = {subprocess.run([sys.executable, "-c", f"import django; django.setup(); {code}"], cwd=root,
+                                env={**os.environ, "PYTHONHASHSEED": seed,
+                                     "DJANGO_SETTINGS_MODULE": "project.settings"},
+                                capture_output=True, text=True, check=True).stdout
+                 for seed in ("0", "1", "2", "3")}
+    assert len(summaries) == 1 and "Crew" in summaries.pop()
 
 
 def test_greetings_are_dropped_and_captions_stay_with_their_message():
