@@ -42,22 +42,45 @@ class ModelRoleAdmin(admin.ModelAdmin):
 
 @admin.register(Channel)
 class ChannelAdmin(admin.ModelAdmin):
-    list_display = ["id", "title", "owner", "type", "persona", "model", "context_ratio", "context_messages",
-                    "archived", "ephemeral", "deleted_at", "last_activity_at"]
+    list_display = [
+        "id",
+        "title",
+        "owner",
+        "type",
+        "persona",
+        "model",
+        "context_ratio",
+        "context_messages",
+        "archived",
+        "ephemeral",
+        "deleted_at",
+        "last_activity_at",
+    ]
     list_filter = ["type", "archived", "ephemeral", ("deleted_at", admin.EmptyFieldListFilter), "persona"]
     list_select_related = ["owner", "persona", "model"]
     search_fields = ["title", "owner__username"]
-    readonly_fields = ["context_tokens", "context_messages", "context_budget", "context_ratio", "created_at",
-                       "last_activity_at", "branched_from", "branched_from_summary"]
+    readonly_fields = [
+        "context_tokens",
+        "context_messages",
+        "context_budget",
+        "context_ratio",
+        "created_at",
+        "last_activity_at",
+        "branched_from",
+        "branched_from_summary",
+    ]
     raw_id_fields = ["owner"]
     actions = ["export_json"]
 
     @admin.action(description="Export selected channels as JSON (with messages and summaries)")
     def export_json(self, request, queryset):
-        documents = [data_control.channel_export(channel=channel, actor=request.user)
-                     for channel in queryset.select_related("owner", "persona", "model").order_by("pk")]
-        response = HttpResponse(json.dumps(documents, ensure_ascii=False, indent=2),
-                                content_type="application/json; charset=utf-8")
+        documents = [
+            data_control.channel_export(channel=channel, actor=request.user)
+            for channel in queryset.select_related("owner", "persona", "model").order_by("pk")
+        ]
+        response = HttpResponse(
+            json.dumps(documents, ensure_ascii=False, indent=2), content_type="application/json; charset=utf-8"
+        )
         response["Content-Disposition"] = 'attachment; filename="channels-export.json"'
         return response
 
@@ -66,9 +89,11 @@ class ChannelAdmin(admin.ModelAdmin):
         read-only in the admin, so Django's per-row permission check would
         refuse); the confirmation page shows counts, not every row."""
         objs = list(objs)
-        counts = {"channels": len(objs),
-                  "messages": Message.objects.filter(channel__in=objs).count(),
-                  "summaries": Summary.objects.filter(channel__in=objs).count()}
+        counts = {
+            "channels": len(objs),
+            "messages": Message.objects.filter(channel__in=objs).count(),
+            "summaries": Summary.objects.filter(channel__in=objs).count(),
+        }
         return [str(obj) for obj in objs], counts, set(), []
 
     def delete_model(self, request, obj):
@@ -81,8 +106,11 @@ class ChannelAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         if not change:
             return super().save_model(request, obj, form, change)
-        fields = {name: form.cleaned_data[name] for name in form.changed_data
-                  if name in {"title", "persona", "model", "settings", "archived"}}
+        fields = {
+            name: form.cleaned_data[name]
+            for name in form.changed_data
+            if name in {"title", "persona", "model", "settings", "archived"}
+        }
         fields["settings"] = form.cleaned_data["settings"]
         try:
             services.channel_update(channel=Channel.objects.get(pk=obj.pk), actor=request.user, **fields)
@@ -107,8 +135,20 @@ class CursorAdmin(ReadOnlyAdmin):
 
 @admin.register(Summary)
 class SummaryAdmin(ReadOnlyAdmin):
-    list_display = ["id", "channel", "trigger", "profile_slug", "model", "messages_covered", "tokens_before",
-                    "tokens_after", "used_fallback", "edited", "reverted_at", "created_at"]
+    list_display = [
+        "id",
+        "channel",
+        "trigger",
+        "profile_slug",
+        "model",
+        "messages_covered",
+        "tokens_before",
+        "tokens_after",
+        "used_fallback",
+        "edited",
+        "reverted_at",
+        "created_at",
+    ]
     list_filter = ["trigger", "used_fallback", "edited", ("reverted_at", admin.EmptyFieldListFilter)]
     list_select_related = ["channel"]
     search_fields = ["content", "channel__title"]
@@ -128,8 +168,19 @@ class SummaryAdmin(ReadOnlyAdmin):
 
 @admin.register(UsageEntry)
 class UsageEntryAdmin(ReadOnlyAdmin):
-    list_display = ["created_at", "user", "channel", "role", "model", "trigger", "input_tokens", "output_tokens",
-                    "cost", "success", "duration_ms"]
+    list_display = [
+        "created_at",
+        "user",
+        "channel",
+        "role",
+        "model",
+        "trigger",
+        "input_tokens",
+        "output_tokens",
+        "cost",
+        "success",
+        "duration_ms",
+    ]
     list_filter = ["role", "trigger", "success", "model"]
     list_select_related = ["user", "channel"]
     search_fields = ["model", "error"]

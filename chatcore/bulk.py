@@ -53,8 +53,9 @@ def _reserve_ids(count: int) -> list[int]:
         return []
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                           [table, count])
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count]
+            )
             return sorted(row[0] for row in cursor.fetchall())
         cursor.execute(f"SELECT MAX(id) FROM {table}")  # noqa: S608 (table name from the model)
         start = (cursor.fetchone()[0] or 0) + 1
@@ -66,8 +67,14 @@ def _reserve_ids(count: int) -> list[int]:
 
 
 @transaction.atomic
-def messages_bulk_import(*, channel: Channel, user: AbstractBaseUser, items: Sequence[NewMessage],
-                         under: Message | None = None, move_cursor: bool = True) -> list[Message]:
+def messages_bulk_import(
+    *,
+    channel: Channel,
+    user: AbstractBaseUser,
+    items: Sequence[NewMessage],
+    under: Message | None = None,
+    move_cursor: bool = True,
+) -> list[Message]:
     """Insert a tree of messages in a few statements; returns them in `items` order.
 
     With `move_cursor`, the user's cursor goes to the last item (and the
@@ -88,17 +95,25 @@ def messages_bulk_import(*, channel: Channel, user: AbstractBaseUser, items: Seq
             tokens, chars = services.message_size(content=item.content, metadata=item.metadata)
         else:
             tokens, chars = item.tokens, len(item.content)
-        built.append(Message(
-            id=ids[index], channel_id=channel.pk, parent_id=parent.pk if parent else None, role=item.role,
-            content=item.content, metadata=item.metadata,
-            author=item.author if item.author is not None else (user if item.role == Message.Role.USER else None),
-            created_at=item.created_at or now,
-            depth=parent.depth + 1 if parent else 0, tokens=tokens, chars=chars,
-            path_tokens=(parent.path_tokens if parent else 0) + tokens,
-            path_chars=(parent.path_chars if parent else 0) + chars,
-        ))
+        built.append(
+            Message(
+                id=ids[index],
+                channel_id=channel.pk,
+                parent_id=parent.pk if parent else None,
+                role=item.role,
+                content=item.content,
+                metadata=item.metadata,
+                author=item.author if item.author is not None else (user if item.role == Message.Role.USER else None),
+                created_at=item.created_at or now,
+                depth=parent.depth + 1 if parent else 0,
+                tokens=tokens,
+                chars=chars,
+                path_tokens=(parent.path_tokens if parent else 0) + tokens,
+                path_chars=(parent.path_chars if parent else 0) + chars,
+            )
+        )
     for start in range(0, len(built), BATCH_SIZE):
-        Message.objects.bulk_create(built[start:start + BATCH_SIZE])
+        Message.objects.bulk_create(built[start : start + BATCH_SIZE])
     Channel.objects.filter(pk=channel.pk).update(last_activity_at=now)
     if move_cursor and built:
         services.cursor_move(channel=channel, user=user, message_id=built[-1].pk)
@@ -115,11 +130,27 @@ class TreeBuilder:
         self.items: list[NewMessage] = []
         self.leaf: int | None = None
 
-    def add(self, role: str, content: str, *, parent: "int | None | object" = ACTIVE, metadata: dict | None = None,
-            created_at: datetime | None = None, tokens: int | None = None) -> int:
+    def add(
+        self,
+        role: str,
+        content: str,
+        *,
+        parent: "int | None | object" = ACTIVE,
+        metadata: dict | None = None,
+        created_at: datetime | None = None,
+        tokens: int | None = None,
+    ) -> int:
         parent_index = self.leaf if parent is TreeBuilder.ACTIVE else parent
-        self.items.append(NewMessage(role=role, content=content, parent=parent_index, metadata=metadata or {},
-                                     created_at=created_at, tokens=tokens))
+        self.items.append(
+            NewMessage(
+                role=role,
+                content=content,
+                parent=parent_index,
+                metadata=metadata or {},
+                created_at=created_at,
+                tokens=tokens,
+            )
+        )
         self.leaf = len(self.items) - 1
         return self.leaf
 

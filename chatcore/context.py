@@ -39,8 +39,10 @@ class AssembledContext:
 
 def _tool_note(message: Message) -> str:
     name = message.metadata.get("name") or message.metadata.get("tool_name") or "tool"
-    return (f"[output of {name} omitted from the context: {len(message.content):,} characters, "
-            f"{message.content.count(chr(10)) + 1:,} lines; the full text is kept in the conversation]")
+    return (
+        f"[output of {name} omitted from the context: {len(message.content):,} characters, "
+        f"{message.content.count(chr(10)) + 1:,} lines; the full text is kept in the conversation]"
+    )
 
 
 PURGED_NOTE = "[this message was purged by the channel's owner]"
@@ -48,8 +50,10 @@ PURGED_NOTE = "[this message was purged by the channel's owner]"
 
 def _as_api_message(message: Message, prune: bool) -> dict:
     if message.purged_at is not None:
-        return {"role": message.role if message.role != Message.Role.TOOL else Message.Role.USER,
-                "content": PURGED_NOTE}
+        return {
+            "role": message.role if message.role != Message.Role.TOOL else Message.Role.USER,
+            "content": PURGED_NOTE,
+        }
     content = message.content
     if prune and message.role == Message.Role.TOOL and len(content) > conf.TOOL_OUTPUT_PRUNE_CHARS:
         content = _tool_note(message)

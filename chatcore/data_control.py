@@ -36,8 +36,9 @@ class PurgeResult:
 def summary_get_for_owner(*, user: AbstractBaseUser, summary_id: Any) -> Summary:
     """A summary of one of the user's live channels; anything else is 'not found'."""
     try:
-        return (Summary.objects.select_related("channel", "through_message")
-                .get(pk=summary_id, channel__owner=user, channel__deleted_at__isnull=True))
+        return Summary.objects.select_related("channel", "through_message").get(
+            pk=summary_id, channel__owner=user, channel__deleted_at__isnull=True
+        )
     except (Summary.DoesNotExist, ValueError, TypeError):
         raise NotFound("Summary not found.") from None
 
@@ -83,16 +84,27 @@ def summary_purge(*, summary: Summary, actor: AbstractBaseUser, confirm: bool) -
     Channel.objects.select_for_update(of=("self",)).get(pk=summary.channel_id)
     summary = Summary.objects.select_for_update().get(pk=summary.pk)
     if summary.reverted_at is not None:
-        raise Conflict("This summary was reverted: its messages are in the context again and cannot be purged "
-                       "through it.", code="summary_reverted")
+        raise Conflict(
+            "This summary was reverted: its messages are in the context again and cannot be purged through it.",
+            code="summary_reverted",
+        )
     ids = _path_ids(leaf_id=summary.through_message_id)
     covered = Message.objects.filter(pk__in=ids)
     already = covered.filter(purged_at__isnull=False).count()
-    purged = covered.filter(purged_at__isnull=True).update(content="", metadata={"purged": True},
-                                                           purged_at=timezone.now())
-    audit_record(actor=actor, action="summary.purge", resource=f"summary:{summary.pk}",
-                 details={"channel": summary.channel_id, "through_message": summary.through_message_id,
-                          "purged": purged, "already_purged": already})
+    purged = covered.filter(purged_at__isnull=True).update(
+        content="", metadata={"purged": True}, purged_at=timezone.now()
+    )
+    audit_record(
+        actor=actor,
+        action="summary.purge",
+        resource=f"summary:{summary.pk}",
+        details={
+            "channel": summary.channel_id,
+            "through_message": summary.through_message_id,
+            "purged": purged,
+            "already_purged": already,
+        },
+    )
     return PurgeResult(summary.pk, summary.channel_id, purged, already)
 
 
@@ -134,32 +146,66 @@ def channel_export(*, channel: Channel, actor: AbstractBaseUser) -> dict:
         "format": EXPORT_FORMAT,
         "exported_at": timezone.now().isoformat(),
         "channel": {
-            "id": channel.pk, "title": channel.title, "type": channel.type, "owner_id": channel.owner_id,
+            "id": channel.pk,
+            "title": channel.title,
+            "type": channel.type,
+            "owner_id": channel.owner_id,
             "persona": channel.persona.slug if channel.persona_id else None,
             "model": channel.model.name if channel.model_id else None,
-            "settings": channel.settings, "archived": channel.archived, "ephemeral": channel.ephemeral,
-            "deleted_at": _iso(channel.deleted_at), "created_at": _iso(channel.created_at),
-            "last_activity_at": _iso(channel.last_activity_at), "branched_from": channel.branched_from_id,
+            "settings": channel.settings,
+            "archived": channel.archived,
+            "ephemeral": channel.ephemeral,
+            "deleted_at": _iso(channel.deleted_at),
+            "created_at": _iso(channel.created_at),
+            "last_activity_at": _iso(channel.last_activity_at),
+            "branched_from": channel.branched_from_id,
             "branched_from_summary": channel.branched_from_summary_id,
         },
         "messages": [
-            {"id": m.pk, "parent_id": m.parent_id, "role": m.role, "content": m.content, "metadata": m.metadata,
-             "author_id": m.author_id, "created_at": _iso(m.created_at), "depth": m.depth, "tokens": m.tokens,
-             "purged_at": _iso(m.purged_at)}
+            {
+                "id": m.pk,
+                "parent_id": m.parent_id,
+                "role": m.role,
+                "content": m.content,
+                "metadata": m.metadata,
+                "author_id": m.author_id,
+                "created_at": _iso(m.created_at),
+                "depth": m.depth,
+                "tokens": m.tokens,
+                "purged_at": _iso(m.purged_at),
+            }
             for m in messages
         ],
         "summaries": [
-            {"id": s.pk, "through_message_id": s.through_message_id, "previous_id": s.previous_id,
-             "content": s.content, "tokens": s.tokens, "trigger": s.trigger, "profile_slug": s.profile_slug,
-             "model": s.model, "used_fallback": s.used_fallback, "input_tokens": s.input_tokens,
-             "output_tokens": s.output_tokens, "tokens_before": s.tokens_before, "tokens_after": s.tokens_after,
-             "messages_covered": s.messages_covered, "extracts": s.extracts, "edited": s.edited,
-             "reverted_at": _iso(s.reverted_at), "created_by_id": s.created_by_id, "created_at": _iso(s.created_at)}
+            {
+                "id": s.pk,
+                "through_message_id": s.through_message_id,
+                "previous_id": s.previous_id,
+                "content": s.content,
+                "tokens": s.tokens,
+                "trigger": s.trigger,
+                "profile_slug": s.profile_slug,
+                "model": s.model,
+                "used_fallback": s.used_fallback,
+                "input_tokens": s.input_tokens,
+                "output_tokens": s.output_tokens,
+                "tokens_before": s.tokens_before,
+                "tokens_after": s.tokens_after,
+                "messages_covered": s.messages_covered,
+                "extracts": s.extracts,
+                "edited": s.edited,
+                "reverted_at": _iso(s.reverted_at),
+                "created_by_id": s.created_by_id,
+                "created_at": _iso(s.created_at),
+            }
             for s in summaries
         ],
         "cursors": [{"user_id": c.user_id, "leaf_id": c.leaf_id, "summary_id": c.summary_id} for c in cursors],
     }
-    audit_record(actor=actor, action="channel.export", resource=f"channel:{channel.pk}",
-                 details={"messages": len(document["messages"]), "summaries": len(document["summaries"])})
+    audit_record(
+        actor=actor,
+        action="channel.export",
+        resource=f"channel:{channel.pk}",
+        details={"messages": len(document["messages"]), "summaries": len(document["summaries"])},
+    )
     return document
-

@@ -87,7 +87,9 @@ def _client(model: LLMModel) -> "openai.OpenAI":
 
 def _cost(model: LLMModel, tokens_in: int, tokens_out: int) -> Decimal:
     million = Decimal(1_000_000)
-    return (Decimal(tokens_in) * model.price_in_per_million + Decimal(tokens_out) * model.price_out_per_million) / million
+    return (
+        Decimal(tokens_in) * model.price_in_per_million + Decimal(tokens_out) * model.price_out_per_million
+    ) / million
 
 
 def _describe(error: Exception) -> str:
@@ -120,15 +122,25 @@ def _call(model: LLMModel, messages: list[dict], max_tokens: int | None, tempera
     if not content:
         raise ValueError("the model returned empty content")
     if len(content) > conf.MAX_MESSAGE_CHARS:
-        raise ValueError(f"the reply is longer than allowed ({len(content):,} characters; "
-                         f"the limit is {conf.MAX_MESSAGE_CHARS:,})")
+        raise ValueError(
+            f"the reply is longer than allowed ({len(content):,} characters; the limit is {conf.MAX_MESSAGE_CHARS:,})"
+        )
     usage = response.usage
     return content, (usage.prompt_tokens if usage else 0), (usage.completion_tokens if usage else 0)
 
 
-def llm_complete(*, role: str, messages: list[dict], user: AbstractBaseUser | None, channel: Channel | None,
-                 trigger: str = "", max_tokens: int | None = None, temperature: float | None = None,
-                 override: LLMModel | None = None, allow_offline: bool = True) -> Completion:
+def llm_complete(
+    *,
+    role: str,
+    messages: list[dict],
+    user: AbstractBaseUser | None,
+    channel: Channel | None,
+    trigger: str = "",
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    override: LLMModel | None = None,
+    allow_offline: bool = True,
+) -> Completion:
     """Call the role's primary model, then its fallback; raise ModelCallFailed if both fail.
 
     When the role resolves to the offline provider, the chat role answers with
@@ -152,13 +164,27 @@ def llm_complete(*, role: str, messages: list[dict], user: AbstractBaseUser | No
             cause = _describe(error)
             logger.warning("llm: %s model %s failed (%s)", role, model.name, cause)
             errors.append(f"{model.name}: {cause}")
-            UsageEntry.objects.create(user=user, channel=channel, role=role, model=model.name, trigger=trigger,
-                                      success=False, error=cause[:2000],
-                                      duration_ms=int((time.monotonic() - started) * 1000))
+            UsageEntry.objects.create(
+                user=user,
+                channel=channel,
+                role=role,
+                model=model.name,
+                trigger=trigger,
+                success=False,
+                error=cause[:2000],
+                duration_ms=int((time.monotonic() - started) * 1000),
+            )
             continue
-        UsageEntry.objects.create(user=user, channel=channel, role=role, model=model.name, trigger=trigger,
-                                  input_tokens=tokens_in, output_tokens=tokens_out,
-                                  cost=_cost(model, tokens_in, tokens_out),
-                                  duration_ms=int((time.monotonic() - started) * 1000))
+        UsageEntry.objects.create(
+            user=user,
+            channel=channel,
+            role=role,
+            model=model.name,
+            trigger=trigger,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            cost=_cost(model, tokens_in, tokens_out),
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
         return Completion(content, model.name, index > 0, tokens_in, tokens_out)
     raise ModelCallFailed("The model call failed: " + "; ".join(errors), extra={"errors": errors})

@@ -96,12 +96,14 @@ class _Handler(BaseHTTPRequestHandler):
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.get("model", "loopback"),
-            "choices": [{"index": 0, "finish_reason": reply.finish_reason,
-                         "message": {"role": "assistant", "content": content}}],
+            "choices": [
+                {"index": 0, "finish_reason": reply.finish_reason, "message": {"role": "assistant", "content": content}}
+            ],
             "usage": {
                 "prompt_tokens": reply.prompt_tokens if reply.prompt_tokens is not None else _words(prompt_text),
-                "completion_tokens": (reply.completion_tokens if reply.completion_tokens is not None
-                                      else _words(content or "")),
+                "completion_tokens": (
+                    reply.completion_tokens if reply.completion_tokens is not None else _words(content or "")
+                ),
             },
         }
         payload["usage"]["total_tokens"] = payload["usage"]["prompt_tokens"] + payload["usage"]["completion_tokens"]
@@ -120,7 +122,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if reply.fault == "slow_body":
             for index in range(0, len(body), 16):
-                self.wfile.write(body[index:index + 16])
+                self.wfile.write(body[index : index + 16])
                 self.wfile.flush()
                 time.sleep(reply.chunk_delay)
             return
@@ -145,8 +147,14 @@ class _Server(ThreadingHTTPServer):
 class LoopbackLLM:
     """Scripted replies are used in order; then `responder` (if set); then `default`."""
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, default: Reply | None = None,
-                 responder: Callable[[dict], Reply] | None = None):
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        default: Reply | None = None,
+        responder: Callable[[dict], Reply] | None = None,
+    ):
         self.default = default or Reply()
         self.responder = responder
         self.requests: list[dict] = []
@@ -174,8 +182,9 @@ class LoopbackLLM:
         return self.default
 
     def start(self) -> "LoopbackLLM":
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="loopback-llm",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="loopback-llm", daemon=True
+        )
         self._thread.start()
         return self
 

@@ -196,7 +196,9 @@ class Summary(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "summaries"
-        indexes = [models.Index(fields=["through_message"], name="summary_active_idx", condition=Q(reverted_at__isnull=True))]
+        indexes = [
+            models.Index(fields=["through_message"], name="summary_active_idx", condition=Q(reverted_at__isnull=True))
+        ]
 
     def __str__(self) -> str:
         return f"Summary #{self.pk} of {self.channel_id} through message {self.through_message_id}"

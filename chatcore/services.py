@@ -27,11 +27,13 @@ def _on_commit_send(signal, sender, **kwargs) -> None:
     transaction.on_commit(lambda: signal.send(sender=sender, **kwargs))
 
 
-def audit_record(*, actor: AbstractBaseUser | None, action: str, resource: str, details: dict | None = None,
-                 actor_label: str = "") -> AuditEntry:
+def audit_record(
+    *, actor: AbstractBaseUser | None, action: str, resource: str, details: dict | None = None, actor_label: str = ""
+) -> AuditEntry:
     label = actor_label or (f"user:{actor.pk}" if actor is not None else "system")
-    return AuditEntry.objects.create(actor=actor, actor_label=label, action=action, resource=resource,
-                                     details=details or {})
+    return AuditEntry.objects.create(
+        actor=actor, actor_label=label, action=action, resource=resource, details=details or {}
+    )
 
 
 def channel_settings_validate(value: Any) -> dict:
@@ -42,8 +44,12 @@ def channel_settings_validate(value: Any) -> dict:
         raise ValidationError({"settings": "Settings must be an object."})
     unknown = set(value) - SETTINGS_KEYS
     if unknown:
-        raise ValidationError({"settings": f"Unknown setting(s): {', '.join(sorted(unknown))}. "
-                                           f"Allowed: {', '.join(sorted(SETTINGS_KEYS))}."})
+        raise ValidationError(
+            {
+                "settings": f"Unknown setting(s): {', '.join(sorted(unknown))}. "
+                f"Allowed: {', '.join(sorted(SETTINGS_KEYS))}."
+            }
+        )
     cleaned: dict = {}
     if "auto_compaction" in value and value["auto_compaction"] is not None:
         if not isinstance(value["auto_compaction"], bool):
@@ -52,8 +58,12 @@ def channel_settings_validate(value: Any) -> dict:
     if "compaction_threshold" in value and value["compaction_threshold"] is not None:
         threshold = value["compaction_threshold"]
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold < 1:
-            raise ValidationError({"settings": "compaction_threshold must be a number between 0 and 1, "
-                                               "exclusive (0.7 means 70% of the context window)."})
+            raise ValidationError(
+                {
+                    "settings": "compaction_threshold must be a number between 0 and 1, "
+                    "exclusive (0.7 means 70% of the context window)."
+                }
+            )
         cleaned["compaction_threshold"] = float(threshold)
     return cleaned
 
@@ -67,16 +77,30 @@ def message_size(*, content: str, metadata: dict | None) -> tuple[int, int]:
 
 
 @transaction.atomic
-def channel_create(*, owner: AbstractBaseUser, title: str, persona: Persona | None = None,
-                   model: LLMModel | None = None, type: str = Channel.Type.DIRECT, settings: dict | None = None,
-                   ephemeral: bool = False) -> Channel:
+def channel_create(
+    *,
+    owner: AbstractBaseUser,
+    title: str,
+    persona: Persona | None = None,
+    model: LLMModel | None = None,
+    type: str = Channel.Type.DIRECT,
+    settings: dict | None = None,
+    ephemeral: bool = False,
+) -> Channel:
     title = (title or "").strip()
     if not title:
         raise ValidationError({"title": "Give the channel a title."})
     if type not in Channel.Type.values:
         raise ValidationError({"type": f"Type must be one of: {', '.join(Channel.Type.values)}."})
-    channel = Channel(owner=owner, title=title[:200], persona=persona, model=model, type=type,
-                      settings=channel_settings_validate(settings), ephemeral=ephemeral)
+    channel = Channel(
+        owner=owner,
+        title=title[:200],
+        persona=persona,
+        model=model,
+        type=type,
+        settings=channel_settings_validate(settings),
+        ephemeral=ephemeral,
+    )
     channel.context_budget = selectors.channel_context_budget(channel=channel)
     channel.save()
     audit_record(actor=owner, action="channel.create", resource=f"channel:{channel.pk}")
@@ -113,9 +137,12 @@ def channel_update(*, channel: Channel, actor: AbstractBaseUser, **changes: Any)
         fields += ["context_budget", "context_ratio"]
     if fields:
         channel.save(update_fields=fields)
-        audit_record(actor=actor, action="channel.update", resource=f"channel:{channel.pk}",
-                     details={"fields": sorted(set(fields) - {"context_budget", "context_ratio"}),
-                              "settings": channel.settings})
+        audit_record(
+            actor=actor,
+            action="channel.update",
+            resource=f"channel:{channel.pk}",
+            details={"fields": sorted(set(fields) - {"context_budget", "context_ratio"}), "settings": channel.settings},
+        )
     return channel
 
 
@@ -141,12 +168,14 @@ def _pressure_apply(*, channel: Channel, leaf: Message | None, summary: Summary 
     channel.context_tokens = tokens
     channel.context_messages = messages
     channel.context_ratio = tokens / channel.context_budget
-    channel.save(update_fields=["context_tokens", "context_messages", "context_budget", "context_ratio",
-                                "last_activity_at"])
+    channel.save(
+        update_fields=["context_tokens", "context_messages", "context_budget", "context_ratio", "last_activity_at"]
+    )
 
 
-def _cursor_place(*, channel: Channel, user: AbstractBaseUser, leaf: Message, summary: Summary | None,
-                  cursor: Cursor | None) -> Cursor:
+def _cursor_place(
+    *, channel: Channel, user: AbstractBaseUser, leaf: Message, summary: Summary | None, cursor: Cursor | None
+) -> Cursor:
     if cursor is None:
         cursor = Cursor.objects.create(channel=channel, user=user, leaf=leaf, summary=summary)
     else:
@@ -158,9 +187,19 @@ def _cursor_place(*, channel: Channel, user: AbstractBaseUser, leaf: Message, su
 
 
 @transaction.atomic
-def message_append(*, channel: Channel, user: AbstractBaseUser, role: str, content: str,
-                   parent_id: int | None = None, metadata: dict | None = None, author: AbstractBaseUser | None = None,
-                   created_at=None, move_cursor: bool = True, root: bool = False) -> Message:
+def message_append(
+    *,
+    channel: Channel,
+    user: AbstractBaseUser,
+    role: str,
+    content: str,
+    parent_id: int | None = None,
+    metadata: dict | None = None,
+    author: AbstractBaseUser | None = None,
+    created_at=None,
+    move_cursor: bool = True,
+    root: bool = False,
+) -> Message:
     """Append under the active leaf, or under `parent_id` (a new sibling branch).
 
     `root=True` starts a new root (an edit of the first message).
@@ -191,19 +230,27 @@ def message_append(*, channel: Channel, user: AbstractBaseUser, role: str, conte
 
     tokens, chars = message_size(content=content, metadata=metadata)
     message = Message.objects.create(
-        channel=channel, parent=parent, role=role, content=content, metadata=metadata or {},
+        channel=channel,
+        parent=parent,
+        role=role,
+        content=content,
+        metadata=metadata or {},
         author=author if author is not None else (user if role == Message.Role.USER else None),
         created_at=created_at or timezone.now(),
         depth=parent.depth + 1 if parent else 0,
-        tokens=tokens, chars=chars,
+        tokens=tokens,
+        chars=chars,
         path_tokens=(parent.path_tokens if parent else 0) + tokens,
         path_chars=(parent.path_chars if parent else 0) + chars,
     )
     channel.last_activity_at = timezone.now()
     if move_cursor:
         on_active_path = cursor is not None and parent is not None and parent.pk == cursor.leaf_id
-        summary = cursor.summary if on_active_path else (
-            selectors.summary_boundary_for(leaf_id=message.pk) if parent is not None else None)
+        summary = (
+            cursor.summary
+            if on_active_path
+            else (selectors.summary_boundary_for(leaf_id=message.pk) if parent is not None else None)
+        )
         cursor = _cursor_place(channel=channel, user=user, leaf=message, summary=summary, cursor=cursor)
         if user.pk != channel.owner_id:
             channel.save(update_fields=["last_activity_at"])
@@ -221,8 +268,9 @@ def cursor_move(*, channel: Channel, user: AbstractBaseUser, message_id: int) ->
         raise ValidationError({"message_id": "No such message in this channel."})
     leaf = Message.objects.get(pk=selectors.message_latest_leaf(message_id=message_id))
     summary = selectors.summary_boundary_for(leaf_id=leaf.pk)
-    cursor = _cursor_place(channel=channel, user=user, leaf=leaf, summary=summary,
-                           cursor=selectors.cursor_get(channel=channel, user=user))
+    cursor = _cursor_place(
+        channel=channel, user=user, leaf=leaf, summary=summary, cursor=selectors.cursor_get(channel=channel, user=user)
+    )
     _on_commit_send(signals.cursor_moved, Channel, channel=channel, cursor=cursor)
     return cursor
 
@@ -238,8 +286,15 @@ def _cursors_refresh(*, channel: Channel) -> None:
 
 
 @transaction.atomic
-def summary_write(*, channel: Channel, through_message: Message, content: str, created_by: AbstractBaseUser | None,
-                  trigger: str = Summary.Trigger.MANUAL, **meta: Any) -> Summary:
+def summary_write(
+    *,
+    channel: Channel,
+    through_message: Message,
+    content: str,
+    created_by: AbstractBaseUser | None,
+    trigger: str = Summary.Trigger.MANUAL,
+    **meta: Any,
+) -> Summary:
     """Store a summary as the new boundary of every path through its message."""
     content = (content or "").strip()
     if not content:
@@ -249,8 +304,14 @@ def summary_write(*, channel: Channel, through_message: Message, content: str, c
     channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=channel.pk)
     previous = selectors.summary_boundary_for(leaf_id=through_message.pk)
     summary = Summary.objects.create(
-        channel=channel, through_message=through_message, previous=previous, content=content,
-        tokens=count_tokens(content) + conf.MESSAGE_OVERHEAD_TOKENS, trigger=trigger, created_by=created_by, **meta,
+        channel=channel,
+        through_message=through_message,
+        previous=previous,
+        content=content,
+        tokens=count_tokens(content) + conf.MESSAGE_OVERHEAD_TOKENS,
+        trigger=trigger,
+        created_by=created_by,
+        **meta,
     )
     _cursors_refresh(channel=channel)
     _on_commit_send(signals.summary_written, Summary, summary=summary)
@@ -261,25 +322,34 @@ def summary_write(*, channel: Channel, through_message: Message, content: str, c
 def summary_revert(*, summary: Summary, actor: AbstractBaseUser | None) -> Summary:
     """Undo: the originals are back in the context at once."""
     # The channel first, as every other writer does, so that lock order never deadlocks.
-    channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(
-        pk=summary.channel_id)
+    channel = (
+        Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=summary.channel_id)
+    )
     summary = Summary.objects.select_for_update().get(pk=summary.pk)
     if summary.reverted_at is not None:
         raise ValidationError("This summary was already reverted.")
     if Message.objects.filter(pk=summary.through_message_id, purged_at__isnull=False).exists():
-        raise Conflict("The messages this summary covers were purged, so it cannot be reverted.",
-                       code="originals_purged")
+        raise Conflict(
+            "The messages this summary covers were purged, so it cannot be reverted.", code="originals_purged"
+        )
     summary.reverted_at = timezone.now()
     summary.save(update_fields=["reverted_at"])
     _cursors_refresh(channel=channel)
-    audit_record(actor=actor, action="summary.revert", resource=f"summary:{summary.pk}",
-                 details={"channel": channel.pk})
+    audit_record(
+        actor=actor, action="summary.revert", resource=f"summary:{summary.pk}", details={"channel": channel.pk}
+    )
     _on_commit_send(signals.summary_reverted, Summary, summary=summary)
     return summary
 
 
-def reply_generate(*, channel: Channel, user: AbstractBaseUser, content: str | None = None,
-                   parent_id: int | None = None, trigger: str = "manual") -> Message:
+def reply_generate(
+    *,
+    channel: Channel,
+    user: AbstractBaseUser,
+    content: str | None = None,
+    parent_id: int | None = None,
+    trigger: str = "manual",
+) -> Message:
     """Answer the active leaf (after appending `content` as the user's turn),
     or re-answer `parent_id` as a new sibling reply.
 
@@ -296,17 +366,30 @@ def reply_generate(*, channel: Channel, user: AbstractBaseUser, content: str | N
     assembled = context_assemble(channel=channel, user=user, leaf=leaf)
     if assembled.leaf is None:
         raise ValidationError({"content": "The channel is empty: send a message first."})
-    completion = llm_complete(role="chat", messages=assembled.messages, user=user, channel=channel,
-                              trigger=trigger, override=channel.model)
+    completion = llm_complete(
+        role="chat", messages=assembled.messages, user=user, channel=channel, trigger=trigger, override=channel.model
+    )
     reply = message_append(
-        channel=channel, user=user, role=Message.Role.ASSISTANT, content=completion.content,
+        channel=channel,
+        user=user,
+        role=Message.Role.ASSISTANT,
+        content=completion.content,
         parent_id=assembled.leaf.pk,
-        metadata={"model": completion.model, "used_fallback": completion.used_fallback,
-                  "usage": {"input_tokens": completion.input_tokens, "output_tokens": completion.output_tokens},
-                  **({"offline": True} if completion.offline else {})},
+        metadata={
+            "model": completion.model,
+            "used_fallback": completion.used_fallback,
+            "usage": {"input_tokens": completion.input_tokens, "output_tokens": completion.output_tokens},
+            **({"offline": True} if completion.offline else {}),
+        },
     )
     input_tokens = completion.input_tokens or assembled.tokens
-    transaction.on_commit(lambda: signals.reply_stored.send(
-        sender=Channel, channel=channel, message=reply, input_tokens=input_tokens,
-        reported=bool(completion.input_tokens)))
+    transaction.on_commit(
+        lambda: signals.reply_stored.send(
+            sender=Channel,
+            channel=channel,
+            message=reply,
+            input_tokens=input_tokens,
+            reported=bool(completion.input_tokens),
+        )
+    )
     return reply

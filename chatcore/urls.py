@@ -10,8 +10,8 @@ urlpatterns = [
     path("channels/<int:channel_id>/send/", views.message_send, name="send"),
     path("channels/<int:channel_id>/cursor/", views.cursor_switch, name="cursor"),
     path("channels/<int:channel_id>/messages/<int:message_id>/edit/", views.message_edit, name="edit"),
-    path("channels/<int:channel_id>/messages/<int:message_id>/regenerate/", views.message_regenerate,
-         name="regenerate"),
-    path("channels/<int:channel_id>/summaries/<int:summary_id>/messages/", views.summary_originals,
-         name="originals"),
+    path(
+        "channels/<int:channel_id>/messages/<int:message_id>/regenerate/", views.message_regenerate, name="regenerate"
+    ),
+    path("channels/<int:channel_id>/summaries/<int:summary_id>/messages/", views.summary_originals, name="originals"),
 ]

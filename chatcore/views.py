@@ -56,8 +56,7 @@ def channel_page_context(*, request: HttpRequest, channel: Channel) -> dict:
     cursor = selectors.cursor_get(channel=channel, user=request.user)
     boundary = cursor.summary if cursor else None
     after_depth = boundary.through_message.depth if boundary else -1
-    path = (selectors.message_path(leaf_id=cursor.leaf_id, after_depth=after_depth, with_siblings=True)
-            if cursor else [])
+    path = selectors.message_path(leaf_id=cursor.leaf_id, after_depth=after_depth, with_siblings=True) if cursor else []
     leaf = path[-1] if path else None
     return {
         "channel": channel,
@@ -70,15 +69,17 @@ def channel_page_context(*, request: HttpRequest, channel: Channel) -> dict:
 
 
 def render_main(request: HttpRequest, channel: Channel, *, status: int = 200) -> HttpResponse:
-    channel.refresh_from_db(fields=["context_tokens", "context_budget", "context_ratio", "context_messages",
-                                    "settings", "last_activity_at"])
+    channel.refresh_from_db(
+        fields=["context_tokens", "context_budget", "context_ratio", "context_messages", "settings", "last_activity_at"]
+    )
     context = channel_page_context(request=request, channel=channel)
     context["oob"] = True  # the context bar outside the swapped area is replaced too
     return render(request, "chatcore/_main.html", context, status=status)
 
 
-def after_change(request: HttpRequest, channel: Channel, *, error: Exception | None = None,
-                 anchor: str = "") -> HttpResponse:
+def after_change(
+    request: HttpRequest, channel: Channel, *, error: Exception | None = None, anchor: str = ""
+) -> HttpResponse:
     """Redirect back to the channel (no JavaScript), or send the refreshed
     conversation area (htmx); an error becomes a flash message either way."""
     if error is not None:
@@ -144,12 +145,12 @@ def message_edit(request: HttpRequest, channel_id: int, message_id: int) -> Http
     content = form.cleaned_data["content"]
     try:
         if original.parent_id is None:
-            services.message_append(channel=channel, user=request.user, role=Message.Role.USER, content=content,
-                                    root=True)
+            services.message_append(
+                channel=channel, user=request.user, role=Message.Role.USER, content=content, root=True
+            )
             services.reply_generate(channel=channel, user=request.user)
         else:
-            services.reply_generate(channel=channel, user=request.user, content=content,
-                                    parent_id=original.parent_id)
+            services.reply_generate(channel=channel, user=request.user, content=content, parent_id=original.parent_id)
     except (ValidationError, ServiceError) as error:
         return after_change(request, channel, error=error)
     return after_change(request, channel)
@@ -225,8 +226,7 @@ def summary_originals(request: HttpRequest, channel_id: int, summary_id: int) ->
     summary = summary_for_channel(channel, summary_id)
     earlier = earlier_boundary(summary)
     after_depth = earlier.through_message.depth if earlier else -1
-    originals = selectors.message_path(leaf_id=summary.through_message_id, after_depth=after_depth,
-                                       with_siblings=True)
+    originals = selectors.message_path(leaf_id=summary.through_message_id, after_depth=after_depth, with_siblings=True)
     context = {
         "channel": channel,
         "summary": summary,

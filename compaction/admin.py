@@ -44,13 +44,27 @@ class CompactionSettingsAdmin(admin.ModelAdmin):
 
     form = CompactionSettingsForm
     fieldsets = [
-        ("Auto-compaction", {
-            "fields": ["enabled", "threshold", "interval_minutes", "concurrency", "cooldown_minutes",
-                       "min_messages", "min_new_messages", "idle_minutes", "active_within_days", "batch_size",
-                       "hourly_budget", "default_context_budget"],
-            "description": "Read afresh at every scan: changes apply from the next tick, no restart. "
-                           "Channels may opt out or set their own threshold in their settings.",
-        }),
+        (
+            "Auto-compaction",
+            {
+                "fields": [
+                    "enabled",
+                    "threshold",
+                    "interval_minutes",
+                    "concurrency",
+                    "cooldown_minutes",
+                    "min_messages",
+                    "min_new_messages",
+                    "idle_minutes",
+                    "active_within_days",
+                    "batch_size",
+                    "hourly_budget",
+                    "default_context_budget",
+                ],
+                "description": "Read afresh at every scan: changes apply from the next tick, no restart. "
+                "Channels may opt out or set their own threshold in their settings.",
+            },
+        ),
         ("Status", {"fields": ["schedule_status", "activity_status", "failure_status"]}),
     ]
     readonly_fields = ["schedule_status", "activity_status", "failure_status"]
@@ -66,8 +80,9 @@ class CompactionSettingsAdmin(admin.ModelAdmin):
         return HttpResponseRedirect(reverse("admin:compaction_compactionsettings_change", args=[row.pk]))
 
     def save_model(self, request, obj, form, change):
-        changes = {name: form.cleaned_data[name] for name in form.changed_data
-                   if name in scanner_services.SETTINGS_FIELDS}
+        changes = {
+            name: form.cleaned_data[name] for name in form.changed_data if name in scanner_services.SETTINGS_FIELDS
+        }
         try:
             scanner_services.compaction_settings_update(actor=request.user, **changes)
         except ValidationError as error:
@@ -78,15 +93,19 @@ class CompactionSettingsAdmin(admin.ModelAdmin):
         schedule = Schedule.objects.filter(name=conf.SCAN_SCHEDULE_NAME).first()
         if schedule is None:
             return "No schedule yet: run `python manage.py setup_schedules`."
-        return f"Every {schedule.minutes} minute(s); next run {timezone.localtime(schedule.next_run):%Y-%m-%d %H:%M:%S}."
+        return (
+            f"Every {schedule.minutes} minute(s); next run {timezone.localtime(schedule.next_run):%Y-%m-%d %H:%M:%S}."
+        )
 
     @admin.display(description="Activity")
     def activity_status(self, obj):
         now = timezone.now()
         in_flight, failed = scanner_selectors.auto_attempt_counts(now=now)
         done = scanner_selectors.auto_summaries_count(since=now - datetime.timedelta(hours=1))
-        return (f"{in_flight} automatic compaction(s) in flight; in the last hour {done} summarie(s) written "
-                f"and {failed} attempt(s) failed or unfinished (budget {obj.hourly_budget}).")
+        return (
+            f"{in_flight} automatic compaction(s) in flight; in the last hour {done} summarie(s) written "
+            f"and {failed} attempt(s) failed or unfinished (budget {obj.hourly_budget})."
+        )
 
     @admin.display(description="Failures")
     def failure_status(self, obj):
@@ -96,9 +115,19 @@ class CompactionSettingsAdmin(admin.ModelAdmin):
             return "No failures recorded."
         latest = failing.exclude(last_error="").select_related("channel").order_by("-last_finished_at")[:5]
         rows = format_html_join(
-            "", "<li><a href='{}'>{}</a> ({} failure(s), last {}): {}</li>",
-            ((reverse("admin:compaction_compactionlease_change", args=[lease.pk]), lease.channel,
-              lease.failure_count, lease.last_outcome, lease.last_error[:200]) for lease in latest))
+            "",
+            "<li><a href='{}'>{}</a> ({} failure(s), last {}): {}</li>",
+            (
+                (
+                    reverse("admin:compaction_compactionlease_change", args=[lease.pk]),
+                    lease.channel,
+                    lease.failure_count,
+                    lease.last_outcome,
+                    lease.last_error[:200],
+                )
+                for lease in latest
+            ),
+        )
         return format_html("{} failure(s) on {} channel(s). Latest errors:<ul>{}</ul>", total, failing.count(), rows)
 
 
@@ -106,8 +135,16 @@ class CompactionSettingsAdmin(admin.ModelAdmin):
 class CompactionLeaseAdmin(admin.ModelAdmin):
     """The database state of single-flight, cooldown and failures per channel: read-only."""
 
-    list_display = ["channel", "holder", "expires_at", "last_auto_at", "last_finished_at", "last_outcome",
-                    "failure_count", "short_error"]
+    list_display = [
+        "channel",
+        "holder",
+        "expires_at",
+        "last_auto_at",
+        "last_finished_at",
+        "last_outcome",
+        "failure_count",
+        "short_error",
+    ]
     list_filter = ["last_outcome"]
     list_select_related = ["channel"]
     search_fields = ["channel__title", "last_error"]
@@ -125,6 +162,7 @@ class CompactionLeaseAdmin(admin.ModelAdmin):
     @admin.display(description="Last error")
     def short_error(self, obj):
         return obj.last_error[:120]
+
 
 # --- end of the automatic compaction block ----------------------------------
 

@@ -32,8 +32,18 @@ class ProfileImportForm(forms.Form):
 
 @admin.register(CompactionProfile)
 class CompactionProfileAdmin(admin.ModelAdmin):
-    list_display = ["symbol", "name", "slug", "persona", "is_default", "is_builtin", "keep_recent",
-                    "max_summary_tokens", "model", "updated_at"]
+    list_display = [
+        "symbol",
+        "name",
+        "slug",
+        "persona",
+        "is_default",
+        "is_builtin",
+        "keep_recent",
+        "max_summary_tokens",
+        "model",
+        "updated_at",
+    ]
     list_display_links = ["name"]
     list_filter = ["is_builtin", "is_default", "persona"]
     list_select_related = ["persona", "model"]
@@ -41,9 +51,14 @@ class CompactionProfileAdmin(admin.ModelAdmin):
     readonly_fields = ["is_builtin", "created_at", "updated_at"]
     fieldsets = [
         (None, {"fields": ["name", "slug", "symbol", "description", "persona", "is_default", "is_builtin"]}),
-        ("Prompt", {"fields": ["system_prompt", "instructions"],
-                    "description": "The request template may use {transcript} (required), {previous_summary}, "
-                                   "{focus} and {persona}; write {{ and }} for literal braces."}),
+        (
+            "Prompt",
+            {
+                "fields": ["system_prompt", "instructions"],
+                "description": "The request template may use {transcript} (required), {previous_summary}, "
+                "{focus} and {persona}; write {{ and }} for literal braces.",
+            },
+        ),
         ("Options", {"fields": ["keep_recent", "max_summary_tokens", "temperature", "model"]}),
         ("History", {"fields": ["created_at", "updated_at"]}),
     ]
@@ -104,14 +119,16 @@ class CompactionProfileAdmin(admin.ModelAdmin):
     @admin.action(description="Export selected profiles as JSON")
     def export_json(self, request, queryset):
         document = services.profile_export(profiles=queryset.select_related("model", "persona").order_by("pk"))
-        response = HttpResponse(json.dumps(document, ensure_ascii=False, indent=2),
-                                content_type="application/json; charset=utf-8")
+        response = HttpResponse(
+            json.dumps(document, ensure_ascii=False, indent=2), content_type="application/json; charset=utf-8"
+        )
         response["Content-Disposition"] = 'attachment; filename="compaction-profiles.json"'
         return response
 
     def get_urls(self):
-        custom = [path("import/", self.admin_site.admin_view(self.import_view),
-                       name="compaction_compactionprofile_import")]
+        custom = [
+            path("import/", self.admin_site.admin_view(self.import_view), name="compaction_compactionprofile_import")
+        ]
         return custom + super().get_urls()
 
     def import_view(self, request):
@@ -124,11 +141,16 @@ class CompactionProfileAdmin(admin.ModelAdmin):
             except (ValidationError, ServiceError) as error:
                 form.add_error("file", _error_text(error))
             else:
-                self.message_user(request, f"Imported {len(imported)} profile(s): "
-                                           + ", ".join(p.slug for p in imported) + ".")
+                self.message_user(
+                    request, f"Imported {len(imported)} profile(s): " + ", ".join(p.slug for p in imported) + "."
+                )
                 return HttpResponseRedirect(reverse("admin:compaction_compactionprofile_changelist"))
-        context = {**self.admin_site.each_context(request), "title": "Import compaction profiles", "form": form,
-                   "opts": self.model._meta}
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Import compaction profiles",
+            "form": form,
+            "opts": self.model._meta,
+        }
         return TemplateResponse(request, "admin/compaction/compactionprofile/import.html", context)
 
 
@@ -141,9 +163,11 @@ def compact_now(modeladmin, request, queryset):
             modeladmin.message_user(request, f"{channel}: {_error_text(error)}", level=messages.WARNING)
             continue
         modeladmin.message_user(
-            request, f"{channel}: messages {result.messages_before:,} → {result.messages_after:,}, "
-                     f"tokens {result.tokens_before:,} → {result.tokens_after:,} (summary #{result.summary.pk}, "
-                     f"{result.model or 'edited'}).")
+            request,
+            f"{channel}: messages {result.messages_before:,} → {result.messages_after:,}, "
+            f"tokens {result.tokens_before:,} → {result.tokens_after:,} (summary #{result.summary.pk}, "
+            f"{result.model or 'edited'}).",
+        )
 
 
 def _add_channel_action() -> None:

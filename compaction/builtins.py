@@ -27,14 +27,15 @@ BUILTIN_PROFILES: list[dict] = [
         "name": "Structured",
         "symbol": "🗂️",
         "description": "Sectioned hand-over note: goal, state, decisions, attempts, dead ends, open questions, "
-                       "references. The default.",
+        "references. The default.",
         "system_prompt": (
             "You condense long working conversations into a hand-over note that lets the work continue "
             "without the original messages. " + _COMMON_RULES
         ),
-        "instructions": _REQUEST_HEAD + (
+        "instructions": _REQUEST_HEAD
+        + (
             "Write the summary in Markdown with exactly these headings, in this order. Under each, use short "
-            "bullet points; write \"- none\" when a section has nothing.\n\n"
+            'bullet points; write "- none" when a section has nothing.\n\n'
             "## Goal\nWhat the user is trying to achieve, and any constraints they set.\n\n"
             "## Current state\nWhere things stand at the end of the transcript: what works, what is in "
             "progress, what the assistant was about to do.\n\n"
@@ -62,7 +63,8 @@ BUILTIN_PROFILES: list[dict] = [
             "You write very short summaries of conversations: the smallest text that still lets the "
             "conversation go on sensibly. " + _COMMON_RULES
         ),
-        "instructions": _REQUEST_HEAD + (
+        "instructions": _REQUEST_HEAD
+        + (
             "Write at most about 150 words: what the conversation is about, what was settled, and where it "
             "stands now. Prefer a few bullet points over prose when that is shorter.\n\n"
             "{transcript}"
@@ -81,12 +83,13 @@ BUILTIN_PROFILES: list[dict] = [
             "You write thorough, chronological accounts of long conversations, losing as little as "
             "possible while still removing repetition and small talk. " + _COMMON_RULES
         ),
-        "instructions": _REQUEST_HEAD + (
+        "instructions": _REQUEST_HEAD
+        + (
             "Write a detailed account in Markdown. Follow the order in which things happened, grouping "
             "related turns under short headings of your own. For each stretch, give what was asked, what "
             "the assistant answered or did (including tools it used and what they returned), and what came "
             "of it. Keep code identifiers, figures and quoted errors verbatim. End with a short "
-            "\"Where it stands\" paragraph.\n\n"
+            '"Where it stands" paragraph.\n\n'
             "{transcript}"
         ),
         "keep_recent": 6,
@@ -103,7 +106,8 @@ BUILTIN_PROFILES: list[dict] = [
             "You turn conversations into an action list that someone could start working from "
             "immediately. " + _COMMON_RULES
         ),
-        "instructions": _REQUEST_HEAD + (
+        "instructions": _REQUEST_HEAD
+        + (
             "Write in Markdown with these headings:\n\n"
             "## Done\nWhat has been completed, one bullet each.\n\n"
             "## Next steps\nA numbered list of concrete tasks in the order they should happen; name who "
@@ -122,5 +126,13 @@ BUILTIN_PROFILES: list[dict] = [
 BUILTIN_BY_SLUG: dict[str, dict] = {item["slug"]: item for item in BUILTIN_PROFILES}
 
 # The fields "reset" puts back; scope (persona) and the default flag stay as the staff set them.
-SHIPPED_FIELDS = ["name", "symbol", "description", "system_prompt", "instructions", "keep_recent",
-                  "max_summary_tokens", "temperature"]
+SHIPPED_FIELDS = [
+    "name",
+    "symbol",
+    "description",
+    "system_prompt",
+    "instructions",
+    "keep_recent",
+    "max_summary_tokens",
+    "temperature",
+]

@@ -7,8 +7,13 @@ from compaction import conf
 
 @register()
 def timeouts_nest(app_configs, **kwargs):
-    return [Warning(f"Compaction timeouts: {problem}.", hint="Adjust LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES, "
-                    "Q_TASK_TIMEOUT_SECONDS, Q_RETRY_SECONDS, COMPACTION_LEASE_SECONDS and "
-                    "COMPACTION_DRAIN_SECONDS.",
-                    id="compaction.W001")
-            for problem in conf.timeouts_problems()]
+    return [
+        Warning(
+            f"Compaction timeouts: {problem}.",
+            hint="Adjust LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES, "
+            "Q_TASK_TIMEOUT_SECONDS, Q_RETRY_SECONDS, COMPACTION_LEASE_SECONDS and "
+            "COMPACTION_DRAIN_SECONDS.",
+            id="compaction.W001",
+        )
+        for problem in conf.timeouts_problems()
+    ]

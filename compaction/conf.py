@@ -114,18 +114,24 @@ def timeouts_problems() -> list[str]:
     if not t["longest_model_call"] < t["task_timeout"]:
         problems.append(
             f"the longest model call ({t['longest_model_call']:g}s: LLM_TIMEOUT_SECONDS x (LLM_MAX_RETRIES + 1) "
-            f"x 2 models) must be shorter than the task timeout ({t['task_timeout']:g}s)")
+            f"x 2 models) must be shorter than the task timeout ({t['task_timeout']:g}s)"
+        )
     if not t["task_timeout"] < t["retry"]:
-        problems.append(f"the task timeout ({t['task_timeout']:g}s) must be shorter than the broker's retry "
-                        f"({t['retry']:g}s), or a running task is handed to a second worker")
+        problems.append(
+            f"the task timeout ({t['task_timeout']:g}s) must be shorter than the broker's retry "
+            f"({t['retry']:g}s), or a running task is handed to a second worker"
+        )
     configured = getattr(settings, "COMPACTION_DRAIN_SECONDS", None)
     if configured is not None and float(configured) > drain_limit():
         problems.append(
             f"COMPACTION_DRAIN_SECONDS ({float(configured):g}s) is longer than the task timeout leaves after the "
-            f"longest model call and a {DRAIN_MARGIN_SECONDS:g}s margin ({drain_limit():g}s); it is cut to that")
+            f"longest model call and a {DRAIN_MARGIN_SECONDS:g}s margin ({drain_limit():g}s); it is cut to that"
+        )
     if not t["retry"] < t["lease"]:
-        problems.append(f"the broker's retry ({t['retry']:g}s) must be shorter than the compaction lease "
-                        f"({t['lease']:g}s), so that the lease outlives any delivery of the task")
+        problems.append(
+            f"the broker's retry ({t['retry']:g}s) must be shorter than the compaction lease "
+            f"({t['lease']:g}s), so that the lease outlives any delivery of the task"
+        )
     return problems
 
 

@@ -29,12 +29,47 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20}
-_WEEKDAYS = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5, "sun": 6,
-             "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
-_WEEKDAY = (r"(?:(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
-            r"|(?-i:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun)\.)")
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+}
+_WEEKDAYS = {
+    "mon": 0,
+    "tue": 1,
+    "tues": 1,
+    "wed": 2,
+    "thu": 3,
+    "thur": 3,
+    "thurs": 3,
+    "fri": 4,
+    "sat": 5,
+    "sun": 6,
+    "monday": 0,
+    "tuesday": 1,
+    "wednesday": 2,
+    "thursday": 3,
+    "friday": 4,
+    "saturday": 5,
+    "sunday": 6,
+}
+_WEEKDAY = (
+    r"(?:(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+    r"|(?-i:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun)\.)"
+)
 _COUNT = r"(?:\d{1,2}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty)"
 
 _ANCHOR_RE = re.compile(
@@ -129,7 +164,7 @@ def anchor_dates(text: str, *, said_on: dt.date | dt.datetime | None) -> str:
     anchored: set[str] = set()
 
     def replace(match: re.Match) -> str:
-        if text[match.end():match.end() + 2].lstrip().startswith("("):
+        if text[match.end() : match.end() + 2].lstrip().startswith("("):
             return match.group(0)  # already anchored
         anchor = _anchor(match, said)
         if anchor is None or anchor in anchored:

@@ -38,14 +38,16 @@ def extracts_collect(items: list[TranscriptItem]) -> dict:
             if not sentence.endswith("?") and lexicon.mentions_decision(sentence):
                 decisions.append(_short(f"{speaker}: {sentence}"))
             elif sentence.endswith("?") and len(lexicon.content_words(sentence)) >= 3:
-                questions.append((index, _short(f"{speaker}: {sentence}"),
-                                  frozenset(lexicon.content_words(sentence))))
+                questions.append((index, _short(f"{speaker}: {sentence}"), frozenset(lexicon.content_words(sentence))))
     last_seen: dict[str, int] = {}
     for index, item in enumerate(items):
         for word in lexicon.content_words(item.content):
             last_seen[word] = index
-    open_questions = [text for index, text, words in questions
-                      if sum(1 for w in words if last_seen.get(w, -1) > index) < max(2, len(words) // 2)]
+    open_questions = [
+        text
+        for index, text, words in questions
+        if sum(1 for w in words if last_seen.get(w, -1) > index) < max(2, len(words) // 2)
+    ]
     return {
         "decisions": list(dict.fromkeys(decisions))[-MAX_ITEMS:],
         "files": list(dict.fromkeys(files))[:MAX_ITEMS],

@@ -52,17 +52,25 @@ def _candidates(source_text: str) -> list[tuple[str, str]]:
     for redacted in re.finditer(r"\[REDACTED:[a-z0-9_]+\]", source_text):
         claim(redacted.span())
 
-    for kind, regex in (("error", lexicon.ERROR_RE), ("url", lexicon.URL_RE), ("path", lexicon.PATH_RE),
-                        ("identifier", lexicon.IDENTIFIER_RE), ("date", lexicon.DATE_RE),
-                        ("number", lexicon.NUMBER_RE)):
+    for kind, regex in (
+        ("error", lexicon.ERROR_RE),
+        ("url", lexicon.URL_RE),
+        ("path", lexicon.PATH_RE),
+        ("identifier", lexicon.IDENTIFIER_RE),
+        ("date", lexicon.DATE_RE),
+        ("number", lexicon.NUMBER_RE),
+    ):
         for match in regex.finditer(source_text):
             value = _normalise(match.group(0))
             if not value or overlaps(match.span()) or "[REDACTED:" in value:
                 continue
             if kind == "number" and len(re.sub(r"\D", "", value)) < 2:
                 continue  # single digits carry no meaning out of context
-            if kind == "date" and value.lower() in ("today", "yesterday", "tomorrow") or (
-                    kind == "date" and value.lower().endswith("day") and " " not in value):
+            if (
+                kind == "date"
+                and value.lower() in ("today", "yesterday", "tomorrow")
+                or (kind == "date" and value.lower().endswith("day") and " " not in value)
+            ):
                 continue
             if kind in ("url", "path", "error"):
                 claim(match.span())
@@ -70,14 +78,23 @@ def _candidates(source_text: str) -> list[tuple[str, str]]:
     return found
 
 
-_LABELS = {"error": "Errors", "path": "Files", "url": "URLs", "identifier": "Identifiers", "date": "Dates",
-           "number": "Numbers"}
+_LABELS = {
+    "error": "Errors",
+    "path": "Files",
+    "url": "URLs",
+    "identifier": "Identifiers",
+    "date": "Dates",
+    "number": "Numbers",
+}
 
 
 def _render(summary: str, chosen: dict[str, list[str]]) -> str:
-    lines = [f"- {_LABELS[kind]}: " + "; ".join(f"`{v}`" if kind in ("path", "identifier") and "`" not in v else v
-                                                for v in values)
-             for kind, values in chosen.items() if values]
+    lines = [
+        f"- {_LABELS[kind]}: "
+        + "; ".join(f"`{v}`" if kind in ("path", "identifier") and "`" not in v else v for v in values)
+        for kind, values in chosen.items()
+        if values
+    ]
     if not lines:
         return summary
     return summary.rstrip() + "\n\n" + HEADING + "\n" + "\n".join(lines)

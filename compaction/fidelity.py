@@ -29,7 +29,8 @@ from collections.abc import Iterable
 CATEGORIES = (1, 2, 3, 4)
 
 # Common English stop words (the usual short list used in text retrieval).
-STOP_WORDS = frozenset("""
+STOP_WORDS = frozenset(
+    """
 i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers herself
 it its itself they them their theirs themselves what which who whom this that these those am is are was were be
 been being have has had having do does did doing a an the and but if or because as until while of at by for with
@@ -37,7 +38,8 @@ about against between into through during before after above below to from up do
 again further then once here there when where why how all any both each few more most other some such no nor not
 only own same so than too very s t can will just don should now d ll m o re ve y ain aren couldn didn doesn hadn
 hasn haven isn ma mightn mustn needn shan shouldn wasn weren won wouldn
-""".split())
+""".split()
+)
 
 _WORD_RE = re.compile(r"[^\W_]+")
 
@@ -82,16 +84,18 @@ def locomo_questions(data: dict) -> list[Question]:
         if category not in CATEGORIES or "answer" not in entry:
             continue
         answer = str(entry["answer"])
-        questions.append(Question(entry["question"], answer, category, metric_words(entry["question"], names),
-                                  metric_words(answer, names)))
+        questions.append(
+            Question(
+                entry["question"], answer, category, metric_words(entry["question"], names), metric_words(answer, names)
+            )
+        )
     return questions
 
 
 def is_supported(question: Question, lines: Iterable[frozenset[str]]) -> bool:
     if not question.measurable:
         return False
-    return any(question.answer_words <= words and not question.question_words.isdisjoint(words)
-               for words in lines)
+    return any(question.answer_words <= words and not question.question_words.isdisjoint(words) for words in lines)
 
 
 def supported_rate(questions: list[Question], lines: list[str], names: frozenset[str] = frozenset()) -> Rate:

@@ -25,8 +25,9 @@ class ChannelCompactionForm(forms.Form):
     AUTO = [("", "Use the site-wide setting"), ("on", "On"), ("off", "Off")]
 
     auto_compaction = forms.ChoiceField(choices=AUTO, required=False, label="Automatic compaction")
-    threshold_percent = forms.FloatField(required=False, label="Threshold",
-                                         help_text="Share of the model's context window that starts a compaction.")
+    threshold_percent = forms.FloatField(
+        required=False, label="Threshold", help_text="Share of the model's context window that starts a compaction."
+    )
 
     def settings_value(self) -> dict:
         """The API's `settings` object: None removes a key (back to the site-wide value)."""

@@ -50,8 +50,7 @@ def locomo_date(value: str) -> dt.datetime | None:
         return None
     hour, minute, half, day, month, year = match.groups()
     try:
-        parsed = dt.datetime.strptime(f"{int(hour)}:{minute} {half.upper()} {day} {month} {year}",
-                                      "%I:%M %p %d %B %Y")
+        parsed = dt.datetime.strptime(f"{int(hour)}:{minute} {half.upper()} {day} {month} {year}", "%I:%M %p %d %B %Y")
     except ValueError:
         return None
     return parsed.replace(tzinfo=dt.timezone.utc)
@@ -74,26 +73,41 @@ def locomo_turns(data: dict) -> list[Turn]:
             if not text:
                 continue
             speaker = turn.get("speaker") or ""
-            turns.append(Turn(speaker=speaker, role="user" if speaker == speaker_a else "assistant", text=text,
-                              created_at=when, session=number, turn_id=str(turn.get("dia_id") or "")))
+            turns.append(
+                Turn(
+                    speaker=speaker,
+                    role="user" if speaker == speaker_a else "assistant",
+                    text=text,
+                    created_at=when,
+                    session=number,
+                    turn_id=str(turn.get("dia_id") or ""),
+                )
+            )
     if not turns:
         raise ValidationError("The conversation has no turns.")
     return turns
 
 
 @transaction.atomic
-def conversation_import(*, owner: AbstractBaseUser, data: dict, format: str = "locomo",
-                        title: str | None = None) -> Channel:
+def conversation_import(
+    *, owner: AbstractBaseUser, data: dict, format: str = "locomo", title: str | None = None
+) -> Channel:
     """A new channel of `owner` holding the conversation, one message per turn, all or nothing."""
     if format not in FORMATS:
         raise ValidationError({"format": f"Format must be one of: {', '.join(FORMATS)}."})
     turns = locomo_turns(data)
     channel = chatcore_services.channel_create(
-        owner=owner, title=title or f"{data['speaker_a']} and {data['speaker_b']} (LoCoMo)")
+        owner=owner, title=title or f"{data['speaker_a']} and {data['speaker_b']} (LoCoMo)"
+    )
     for turn in turns:
         chatcore_services.message_append(
-            channel=channel, user=owner, role=turn.role, content=turn.text, created_at=turn.created_at,
+            channel=channel,
+            user=owner,
+            role=turn.role,
+            content=turn.text,
+            created_at=turn.created_at,
             metadata={"speaker": turn.speaker, "source": "locomo", "turn_id": turn.turn_id, "session": turn.session},
-            author=owner if turn.role == Message.Role.USER else None)
+            author=owner if turn.role == Message.Role.USER else None,
+        )
     channel.refresh_from_db()
     return channel

@@ -27,10 +27,24 @@ IDENTIFIER_RE = re.compile(
     r"|\b[0-9a-f]{7,40}\b(?=[^\n]*\b(?:commit|sha|hash|rev)\b)|\b(?:commit|sha|hash|rev)\s+[0-9a-f]{7,40}\b"
     r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"  # UUIDs
 )
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december")
-_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|" \
-         r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
+    r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
 DATE_RE = re.compile(
     r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
     r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
@@ -41,9 +55,12 @@ DATE_RE = re.compile(
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b",
     re.IGNORECASE,
 )
-NUMBER_RE = re.compile(r"(?<![\w.])[-+]?\$?\d[\d,]*(?:\.\d+)?%?(?:\s?(?:ms|s|kb|mb|gb|tb|k|m|x|×|tokens?|"
-                       r"messages?|lines?|bytes?|seconds?|minutes?|hours?|days?|weeks?|months?|years?|"
-                       r"dollars?|euros?|usd|eur|percent|%))?(?![\w])", re.IGNORECASE)
+NUMBER_RE = re.compile(
+    r"(?<![\w.])[-+]?\$?\d[\d,]*(?:\.\d+)?%?(?:\s?(?:ms|s|kb|mb|gb|tb|k|m|x|×|tokens?|"
+    r"messages?|lines?|bytes?|seconds?|minutes?|hours?|days?|weeks?|months?|years?|"
+    r"dollars?|euros?|usd|eur|percent|%))?(?![\w])",
+    re.IGNORECASE,
+)
 ERROR_RE = re.compile(
     r"\b(?:[A-Z][A-Za-z]*(?:Error|Exception|Warning)|Traceback|FATAL|ERROR|panic|segmentation fault|"
     r"exit (?:code|status) \d+|status(?: code)? [45]\d\d|HTTP [45]\d\d)\b[^\n]{0,160}?(?=\.\s|\.?$|\n)",
@@ -52,7 +69,8 @@ ERROR_RE = re.compile(
 
 SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?…])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
 
-STOP_WORDS = frozenset("""
+STOP_WORDS = frozenset(
+    """
 a about above after again against all also am an and any are aren't as at be because been before being below
 between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each few
 for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself him
@@ -66,7 +84,8 @@ s t d ll m re ve im ive id youre dont doesnt didnt isnt wasnt cant wont thats wh
 just really so very much many also too yeah yes yep okay ok oh ah hey hi hello wow haha lol thanks thank
 like get got gets getting go going gone went make made makes making know knew think thought say said says
 one thing things something anything everything lot lots way well good great nice awesome cool sure
-""".split())
+""".split()
+)
 
 DECISION_RE = re.compile(
     r"\b(?:we (?:decided|agreed|chose|settled|will|'ll|are going to|should)|we've decided|decided to|decision|"
@@ -142,25 +161,33 @@ def split_sentences(text: str) -> list[str]:
 
 # Every phrasing INJECTION_RE knows contains one of these words or marks; text without any is let through
 # without running the (slow) full expression.
-_INJECTION_HINTS = frozenset("""ignore disregard forget override bypass skip summary summaries summarizer summariser
+_INJECTION_HINTS = frozenset(
+    """ignore disregard forget override bypass skip summary summaries summarizer summariser
 summarize summarise summarizing summarising summarized summarised recap tl tldr compaction compact compacting output
 response answer instructions instruction prompt prompts directive directives orders order rules guidelines act behave
 respond pretend now longer system developer reveal print show repeat model assistant llm chatbot gpt claude ai
 inst say state include write put add claim report reply authorise authorize authorises authorizes order command
-instruct permit hereby""".split())
+instruct permit hereby""".split()
+)
 _HINT_WORD_RE = re.compile(r"[a-z]+")
 
 
 def looks_like_injection(text: str) -> bool:
     lowered = text.lower()
-    if "<" not in lowered and "[/inst" not in lowered and "[inst" not in lowered and \
-            _INJECTION_HINTS.isdisjoint(_HINT_WORD_RE.findall(lowered)):
+    if (
+        "<" not in lowered
+        and "[/inst" not in lowered
+        and "[inst" not in lowered
+        and _INJECTION_HINTS.isdisjoint(_HINT_WORD_RE.findall(lowered))
+    ):
         return False
     return bool(INJECTION_RE.search(text))
 
 
-_DECISION_HINTS = frozenset("""we decided decide decision agreed agree chose chosen settled will ll going let lets
-plan planned approved fix switch switched instead rejected won not""".split())
+_DECISION_HINTS = frozenset(
+    """we decided decide decision agreed agree chose chosen settled will ll going let lets
+plan planned approved fix switch switched instead rejected won not""".split()
+)
 
 
 def mentions_decision(text: str) -> bool:
@@ -171,9 +198,11 @@ def mentions_decision(text: str) -> bool:
 
 _MAYBE_PATH_RE = re.compile(r"/|\w\.[A-Za-z]")
 _MAYBE_IDENTIFIER_RE = re.compile(r"[_`]|\(\)|[a-z][A-Z]|\d\.\d|[A-Z]-\d|\d-|-\d|\b(?:commit|sha|hash|rev)\b")
-_MAYBE_DATE_RE = re.compile(r"\d|\b(?:[Yy]esterday|[Tt]oday|[Tt]omorrow|[Ll]ast|[Nn]ext|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|"
-                            r"Sep|Oct|Nov|Dec|Mon|Tue|Wed|Thu|Fri|Sat|Sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|"
-                            r"dec|mon|tue|wed|thu|fri|sat|sun)")
+_MAYBE_DATE_RE = re.compile(
+    r"\d|\b(?:[Yy]esterday|[Tt]oday|[Tt]omorrow|[Ll]ast|[Nn]ext|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|"
+    r"Sep|Oct|Nov|Dec|Mon|Tue|Wed|Thu|Fri|Sat|Sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|"
+    r"dec|mon|tue|wed|thu|fri|sat|sun)"
+)
 
 
 def find_paths(text: str) -> list[str]:

@@ -18,17 +18,24 @@ class CompactionProfile(models.Model):
     system_prompt = models.TextField()
     instructions = models.TextField(
         help_text="Template of the request. Placeholders: {transcript} (required), {previous_summary}, "
-                  "{focus}, {persona}. Write {{ and }} for literal braces."
+        "{focus}, {persona}. Write {{ and }} for literal braces."
     )
     keep_recent = models.PositiveIntegerField(default=6, validators=[MaxValueValidator(1000)])
     max_summary_tokens = models.PositiveIntegerField(
         default=1_500, validators=[MinValueValidator(50), MaxValueValidator(32_000)]
     )
     temperature = models.FloatField(default=0.2, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)])
-    model = models.ForeignKey(LLMModel, on_delete=models.SET_NULL, null=True, blank=True,
-                              help_text="Empty: the utility role's model.")
-    persona = models.ForeignKey(Persona, on_delete=models.CASCADE, null=True, blank=True,
-                                related_name="compaction_profiles", help_text="Empty: a global profile.")
+    model = models.ForeignKey(
+        LLMModel, on_delete=models.SET_NULL, null=True, blank=True, help_text="Empty: the utility role's model."
+    )
+    persona = models.ForeignKey(
+        Persona,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="compaction_profiles",
+        help_text="Empty: a global profile.",
+    )
     is_builtin = models.BooleanField(default=False, editable=False)
     is_default = models.BooleanField(default=False, help_text="The default of its scope (global or the persona).")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -37,10 +44,16 @@ class CompactionProfile(models.Model):
     class Meta:
         ordering = ["persona_id", "name"]
         constraints = [
-            models.UniqueConstraint(fields=["persona"], condition=Q(is_default=True, persona__isnull=False),
-                                    name="one_default_profile_per_persona"),
-            models.UniqueConstraint(fields=["is_default"], condition=Q(is_default=True, persona__isnull=True),
-                                    name="one_global_default_profile"),
+            models.UniqueConstraint(
+                fields=["persona"],
+                condition=Q(is_default=True, persona__isnull=False),
+                name="one_default_profile_per_persona",
+            ),
+            models.UniqueConstraint(
+                fields=["is_default"],
+                condition=Q(is_default=True, persona__isnull=True),
+                name="one_global_default_profile",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -64,26 +77,39 @@ class CompactionSettings(models.Model):
     """One row (pk=1), read afresh at every scan: no restart to change it."""
 
     enabled = models.BooleanField(default=False, help_text="Kill switch. Ships off.")
-    threshold = models.FloatField(default=0.70, validators=[MinValueValidator(0.05), MaxValueValidator(0.99)],
-                                  help_text="Share of the context window that triggers a compaction.")
-    interval_minutes = models.PositiveIntegerField(default=5, validators=[MinValueValidator(1),
-                                                                           MaxValueValidator(1440)])
-    concurrency = models.PositiveIntegerField(default=2, validators=[MinValueValidator(1), MaxValueValidator(64)],
-                                              help_text="Compactions in flight across the whole deployment.")
+    threshold = models.FloatField(
+        default=0.70,
+        validators=[MinValueValidator(0.05), MaxValueValidator(0.99)],
+        help_text="Share of the context window that triggers a compaction.",
+    )
+    interval_minutes = models.PositiveIntegerField(
+        default=5, validators=[MinValueValidator(1), MaxValueValidator(1440)]
+    )
+    concurrency = models.PositiveIntegerField(
+        default=2,
+        validators=[MinValueValidator(1), MaxValueValidator(64)],
+        help_text="Compactions in flight across the whole deployment.",
+    )
     cooldown_minutes = models.PositiveIntegerField(default=30, validators=[MaxValueValidator(10_080)])
-    min_messages = models.PositiveIntegerField(default=10, validators=[MinValueValidator(2),
-                                                                        MaxValueValidator(100_000)])
-    min_new_messages = models.PositiveIntegerField(default=8, validators=[MinValueValidator(1),
-                                                                          MaxValueValidator(100_000)])
+    min_messages = models.PositiveIntegerField(
+        default=10, validators=[MinValueValidator(2), MaxValueValidator(100_000)]
+    )
+    min_new_messages = models.PositiveIntegerField(
+        default=8, validators=[MinValueValidator(1), MaxValueValidator(100_000)]
+    )
     idle_minutes = models.PositiveIntegerField(default=2, validators=[MaxValueValidator(1440)])
-    active_within_days = models.PositiveIntegerField(default=7, validators=[MinValueValidator(1),
-                                                                             MaxValueValidator(3650)])
-    batch_size = models.PositiveIntegerField(default=50, validators=[MinValueValidator(1),
-                                                                      MaxValueValidator(10_000)])
-    hourly_budget = models.PositiveIntegerField(default=100, validators=[MaxValueValidator(1_000_000)],
-                                                help_text="Automatic compactions allowed per hour (0: none).")
-    default_context_budget = models.PositiveIntegerField(default=128_000, validators=[MinValueValidator(1_000),
-                                                                                       MaxValueValidator(10_000_000)])
+    active_within_days = models.PositiveIntegerField(
+        default=7, validators=[MinValueValidator(1), MaxValueValidator(3650)]
+    )
+    batch_size = models.PositiveIntegerField(default=50, validators=[MinValueValidator(1), MaxValueValidator(10_000)])
+    hourly_budget = models.PositiveIntegerField(
+        default=100,
+        validators=[MaxValueValidator(1_000_000)],
+        help_text="Automatic compactions allowed per hour (0: none).",
+    )
+    default_context_budget = models.PositiveIntegerField(
+        default=128_000, validators=[MinValueValidator(1_000), MaxValueValidator(10_000_000)]
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -105,8 +131,7 @@ class CompactionLease(models.Model):
     on two machines can never both hold it; a crashed holder's lease expires.
     """
 
-    channel = models.OneToOneField(Channel, on_delete=models.CASCADE, primary_key=True,
-                                   related_name="compaction_lease")
+    channel = models.OneToOneField(Channel, on_delete=models.CASCADE, primary_key=True, related_name="compaction_lease")
     holder = models.CharField(max_length=100, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
     last_started_at = models.DateTimeField(null=True, blank=True)
@@ -115,8 +140,9 @@ class CompactionLease(models.Model):
     last_outcome = models.CharField(max_length=32, blank=True)
     last_error = models.TextField(blank=True)
     failure_count = models.PositiveIntegerField(default=0)
-    attempt_leaf_id = models.BigIntegerField(null=True, blank=True,
-                                             help_text="Active leaf at the last automatic attempt (no-loop rule).")
+    attempt_leaf_id = models.BigIntegerField(
+        null=True, blank=True, help_text="Active leaf at the last automatic attempt (no-loop rule)."
+    )
 
     class Meta:
         indexes = [models.Index(fields=["last_auto_at"], name="lease_last_auto_idx")]

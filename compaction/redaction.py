@@ -47,22 +47,32 @@ _E = r"(?![A-Za-z0-9_\-])"  # right boundary
 # (kind, pattern, group holding the secret or 0 for the whole match).
 # Order matters: specific formats first, generic assignments last.
 _PATTERNS: list[tuple[str, str, int]] = [
-    ("private_key", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-                    r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", 0),
+    (
+        "private_key",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+        r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        0,
+    ),
     ("ssh_private_key", r"PuTTY-User-Key-File-\d+:[^\n]*\n[\s\S]*?Private-MAC: *[0-9a-f]+", 0),
     # Connection strings: keep the scheme, user and host; hide the password.
-    ("connection_string_password",
-     r"\b(?:postgres(?:ql)?|postgis|mysql|mariadb|mssql|sqlserver|oracle|redis|rediss|mongodb(?:\+srv)?|"
-     r"amqps?|kafka|nats|cockroachdb|clickhouse|couchdb|neo4j|ldaps?|smtps?|ftps?|sftp|ssh|"
-     r"jdbc:[a-z]+|https?|wss?)://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@", 1),
+    (
+        "connection_string_password",
+        r"\b(?:postgres(?:ql)?|postgis|mysql|mariadb|mssql|sqlserver|oracle|redis|rediss|mongodb(?:\+srv)?|"
+        r"amqps?|kafka|nats|cockroachdb|clickhouse|couchdb|neo4j|ldaps?|smtps?|ftps?|sftp|ssh|"
+        r"jdbc:[a-z]+|https?|wss?)://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@",
+        1,
+    ),
     ("anthropic_api_key", _B + r"sk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_\-]{20,}" + _E, 0),
     ("openai_api_key", _B + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}" + _E, 0),
     ("openai_api_key", _B + r"sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}" + _E, 0),
     ("openrouter_api_key", _B + r"sk-or-v1-[a-f0-9]{64}" + _E, 0),
     ("deepseek_or_openai_api_key", _B + r"sk-[A-Za-z0-9]{32,}" + _E, 0),
     ("aws_access_key", _B + r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}" + _E, 0),
-    ("aws_secret_key",
-     r"(?i)\baws_?(?:secret)?_?(?:access)?_?key(?:_id)?[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", 1),
+    (
+        "aws_secret_key",
+        r"(?i)\baws_?(?:secret)?_?(?:access)?_?key(?:_id)?[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+        1,
+    ),
     ("aws_session_token", r"(?i)\baws_?session_?token[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{100,})", 1),
     ("github_token", _B + r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}" + _E, 0),
     ("github_token", _B + r"github_pat_[A-Za-z0-9_]{60,255}" + _E, 0),
@@ -101,20 +111,33 @@ _PATTERNS: list[tuple[str, str, int]] = [
     ("jwt", _B + r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}" + _E, 0),
     ("bearer_token", r"(?i)\bbearer\s+([A-Za-z0-9_\-.~+/]{16,}=*)", 1),
     ("basic_auth", r"(?i)\bauthorization\s*[:=]\s*[\"']?basic\s+([A-Za-z0-9+/]{12,}=*)", 1),
-    ("api_key_header", r"(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token)[\"']?\s*[:=]\s*[\"']?([^\s\"',;]{12,})", 1),
+    (
+        "api_key_header",
+        r"(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token)[\"']?\s*[:=]\s*[\"']?([^\s\"',;]{12,})",
+        1,
+    ),
     # Passwords and generic secrets in assignments: the value is hidden whatever it looks like.
-    ("password",
-     r"(?i)(?<![A-Za-z0-9])(?:pass(?:word|wd|phrase)|db_?pass(?:word)?|admin_?pass(?:word)?)[\"']?"
-     r"\s*(?::=|=>|[:=])\s*(\"[^\"\n]{3,}\"|'[^'\n]{3,}'|[^\s\"',;]{3,}+(?<![:=]))", 1),
+    (
+        "password",
+        r"(?i)(?<![A-Za-z0-9])(?:pass(?:word|wd|phrase)|db_?pass(?:word)?|admin_?pass(?:word)?)[\"']?"
+        r"\s*(?::=|=>|[:=])\s*(\"[^\"\n]{3,}\"|'[^'\n]{3,}'|[^\s\"',;]{3,}+(?<![:=]))",
+        1,
+    ),
     # Bare "pass"/"pwd" keys read as prose after a colon ("first pass: ledger"): only assignments count.
-    ("password",
-     r"(?i)(?<![A-Za-z0-9])(?:pass|pwd)[\"']?\s*(?::=|=>|=)\s*(\"[^\"\n]{3,}\"|'[^'\n]{3,}'|[^\s\"',;]{3,})", 1),
+    (
+        "password",
+        r"(?i)(?<![A-Za-z0-9])(?:pass|pwd)[\"']?\s*(?::=|=>|=)\s*(\"[^\"\n]{3,}\"|'[^'\n]{3,}'|[^\s\"',;]{3,})",
+        1,
+    ),
     ("password", r"(?i)(?:--password|-p)[ =](\"[^\"\n]{4,}\"|'[^'\n]{4,}'|[^\s\"']{6,})(?=\s|$)", 1),
-    ("secret",
-     r"(?i)(?<![A-Za-z0-9])[A-Za-z0-9_.\-]*(?:secret|token|api_?key|apikey|access_?key|auth_?key|private_?key|"
-     r"client_?secret|credentials?|signing_?key|encryption_?key|webhook_?secret)[A-Za-z0-9_.\-]*[\"']?"
-     r"\s*(?::=|=>|[:=])\s*(\"[A-Za-z0-9_\-+/=.~:]{8,}\"|'[A-Za-z0-9_\-+/=.~:]{8,}'|"
-     r"[A-Za-z0-9_\-+/=.~]{8,})", 1),
+    (
+        "secret",
+        r"(?i)(?<![A-Za-z0-9])[A-Za-z0-9_.\-]*(?:secret|token|api_?key|apikey|access_?key|auth_?key|private_?key|"
+        r"client_?secret|credentials?|signing_?key|encryption_?key|webhook_?secret)[A-Za-z0-9_.\-]*[\"']?"
+        r"\s*(?::=|=>|[:=])\s*(\"[A-Za-z0-9_\-+/=.~:]{8,}\"|'[A-Za-z0-9_\-+/=.~:]{8,}'|"
+        r"[A-Za-z0-9_\-+/=.~]{8,})",
+        1,
+    ),
 ]
 
 _COMPILED = [(kind, re.compile(pattern), group) for kind, pattern, group in _PATTERNS]
@@ -122,8 +145,22 @@ _COMPILED = [(kind, re.compile(pattern), group) for kind, pattern, group in _PAT
 # A generic "secret = value" must look like a secret, not prose: a digit or
 # symbol mixed with letters, or a long run. "token: expired" is not redacted.
 _WORDY_VALUE = re.compile(r"^[\"']?[A-Za-z][a-z]*(?:[_\-][a-z]+)*[\"']?$")
-_PLACEHOLDER_VALUES = {"none", "null", "true", "false", "changeme", "redacted", "example", "xxxxxxxx",
-                       "your_api_key", "your-api-key", "<secret>", "undefined", "required", "optional"}
+_PLACEHOLDER_VALUES = {
+    "none",
+    "null",
+    "true",
+    "false",
+    "changeme",
+    "redacted",
+    "example",
+    "xxxxxxxx",
+    "your_api_key",
+    "your-api-key",
+    "<secret>",
+    "undefined",
+    "required",
+    "optional",
+}
 
 
 def _plausible_secret(kind: str, value: str) -> bool:
@@ -155,7 +192,7 @@ def _own_pass(text: str, counts: Counter) -> str:
             start, end = match.span(group)
             offset = match.start(0)
             whole = match.group(0)
-            return whole[: start - offset] + placeholder + whole[end - offset:]
+            return whole[: start - offset] + placeholder + whole[end - offset :]
 
         text = regex.sub(replace, text)
     return text
@@ -164,11 +201,28 @@ def _own_pass(text: str, counts: Counter) -> str:
 # detect-secrets plugins used as the second pass. The entropy plugins are left
 # out on purpose: they flag commit hashes and UUIDs, which summaries must keep.
 _DETECT_SECRETS_PLUGINS = [
-    "ArtifactoryDetector", "AWSKeyDetector", "AzureStorageKeyDetector", "BasicAuthDetector",
-    "CloudantDetector", "DiscordBotTokenDetector", "GitHubTokenDetector", "GitLabTokenDetector",
-    "IbmCloudIamDetector", "IbmCosHmacDetector", "JwtTokenDetector", "MailchimpDetector", "NpmDetector",
-    "OpenAIDetector", "PrivateKeyDetector", "PypiTokenDetector", "SendGridDetector", "SlackDetector",
-    "SoftlayerDetector", "SquareOAuthDetector", "StripeDetector", "TelegramBotTokenDetector",
+    "ArtifactoryDetector",
+    "AWSKeyDetector",
+    "AzureStorageKeyDetector",
+    "BasicAuthDetector",
+    "CloudantDetector",
+    "DiscordBotTokenDetector",
+    "GitHubTokenDetector",
+    "GitLabTokenDetector",
+    "IbmCloudIamDetector",
+    "IbmCosHmacDetector",
+    "JwtTokenDetector",
+    "MailchimpDetector",
+    "NpmDetector",
+    "OpenAIDetector",
+    "PrivateKeyDetector",
+    "PypiTokenDetector",
+    "SendGridDetector",
+    "SlackDetector",
+    "SoftlayerDetector",
+    "SquareOAuthDetector",
+    "StripeDetector",
+    "TelegramBotTokenDetector",
     "TwilioKeyDetector",
 ]
 
@@ -220,10 +274,43 @@ def _detect_secrets_pass(text: str, counts: Counter) -> str:
 # Every format above has either a run of at least 16 token characters or one of these words or marks;
 # text with neither (most conversation) is returned without running the patterns.
 _LONG_RUN_RE = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
-_HINTS = ("password", "passwd", "passphrase", "pass=", "pass:", "pass\"", "pass'", "_pass", "pass =", "pass :",
-          "pwd", "secret", "token", "key=", "key:", "key\"", "key'", "key =", "key :", "_key", "-key", "apikey",
-          "authorization", "auth=", "auth:", "auth_", "_auth", "bearer", "credential", "://", "-----begin",
-          "putty", "sig=", "-p ", "-p=")
+_HINTS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "pass=",
+    "pass:",
+    'pass"',
+    "pass'",
+    "_pass",
+    "pass =",
+    "pass :",
+    "pwd",
+    "secret",
+    "token",
+    "key=",
+    "key:",
+    'key"',
+    "key'",
+    "key =",
+    "key :",
+    "_key",
+    "-key",
+    "apikey",
+    "authorization",
+    "auth=",
+    "auth:",
+    "auth_",
+    "_auth",
+    "bearer",
+    "credential",
+    "://",
+    "-----begin",
+    "putty",
+    "sig=",
+    "-p ",
+    "-p=",
+)
 
 
 def _may_hold_secret(text: str) -> bool:

@@ -12,8 +12,9 @@ def profile_list() -> QuerySet[CompactionProfile]:
     return CompactionProfile.objects.select_related("model", "persona")
 
 
-def profiles_visible(*, user: AbstractBaseUser | None = None, channel: Channel | None = None,
-                     persona: Persona | None = None) -> QuerySet[CompactionProfile]:
+def profiles_visible(
+    *, user: AbstractBaseUser | None = None, channel: Channel | None = None, persona: Persona | None = None
+) -> QuerySet[CompactionProfile]:
     """Profiles a user may pick: global ones, plus those of the persona in question.
 
     Personas are a shared catalogue (anyone may start a channel with any of
@@ -41,7 +42,8 @@ def profile_get(*, profile_id: int) -> CompactionProfile:
 
 def summaries_for_user(*, user: AbstractBaseUser) -> QuerySet[Summary]:
     return Summary.objects.filter(channel__owner=user, channel__deleted_at__isnull=True).select_related(
-        "channel", "through_message", "created_by")
+        "channel", "through_message", "created_by"
+    )
 
 
 def summary_get(*, user: AbstractBaseUser, summary_id: int) -> Summary:

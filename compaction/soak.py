@@ -57,10 +57,20 @@ from compaction.scanner.selectors import compaction_settings_get
 from compaction.scanner.services import SETTINGS_FIELDS, compaction_settings_update
 
 WINDOW = 3_000
-WORDS = ("ledger settlement deploy migration invoice relay schema index cursor branch summary token budget "
-         "worker lease queue retry timeout backup replica shard cache pool socket").split()
-TOPICS = ["the ledger service", "the nightly batch", "the invoice relay", "the deploy pipeline", "the replica lag",
-          "the cache hit rate", "the connection pool", "the backup restore drill"]
+WORDS = (
+    "ledger settlement deploy migration invoice relay schema index cursor branch summary token budget "
+    "worker lease queue retry timeout backup replica shard cache pool socket"
+).split()
+TOPICS = [
+    "the ledger service",
+    "the nightly batch",
+    "the invoice relay",
+    "the deploy pipeline",
+    "the replica lag",
+    "the cache hit rate",
+    "the connection pool",
+    "the backup restore drill",
+]
 
 
 @dataclasses.dataclass
@@ -107,8 +117,9 @@ class SoakReport:
 
     @property
     def ok(self) -> bool:
-        return not (self.duplicates or self.messages_lost or self.messages_altered or self.leases_stuck
-                    or self.pressure_wrong)
+        return not (
+            self.duplicates or self.messages_lost or self.messages_altered or self.leases_stuck or self.pressure_wrong
+        )
 
     def lines(self) -> list[str]:
         c = self.config
@@ -141,7 +152,8 @@ def _counts(counter: collections.Counter) -> str:
 def message_hash(message: Message) -> str:
     return hashlib.sha256(
         f"{message.pk}|{message.channel_id}|{message.parent_id}|{message.role}|{message.content}|"
-        f"{message.depth}|{message.tokens}|{message.path_tokens}".encode()).hexdigest()
+        f"{message.depth}|{message.tokens}|{message.path_tokens}".encode()
+    ).hexdigest()
 
 
 def error_cause(error: str) -> str:
@@ -182,8 +194,10 @@ class _Faults:
                 self.injected[kind] += 1
                 return self.KINDS[kind](self.timeout)
             number = self.counter
-        return Reply(content=f"Soak summary {number}: the conversation so far discussed the services, "
-                             f"their settings and the decisions taken about them.")
+        return Reply(
+            content=f"Soak summary {number}: the conversation so far discussed the services, "
+            f"their settings and the decisions taken about them."
+        )
 
 
 class _Workers:
@@ -200,8 +214,13 @@ class _Workers:
         if self.logs[index] is None:
             self.logs[index] = open(self.log_dir / f"worker-{index}.log", "a", buffering=1)
         self.procs[index] = subprocess.Popen(
-            [sys.executable, "manage.py", "qcluster"], cwd=django_settings.BASE_DIR, env=self.env,
-            stdout=self.logs[index], stderr=subprocess.STDOUT, start_new_session=True)
+            [sys.executable, "manage.py", "qcluster"],
+            cwd=django_settings.BASE_DIR,
+            env=self.env,
+            stdout=self.logs[index],
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def start_all(self) -> None:
         for index in range(self.count):
@@ -270,28 +289,51 @@ class Soak:
         call_command("createcachetable", verbosity=0)  # django-q2 keeps its cluster stats in the cache
         user = get_user_model().objects.create(username=f"soak-{self.tag}")
         self.user = user
-        chat = LLMModel.objects.create(name=f"soak-chat-{self.tag}", base_url=server.url, api_key_env="",
-                                       context_window=WINDOW)
-        utility = LLMModel.objects.create(name=f"soak-utility-{self.tag}", base_url=server.url, api_key_env="",
-                                          context_window=16_000)
-        persona = Persona.objects.create(name=f"Soak {self.tag}", slug=f"soak-{self.tag}",
-                                         system_prompt="You are a careful assistant.")
+        chat = LLMModel.objects.create(
+            name=f"soak-chat-{self.tag}", base_url=server.url, api_key_env="", context_window=WINDOW
+        )
+        utility = LLMModel.objects.create(
+            name=f"soak-utility-{self.tag}", base_url=server.url, api_key_env="", context_window=16_000
+        )
+        persona = Persona.objects.create(
+            name=f"Soak {self.tag}", slug=f"soak-{self.tag}", system_prompt="You are a careful assistant."
+        )
         CompactionProfile.objects.create(
-            name=f"Soak {self.tag}", slug=f"soak-{self.tag}", persona=persona, is_default=True, model=utility,
-            system_prompt="You summarise conversations faithfully.", keep_recent=2, max_summary_tokens=400,
-            instructions="Summarise the conversation below.\n{previous_summary}\n{focus}\n{transcript}")
+            name=f"Soak {self.tag}",
+            slug=f"soak-{self.tag}",
+            persona=persona,
+            is_default=True,
+            model=utility,
+            system_prompt="You summarise conversations faithfully.",
+            keep_recent=2,
+            max_summary_tokens=400,
+            instructions="Summarise the conversation below.\n{previous_summary}\n{focus}\n{transcript}",
+        )
         for index in range(self.config.channels):
-            channel = chat_services.channel_create(owner=user, title=f"Soak {self.tag} #{index}", persona=persona,
-                                                   model=chat, settings={"compaction_threshold": 0.5})
+            channel = chat_services.channel_create(
+                owner=user,
+                title=f"Soak {self.tag} #{index}",
+                persona=persona,
+                model=chat,
+                settings={"compaction_threshold": 0.5},
+            )
             self.channel_ids.append(channel.pk)
             for turn in range(4):
                 self._append(channel)
         current = compaction_settings_get()
         self.saved_settings = {name: getattr(current, name) for name in SETTINGS_FIELDS}
-        compaction_settings_update(actor=None, enabled=True, threshold=0.5, idle_minutes=0, cooldown_minutes=0,
-                                   min_messages=6, min_new_messages=4,
-                                   concurrency=max(2, self.config.workers * 2), hourly_budget=1_000_000,
-                                   batch_size=max(50, self.config.channels * 2))
+        compaction_settings_update(
+            actor=None,
+            enabled=True,
+            threshold=0.5,
+            idle_minutes=0,
+            cooldown_minutes=0,
+            min_messages=6,
+            min_new_messages=4,
+            concurrency=max(2, self.config.workers * 2),
+            hourly_budget=1_000_000,
+            batch_size=max(50, self.config.channels * 2),
+        )
 
     def _restore_settings(self) -> None:
         compaction_settings_update(actor=None, **self.saved_settings)
@@ -304,10 +346,10 @@ class Soak:
 
     def _append(self, channel: Channel, *, rng: random.Random | None = None, parent_id: int | None = None) -> None:
         rng = rng or self.random
-        user_msg = chat_services.message_append(channel=channel, user=self.user, role="user",
-                                                content=self._text(rng), parent_id=parent_id)
-        reply = chat_services.message_append(channel=channel, user=self.user, role="assistant",
-                                             content=self._text(rng))
+        user_msg = chat_services.message_append(
+            channel=channel, user=self.user, role="user", content=self._text(rng), parent_id=parent_id
+        )
+        reply = chat_services.message_append(channel=channel, user=self.user, role="assistant", content=self._text(rng))
         with self.hash_lock:
             for message in (user_msg, reply):
                 self.hashes[message.pk] = message_hash(message)
@@ -363,15 +405,24 @@ class Soak:
         log_dir = Path(cfg.log_dir or Path(django_settings.VAR_DIR) / "soak" / self.tag)
         log_dir.mkdir(parents=True, exist_ok=True)
         faults = _Faults(rate=cfg.fault_rate, timeout=cfg.llm_timeout, seed=cfg.seed)
-        env = {**os.environ, "DATABASE_URL": _database_url(), "Q_WORKERS": "1",
-               "LLM_TIMEOUT_SECONDS": str(cfg.llm_timeout), "LLM_MAX_RETRIES": "0",
-               "Q_TASK_TIMEOUT_SECONDS": str(cfg.task_timeout), "Q_RETRY_SECONDS": str(cfg.retry),
-               "COMPACTION_LEASE_SECONDS": str(cfg.lease), "Q_POLL_SECONDS": "0.2", "LOG_LEVEL": "INFO"}
+        env = {
+            **os.environ,
+            "DATABASE_URL": _database_url(),
+            "Q_WORKERS": "1",
+            "LLM_TIMEOUT_SECONDS": str(cfg.llm_timeout),
+            "LLM_MAX_RETRIES": "0",
+            "Q_TASK_TIMEOUT_SECONDS": str(cfg.task_timeout),
+            "Q_RETRY_SECONDS": str(cfg.retry),
+            "COMPACTION_LEASE_SECONDS": str(cfg.lease),
+            "Q_POLL_SECONDS": "0.2",
+            "LOG_LEVEL": "INFO",
+        }
         logging.getLogger("django-q").setLevel(logging.WARNING)  # one line per enqueued scan otherwise
         with LoopbackLLM(responder=faults) as server:
             self._setup(server)
-            self.say(f"soak {self.tag}: {cfg.channels} channels ready; starting {cfg.workers} workers "
-                     f"(logs in {log_dir})\n")
+            self.say(
+                f"soak {self.tag}: {cfg.channels} channels ready; starting {cfg.workers} workers (logs in {log_dir})\n"
+            )
             workers = _Workers(count=cfg.workers, env=env, log_dir=log_dir)
             workers.start_all()
             users = [threading.Thread(target=self._user_loop, args=(n,), daemon=True) for n in range(cfg.users)]
@@ -426,16 +477,16 @@ class Soak:
             self._scan()
             time.sleep(self.config.scan_every)
             busy = CompactionLease.objects.filter(channel_id__in=self.channel_ids, expires_at__gt=timezone.now())
-            pending = Channel.objects.filter(pk__in=self.channel_ids, context_ratio__gte=0.5,
-                                             context_messages__gte=6)
+            pending = Channel.objects.filter(pk__in=self.channel_ids, context_ratio__gte=0.5, context_messages__gte=6)
             if not busy.exists() and not pending.exists():
                 break
 
     def _wait_for_leases(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if not CompactionLease.objects.filter(channel_id__in=self.channel_ids,
-                                                  expires_at__gt=timezone.now()).exists():
+            if not CompactionLease.objects.filter(
+                channel_id__in=self.channel_ids, expires_at__gt=timezone.now()
+            ).exists():
                 return
             time.sleep(0.5)
 
@@ -470,12 +521,14 @@ class Soak:
             by_boundary[(summary.channel_id, summary.previous_id)].append(summary)
         for group in by_boundary.values():
             for i, first in enumerate(group):
-                for second in group[i + 1:]:
-                    if (first.through_message_id in ancestors(second.through_message_id)
-                            or second.through_message_id in ancestors(first.through_message_id)):
+                for second in group[i + 1 :]:
+                    if first.through_message_id in ancestors(
+                        second.through_message_id
+                    ) or second.through_message_id in ancestors(first.through_message_id):
                         report.duplicates += 1
-                        report.problems.append(f"summaries {first.pk} and {second.pk} cover the same stretch "
-                                               f"of channel {first.channel_id}")
+                        report.problems.append(
+                            f"summaries {first.pk} and {second.pk} cover the same stretch of channel {first.channel_id}"
+                        )
 
         probe = f"soak-check-{self.tag}"
         for channel_id in self.channel_ids:
@@ -501,7 +554,8 @@ class Soak:
                 report.problems.append(f"channel {channel.pk}: context_tokens {channel.context_tokens} != {tokens}")
 
         for error in UsageEntry.objects.filter(channel_id__in=self.channel_ids, success=False).values_list(
-                "error", flat=True):
+            "error", flat=True
+        ):
             report.model_errors[error_cause(error)] += 1
         report.outcomes = self._outcomes()
 

@@ -59,8 +59,9 @@ def _tool_calls_of(metadata: dict, counts: Counter) -> list[dict]:
             arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
         cleaned = redact(arguments)
         counts.update(cleaned.counts)
-        calls.append({"id": str(raw.get("id") or ""), "name": str(function.get("name") or "tool"),
-                      "arguments": cleaned.text})
+        calls.append(
+            {"id": str(raw.get("id") or ""), "name": str(function.get("name") or "tool"), "arguments": cleaned.text}
+        )
     return calls
 
 
@@ -81,11 +82,18 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
         tool_name = ""
         if message.role == "tool":
             tool_name = str(metadata.get("name") or metadata.get("tool_name") or "tool")
-        items.append(TranscriptItem(
-            message_id=message.pk, role=message.role, speaker=_speaker_of(message), content=cleaned.text,
-            created_at=getattr(message, "created_at", None), tool_name=tool_name, tool_calls=tool_calls,
-            redactions=dict(counts),
-        ))
+        items.append(
+            TranscriptItem(
+                message_id=message.pk,
+                role=message.role,
+                speaker=_speaker_of(message),
+                content=cleaned.text,
+                created_at=getattr(message, "created_at", None),
+                tool_name=tool_name,
+                tool_calls=tool_calls,
+                redactions=dict(counts),
+            )
+        )
     return items
 
 

@@ -45,9 +45,11 @@ def _done(request: HttpRequest, channel, text: str) -> HttpResponse:
 
 
 def _result_note(result) -> str:
-    return (f"Summarised {result.summarized_count} message{'s' if result.summarized_count != 1 else ''}: "
-            f"{result.tokens_before:,} → {result.tokens_after:,} tokens in the context. "
-            f"The originals are kept; Undo brings them back.")
+    return (
+        f"Summarised {result.summarized_count} message{'s' if result.summarized_count != 1 else ''}: "
+        f"{result.tokens_before:,} → {result.tokens_after:,} tokens in the context. "
+        f"The originals are kept; Undo brings them back."
+    )
 
 
 @login_required
@@ -70,17 +72,26 @@ def compact_panel(request: HttpRequest, channel_id: int) -> HttpResponse:
         return _panel(request, context, status=400)
     data = form.cleaned_data
     action = data["action"] or "preview"
-    options = {"profile_slug": data["profile"] or None, "focus": data["focus"] or "",
-               "keep_recent": data["keep_recent"]}
+    options = {
+        "profile_slug": data["profile"] or None,
+        "focus": data["focus"] or "",
+        "keep_recent": data["keep_recent"],
+    }
     if data["draft"] and action != "preview":
         context["stage"] = "draft"
     try:
         if action == "preview":
             result = services.channel_compact(channel=channel, actor=request.user, dry_run=True, **options)
             context.update(stage="draft", result=result)
-            context["form"] = CompactForm(initial={**data, "draft": result.content, "original": result.content,
-                                                   "through_message_id": result.through_message_id},
-                                          profiles=profiles)
+            context["form"] = CompactForm(
+                initial={
+                    **data,
+                    "draft": result.content,
+                    "original": result.content,
+                    "through_message_id": result.through_message_id,
+                },
+                profiles=profiles,
+            )
             return _panel(request, context)
         if action == "now":
             result = services.channel_compact(channel=channel, actor=request.user, **options)
@@ -88,11 +99,21 @@ def compact_panel(request: HttpRequest, channel_id: int) -> HttpResponse:
         if action == "replace":
             draft = data["draft"]
             result = services.channel_compact(
-                channel=channel, actor=request.user, content=draft, edited=draft.strip() != data["original"].strip(),
-                through_message_id=data["through_message_id"], **options)
+                channel=channel,
+                actor=request.user,
+                content=draft,
+                edited=draft.strip() != data["original"].strip(),
+                through_message_id=data["through_message_id"],
+                **options,
+            )
             return _done(request, channel, _result_note(result))
-        branch = services.summary_branch(channel=channel, actor=request.user, content=data["draft"] or None,
-                                         profile_slug=options["profile_slug"], focus=options["focus"])
+        branch = services.summary_branch(
+            channel=channel,
+            actor=request.user,
+            content=data["draft"] or None,
+            profile_slug=options["profile_slug"],
+            focus=options["focus"],
+        )
     except (ValidationError, ServiceError) as error:
         context["error"] = error_text(error)
         context["error_code"] = getattr(error, "code", "invalid")
@@ -127,16 +148,16 @@ def channel_settings(request: HttpRequest, channel_id: int) -> HttpResponse:
     current = channel.settings or {}
     initial = {
         "auto_compaction": {True: "on", False: "off"}.get(current.get("auto_compaction"), ""),
-        "threshold_percent": (round(current["compaction_threshold"] * 100, 2)
-                              if current.get("compaction_threshold") is not None else None),
+        "threshold_percent": (
+            round(current["compaction_threshold"] * 100, 2) if current.get("compaction_threshold") is not None else None
+        ),
     }
     form = ChannelCompactionForm(request.POST or None, initial=initial)
     status = 200
     if request.method == "POST":
         if form.is_valid():
             try:
-                chatcore_services.channel_update(channel=channel, actor=request.user,
-                                                 settings=form.settings_value())
+                chatcore_services.channel_update(channel=channel, actor=request.user, settings=form.settings_value())
             except ValidationError as error:
                 form.add_error(None, error_text(error))
             else:
@@ -144,5 +165,6 @@ def channel_settings(request: HttpRequest, channel_id: int) -> HttpResponse:
                 return redirect("compaction:settings", channel.pk)
         status = 400
     site = compaction_settings_get()
-    return render(request, "compaction/channel_settings.html", {"channel": channel, "form": form, "site": site},
-                  status=status)
+    return render(
+        request, "compaction/channel_settings.html", {"channel": channel, "form": form, "site": site}, status=status
+    )

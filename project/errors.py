@@ -15,13 +15,14 @@ def _is_api(request) -> bool:
 
 def not_found(request, exception=None):
     if _is_api(request):
-        return JsonResponse({"detail": "Not found: no API endpoint at this address.", "code": "not_found"},
-                            status=404)
+        return JsonResponse({"detail": "Not found: no API endpoint at this address.", "code": "not_found"}, status=404)
     return defaults.page_not_found(request, exception)
 
 
 def server_error(request):
     if _is_api(request):
-        return JsonResponse({"detail": "Server error: the request could not be completed; it has been logged.",
-                             "code": "server_error"}, status=500)
+        return JsonResponse(
+            {"detail": "Server error: the request could not be completed; it has been logged.", "code": "server_error"},
+            status=500,
+        )
     return defaults.server_error(request)

@@ -162,8 +162,9 @@ REST_FRAMEWORK = {
 # Endpoints that call a model (reply, compact) are throttled per user with a
 # counter in the shared cache: "<requests>/<sec|min|hour|day>", empty = off.
 THROTTLE_EXPENSIVE_RATE = os.environ.get("THROTTLE_EXPENSIVE_RATE", "30/min").strip()
-if THROTTLE_EXPENSIVE_RATE and not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)",
-                                                THROTTLE_EXPENSIVE_RATE):
+if THROTTLE_EXPENSIVE_RATE and not re.fullmatch(
+    r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", THROTTLE_EXPENSIVE_RATE
+):
     raise ImproperlyConfigured("THROTTLE_EXPENSIVE_RATE must look like 30/min (or be empty to turn it off).")
 
 SPECTACULAR_SETTINGS = {

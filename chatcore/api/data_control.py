@@ -33,10 +33,15 @@ class SummaryPurgeView(GenericAPIView):
         summary = data_control.summary_get_for_owner(user=request.user, summary_id=summary_id)
         data = PurgeRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        result = data_control.summary_purge(summary=summary, actor=request.user,
-                                            confirm=data.validated_data["confirm"])
-        return Response({"summary_id": result.summary_id, "channel_id": result.channel_id,
-                         "purged": result.purged_count, "already_purged": result.already_purged})
+        result = data_control.summary_purge(summary=summary, actor=request.user, confirm=data.validated_data["confirm"])
+        return Response(
+            {
+                "summary_id": result.summary_id,
+                "channel_id": result.channel_id,
+                "purged": result.purged_count,
+                "already_purged": result.already_purged,
+            }
+        )
 
 
 class ChannelExportSerializer(serializers.Serializer):

@@ -40,8 +40,9 @@ def exception_handler(exc, context):
         return response
     if isinstance(exc, DjangoValidationError):
         errors = _validation_errors(exc)
-        return Response({"detail": _first_message(errors), "code": "invalid", "errors": errors},
-                        status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            {"detail": _first_message(errors), "code": "invalid", "errors": errors}, status=status.HTTP_400_BAD_REQUEST
+        )
     if isinstance(exc, Http404):
         exc = exceptions.NotFound("Not found.")
     response = drf_exception_handler(exc, context)
@@ -52,8 +53,10 @@ def exception_handler(exc, context):
         response.data = {"detail": _first_message(errors), "code": "invalid", "errors": errors}
     elif isinstance(exc, exceptions.APIException):
         detail = response.data.get("detail", str(exc)) if isinstance(response.data, dict) else str(exc)
-        response.data = {"detail": str(detail), "code": exc.get_codes() if isinstance(exc.get_codes(), str)
-                         else exc.default_code}
+        response.data = {
+            "detail": str(detail),
+            "code": exc.get_codes() if isinstance(exc.get_codes(), str) else exc.default_code,
+        }
         if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
             response.data["retry_after"] = int(math.ceil(exc.wait))
     return response

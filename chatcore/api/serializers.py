@@ -28,27 +28,43 @@ class ChannelSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Channel
-        fields = ["id", "title", "type", "persona", "model", "settings", "archived", "ephemeral",
-                  "branched_from", "created_at", "last_activity_at", "context"]
+        fields = [
+            "id",
+            "title",
+            "type",
+            "persona",
+            "model",
+            "settings",
+            "archived",
+            "ephemeral",
+            "branched_from",
+            "created_at",
+            "last_activity_at",
+            "context",
+        ]
 
 
 class ChannelCreateSerializer(serializers.Serializer):
     title = serializers.CharField(max_length=200)
     type = serializers.ChoiceField(choices=Channel.Type.choices, default=Channel.Type.DIRECT)
-    persona = serializers.SlugRelatedField(slug_field="slug", queryset=Persona.objects.all(), required=False,
-                                           allow_null=True)
-    model = serializers.SlugRelatedField(slug_field="name", queryset=LLMModel.objects.filter(is_active=True),
-                                         required=False, allow_null=True)
+    persona = serializers.SlugRelatedField(
+        slug_field="slug", queryset=Persona.objects.all(), required=False, allow_null=True
+    )
+    model = serializers.SlugRelatedField(
+        slug_field="name", queryset=LLMModel.objects.filter(is_active=True), required=False, allow_null=True
+    )
     settings = serializers.JSONField(required=False)
     ephemeral = serializers.BooleanField(default=False)
 
 
 class ChannelUpdateSerializer(serializers.Serializer):
     title = serializers.CharField(max_length=200, required=False)
-    persona = serializers.SlugRelatedField(slug_field="slug", queryset=Persona.objects.all(), required=False,
-                                           allow_null=True)
-    model = serializers.SlugRelatedField(slug_field="name", queryset=LLMModel.objects.filter(is_active=True),
-                                         required=False, allow_null=True)
+    persona = serializers.SlugRelatedField(
+        slug_field="slug", queryset=Persona.objects.all(), required=False, allow_null=True
+    )
+    model = serializers.SlugRelatedField(
+        slug_field="name", queryset=LLMModel.objects.filter(is_active=True), required=False, allow_null=True
+    )
     settings = serializers.JSONField(required=False)
     archived = serializers.BooleanField(required=False)
 
@@ -78,11 +94,18 @@ class MessageCreateSerializer(serializers.Serializer):
 
 
 class ReplySerializer(serializers.Serializer):
-    content = serializers.CharField(required=False, trim_whitespace=False,
-                                    help_text="The user's message to append first; omit to answer the active leaf.")
-    parent_id = serializers.IntegerField(required=False, allow_null=True, min_value=1,
-                                         help_text="With content: post it under this message (an edit). "
-                                                   "Without: re-answer this message (a regeneration).")
+    content = serializers.CharField(
+        required=False,
+        trim_whitespace=False,
+        help_text="The user's message to append first; omit to answer the active leaf.",
+    )
+    parent_id = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="With content: post it under this message (an edit). "
+        "Without: re-answer this message (a regeneration).",
+    )
 
 
 class CursorSerializer(serializers.Serializer):
@@ -97,10 +120,29 @@ class SummarySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Summary
-        fields = ["id", "channel", "through_message_id", "previous_id", "content", "tokens", "trigger",
-                  "profile_slug", "model", "used_fallback", "input_tokens", "output_tokens", "tokens_before",
-                  "tokens_after", "messages_covered", "extracts", "edited", "is_active", "reverted_at",
-                  "created_by_id", "created_at"]
+        fields = [
+            "id",
+            "channel",
+            "through_message_id",
+            "previous_id",
+            "content",
+            "tokens",
+            "trigger",
+            "profile_slug",
+            "model",
+            "used_fallback",
+            "input_tokens",
+            "output_tokens",
+            "tokens_before",
+            "tokens_after",
+            "messages_covered",
+            "extracts",
+            "edited",
+            "is_active",
+            "reverted_at",
+            "created_by_id",
+            "created_at",
+        ]
 
 
 class ContextMessageSerializer(serializers.Serializer):

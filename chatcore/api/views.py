@@ -45,9 +45,17 @@ class ChannelDetailView(GenericAPIView):
         channel = services.channel_update(channel=channel, actor=request.user, **data.validated_data)
         return Response(s.ChannelSerializer(channel).data)
 
-    @extend_schema(responses={204: None}, parameters=[OpenApiParameter(
-        "purge", bool, description="true: delete the channel with all its messages and summaries, for good. "
-                                   "Otherwise the channel is only hidden.")])
+    @extend_schema(
+        responses={204: None},
+        parameters=[
+            OpenApiParameter(
+                "purge",
+                bool,
+                description="true: delete the channel with all its messages and summaries, for good. "
+                "Otherwise the channel is only hidden.",
+            )
+        ],
+    )
     def delete(self, request, channel_id: int):
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
         if purge_flag(request.query_params.get("purge")):
@@ -110,11 +118,13 @@ class ContextView(GenericAPIView):
     def get(self, request, channel_id: int):
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
         assembled = context_assemble(channel=channel, user=request.user)
-        return Response({
-            "messages": assembled.messages,
-            "tokens": assembled.tokens,
-            "budget": assembled.budget,
-            "ratio": round(assembled.ratio, 4),
-            "summary_id": assembled.summary.pk if assembled.summary else None,
-            "messages_after_summary": len(assembled.path),
-        })
+        return Response(
+            {
+                "messages": assembled.messages,
+                "tokens": assembled.tokens,
+                "budget": assembled.budget,
+                "ratio": round(assembled.ratio, 4),
+                "summary_id": assembled.summary.pk if assembled.summary else None,
+                "messages_after_summary": len(assembled.path),
+            }
+        )

@@ -8,19 +8,42 @@ from compaction.models import CompactionProfile
 
 
 class CompactRequestSerializer(serializers.Serializer):
-    profile = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=100,
-                                    help_text="Slug of a profile; empty: the persona's default, else the global one.")
-    focus = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=True,
-                                  help_text="What the summary should pay particular attention to.")
-    keep_recent = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=1000,
-                                           help_text="Newest messages kept as they are; default: the profile's.")
-    dry_run = serializers.BooleanField(required=False, default=False,
-                                       help_text="Return the draft and its statistics without writing anything.")
-    content = serializers.CharField(required=False, allow_null=True, trim_whitespace=False,
-                                    help_text="An edited draft to store instead of calling the model.")
+    profile = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=100,
+        help_text="Slug of a profile; empty: the persona's default, else the global one.",
+    )
+    focus = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        trim_whitespace=True,
+        help_text="What the summary should pay particular attention to.",
+    )
+    keep_recent = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=1000,
+        help_text="Newest messages kept as they are; default: the profile's.",
+    )
+    dry_run = serializers.BooleanField(
+        required=False, default=False, help_text="Return the draft and its statistics without writing anything."
+    )
+    content = serializers.CharField(
+        required=False,
+        allow_null=True,
+        trim_whitespace=False,
+        help_text="An edited draft to store instead of calling the model.",
+    )
     through_message_id = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1,
-        help_text="With content: the draft's through_message_id, so the edit covers exactly what the draft did.")
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="With content: the draft's through_message_id, so the edit covers exactly what the draft did.",
+    )
 
 
 class CompactionResultSerializer(serializers.Serializer):
@@ -45,10 +68,15 @@ class CompactionResultSerializer(serializers.Serializer):
 
 
 class BranchRequestSerializer(serializers.Serializer):
-    summary = serializers.IntegerField(required=False, allow_null=True, min_value=1,
-                                       help_text="Id of a summary of this channel to start from.")
-    content = serializers.CharField(required=False, allow_null=True, trim_whitespace=False,
-                                    help_text="A draft's (possibly edited) text to start from.")
+    summary = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="Id of a summary of this channel to start from."
+    )
+    content = serializers.CharField(
+        required=False,
+        allow_null=True,
+        trim_whitespace=False,
+        help_text="A draft's (possibly edited) text to start from.",
+    )
     profile = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=100)
     focus = serializers.CharField(required=False, allow_blank=True, default="")
 
@@ -59,9 +87,24 @@ class ProfileSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = CompactionProfile
-        fields = ["id", "slug", "name", "description", "symbol", "system_prompt", "instructions", "keep_recent",
-                  "max_summary_tokens", "temperature", "model", "persona", "is_builtin", "is_default",
-                  "created_at", "updated_at"]
+        fields = [
+            "id",
+            "slug",
+            "name",
+            "description",
+            "symbol",
+            "system_prompt",
+            "instructions",
+            "keep_recent",
+            "max_summary_tokens",
+            "temperature",
+            "model",
+            "persona",
+            "is_builtin",
+            "is_default",
+            "created_at",
+            "updated_at",
+        ]
 
 
 class ProfileWriteSerializer(serializers.Serializer):
@@ -76,10 +119,12 @@ class ProfileWriteSerializer(serializers.Serializer):
     keep_recent = serializers.IntegerField(required=False, min_value=0, max_value=1000)
     max_summary_tokens = serializers.IntegerField(required=False, min_value=50, max_value=32_000)
     temperature = serializers.FloatField(required=False, min_value=0.0, max_value=2.0)
-    model = serializers.SlugRelatedField(slug_field="name", queryset=LLMModel.objects.all(), required=False,
-                                         allow_null=True)
-    persona = serializers.SlugRelatedField(slug_field="slug", queryset=Persona.objects.all(), required=False,
-                                           allow_null=True)
+    model = serializers.SlugRelatedField(
+        slug_field="name", queryset=LLMModel.objects.all(), required=False, allow_null=True
+    )
+    persona = serializers.SlugRelatedField(
+        slug_field="slug", queryset=Persona.objects.all(), required=False, allow_null=True
+    )
     is_default = serializers.BooleanField(required=False)
 
 

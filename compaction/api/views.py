@@ -24,19 +24,30 @@ class CompactView(GenericAPIView):
     throttle_scope = "expensive"
     throttle_classes = [ExpensiveRateThrottle]
 
-    @extend_schema(request=s.CompactRequestSerializer,
-                   responses={201: s.CompactionResultSerializer, 200: s.CompactionResultSerializer})
+    @extend_schema(
+        request=s.CompactRequestSerializer,
+        responses={201: s.CompactionResultSerializer, 200: s.CompactionResultSerializer},
+    )
     def post(self, request, channel_id: int):
         channel = chat_selectors.channel_get(user=request.user, channel_id=channel_id)
         data = s.CompactRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         result = services.channel_compact(
-            channel=channel, actor=request.user, trigger="manual", profile_slug=values.get("profile") or None,
-            focus=values.get("focus", ""), keep_recent=values.get("keep_recent"), dry_run=values["dry_run"],
-            content=values.get("content"), through_message_id=values.get("through_message_id"))
-        return Response(s.CompactionResultSerializer(result).data,
-                        status=status.HTTP_200_OK if result.dry_run else status.HTTP_201_CREATED)
+            channel=channel,
+            actor=request.user,
+            trigger="manual",
+            profile_slug=values.get("profile") or None,
+            focus=values.get("focus", ""),
+            keep_recent=values.get("keep_recent"),
+            dry_run=values["dry_run"],
+            content=values.get("content"),
+            through_message_id=values.get("through_message_id"),
+        )
+        return Response(
+            s.CompactionResultSerializer(result).data,
+            status=status.HTTP_200_OK if result.dry_run else status.HTTP_201_CREATED,
+        )
 
 
 class BranchView(GenericAPIView):
@@ -53,9 +64,14 @@ class BranchView(GenericAPIView):
         summary = None
         if values.get("summary"):
             summary = selectors.summary_get(user=request.user, summary_id=values["summary"])
-        branch = services.summary_branch(channel=channel, actor=request.user, summary=summary,
-                                         content=values.get("content"), profile_slug=values.get("profile") or None,
-                                         focus=values.get("focus", ""))
+        branch = services.summary_branch(
+            channel=channel,
+            actor=request.user,
+            summary=summary,
+            content=values.get("content"),
+            profile_slug=values.get("profile") or None,
+            focus=values.get("focus", ""),
+        )
         return Response(ChannelSerializer(branch).data, status=status.HTTP_201_CREATED)
 
 
@@ -85,9 +101,14 @@ class ProfileListView(GenericAPIView):
     serializer_class = s.ProfileSerializer
     pagination_class = None
 
-    @extend_schema(parameters=[OpenApiParameter("channel", int, description="Only the profiles that apply to "
-                                                                            "this channel (global + its persona).")],
-                   responses={200: s.ProfileSerializer(many=True)})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "channel", int, description="Only the profiles that apply to this channel (global + its persona)."
+            )
+        ],
+        responses={200: s.ProfileSerializer(many=True)},
+    )
     def get(self, request):
         channel = None
         if request.query_params.get("channel"):
@@ -134,8 +155,11 @@ class ProfileDuplicateView(GenericAPIView):
         _staff(request)
         data = s.ProfileDuplicateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        copy = services.profile_duplicate(profile=selectors.profile_get(profile_id=profile_id), actor=request.user,
-                                          name=data.validated_data.get("name") or None)
+        copy = services.profile_duplicate(
+            profile=selectors.profile_get(profile_id=profile_id),
+            actor=request.user,
+            name=data.validated_data.get("name") or None,
+        )
         return Response(s.ProfileSerializer(copy).data, status=status.HTTP_201_CREATED)
 
 

@@ -70,8 +70,11 @@ def _generic(ax, name: str, figures: dict) -> None:
 
 
 def _text_panel(ax, name: str, figures: dict) -> None:
-    lines = [f"{k}: {v:.4g}" if _number(v) else f"{k}: {v}" for k, v in figures.items()
-             if _number(v) or isinstance(v, (str, bool))][:14]
+    lines = [
+        f"{k}: {v:.4g}" if _number(v) else f"{k}: {v}"
+        for k, v in figures.items()
+        if _number(v) or isinstance(v, (str, bool))
+    ][:14]
     ax.axis("off")
     ax.set_title(name)
     ax.text(0.0, 1.0, "\n".join(lines), va="top", family="monospace", fontsize=7, transform=ax.transAxes)
@@ -84,11 +87,13 @@ def _tokens(ax, figures: dict) -> None:
     ax.set_yscale("log")
     ax.set_ylabel("MB/s (one call per message)")
     for bar, value in zip(bars, values):
-        ax.annotate(f"{value:,.1f}", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom",
-                    fontsize=8)
-    ax.set_title(f"tokens: estimate error per message mean {figures['message_error_mean']:.0%}, "
-                 f"max {figures['message_error_max']:.0%};\nper conversation max "
-                 f"{figures['conversation_error_max']:.0%}", fontsize=9)
+        ax.annotate(f"{value:,.1f}", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom", fontsize=8)
+    ax.set_title(
+        f"tokens: estimate error per message mean {figures['message_error_mean']:.0%}, "
+        f"max {figures['message_error_max']:.0%};\nper conversation max "
+        f"{figures['conversation_error_max']:.0%}",
+        fontsize=9,
+    )
 
 
 def _compaction(ax, figures: dict) -> None:
@@ -97,8 +102,9 @@ def _compaction(ax, figures: dict) -> None:
     ax.plot(xs, [r["offline_total_ms"] for r in rows], marker="o", label="offline: total")
     ax.plot(xs, [r["offline_overhead_ms"] for r in rows], marker="o", label="offline: minus summarizer")
     ax.plot(xs, [r["loopback_total_ms"] for r in rows], marker="s", linestyle="--", label="loopback: total")
-    ax.plot(xs, [r["loopback_overhead_ms"] for r in rows], marker="s", linestyle="--",
-            label="loopback: minus model call")
+    ax.plot(
+        xs, [r["loopback_overhead_ms"] for r in rows], marker="s", linestyle="--", label="loopback: minus model call"
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("messages summarised")
@@ -109,8 +115,9 @@ def _compaction(ax, figures: dict) -> None:
     ax.grid(True, which="both", alpha=0.3)
 
 
-def _ours_vs_baseline(ax, rows: list[dict], x: str, ours: list[tuple[str, str]], baseline: list[tuple[str, str]],
-                      title: str, xlabel: str) -> None:
+def _ours_vs_baseline(
+    ax, rows: list[dict], x: str, ours: list[tuple[str, str]], baseline: list[tuple[str, str]], title: str, xlabel: str
+) -> None:
     xs = [r[x] for r in rows]
     for key, label in ours:
         ax.plot(xs, [r[key] for r in rows], marker="o", label=label)
@@ -128,16 +135,27 @@ def _ours_vs_baseline(ax, rows: list[dict], x: str, ours: list[tuple[str, str]],
 def _context(ax, figures: dict) -> None:
     rows = figures["rows"]
     ratio = rows[-1]["context_ms"] / rows[0]["context_ms"]
-    _ours_vs_baseline(ax, rows, "messages", [("context_ms", "ours: after the summary")],
-                      [("full_path_ms", "baseline: whole path")],
-                      f"context assembly vs path length (ours {rows[-1]['messages']:,} / {rows[0]['messages']:,}: "
-                      f"{ratio:.2f}×)", "messages on the active path")
+    _ours_vs_baseline(
+        ax,
+        rows,
+        "messages",
+        [("context_ms", "ours: after the summary")],
+        [("full_path_ms", "baseline: whole path")],
+        f"context assembly vs path length (ours {rows[-1]['messages']:,} / {rows[0]['messages']:,}: {ratio:.2f}×)",
+        "messages on the active path",
+    )
 
 
 def _path(ax, figures: dict) -> None:
-    _ours_vs_baseline(ax, figures["rows"], "messages",
-                      [("cte_ms", "ours: one recursive query"), ("cte_with_siblings_ms", "ours: with sibling counts")],
-                      [("walk_ms", "baseline: parent by parent")], "leaf-to-root path load", "messages on the path")
+    _ours_vs_baseline(
+        ax,
+        figures["rows"],
+        "messages",
+        [("cte_ms", "ours: one recursive query"), ("cte_with_siblings_ms", "ours: with sibling counts")],
+        [("walk_ms", "baseline: parent by parent")],
+        "leaf-to-root path load",
+        "messages on the path",
+    )
 
 
 def _scanner(ax, figures: dict) -> None:
@@ -146,17 +164,29 @@ def _scanner(ax, figures: dict) -> None:
     width = 0.38
     positions = range(len(runs))
     ours = ax.bar([p - width / 2 for p in positions], [r["ours_ms"] for r in runs], width, label="ours: pressure index")
-    base = ax.bar([p + width / 2 for p in positions], [r["baseline_ms"] for r in runs], width,
-                  label="baseline: aggregate over messages")
+    base = ax.bar(
+        [p + width / 2 for p in positions],
+        [r["baseline_ms"] for r in runs],
+        width,
+        label="baseline: aggregate over messages",
+    )
     for bars in (ours, base):
         for bar in bars:
-            ax.annotate(f"{bar.get_height():,.1f}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                        ha="center", va="bottom", fontsize=7)
+            ax.annotate(
+                f"{bar.get_height():,.1f}",
+                (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
     ax.set_xticks(list(positions), labels)
     ax.set_yscale("log")
     ax.set_ylabel("ms per candidate selection")
-    ax.set_title(f"scanner at {runs[-1]['channels']:,} channels: speed-up {runs[-1]['speedup']:,.0f}×, "
-                 f"ours grows {figures['growth']:.2f}×", fontsize=9)
+    ax.set_title(
+        f"scanner at {runs[-1]['channels']:,} channels: speed-up {runs[-1]['speedup']:,.0f}×, "
+        f"ours grows {figures['growth']:.2f}×",
+        fontsize=9,
+    )
     ax.legend(fontsize=7)
 
 
@@ -178,8 +208,14 @@ def _throughput(ax, figures: dict) -> None:
     ax.grid(True, alpha=0.3)
 
 
-PLOTTERS = {"tokens": _tokens, "compaction": _compaction, "context": _context, "path": _path,
-            "scanner": _scanner, "throughput": _throughput}
+PLOTTERS = {
+    "tokens": _tokens,
+    "compaction": _compaction,
+    "context": _context,
+    "path": _path,
+    "scanner": _scanner,
+    "throughput": _throughput,
+}
 
 
 def chart_write(*, results: dict[str, dict], path: Path) -> Path:
@@ -201,7 +237,7 @@ def chart_write(*, results: dict[str, dict], path: Path) -> Path:
         except (KeyError, TypeError, ValueError, IndexError):
             ax.clear()
             _generic(ax, name, figures)
-    for ax in list(axes.flat)[len(names):]:
+    for ax in list(axes.flat)[len(names) :]:
         ax.axis("off")
     fig.suptitle("compaction_bench", fontsize=11)
     fig.tight_layout()

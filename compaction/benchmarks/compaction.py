@@ -43,20 +43,32 @@ REPEATS = 3
 # compaction covers every message asked for.
 UTILITY_WINDOW = 10_000_000
 
-_TOPICS = ("the release plan", "the flaky login test", "the invoice export", "database migrations",
-           "the onboarding flow", "rate limits", "the search index", "caching headers")
+_TOPICS = (
+    "the release plan",
+    "the flaky login test",
+    "the invoice export",
+    "database migrations",
+    "the onboarding flow",
+    "rate limits",
+    "the search index",
+    "caching headers",
+)
 
 
 def _text(index: int) -> str:
     """Varied, realistic turns with the kinds of facts the pinning step looks for."""
     topic = _TOPICS[index % len(_TOPICS)]
     if index % 2 == 0:
-        return (f"About {topic}: could you check src/app/module_{index % 37}.py and tell me why "
-                f"job {1000 + index} failed on 2024-05-{index % 28 + 1:02d}? The log said "
-                f"'TimeoutError after {index % 90 + 10} s' and ticket PRJ-{index} is still open.")
-    return (f"I looked at {topic}. The failure in job {1000 + index - 1} comes from the retry loop in "
-            f"src/app/module_{(index - 1) % 37}.py; we decided to raise the limit to {index % 50 + 5} "
-            f"and to document it at https://example.com/docs/{index}. Next step: rerun the suite.")
+        return (
+            f"About {topic}: could you check src/app/module_{index % 37}.py and tell me why "
+            f"job {1000 + index} failed on 2024-05-{index % 28 + 1:02d}? The log said "
+            f"'TimeoutError after {index % 90 + 10} s' and ticket PRJ-{index} is still open."
+        )
+    return (
+        f"I looked at {topic}. The failure in job {1000 + index - 1} comes from the retry loop in "
+        f"src/app/module_{(index - 1) % 37}.py; we decided to raise the limit to {index % 50 + 5} "
+        f"and to document it at https://example.com/docs/{index}. Next step: rerun the suite."
+    )
 
 
 def _path_build(*, channel: Channel, user, count: int) -> list[Message]:
@@ -69,9 +81,14 @@ def _path_build(*, channel: Channel, user, count: int) -> list[Message]:
             content = _text(index)
             tokens, chars = message_size(content=content, metadata=None)
             parent = Message.objects.create(
-                channel=channel, parent=parent, role=role, content=content,
+                channel=channel,
+                parent=parent,
+                role=role,
+                content=content,
                 author=user if role == Message.Role.USER else None,
-                depth=index, tokens=tokens, chars=chars,
+                depth=index,
+                tokens=tokens,
+                chars=chars,
                 path_tokens=(parent.path_tokens if parent else 0) + tokens,
                 path_chars=(parent.path_chars if parent else 0) + chars,
             )
@@ -112,13 +129,15 @@ def _compact_once(*, channel: Channel, user, expected: int) -> tuple[float, int,
     # Counted by a wrapper: the debug query log is capped and may be full already.
     with connection.execute_wrapper(count):
         started = time.perf_counter()
-        result = channel_compact(channel=channel, actor=user, keep_recent=KEEP_RECENT,
-                                 max_summary_tokens=MAX_SUMMARY_TOKENS)
+        result = channel_compact(
+            channel=channel, actor=user, keep_recent=KEEP_RECENT, max_summary_tokens=MAX_SUMMARY_TOKENS
+        )
         elapsed = time.perf_counter() - started
     if result.summarized_count != expected:
         raise RuntimeError(f"compaction covered {result.summarized_count} messages, expected {expected}")
-    call_ms = sum(UsageEntry.objects.filter(channel=channel, pk__gt=started_usage or 0)
-                  .values_list("duration_ms", flat=True))
+    call_ms = sum(
+        UsageEntry.objects.filter(channel=channel, pk__gt=started_usage or 0).values_list("duration_ms", flat=True)
+    )
     return elapsed, len(executed), result.summary, call_ms / 1000
 
 
@@ -131,8 +150,12 @@ def _measure(*, channel: Channel, user, expected: int, repeats: int) -> dict:
         calls.append(call)
         counts.append(queries)
         chatcore_services.summary_revert(summary=summary, actor=user)
-    return {"seconds": statistics.median(times), "call_seconds": statistics.median(calls),
-            "queries": max(counts), "summary_tokens": summary.tokens}
+    return {
+        "seconds": statistics.median(times),
+        "call_seconds": statistics.median(calls),
+        "queries": max(counts),
+        "summary_tokens": summary.tokens,
+    }
 
 
 def _summarizer_seconds(messages: list[Message], repeats: int) -> tuple[float, str]:
@@ -167,14 +190,24 @@ def run(*, scale: float, stdout) -> dict:
     repeats = REPEATS if scale >= 0.1 else 1
     tag = uuid.uuid4().hex[:8]
     user = get_user_model().objects.create(username=f"bench-compaction-{tag}")
-    offline = LLMModel.objects.create(name=f"bench-offline-{tag}", provider=LLMModel.Provider.OFFLINE,
-                                      api_key_env="", context_window=UTILITY_WINDOW, max_output_tokens=4_096)
+    offline = LLMModel.objects.create(
+        name=f"bench-offline-{tag}",
+        provider=LLMModel.Provider.OFFLINE,
+        api_key_env="",
+        context_window=UTILITY_WINDOW,
+        max_output_tokens=4_096,
+    )
     rows = []
     server = LoopbackLLM()
     server.start()
-    loopback = LLMModel.objects.create(name=f"bench-loopback-{tag}", provider=LLMModel.Provider.OPENAI,
-                                       base_url=server.url, api_key_env="COMPACTION_BENCH_LOOPBACK_KEY",
-                                       context_window=UTILITY_WINDOW, max_output_tokens=4_096)
+    loopback = LLMModel.objects.create(
+        name=f"bench-loopback-{tag}",
+        provider=LLMModel.Provider.OPENAI,
+        base_url=server.url,
+        api_key_env="COMPACTION_BENCH_LOOPBACK_KEY",
+        context_window=UTILITY_WINDOW,
+        max_output_tokens=4_096,
+    )
     try:
         for size in sizes:
             channel = chatcore_services.channel_create(owner=user, title=f"compaction bench {size}")
@@ -191,18 +224,20 @@ def run(*, scale: float, stdout) -> dict:
             server.default = Reply(content=summary_text)
             with _utility_role(loopback):
                 loopback_run = _measure(channel=channel, user=user, expected=size, repeats=repeats)
-            rows.append({
-                "messages": size,
-                "offline_total_ms": offline_run["seconds"] * 1000,
-                "offline_summarizer_ms": summarizer * 1000,
-                "offline_overhead_ms": max(offline_run["seconds"] - summarizer, 0) * 1000,
-                "offline_queries": offline_run["queries"],
-                "loopback_total_ms": loopback_run["seconds"] * 1000,
-                "loopback_call_ms": loopback_run["call_seconds"] * 1000,
-                "loopback_overhead_ms": max(loopback_run["seconds"] - loopback_run["call_seconds"], 0) * 1000,
-                "loopback_queries": loopback_run["queries"],
-                "summary_tokens": offline_run["summary_tokens"],
-            })
+            rows.append(
+                {
+                    "messages": size,
+                    "offline_total_ms": offline_run["seconds"] * 1000,
+                    "offline_summarizer_ms": summarizer * 1000,
+                    "offline_overhead_ms": max(offline_run["seconds"] - summarizer, 0) * 1000,
+                    "offline_queries": offline_run["queries"],
+                    "loopback_total_ms": loopback_run["seconds"] * 1000,
+                    "loopback_call_ms": loopback_run["call_seconds"] * 1000,
+                    "loopback_overhead_ms": max(loopback_run["seconds"] - loopback_run["call_seconds"], 0) * 1000,
+                    "loopback_queries": loopback_run["queries"],
+                    "summary_tokens": offline_run["summary_tokens"],
+                }
+            )
     finally:
         server.stop()
         _cleanup(user=user, models=[offline, loopback])
@@ -218,20 +253,28 @@ def run(*, scale: float, stdout) -> dict:
         "queries_min": min(queries),
         "queries_max": max(queries),
     }
-    stdout.write(f"compaction: one compaction of N messages (+{KEEP_RECENT} kept), median of {repeats}; "
-                 f"overhead = total minus the summarizer (offline) or minus the model call (loopback, no latency)\n")
-    header = (f"  {'N':>6}{'offline total':>16}{'summarizer':>14}{'overhead':>14}{'queries':>9}"
-              f"{'loopback total':>16}{'model call':>14}{'overhead':>14}{'queries':>9}\n")
+    stdout.write(
+        f"compaction: one compaction of N messages (+{KEEP_RECENT} kept), median of {repeats}; "
+        f"overhead = total minus the summarizer (offline) or minus the model call (loopback, no latency)\n"
+    )
+    header = (
+        f"  {'N':>6}{'offline total':>16}{'summarizer':>14}{'overhead':>14}{'queries':>9}"
+        f"{'loopback total':>16}{'model call':>14}{'overhead':>14}{'queries':>9}\n"
+    )
     stdout.write(header)
 
     def ms(value: float, width: int) -> str:
         return f"{value:,.1f} ms".rjust(width)
 
     for row in rows:
-        stdout.write(f"  {row['messages']:>6,}{ms(row['offline_total_ms'], 16)}{ms(row['offline_summarizer_ms'], 14)}"
-                     f"{ms(row['offline_overhead_ms'], 14)}{row['offline_queries']:>9}"
-                     f"{ms(row['loopback_total_ms'], 16)}{ms(row['loopback_call_ms'], 14)}"
-                     f"{ms(row['loopback_overhead_ms'], 14)}{row['loopback_queries']:>9}\n")
-    stdout.write(f"  query count {'flat' if figures['queries_flat'] else 'NOT flat'} across sizes "
-                 f"({figures['queries_min']}–{figures['queries_max']})\n")
+        stdout.write(
+            f"  {row['messages']:>6,}{ms(row['offline_total_ms'], 16)}{ms(row['offline_summarizer_ms'], 14)}"
+            f"{ms(row['offline_overhead_ms'], 14)}{row['offline_queries']:>9}"
+            f"{ms(row['loopback_total_ms'], 16)}{ms(row['loopback_call_ms'], 14)}"
+            f"{ms(row['loopback_overhead_ms'], 14)}{row['loopback_queries']:>9}\n"
+        )
+    stdout.write(
+        f"  query count {'flat' if figures['queries_flat'] else 'NOT flat'} across sizes "
+        f"({figures['queries_min']}–{figures['queries_max']})\n"
+    )
     return figures

@@ -33,24 +33,42 @@ def run(*, scale: float, stdout) -> dict:
         for size in sizes_for(scale):
             channel, messages = data.chain(size, title=f"context benchmark {size}")
             boundary = messages[max(0, size - AFTER_SUMMARY - 1)]
-            services.summary_write(channel=channel, through_message=boundary, created_by=None,
-                                   content="Earlier: the deploy failures were traced to the migration holding "
-                                           "every pooled connection; migrations now run as a job first.")
+            services.summary_write(
+                channel=channel,
+                through_message=boundary,
+                created_by=None,
+                content="Earlier: the deploy failures were traced to the migration holding "
+                "every pooled connection; migrations now run as a job first.",
+            )
             built[size] = (selectors.channel_get(user=data.user, channel_id=channel.pk), messages[-1].pk)
 
         def assemble(channel):
             return lambda: context_assemble(channel=channel, user=data.user)
 
-        contexts = measure_rounds({size: assemble(channel) for size, (channel, _) in built.items()},
-                                  rounds=ROUNDS if scale >= 0.1 else 1, budget_seconds=budget)
+        contexts = measure_rounds(
+            {size: assemble(channel) for size, (channel, _) in built.items()},
+            rounds=ROUNDS if scale >= 0.1 else 1,
+            budget_seconds=budget,
+        )
         for size, (channel, leaf_id) in built.items():
             large = size >= 50_000
-            full_ms, full_queries = measure(lambda: selectors.message_path(leaf_id=leaf_id), budget_seconds=budget,
-                                            min_runs=1 if large else 3, warmups=0 if large else 1)
+            full_ms, full_queries = measure(
+                lambda: selectors.message_path(leaf_id=leaf_id),
+                budget_seconds=budget,
+                min_runs=1 if large else 3,
+                warmups=0 if large else 1,
+            )
             context_ms, context_queries = contexts[size]
-            rows.append({"messages": size, "context_ms": round(context_ms, 3), "context_queries": context_queries,
-                         "context_messages_loaded": len(context_assemble(channel=channel, user=data.user).path),
-                         "full_path_ms": round(full_ms, 3), "full_path_queries": full_queries})
+            rows.append(
+                {
+                    "messages": size,
+                    "context_ms": round(context_ms, 3),
+                    "context_queries": context_queries,
+                    "context_messages_loaded": len(context_assemble(channel=channel, user=data.user).path),
+                    "full_path_ms": round(full_ms, 3),
+                    "full_path_queries": full_queries,
+                }
+            )
 
     base = rows[0]
     for row in rows:
@@ -63,16 +81,24 @@ def run(*, scale: float, stdout) -> dict:
         figures["meets_goal"] = figures["ratio_10000_vs_100"] < GOAL
     figures["ratio_largest_vs_smallest"] = rows[-1]["context_ratio"]
 
-    stdout.write(f"context: assembly with a summary {AFTER_SUMMARY} messages before the leaf, against loading "
-                 f"the whole path (ms)\n")
-    stdout.write(f"  {'messages':>9} {'context ms':>11} {'queries':>8} {'loaded':>7} {'ratio':>7} "
-                 f"{'full path ms':>13} {'queries':>8} {'ratio':>9}\n")
+    stdout.write(
+        f"context: assembly with a summary {AFTER_SUMMARY} messages before the leaf, against loading "
+        f"the whole path (ms)\n"
+    )
+    stdout.write(
+        f"  {'messages':>9} {'context ms':>11} {'queries':>8} {'loaded':>7} {'ratio':>7} "
+        f"{'full path ms':>13} {'queries':>8} {'ratio':>9}\n"
+    )
     for row in rows:
-        stdout.write(f"  {row['messages']:>9,} {row['context_ms']:>11.3f} {row['context_queries']:>8} "
-                     f"{row['context_messages_loaded']:>7} {row['context_ratio']:>6.2f}× "
-                     f"{row['full_path_ms']:>13.3f} {row['full_path_queries']:>8} {row['full_path_ratio']:>8.2f}×\n")
+        stdout.write(
+            f"  {row['messages']:>9,} {row['context_ms']:>11.3f} {row['context_queries']:>8} "
+            f"{row['context_messages_loaded']:>7} {row['context_ratio']:>6.2f}× "
+            f"{row['full_path_ms']:>13.3f} {row['full_path_queries']:>8} {row['full_path_ratio']:>8.2f}×\n"
+        )
     if "ratio_10000_vs_100" in figures:
         verdict = "meets" if figures["meets_goal"] else "MISSES"
-        stdout.write(f"  context time 10,000 vs 100 messages: {figures['ratio_10000_vs_100']:.2f}× "
-                     f"({verdict} the goal of < {GOAL:g}×)\n")
+        stdout.write(
+            f"  context time 10,000 vs 100 messages: {figures['ratio_10000_vs_100']:.2f}× "
+            f"({verdict} the goal of < {GOAL:g}×)\n"
+        )
     return figures

@@ -21,13 +21,22 @@ from chatcore.bulk import NewMessage, messages_bulk_import
 from chatcore.models import AuditEntry, Channel, Cursor, Message, Summary
 
 TEXTS = [
-    ("user", "The deploy of build {n} failed on step 4 with 'connection refused' from the database. "
-             "What should I check first?"),
-    ("assistant", "Check that the database host in RELAY_DB_URL resolves from the pod, then whether the pool "
-                  "limit (currently 20) was reached during the migration that ran at step {n}."),
+    (
+        "user",
+        "The deploy of build {n} failed on step 4 with 'connection refused' from the database. "
+        "What should I check first?",
+    ),
+    (
+        "assistant",
+        "Check that the database host in RELAY_DB_URL resolves from the pod, then whether the pool "
+        "limit (currently 20) was reached during the migration that ran at step {n}.",
+    ),
     ("user", "It resolves. The pool was at 20 of 20 for about 90 seconds."),
-    ("assistant", "Then the migration held connections while the new pods started. Run migrations as a job "
-                  "before the rollout, and set the pool's max overflow to 5 so that readiness checks still pass."),
+    (
+        "assistant",
+        "Then the migration held connections while the new pods started. Run migrations as a job "
+        "before the rollout, and set the pool's max overflow to 5 so that readiness checks still pass.",
+    ),
 ]
 
 
@@ -84,8 +93,14 @@ def time_budget(scale: float) -> float:
     return 0.5 if scale >= 0.1 else 0.02
 
 
-def measure(action: Callable[[], object], *, budget_seconds: float = 0.5, min_runs: int = 5,
-            max_runs: int = 200, warmups: int = 1) -> tuple[float, int]:
+def measure(
+    action: Callable[[], object],
+    *,
+    budget_seconds: float = 0.5,
+    min_runs: int = 5,
+    max_runs: int = 200,
+    warmups: int = 1,
+) -> tuple[float, int]:
     """Median milliseconds of `action` after warming up, and the queries one call runs."""
     for _ in range(warmups):
         action()

@@ -39,8 +39,12 @@ def database_open(alias: str) -> dict:
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         config["NAME"] = str(path)
     for command in (["migrate", "--noinput", "-v0"], ["createcachetable"]):
-        subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, check=True,
-                       env={**os.environ, "DATABASE_URL": database_url(config)})
+        subprocess.run(
+            [sys.executable, "manage.py", *command],
+            cwd=ROOT,
+            check=True,
+            env={**os.environ, "DATABASE_URL": database_url(config)},
+        )
     connections.databases[alias] = config
     return config
 

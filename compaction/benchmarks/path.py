@@ -34,20 +34,34 @@ def run(*, scale: float, stdout) -> dict:
             leaf_id = messages[-1].pk
             assert len(selectors.message_path(leaf_id=leaf_id)) == len(walk(leaf_id)) == size
             budget = time_budget(scale)
-            cte_ms, cte_queries = measure(lambda: selectors.message_path(leaf_id=leaf_id, with_siblings=False),
-                                          budget_seconds=budget)
-            siblings_ms, _ = measure(lambda: selectors.message_path(leaf_id=leaf_id, with_siblings=True),
-                                     min_runs=3, budget_seconds=budget)
+            cte_ms, cte_queries = measure(
+                lambda: selectors.message_path(leaf_id=leaf_id, with_siblings=False), budget_seconds=budget
+            )
+            siblings_ms, _ = measure(
+                lambda: selectors.message_path(leaf_id=leaf_id, with_siblings=True), min_runs=3, budget_seconds=budget
+            )
             walk_ms, walk_queries = measure(lambda: walk(leaf_id), min_runs=3, budget_seconds=2 * budget)
-            rows.append({"messages": size, "cte_ms": round(cte_ms, 3), "cte_queries": cte_queries,
-                         "cte_with_siblings_ms": round(siblings_ms, 3), "walk_ms": round(walk_ms, 3),
-                         "walk_queries": walk_queries, "speedup": round(walk_ms / cte_ms, 1)})
+            rows.append(
+                {
+                    "messages": size,
+                    "cte_ms": round(cte_ms, 3),
+                    "cte_queries": cte_queries,
+                    "cte_with_siblings_ms": round(siblings_ms, 3),
+                    "walk_ms": round(walk_ms, 3),
+                    "walk_queries": walk_queries,
+                    "speedup": round(walk_ms / cte_ms, 1),
+                }
+            )
 
     stdout.write("path: leaf-to-root load, one recursive query against a parent-by-parent walk (median ms)\n")
-    stdout.write(f"  {'messages':>9} {'CTE ms':>9} {'queries':>8} {'CTE+siblings ms':>16} {'walk ms':>10} "
-                 f"{'queries':>8} {'speed-up':>9}\n")
+    stdout.write(
+        f"  {'messages':>9} {'CTE ms':>9} {'queries':>8} {'CTE+siblings ms':>16} {'walk ms':>10} "
+        f"{'queries':>8} {'speed-up':>9}\n"
+    )
     for row in rows:
-        stdout.write(f"  {row['messages']:>9,} {row['cte_ms']:>9.2f} {row['cte_queries']:>8} "
-                     f"{row['cte_with_siblings_ms']:>16.2f} {row['walk_ms']:>10.1f} {row['walk_queries']:>8,} "
-                     f"{row['speedup']:>8.1f}×\n")
+        stdout.write(
+            f"  {row['messages']:>9,} {row['cte_ms']:>9.2f} {row['cte_queries']:>8} "
+            f"{row['cte_with_siblings_ms']:>16.2f} {row['walk_ms']:>10.1f} {row['walk_queries']:>8,} "
+            f"{row['speedup']:>8.1f}×\n"
+        )
     return {"rows": rows}

@@ -31,9 +31,9 @@ ALIAS = DB_NAME = "compaction_bench"
 CHANNELS = 100_000
 MESSAGES_LARGE = 5_000_000
 MESSAGES_SMALL = 500_000
-HOT = 200               # candidates at both sizes
-HOT_MESSAGES = 200      # each: 200 messages of 110 to 130 characters (over the baseline's 20,000 in all)
-STALE_HOT = 100         # high pressure but inactive for a month: the range scan passes over them
+HOT = 200  # candidates at both sizes
+HOT_MESSAGES = 200  # each: 200 messages of 110 to 130 characters (over the baseline's 20,000 in all)
+STALE_HOT = 100  # high pressure but inactive for a month: the range scan passes over them
 
 BASELINE_SQL = """
     SELECT c.id, c.owner_id, c.model_id, c.settings, COUNT(m.id) AS message_count,
@@ -69,15 +69,19 @@ def _generate(*, channels: int, messages: int, hot: int, stale_hot: int) -> None
             SELECT u, '!', false, 'bench' || u, '', '', '', false, true, now() FROM generate_series(1, 1000) u
         """)
         # kind: 0 hot, 1 stale hot, 2 background. Hot channels are spread through the id range.
-        cursor.execute("""
+        cursor.execute(
+            """
             CREATE TEMP TABLE bench_plan AS
             SELECT i,
                    CASE WHEN i %% %(hot_every)s = 0 AND i / %(hot_every)s <= %(hot)s THEN 0
                         WHEN i %% %(hot_every)s = 1 AND i / %(hot_every)s < %(stale)s THEN 1
                         ELSE 2 END AS kind
             FROM generate_series(1, %(channels)s) i
-        """, {"hot_every": channels // hot, "hot": hot, "stale": stale_hot, "channels": channels})
-        cursor.execute("""
+        """,
+            {"hot_every": channels // hot, "hot": hot, "stale": stale_hot, "channels": channels},
+        )
+        cursor.execute(
+            """
             CREATE TEMP TABLE bench_channel AS
             SELECT i, kind,
                    CASE WHEN kind < 2 THEN %(hot_messages)s
@@ -88,7 +92,9 @@ def _generate(*, channels: int, messages: int, hot: int, stale_hot: int) -> None
                         WHEN kind = 1 THEN now() - interval '30 days'
                         ELSE now() - (i %% 240) * interval '1 hour' - interval '3 minutes' END AS active
             FROM (SELECT p.*, row_number() OVER (PARTITION BY kind = 2 ORDER BY i) AS rank FROM bench_plan p) ranked
-        """, {"hot_messages": HOT_MESSAGES, "per": per_background, "extra": extra})
+        """,
+            {"hot_messages": HOT_MESSAGES, "per": per_background, "extra": extra},
+        )
         cursor.execute("""
             CREATE TEMP TABLE bench_layout AS
             SELECT i, m, l, budget, (l / 4 + 4) AS tokens, SUM(m) OVER (ORDER BY i) - m AS offset_id
@@ -159,7 +165,9 @@ def _plan(sql: str, params) -> tuple[str, float]:
 def _measure(*, channels: int, messages: int, hot: int, stale_hot: int, settings, stdout) -> dict:
     started = time.perf_counter()
     _generate(channels=channels, messages=messages, hot=hot, stale_hot=stale_hot)
-    stdout.write(f"  generated {channels:,} channels and {messages:,} messages in {time.perf_counter() - started:.1f} s\n")
+    stdout.write(
+        f"  generated {channels:,} channels and {messages:,} messages in {time.perf_counter() - started:.1f} s\n"
+    )
     with connections[ALIAS].cursor() as cursor:
         cursor.execute("SELECT COUNT(*) FROM chatcore_message")
         actual = cursor.fetchone()[0]
@@ -169,12 +177,21 @@ def _measure(*, channels: int, messages: int, hot: int, stale_hot: int, settings
     baseline_ms, baseline = _timed(lambda: _sql(BASELINE_SQL), repeat=3)
     plan, server_ms = _plan(sql, params)
     baseline_plan, baseline_server_ms = _plan(BASELINE_SQL, None)
-    return {"channels": channels, "messages": actual, "ours_ms": round(ours_ms, 3), "ours_orm_ms": round(orm_ms, 3),
-            "ours_server_ms": round(server_ms, 3), "baseline_ms": round(baseline_ms, 1),
-            "baseline_server_ms": round(baseline_server_ms, 1), "speedup": round(baseline_ms / ours_ms, 1),
-            "server_speedup": round(baseline_server_ms / server_ms, 1),
-            "ours_candidates": len(ours), "baseline_candidates": len(baseline), "plan": plan,
-            "baseline_plan": baseline_plan}
+    return {
+        "channels": channels,
+        "messages": actual,
+        "ours_ms": round(ours_ms, 3),
+        "ours_orm_ms": round(orm_ms, 3),
+        "ours_server_ms": round(server_ms, 3),
+        "baseline_ms": round(baseline_ms, 1),
+        "baseline_server_ms": round(baseline_server_ms, 1),
+        "speedup": round(baseline_ms / ours_ms, 1),
+        "server_speedup": round(baseline_server_ms / server_ms, 1),
+        "ours_candidates": len(ours),
+        "baseline_candidates": len(baseline),
+        "plan": plan,
+        "baseline_plan": baseline_plan,
+    }
 
 
 def run(*, scale: float, stdout) -> dict:
@@ -184,32 +201,55 @@ def run(*, scale: float, stdout) -> dict:
     channels = max(1_000, int(CHANNELS * scale))
     large, small = max(100_000, int(MESSAGES_LARGE * scale)), max(10_000, int(MESSAGES_SMALL * scale))
     hot, stale_hot = min(HOT, channels // 20), min(STALE_HOT, channels // 40)
-    large, small = max(large, (hot + stale_hot) * HOT_MESSAGES * 2), max(small, (hot + stale_hot) * HOT_MESSAGES + channels)
+    large, small = (
+        max(large, (hot + stale_hot) * HOT_MESSAGES * 2),
+        max(small, (hot + stale_hot) * HOT_MESSAGES + channels),
+    )
     settings = CompactionSettings(enabled=True, idle_minutes=2, active_within_days=7, batch_size=50)
-    stdout.write(f"scanner: candidate selection, {channels:,} channels, {hot} hot (+{stale_hot} stale), "
-                 f"database {DB_NAME}\n")
+    stdout.write(
+        f"scanner: candidate selection, {channels:,} channels, {hot} hot (+{stale_hot} stale), database {DB_NAME}\n"
+    )
     config = database_open(ALIAS)
     try:
-        small_run = _measure(channels=channels, messages=small, hot=hot, stale_hot=stale_hot, settings=settings,
-                             stdout=stdout)
-        large_run = _measure(channels=channels, messages=large, hot=hot, stale_hot=stale_hot, settings=settings,
-                             stdout=stdout)
+        small_run = _measure(
+            channels=channels, messages=small, hot=hot, stale_hot=stale_hot, settings=settings, stdout=stdout
+        )
+        large_run = _measure(
+            channels=channels, messages=large, hot=hot, stale_hot=stale_hot, settings=settings, stdout=stdout
+        )
     finally:
         database_close(ALIAS, config)
-    stdout.write(f"\n  {'messages':>10}  {'candidates':>10}  {'ours (ms)':>10}  {'ours+ORM (ms)':>13}  "
-                 f"{'baseline (ms)':>13}  {'speedup':>9}\n")
+    stdout.write(
+        f"\n  {'messages':>10}  {'candidates':>10}  {'ours (ms)':>10}  {'ours+ORM (ms)':>13}  "
+        f"{'baseline (ms)':>13}  {'speedup':>9}\n"
+    )
     for row in (small_run, large_run):
-        stdout.write(f"  {row['messages']:>10,}  {row['ours_candidates']:>10}  {row['ours_ms']:>10.3f}  "
-                     f"{row['ours_orm_ms']:>13.3f}  {row['baseline_ms']:>13,.1f}  {row['speedup']:>8,.0f}x\n")
-    stdout.write("  (ours and baseline: the SQL executed and fetched, median of 50 and 3 warm runs; ours+ORM: the\n"
-                 "   queryset as a tick evaluates it, with model instances; speedup = baseline / ours)\n")
+        stdout.write(
+            f"  {row['messages']:>10,}  {row['ours_candidates']:>10}  {row['ours_ms']:>10.3f}  "
+            f"{row['ours_orm_ms']:>13.3f}  {row['baseline_ms']:>13,.1f}  {row['speedup']:>8,.0f}x\n"
+        )
+    stdout.write(
+        "  (ours and baseline: the SQL executed and fetched, median of 50 and 3 warm runs; ours+ORM: the\n"
+        "   queryset as a tick evaluates it, with model instances; speedup = baseline / ours)\n"
+    )
     growth = large_run["ours_ms"] / small_run["ours_ms"]
-    stdout.write(f"  inside the server (EXPLAIN ANALYZE) at {large_run['messages']:,}: ours "
-                 f"{large_run['ours_server_ms']:.3f} ms, baseline {large_run['baseline_server_ms']:,.1f} ms: "
-                 f"{large_run['server_speedup']:,.0f}x\n")
+    stdout.write(
+        f"  inside the server (EXPLAIN ANALYZE) at {large_run['messages']:,}: ours "
+        f"{large_run['ours_server_ms']:.3f} ms, baseline {large_run['baseline_server_ms']:,.1f} ms: "
+        f"{large_run['server_speedup']:,.0f}x\n"
+    )
     stdout.write(f"  our plan: {large_run['plan']}\n  baseline plan: {large_run['baseline_plan']}\n")
-    stdout.write(f"  ours at {large_run['messages']:,} / at {small_run['messages']:,} messages: {growth:.2f}x "
-                 f"(goal < 2x); speedup at {large_run['messages']:,}: {large_run['speedup']:,.0f}x (goal >= 1,000x)\n")
-    return {"small": small_run, "large": large_run, "growth": round(growth, 3),
-            "goals": {"speedup_at_least_1000x": large_run["speedup"] >= 1000,
-                      "server_speedup_at_least_1000x": large_run["server_speedup"] >= 1000, "growth_below_2x": growth < 2}}
+    stdout.write(
+        f"  ours at {large_run['messages']:,} / at {small_run['messages']:,} messages: {growth:.2f}x "
+        f"(goal < 2x); speedup at {large_run['messages']:,}: {large_run['speedup']:,.0f}x (goal >= 1,000x)\n"
+    )
+    return {
+        "small": small_run,
+        "large": large_run,
+        "growth": round(growth, 3),
+        "goals": {
+            "speedup_at_least_1000x": large_run["speedup"] >= 1000,
+            "server_speedup_at_least_1000x": large_run["server_speedup"] >= 1000,
+            "growth_below_2x": growth < 2,
+        },
+    }

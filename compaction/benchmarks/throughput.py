@@ -44,8 +44,10 @@ ROOT = Path(__file__).resolve().parents[2]
 LATENCY = 1.0
 CONCURRENCIES = (1, 2, 4)
 MESSAGES = 12
-SUMMARY = ("## Goal\n- Keep the decisions of this conversation.\n## Progress\n- The deployment was planned.\n"
-           "## Next steps\n- Review the checklist.")
+SUMMARY = (
+    "## Goal\n- Keep the decisions of this conversation.\n## Progress\n- The deployment was planned.\n"
+    "## Next steps\n- Review the checklist."
+)
 TOPICS = [
     "We chose PostgreSQL 16 for the ledger because of row-level locking.",
     "The deploy failed with error E1042: connection refused on port 5433.",
@@ -71,43 +73,79 @@ def _fill(*, channels: int, concurrency: int, base_url: str) -> list[int]:
     db = ALIAS
     owner, _ = get_user_model().objects.using(db).get_or_create(username="bench-owner")
     utility, _ = LLMModel.objects.using(db).update_or_create(
-        name="bench-utility", defaults={"base_url": base_url, "context_window": 8_000, "api_key_env": "",
-                                        "max_output_tokens": 1_000})
+        name="bench-utility",
+        defaults={"base_url": base_url, "context_window": 8_000, "api_key_env": "", "max_output_tokens": 1_000},
+    )
     chat, _ = LLMModel.objects.using(db).update_or_create(name="bench-chat", defaults={"context_window": 2_400})
     ModelRole.objects.using(db).update_or_create(role=ModelRole.Role.UTILITY, defaults={"primary": utility})
-    CompactionSettings.objects.using(db).update_or_create(pk=1, defaults={
-        "enabled": True, "concurrency": concurrency, "cooldown_minutes": 0, "idle_minutes": 0, "min_messages": 10,
-        "min_new_messages": 8, "batch_size": 50, "hourly_budget": 1_000_000, "threshold": 0.70})
+    CompactionSettings.objects.using(db).update_or_create(
+        pk=1,
+        defaults={
+            "enabled": True,
+            "concurrency": concurrency,
+            "cooldown_minutes": 0,
+            "idle_minutes": 0,
+            "min_messages": 10,
+            "min_new_messages": 8,
+            "batch_size": 50,
+            "hourly_budget": 1_000_000,
+            "threshold": 0.70,
+        },
+    )
     rows = Channel.objects.using(db).bulk_create(
         Channel(owner=owner, title=f"Bench {index}", model=chat, context_budget=chat.context_window)
-        for index in range(channels))
+        for index in range(channels)
+    )
     parents: list[Message | None] = [None] * channels
     for depth in range(MESSAGES):
         role = "user" if depth % 2 == 0 else "assistant"
         content = f"Turn {depth}. {TOPICS[depth % len(TOPICS)]} " + " ".join(f"item{depth}-{w}" for w in range(30))
         tokens = count_tokens(content) + chatcore_conf.MESSAGE_OVERHEAD_TOKENS
         parents = Message.objects.using(db).bulk_create(
-            Message(channel=channel, parent=parent, role=role, content=content, depth=depth, tokens=tokens,
-                    chars=len(content), path_tokens=(parent.path_tokens if parent else 0) + tokens,
-                    path_chars=(parent.path_chars if parent else 0) + len(content))
-            for channel, parent in zip(rows, parents))
-    Cursor.objects.using(db).bulk_create(Cursor(user=owner, channel=channel, leaf=leaf)
-                                         for channel, leaf in zip(rows, parents))
+            Message(
+                channel=channel,
+                parent=parent,
+                role=role,
+                content=content,
+                depth=depth,
+                tokens=tokens,
+                chars=len(content),
+                path_tokens=(parent.path_tokens if parent else 0) + tokens,
+                path_chars=(parent.path_chars if parent else 0) + len(content),
+            )
+            for channel, parent in zip(rows, parents)
+        )
+    Cursor.objects.using(db).bulk_create(
+        Cursor(user=owner, channel=channel, leaf=leaf) for channel, leaf in zip(rows, parents)
+    )
     for channel, leaf in zip(rows, parents):
         channel.context_tokens, channel.context_messages = leaf.path_tokens, MESSAGES
         channel.context_ratio = leaf.path_tokens / channel.context_budget
         channel.last_activity_at = timezone.now() - datetime.timedelta(minutes=5)
-    Channel.objects.using(db).bulk_update(rows, ["context_tokens", "context_messages", "context_ratio",
-                                                 "last_activity_at"])
+    Channel.objects.using(db).bulk_update(
+        rows, ["context_tokens", "context_messages", "context_ratio", "last_activity_at"]
+    )
     return [channel.pk for channel in rows]
 
 
 def _cluster(*, config: dict, workers: int, log: Path) -> subprocess.Popen:
-    environment = {**os.environ, "DATABASE_URL": database_url(config), "Q_WORKERS": str(workers),
-                   "Q_POLL_SECONDS": "0.05", "LOG_LEVEL": "WARNING", "Q_CLUSTER_NAME": Conf.PREFIX}
+    environment = {
+        **os.environ,
+        "DATABASE_URL": database_url(config),
+        "Q_WORKERS": str(workers),
+        "Q_POLL_SECONDS": "0.05",
+        "LOG_LEVEL": "WARNING",
+        "Q_CLUSTER_NAME": Conf.PREFIX,
+    }
     with open(log, "wb") as handle:
-        process = subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=environment,
-                                   stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "qcluster"],
+            cwd=ROOT,
+            env=environment,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and b"running" not in log.read_bytes():
         if process.poll() is not None:
@@ -126,8 +164,7 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait(timeout=10)
 
 
-def _round(*, server: LoopbackLLM, config: dict, channels: int, concurrency: int, latency: float,
-           log: Path) -> dict:
+def _round(*, server: LoopbackLLM, config: dict, channels: int, concurrency: int, latency: float, log: Path) -> dict:
     _reset()
     ids = _fill(channels=channels, concurrency=concurrency, base_url=server.url)
     process = _cluster(config=config, workers=concurrency + 1, log=log)
@@ -153,36 +190,61 @@ def _round(*, server: LoopbackLLM, config: dict, channels: int, concurrency: int
     compacted = done.count()
     rate = compacted / elapsed if finished else 0.0
     limit = concurrency / latency
-    return {"concurrency": concurrency, "channels": channels, "compacted": compacted,
-            "summaries_per_channel": sorted(per_channel), "seconds": round(elapsed, 2), "per_second": round(rate, 3),
-            "limit_per_second": round(limit, 3), "share_of_limit": round(rate / limit, 3)}
+    return {
+        "concurrency": concurrency,
+        "channels": channels,
+        "compacted": compacted,
+        "summaries_per_channel": sorted(per_channel),
+        "seconds": round(elapsed, 2),
+        "per_second": round(rate, 3),
+        "limit_per_second": round(limit, 3),
+        "share_of_limit": round(rate / limit, 3),
+    }
 
 
 def run(*, scale: float, stdout) -> dict:
     channels = max(8, int(200 * scale))
-    stdout.write(f"throughput: automatic compaction of {channels} channels through qcluster, model latency "
-                 f"{LATENCY:g} s, {connections['default'].vendor}\n")
+    stdout.write(
+        f"throughput: automatic compaction of {channels} channels through qcluster, model latency "
+        f"{LATENCY:g} s, {connections['default'].vendor}\n"
+    )
     config = database_open(ALIAS)
     rows = []
     try:
-        with LoopbackLLM(default=Reply(content=SUMMARY, delay=LATENCY, prompt_tokens=1_000,
-                                       completion_tokens=40)) as server:
+        with LoopbackLLM(
+            default=Reply(content=SUMMARY, delay=LATENCY, prompt_tokens=1_000, completion_tokens=40)
+        ) as server:
             logs = Path(django_settings.VAR_DIR) / "bench"
             logs.mkdir(parents=True, exist_ok=True)
             for concurrency in CONCURRENCIES:
-                row = _round(server=server, config=config, channels=channels, concurrency=concurrency,
-                             latency=LATENCY, log=logs / f"throughput-c{concurrency}.log")
+                row = _round(
+                    server=server,
+                    config=config,
+                    channels=channels,
+                    concurrency=concurrency,
+                    latency=LATENCY,
+                    log=logs / f"throughput-c{concurrency}.log",
+                )
                 rows.append(row)
                 stdout.write(f"  c={concurrency}: {row['compacted']}/{channels} in {row['seconds']} s\n")
     finally:
         database_close(ALIAS, config)
-    stdout.write(f"\n  {'concurrency':>11}  {'compacted':>9}  {'seconds':>8}  {'per second':>10}  {'limit c/L':>9}  "
-                 f"{'share':>6}  {'per channel':>11}\n")
+    stdout.write(
+        f"\n  {'concurrency':>11}  {'compacted':>9}  {'seconds':>8}  {'per second':>10}  {'limit c/L':>9}  "
+        f"{'share':>6}  {'per channel':>11}\n"
+    )
     for row in rows:
-        stdout.write(f"  {row['concurrency']:>11}  {row['compacted']:>9}  {row['seconds']:>8.2f}  "
-                     f"{row['per_second']:>10.3f}  {row['limit_per_second']:>9.3f}  {row['share_of_limit']:>6.1%}  "
-                     f"{str(row['summaries_per_channel']):>11}\n")
+        stdout.write(
+            f"  {row['concurrency']:>11}  {row['compacted']:>9}  {row['seconds']:>8.2f}  "
+            f"{row['per_second']:>10.3f}  {row['limit_per_second']:>9.3f}  {row['share_of_limit']:>6.1%}  "
+            f"{str(row['summaries_per_channel']):>11}\n"
+        )
     stdout.write("  (seconds: from enqueuing one scan task to the last summary written; goal: share >= 90%)\n")
-    return {"latency": LATENCY, "rounds": rows,
-            "goals": {"share_at_least_90": all(row["share_of_limit"] >= 0.9 for row in rows),
-                      "exactly_once": all(row["summaries_per_channel"] == [1] for row in rows)}}
+    return {
+        "latency": LATENCY,
+        "rounds": rows,
+        "goals": {
+            "share_at_least_90": all(row["share_of_limit"] >= 0.9 for row in rows),
+            "exactly_once": all(row["summaries_per_channel"] == [1] for row in rows),
+        },
+    }

@@ -123,13 +123,15 @@ def run(*, scale: float, stdout, data: str | None = None) -> dict:
     for conversation in conversations:
         exact = sum(count_tokens(m) for m in conversation.messages)
         estimate = sum(estimate_tokens(m) for m in conversation.messages)
-        per_conversation.append({
-            "conversation": conversation.name,
-            "messages": len(conversation.messages),
-            "tokens": exact,
-            "estimate": estimate,
-            "error": _relative(estimate, exact),
-        })
+        per_conversation.append(
+            {
+                "conversation": conversation.name,
+                "messages": len(conversation.messages),
+                "tokens": exact,
+                "estimate": estimate,
+                "error": _relative(estimate, exact),
+            }
+        )
 
     figures = {
         "tokenizer": tokenizer_name(),
@@ -149,20 +151,28 @@ def run(*, scale: float, stdout, data: str | None = None) -> dict:
         "conversations": per_conversation,
     }
 
-    stdout.write(f"tokens: LoCoMo text, {len(messages):,} messages, {corpus_bytes / 1e6:.2f} MB, "
-                 f"counted {repeats}× per timing (best of 3), one call per message\n")
+    stdout.write(
+        f"tokens: LoCoMo text, {len(messages):,} messages, {corpus_bytes / 1e6:.2f} MB, "
+        f"counted {repeats}× per timing (best of 3), one call per message\n"
+    )
     stdout.write(f"  {'counter':<28}{'MB/s':>10}\n")
     stdout.write(f"  {'tokenizer (' + figures['tokenizer'] + ')':<28}{tokenizer_mbps:>10.2f}\n")
     stdout.write(f"  {'estimate (4 bytes/token)':<28}{estimate_mbps:>10.2f}\n")
     stdout.write(f"  {'ratio estimate/tokenizer':<28}{figures['speed_ratio']:>9.1f}×\n")
-    stdout.write("  estimate's relative error against the tokenizer, per message: "
-                 f"mean {figures['message_error_mean']:.1%}, median {figures['message_error_median']:.1%}, "
-                 f"p95 {figures['message_error_p95']:.1%}, max {figures['message_error_max']:.1%}, "
-                 f"bias {figures['message_bias']:+.1%}\n")
+    stdout.write(
+        "  estimate's relative error against the tokenizer, per message: "
+        f"mean {figures['message_error_mean']:.1%}, median {figures['message_error_median']:.1%}, "
+        f"p95 {figures['message_error_p95']:.1%}, max {figures['message_error_max']:.1%}, "
+        f"bias {figures['message_bias']:+.1%}\n"
+    )
     stdout.write(f"  {'conversation':<14}{'messages':>10}{'tokens':>10}{'estimate':>10}{'error':>9}\n")
     for row in per_conversation:
-        stdout.write(f"  {row['conversation']:<14}{row['messages']:>10,}{row['tokens']:>10,}"
-                     f"{row['estimate']:>10,}{row['error']:>+9.1%}\n")
-    stdout.write(f"  whole conversations: mean |error| {figures['conversation_error_mean']:.1%}, "
-                 f"max {figures['conversation_error_max']:.1%}\n")
+        stdout.write(
+            f"  {row['conversation']:<14}{row['messages']:>10,}{row['tokens']:>10,}"
+            f"{row['estimate']:>10,}{row['error']:>+9.1%}\n"
+        )
+    stdout.write(
+        f"  whole conversations: mean |error| {figures['conversation_error_mean']:.1%}, "
+        f"max {figures['conversation_error_max']:.1%}\n"
+    )
     return figures

@@ -12,13 +12,13 @@ from compaction.models import CompactionLease, CompactionSettings
 SETTINGS_PK = 1
 
 # Outcomes an automatic attempt records in its lease row.
-DONE = "done"                # a summary was written and the channel is under its threshold
+DONE = "done"  # a summary was written and the channel is under its threshold
 INEFFECTIVE = "ineffective"  # a summary was written but the channel is still over it
-FAILED = "failed"            # the model call or the service failed; nothing was written
-NOTHING = "nothing"          # the service found nothing to compact
-BUSY = "busy"                # another compaction held the lease; not an attempt
-SKIPPED = "skipped"          # the task found the channel no longer eligible; not an attempt
-ABANDONED = "abandoned"      # the worker never reported back (killed, timed out)
+FAILED = "failed"  # the model call or the service failed; nothing was written
+NOTHING = "nothing"  # the service found nothing to compact
+BUSY = "busy"  # another compaction held the lease; not an attempt
+SKIPPED = "skipped"  # the task found the channel no longer eligible; not an attempt
+ABANDONED = "abandoned"  # the worker never reported back (killed, timed out)
 
 COOLDOWN_OUTCOMES = frozenset({DONE, INEFFECTIVE})
 NO_LOOP_OUTCOMES = frozenset({FAILED, NOTHING, ABANDONED})
@@ -61,7 +61,10 @@ def scan_candidates(*, settings: CompactionSettings, now: datetime.datetime) -> 
     """
     return (
         Channel.objects.filter(
-            type=Channel.Type.DIRECT, deleted_at__isnull=True, archived=False, ephemeral=False,
+            type=Channel.Type.DIRECT,
+            deleted_at__isnull=True,
+            archived=False,
+            ephemeral=False,
             context_ratio__gte=coarse_bound(settings=settings),
             last_activity_at__lte=now - datetime.timedelta(minutes=settings.idle_minutes),
             last_activity_at__gte=now - datetime.timedelta(days=settings.active_within_days),
@@ -84,20 +87,25 @@ def owner_leaves(*, channels: list[Channel]) -> dict[int, tuple[int, int]]:
         return {}
     owners = {channel.pk: channel.owner_id for channel in channels}
     rows = Cursor.objects.filter(channel_id__in=list(owners)).values_list(
-        "channel_id", "user_id", "leaf_id", "leaf__depth")
-    return {channel_id: (leaf_id, depth) for channel_id, user_id, leaf_id, depth in rows
-            if owners[channel_id] == user_id}
+        "channel_id", "user_id", "leaf_id", "leaf__depth"
+    )
+    return {
+        channel_id: (leaf_id, depth) for channel_id, user_id, leaf_id, depth in rows if owners[channel_id] == user_id
+    }
 
 
 def utility_context_window() -> int:
-    window = (ModelRole.objects.filter(role=ModelRole.Role.UTILITY)
-              .values_list("primary__context_window", flat=True).first())
+    window = (
+        ModelRole.objects.filter(role=ModelRole.Role.UTILITY).values_list("primary__context_window", flat=True).first()
+    )
     return window or 0
 
 
 def unfinished_q() -> Q:
     """An automatic attempt was reserved or started and has not reported back."""
-    return Q(last_auto_at__isnull=False) & (Q(last_finished_at__isnull=True) | Q(last_finished_at__lt=F("last_auto_at")))
+    return Q(last_auto_at__isnull=False) & (
+        Q(last_finished_at__isnull=True) | Q(last_finished_at__lt=F("last_auto_at"))
+    )
 
 
 def auto_attempt_counts(*, now: datetime.datetime) -> tuple[int, int]:
@@ -110,8 +118,9 @@ def auto_attempt_counts(*, now: datetime.datetime) -> tuple[int, int]:
     hour_ago = now - datetime.timedelta(hours=1)
     counts = CompactionLease.objects.filter(last_auto_at__gte=min(lease_ago, hour_ago)).aggregate(
         in_flight=Count("pk", filter=Q(last_auto_at__gte=lease_ago) & unfinished_q()),
-        failed=Count("pk", filter=Q(last_auto_at__gte=hour_ago)
-                     & (unfinished_q() | Q(last_outcome__in=NO_LOOP_OUTCOMES))),
+        failed=Count(
+            "pk", filter=Q(last_auto_at__gte=hour_ago) & (unfinished_q() | Q(last_outcome__in=NO_LOOP_OUTCOMES))
+        ),
     )
     return counts["in_flight"], counts["failed"]
 

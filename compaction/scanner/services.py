@@ -42,7 +42,15 @@ from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
 from compaction.scanner import selectors
 from compaction.scanner.selectors import (
-    ABANDONED, BUSY, COOLDOWN_OUTCOMES, DONE, FAILED, INEFFECTIVE, NO_LOOP_OUTCOMES, NOTHING, SKIPPED,
+    ABANDONED,
+    BUSY,
+    COOLDOWN_OUTCOMES,
+    DONE,
+    FAILED,
+    INEFFECTIVE,
+    NO_LOOP_OUTCOMES,
+    NOTHING,
+    SKIPPED,
     compaction_settings_get,
 )
 from compaction.services import channel_compact
@@ -79,12 +87,19 @@ class Decision:
         return data
 
     def log_line(self) -> str:
-        pressure = (f"{self.ratio:.0%} of {self.budget:,} tokens, threshold {self.threshold:.0%}; "
-                    f"{self.new_messages} messages since the summary, {self.messages} on the path")
+        pressure = (
+            f"{self.ratio:.0%} of {self.budget:,} tokens, threshold {self.threshold:.0%}; "
+            f"{self.new_messages} messages since the summary, {self.messages} on the path"
+        )
         if self.action == SKIP:
             return f"channel {self.channel_id} skipped ({self.detail or self.reason}) [{pressure}]"
-        verb = ("taken by this worker" if self.taken else "enqueued" if self.action == ENQUEUE
-                else "would be enqueued (dry run)")
+        verb = (
+            "taken by this worker"
+            if self.taken
+            else "enqueued"
+            if self.action == ENQUEUE
+            else "would be enqueued (dry run)"
+        )
         extra = ", retrying an abandoned attempt" if self.abandoned else ""
         return f"channel {self.channel_id} qualifies ({pressure}{extra}): {verb}"
 
@@ -113,9 +128,20 @@ class ScanReport:
         return next((d for d in self.decisions if d.taken), None)
 
     def as_dict(self) -> dict:
-        data = {name: getattr(self, name) for name in (
-            "source", "dry_run", "enabled", "threshold", "coarse_bound", "concurrency", "in_flight",
-            "budget_used", "hourly_budget")}
+        data = {
+            name: getattr(self, name)
+            for name in (
+                "source",
+                "dry_run",
+                "enabled",
+                "threshold",
+                "coarse_bound",
+                "concurrency",
+                "in_flight",
+                "budget_used",
+                "hourly_budget",
+            )
+        }
         data["duration_ms"] = round(self.duration_ms, 2)
         data["candidates"] = len(self.decisions)
         data["enqueued"] = self.enqueued
@@ -150,14 +176,26 @@ def _minutes(delta: datetime.timedelta) -> str:
     return f"{max(1, int(delta.total_seconds() // 60 + (1 if delta.total_seconds() % 60 else 0)))}m"
 
 
-def _decide(*, channel: Channel, lease: CompactionLease | None, leaf: tuple[int, int] | None,
-            settings: CompactionSettings, utility_window: int, now: datetime.datetime) -> Decision:
+def _decide(
+    *,
+    channel: Channel,
+    lease: CompactionLease | None,
+    leaf: tuple[int, int] | None,
+    settings: CompactionSettings,
+    utility_window: int,
+    now: datetime.datetime,
+) -> Decision:
     """The precise check of one candidate, on data already loaded: no query."""
     budget = channel_budget(channel=channel, settings=settings, utility_window=utility_window)
     decision = Decision(
-        channel_id=channel.pk, owner_id=channel.owner_id, tokens=channel.context_tokens, budget=budget,
-        ratio=channel.context_tokens / budget, threshold=channel_threshold(channel=channel, settings=settings),
-        new_messages=channel.context_messages, leaf_id=leaf[0] if leaf else None,
+        channel_id=channel.pk,
+        owner_id=channel.owner_id,
+        tokens=channel.context_tokens,
+        budget=budget,
+        ratio=channel.context_tokens / budget,
+        threshold=channel_threshold(channel=channel, settings=settings),
+        new_messages=channel.context_messages,
+        leaf_id=leaf[0] if leaf else None,
         messages=leaf[1] + 1 if leaf else 0,
     )
 
@@ -172,18 +210,26 @@ def _decide(*, channel: Channel, lease: CompactionLease | None, leaf: tuple[int,
     if decision.messages < settings.min_messages:
         return skip("too_few_messages", f"{decision.messages} messages on the path < {settings.min_messages}")
     if decision.new_messages < settings.min_new_messages:
-        return skip("too_few_new_messages",
-                    f"{decision.new_messages} messages since the summary < {settings.min_new_messages}")
+        return skip(
+            "too_few_new_messages", f"{decision.new_messages} messages since the summary < {settings.min_new_messages}"
+        )
     if decision.ratio < decision.threshold:
         return skip("below_threshold", f"below threshold, {decision.ratio:.0%} < {decision.threshold:.0%}")
     if lease is not None:
         if lease.expires_at is not None and lease.expires_at > now:
-            return skip("lease_held", f"lease held by {lease.holder or 'another worker'} "
-                                      f"for {int((lease.expires_at - now).total_seconds())}s more")
+            return skip(
+                "lease_held",
+                f"lease held by {lease.holder or 'another worker'} "
+                f"for {int((lease.expires_at - now).total_seconds())}s more",
+            )
         unfinished = lease.last_auto_at is not None and (
-            lease.last_finished_at is None or lease.last_finished_at < lease.last_auto_at)
-        cooldown_left = (lease.last_auto_at + datetime.timedelta(minutes=settings.cooldown_minutes) - now
-                         if lease.last_auto_at is not None else datetime.timedelta(0))
+            lease.last_finished_at is None or lease.last_finished_at < lease.last_auto_at
+        )
+        cooldown_left = (
+            lease.last_auto_at + datetime.timedelta(minutes=settings.cooldown_minutes) - now
+            if lease.last_auto_at is not None
+            else datetime.timedelta(0)
+        )
         if unfinished:
             if lease.last_auto_at > now - datetime.timedelta(seconds=conf.LEASE_SECONDS):
                 return skip("in_flight", "an automatic compaction is already queued or running")
@@ -192,8 +238,11 @@ def _decide(*, channel: Channel, lease: CompactionLease | None, leaf: tuple[int,
             if lease.last_outcome in COOLDOWN_OUTCOMES:
                 return skip("cooldown", f"cooldown, {_minutes(cooldown_left)} remaining")
             if lease.last_outcome in NO_LOOP_OUTCOMES and lease.attempt_leaf_id == decision.leaf_id:
-                return skip("no_loop", f"last attempt {lease.last_outcome}, no new messages since; "
-                                       f"{_minutes(cooldown_left)} of cooldown remaining")
+                return skip(
+                    "no_loop",
+                    f"last attempt {lease.last_outcome}, no new messages since; "
+                    f"{_minutes(cooldown_left)} of cooldown remaining",
+                )
     decision.action = ENQUEUE
     return decision
 
@@ -202,8 +251,11 @@ def _reserve(*, decision: Decision, lease: CompactionLease | None, now: datetime
     """Mark the channel's attempt as reserved; False if someone changed the row meanwhile."""
     values = {"last_auto_at": now, "attempt_leaf_id": decision.leaf_id}
     if decision.abandoned:
-        values.update(last_outcome=ABANDONED, failure_count=F("failure_count") + 1,
-                      last_error="The previous automatic attempt never reported back (worker killed or timed out).")
+        values.update(
+            last_outcome=ABANDONED,
+            failure_count=F("failure_count") + 1,
+            last_error="The previous automatic attempt never reported back (worker killed or timed out).",
+        )
     if lease is None:
         try:
             with transaction.atomic():
@@ -212,17 +264,27 @@ def _reserve(*, decision: Decision, lease: CompactionLease | None, now: datetime
         except IntegrityError:
             return False
     free = CompactionLease.objects.filter(pk=decision.channel_id, last_auto_at=lease.last_auto_at).exclude(
-        expires_at__gt=now)
+        expires_at__gt=now
+    )
     return free.update(**values) == 1
 
 
 def _enqueue(*, channel_id: int, ticket: str) -> None:
-    transaction.on_commit(partial(async_task, conf.AUTO_COMPACT_TASK, channel_id, ticket,
-                                  task_name=f"auto-compact-{channel_id}-{ticket}"))
+    transaction.on_commit(
+        partial(async_task, conf.AUTO_COMPACT_TASK, channel_id, ticket, task_name=f"auto-compact-{channel_id}-{ticket}")
+    )
 
 
-def _evaluate(*, channels: list[Channel], settings: CompactionSettings, now: datetime.datetime, dry_run: bool,
-              report: ScanReport, take: int = 0, until_full: bool = False) -> None:
+def _evaluate(
+    *,
+    channels: list[Channel],
+    settings: CompactionSettings,
+    now: datetime.datetime,
+    dry_run: bool,
+    report: ScanReport,
+    take: int = 0,
+    until_full: bool = False,
+) -> None:
     """Precise check of the candidates, then the budget and concurrency limits, then reservations.
 
     `take` reservations are kept for the caller instead of being enqueued.
@@ -244,8 +306,14 @@ def _evaluate(*, channels: list[Channel], settings: CompactionSettings, now: dat
     for channel in channels:
         if until_full and not (free and budget_left):
             break
-        decision = _decide(channel=channel, lease=leases.get(channel.pk), leaf=leaves.get(channel.pk),
-                           settings=settings, utility_window=utility_window, now=now)
+        decision = _decide(
+            channel=channel,
+            lease=leases.get(channel.pk),
+            leaf=leaves.get(channel.pk),
+            settings=settings,
+            utility_window=utility_window,
+            now=now,
+        )
         if decision.action == ENQUEUE:
             if budget_left <= 0:
                 decision.action, decision.reason = SKIP, "budget"
@@ -271,8 +339,9 @@ def _evaluate(*, channels: list[Channel], settings: CompactionSettings, now: dat
             logger.info("%s: %s", report.source, decision.log_line())
 
 
-def scan_run(*, dry_run: bool = False, source: str = "scan", now: datetime.datetime | None = None,
-             take: int = 0) -> ScanReport:
+def scan_run(
+    *, dry_run: bool = False, source: str = "scan", now: datetime.datetime | None = None, take: int = 0
+) -> ScanReport:
     """One tick of the scanner. Its query count is constant: it does not grow with
     the messages, nor with the candidates (only with the channels enqueued).
 
@@ -283,25 +352,47 @@ def scan_run(*, dry_run: bool = False, source: str = "scan", now: datetime.datet
     with transaction.atomic():
         settings = compaction_settings_get(lock=not dry_run)
         now = now or timezone.now()
-        report = ScanReport(source=source, dry_run=dry_run, enabled=settings.enabled, threshold=settings.threshold,
-                            coarse_bound=selectors.coarse_bound(settings=settings),
-                            concurrency=settings.concurrency)
+        report = ScanReport(
+            source=source,
+            dry_run=dry_run,
+            enabled=settings.enabled,
+            threshold=settings.threshold,
+            coarse_bound=selectors.coarse_bound(settings=settings),
+            concurrency=settings.concurrency,
+        )
         if not dry_run and source != "refill":
             scan_schedule_sync(settings=settings, create=False)
         if settings.enabled:
             channels = list(selectors.scan_candidates(settings=settings, now=now))
-            _evaluate(channels=channels, settings=settings, now=now, dry_run=dry_run, report=report,
-                      take=take, until_full=source == "refill")
+            _evaluate(
+                channels=channels,
+                settings=settings,
+                now=now,
+                dry_run=dry_run,
+                report=report,
+                take=take,
+                until_full=source == "refill",
+            )
     report.duration_ms = (time.monotonic() - started) * 1000
     if not settings.enabled:
         logger.info("%s: tick: auto-compaction is off, nothing done", source)
     else:
-        logger.info("%s: tick%s: %d candidates (pressure >= %.2f), %d enqueued%s, %d skipped; "
-                    "%d in flight of %d; %d of %d hourly budget used; %.1f ms",
-                    source, " (dry run)" if dry_run else "", len(report.decisions), report.coarse_bound,
-                    len(report.enqueued), ", 1 taken by this worker" if report.taken else "",
-                    sum(d.action == SKIP for d in report.decisions), report.in_flight,
-                    settings.concurrency, report.budget_used, settings.hourly_budget, report.duration_ms)
+        logger.info(
+            "%s: tick%s: %d candidates (pressure >= %.2f), %d enqueued%s, %d skipped; "
+            "%d in flight of %d; %d of %d hourly budget used; %.1f ms",
+            source,
+            " (dry run)" if dry_run else "",
+            len(report.decisions),
+            report.coarse_bound,
+            len(report.enqueued),
+            ", 1 taken by this worker" if report.taken else "",
+            sum(d.action == SKIP for d in report.decisions),
+            report.in_flight,
+            settings.concurrency,
+            report.budget_used,
+            settings.hourly_budget,
+            report.duration_ms,
+        )
     return report
 
 
@@ -310,14 +401,20 @@ def auto_compaction_reserve(*, channel_id: int, source: str = "event") -> Decisi
     with transaction.atomic():
         settings = compaction_settings_get(lock=True)
         now = timezone.now()
-        channel = (Channel.objects.select_related("model")
-                   .filter(pk=channel_id, type=Channel.Type.DIRECT, deleted_at__isnull=True, archived=False,
-                           ephemeral=False).first())
+        channel = (
+            Channel.objects.select_related("model")
+            .filter(pk=channel_id, type=Channel.Type.DIRECT, deleted_at__isnull=True, archived=False, ephemeral=False)
+            .first()
+        )
         if not settings.enabled or channel is None:
-            decision = Decision(channel_id=channel_id, owner_id=channel.owner_id if channel else 0,
-                                reason="off" if not settings.enabled else "not_eligible",
-                                detail="auto-compaction is off" if not settings.enabled
-                                else "deleted, archived, ephemeral or not a direct channel")
+            decision = Decision(
+                channel_id=channel_id,
+                owner_id=channel.owner_id if channel else 0,
+                reason="off" if not settings.enabled else "not_eligible",
+                detail="auto-compaction is off"
+                if not settings.enabled
+                else "deleted, archived, ephemeral or not a direct channel",
+            )
             logger.info("%s: %s", source, decision.log_line())
             return decision
         report = ScanReport(source=source, dry_run=False, enabled=True)
@@ -327,15 +424,22 @@ def auto_compaction_reserve(*, channel_id: int, source: str = "event") -> Decisi
 
 def _claim(*, channel_id: int, ticket: datetime.datetime) -> bool:
     """The task takes its reservation; False for a stale or duplicate delivery."""
-    return CompactionLease.objects.filter(pk=channel_id, last_auto_at=ticket).filter(
-        selectors.unfinished_q()).update(last_auto_at=timezone.now()) == 1
+    return (
+        CompactionLease.objects.filter(pk=channel_id, last_auto_at=ticket)
+        .filter(selectors.unfinished_q())
+        .update(last_auto_at=timezone.now())
+        == 1
+    )
 
 
 def _finish(*, outcome: AutoOutcome) -> None:
     """Record how the attempt ended. The service leaves automatic attempts to us:
     a failure counts and keeps its error; a written summary clears both."""
-    values = {"last_finished_at": timezone.now(), "last_outcome": outcome.outcome,
-              "last_error": outcome.detail if outcome.outcome in NO_LOOP_OUTCOMES else ""}
+    values = {
+        "last_finished_at": timezone.now(),
+        "last_outcome": outcome.outcome,
+        "last_error": outcome.detail if outcome.outcome in NO_LOOP_OUTCOMES else "",
+    }
     if outcome.outcome == FAILED:
         values["failure_count"] = F("failure_count") + 1
     elif outcome.outcome in COOLDOWN_OUTCOMES:
@@ -351,16 +455,18 @@ def _attempt(*, channel_id: int, ticket: str | None) -> AutoOutcome:
             return AutoOutcome(channel_id, SKIPPED, decision.detail)
         ticket = decision.ticket
     if not _claim(channel_id=channel_id, ticket=parse_datetime(ticket)):
-        logger.info("auto: channel %s: reservation %s is stale or was already handled; nothing to do",
-                    channel_id, ticket)
+        logger.info(
+            "auto: channel %s: reservation %s is stale or was already handled; nothing to do", channel_id, ticket
+        )
         return AutoOutcome(channel_id, STALE, "stale or duplicate delivery")
     outcome = _compact(channel_id=channel_id)
     _finish(outcome=outcome)
     return outcome
 
 
-def auto_compaction_drain(*, channel_id: int, ticket: str | None = None,
-                          seconds: float | None = None) -> list[AutoOutcome]:
+def auto_compaction_drain(
+    *, channel_id: int, ticket: str | None = None, seconds: float | None = None
+) -> list[AutoOutcome]:
     """The body of the automatic compaction task: the reserved channel, then
     the next ones this worker reserves for itself while `seconds` last.
 
@@ -383,8 +489,9 @@ def auto_compaction_drain(*, channel_id: int, ticket: str | None = None,
         try:
             taken = scan_run(source="refill", take=1 if time.monotonic() < deadline else 0).taken
         except Exception:
-            logger.exception("refill: the tick after channel %s failed; the next tick refills the slot",
-                             outcomes[-1].channel_id)
+            logger.exception(
+                "refill: the tick after channel %s failed; the next tick refills the slot", outcomes[-1].channel_id
+            )
             break
         if taken is None:
             break
@@ -413,8 +520,14 @@ def _compact(*, channel_id: int) -> AutoOutcome:
         return AutoOutcome(channel_id, SKIPPED, "the channel opted out")
     budget = channel_budget(channel=channel, settings=settings, utility_window=selectors.utility_context_window())
     threshold = channel_threshold(channel=channel, settings=settings)
-    logger.info("auto: compacting channel %s for user %s (trigger=auto, %d tokens, %.0f%% of %d)",
-                channel_id, channel.owner_id, channel.context_tokens, 100 * channel.context_tokens / budget, budget)
+    logger.info(
+        "auto: compacting channel %s for user %s (trigger=auto, %d tokens, %.0f%% of %d)",
+        channel_id,
+        channel.owner_id,
+        channel.context_tokens,
+        100 * channel.context_tokens / budget,
+        budget,
+    )
     try:
         result = channel_compact(channel=channel, actor=channel.owner, trigger="auto")
     except Conflict as error:
@@ -428,13 +541,24 @@ def _compact(*, channel_id: int) -> AutoOutcome:
         outcome = AutoOutcome(channel_id, FAILED, f"{type(error).__name__}: {error}")
     else:
         under = result.tokens_after / budget < threshold
-        outcome = AutoOutcome(channel_id, DONE if under else INEFFECTIVE, tokens_before=result.tokens_before,
-                              tokens_after=result.tokens_after,
-                              detail=f"{result.summarized_count} messages summarised by {result.model}")
-        logger.info("auto: channel %s done: %s tokens -> %s (%.0f%% -> %.0f%% of %d)%s; %s", channel_id,
-                    f"{result.tokens_before:,}", f"{result.tokens_after:,}", 100 * result.tokens_before / budget,
-                    100 * result.tokens_after / budget, budget,
-                    "" if under else ", still over the threshold", outcome.detail)
+        outcome = AutoOutcome(
+            channel_id,
+            DONE if under else INEFFECTIVE,
+            tokens_before=result.tokens_before,
+            tokens_after=result.tokens_after,
+            detail=f"{result.summarized_count} messages summarised by {result.model}",
+        )
+        logger.info(
+            "auto: channel %s done: %s tokens -> %s (%.0f%% -> %.0f%% of %d)%s; %s",
+            channel_id,
+            f"{result.tokens_before:,}",
+            f"{result.tokens_after:,}",
+            100 * result.tokens_before / budget,
+            100 * result.tokens_after / budget,
+            budget,
+            "" if under else ", still over the threshold",
+            outcome.detail,
+        )
         return outcome
     logger.warning("auto: channel %s %s: %s", channel_id, outcome.outcome, outcome.detail)
     return outcome
@@ -465,38 +589,72 @@ def reply_pressure_check(*, channel: Channel, input_tokens: int | None) -> bool:
     if not settings.enabled:
         return False
     declared = channel.model_id is not None and channel.model.context_window
-    budget = channel_budget(channel=channel, settings=settings,
-                            utility_window=0 if declared else selectors.utility_context_window())
+    budget = channel_budget(
+        channel=channel, settings=settings, utility_window=0 if declared else selectors.utility_context_window()
+    )
     threshold = channel_threshold(channel=channel, settings=settings)
     if input_tokens < threshold * budget:
         return False
-    logger.info("event: channel %s: the reply's prompt had %s tokens >= %.0f%% of %s; compaction enqueued",
-                channel.pk, f"{input_tokens:,}", threshold * 100, f"{budget:,}")
-    transaction.on_commit(partial(async_task, conf.AUTO_COMPACT_TASK, channel.pk, None,
-                                  task_name=f"auto-compact-{channel.pk}-event-{time.time_ns()}"), robust=True)
+    logger.info(
+        "event: channel %s: the reply's prompt had %s tokens >= %.0f%% of %s; compaction enqueued",
+        channel.pk,
+        f"{input_tokens:,}",
+        threshold * 100,
+        f"{budget:,}",
+    )
+    transaction.on_commit(
+        partial(
+            async_task,
+            conf.AUTO_COMPACT_TASK,
+            channel.pk,
+            None,
+            task_name=f"auto-compact-{channel.pk}-event-{time.time_ns()}",
+        ),
+        robust=True,
+    )
     return True
 
 
 # --- settings and schedule -------------------------------------------------
 
-SETTINGS_FIELDS = ("enabled", "threshold", "interval_minutes", "concurrency", "cooldown_minutes", "min_messages",
-                   "min_new_messages", "idle_minutes", "active_within_days", "batch_size", "hourly_budget",
-                   "default_context_budget")
+SETTINGS_FIELDS = (
+    "enabled",
+    "threshold",
+    "interval_minutes",
+    "concurrency",
+    "cooldown_minutes",
+    "min_messages",
+    "min_new_messages",
+    "idle_minutes",
+    "active_within_days",
+    "batch_size",
+    "hourly_budget",
+    "default_context_budget",
+)
 
 _INTEGER_RANGES = {
     "interval_minutes": (1, 1440, "The scan interval is in minutes, from 1 to 1440 (a day)."),
-    "concurrency": (1, 64, "Concurrency is the number of compactions in flight at once across the deployment, "
-                           "from 1 to 64."),
+    "concurrency": (
+        1,
+        64,
+        "Concurrency is the number of compactions in flight at once across the deployment, from 1 to 64.",
+    ),
     "cooldown_minutes": (0, 10_080, "The cooldown is in minutes, from 0 (none) to 10080 (a week)."),
     "min_messages": (2, 100_000, "Minimum messages on the path must be from 2 to 100000."),
     "min_new_messages": (1, 100_000, "Minimum new messages since the last summary must be from 1 to 100000."),
     "idle_minutes": (0, 1440, "Idle time is in minutes, from 0 to 1440 (a day)."),
     "active_within_days": (1, 3650, "The active-within window is in days, from 1 to 3650."),
     "batch_size": (1, 10_000, "The batch size is the number of candidates examined per scan, from 1 to 10000."),
-    "hourly_budget": (0, 1_000_000, "The hourly budget is a number of automatic compactions per hour, from 0 "
-                                    "(none) to 1000000."),
-    "default_context_budget": (1_000, 10_000_000, "The default context budget is in tokens, from 1000 to "
-                                                  "10000000 (128000 suits most current models)."),
+    "hourly_budget": (
+        0,
+        1_000_000,
+        "The hourly budget is a number of automatic compactions per hour, from 0 (none) to 1000000.",
+    ),
+    "default_context_budget": (
+        1_000,
+        10_000_000,
+        "The default context budget is in tokens, from 1000 to 10000000 (128000 suits most current models).",
+    ),
 }
 
 
@@ -505,15 +663,18 @@ def compaction_settings_validate(values: dict) -> None:
     errors: dict[str, str] = {}
     threshold = values.get("threshold")
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.05 <= threshold <= 0.99:
-        errors["threshold"] = ("The threshold is a share of the context window between 0.05 and 0.99 "
-                               "(0.70 means compact at 70% full).")
+        errors["threshold"] = (
+            "The threshold is a share of the context window between 0.05 and 0.99 (0.70 means compact at 70% full)."
+        )
     for name, (low, high, message) in _INTEGER_RANGES.items():
         value = values.get(name)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             errors[name] = message
     if not errors and values["min_new_messages"] > values["min_messages"]:
-        errors["min_new_messages"] = (f"Cannot exceed the minimum messages on the path ({values['min_messages']}): "
-                                      "new messages are part of the path.")
+        errors["min_new_messages"] = (
+            f"Cannot exceed the minimum messages on the path ({values['min_messages']}): "
+            "new messages are part of the path."
+        )
     if not errors and values["idle_minutes"] >= values["active_within_days"] * 1440:
         errors["idle_minutes"] = "The idle time must be shorter than the active-within window, or no channel qualifies."
     if errors:
@@ -534,9 +695,13 @@ def compaction_settings_update(*, actor: AbstractBaseUser | None, **changes) -> 
     for name in changed:
         setattr(settings, name, values[name])
     settings.save(update_fields=[*changed, "updated_at"])
-    audit_record(actor=actor, action="compaction.settings", resource="compaction-settings:1",
-                 details={name: values[name] for name in changed},
-                 actor_label="" if actor is not None else "system:compaction")
+    audit_record(
+        actor=actor,
+        action="compaction.settings",
+        resource="compaction-settings:1",
+        details={name: values[name] for name in changed},
+        actor_label="" if actor is not None else "system:compaction",
+    )
     scan_schedule_sync(settings=settings, create=False)
     logger.info("settings: %s", ", ".join(f"{name}={values[name]}" for name in changed))
     return settings
@@ -557,11 +722,20 @@ def scan_schedule_sync(*, settings: CompactionSettings, create: bool = True) -> 
         if not create:
             return None, "missing"
         schedule = Schedule.objects.create(
-            name=conf.SCAN_SCHEDULE_NAME, func=conf.SCAN_TASK, schedule_type=Schedule.MINUTES,
-            minutes=settings.interval_minutes, repeats=-1, next_run=now)
+            name=conf.SCAN_SCHEDULE_NAME,
+            func=conf.SCAN_TASK,
+            schedule_type=Schedule.MINUTES,
+            minutes=settings.interval_minutes,
+            repeats=-1,
+            next_run=now,
+        )
         return schedule, "created"
-    wanted = {"func": conf.SCAN_TASK, "schedule_type": Schedule.MINUTES, "minutes": settings.interval_minutes,
-              "repeats": -1}
+    wanted = {
+        "func": conf.SCAN_TASK,
+        "schedule_type": Schedule.MINUTES,
+        "minutes": settings.interval_minutes,
+        "repeats": -1,
+    }
     changed = [name for name, value in wanted.items() if getattr(schedule, name) != value]
     if not changed:
         return schedule, "unchanged"

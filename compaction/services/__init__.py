@@ -14,6 +14,15 @@ from compaction.services.profiles import (
 )
 
 __all__ = [
-    "CompactionResult", "channel_compact", "summary_branch", "profile_create", "profile_delete",
-    "profile_duplicate", "profile_export", "profile_import", "profile_reset", "profile_resolve", "profile_update",
+    "CompactionResult",
+    "channel_compact",
+    "summary_branch",
+    "profile_create",
+    "profile_delete",
+    "profile_duplicate",
+    "profile_export",
+    "profile_import",
+    "profile_reset",
+    "profile_resolve",
+    "profile_update",
 ]

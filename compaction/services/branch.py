@@ -11,13 +11,20 @@ from compaction import conf
 from compaction.redaction import redact
 
 BRANCH_OPENING = (
-    "[Summary of the earlier conversation \"{title}\", carried over when this channel was branched from it. "
+    '[Summary of the earlier conversation "{title}", carried over when this channel was branched from it. '
     "It is background for reference, written by a summarizer, not a new request.]\n\n{content}"
 )
 
 
-def summary_branch(*, channel: Channel, actor: AbstractBaseUser | None, summary: Summary | None = None,
-                   content: str | None = None, profile_slug: str | None = None, focus: str = "") -> Channel:
+def summary_branch(
+    *,
+    channel: Channel,
+    actor: AbstractBaseUser | None,
+    summary: Summary | None = None,
+    content: str | None = None,
+    profile_slug: str | None = None,
+    focus: str = "",
+) -> Channel:
     """A new channel of the same owner, persona and model whose first message is the summary.
 
     From a stored summary, from a (possibly edited) draft's text, or, given
@@ -29,8 +36,9 @@ def summary_branch(*, channel: Channel, actor: AbstractBaseUser | None, summary:
     if summary is None and content is None:
         from compaction.services.compact import channel_compact
 
-        content = channel_compact(channel=channel, actor=actor, profile_slug=profile_slug, focus=focus,
-                                  dry_run=True).content
+        content = channel_compact(
+            channel=channel, actor=actor, profile_slug=profile_slug, focus=focus, dry_run=True
+        ).content
     if summary is not None:
         text = summary.content
     else:
@@ -46,15 +54,32 @@ def summary_branch(*, channel: Channel, actor: AbstractBaseUser | None, summary:
 def _branch_write(*, channel: Channel, actor: AbstractBaseUser | None, summary: Summary | None, text: str) -> Channel:
     owner = channel.owner
     suffix = conf.BRANCH_TITLE_SUFFIX
-    branch = channel_create(owner=owner, title=channel.title[: 200 - len(suffix)] + suffix, persona=channel.persona,
-                            model=channel.model, type=channel.type, settings=channel.settings)
+    branch = channel_create(
+        owner=owner,
+        title=channel.title[: 200 - len(suffix)] + suffix,
+        persona=channel.persona,
+        model=channel.model,
+        type=channel.type,
+        settings=channel.settings,
+    )
     branch.branched_from, branch.branched_from_summary = channel, summary
     branch.save(update_fields=["branched_from", "branched_from_summary"])
-    message_append(channel=branch, user=owner, role=Message.Role.USER,
-                   content=BRANCH_OPENING.format(title=channel.title, content=text),
-                   metadata={"kind": "branch_summary", "source_channel": channel.pk,
-                             "source_summary": summary.pk if summary else None})
-    audit_record(actor=actor, action="channel.branch", resource=f"channel:{branch.pk}",
-                 details={"source_channel": channel.pk, "source_summary": summary.pk if summary else None})
+    message_append(
+        channel=branch,
+        user=owner,
+        role=Message.Role.USER,
+        content=BRANCH_OPENING.format(title=channel.title, content=text),
+        metadata={
+            "kind": "branch_summary",
+            "source_channel": channel.pk,
+            "source_summary": summary.pk if summary else None,
+        },
+    )
+    audit_record(
+        actor=actor,
+        action="channel.branch",
+        resource=f"channel:{branch.pk}",
+        details={"source_channel": channel.pk, "source_summary": summary.pk if summary else None},
+    )
     branch.refresh_from_db()
     return branch

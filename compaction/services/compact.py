@@ -72,13 +72,15 @@ class _Plan:
     kept: list[Message]
 
 
-def _plan(*, channel: Channel, keep_recent: int, through_message_id: int | None,
-          input_budget: int | None) -> _Plan:
+def _plan(*, channel: Channel, keep_recent: int, through_message_id: int | None, input_budget: int | None) -> _Plan:
     """Which messages this compaction covers; Unprocessable with the reason when too few."""
     cursor = chatcore_selectors.cursor_get(channel=channel, user=channel.owner)
     if cursor is None:
-        raise Unprocessable("Nothing to compact: the channel has no messages.", code="nothing_to_compact",
-                            extra={"reason": "empty", "new_messages": 0, "minimum": conf.MIN_NEW_MESSAGES})
+        raise Unprocessable(
+            "Nothing to compact: the channel has no messages.",
+            code="nothing_to_compact",
+            extra={"reason": "empty", "new_messages": 0, "minimum": conf.MIN_NEW_MESSAGES},
+        )
     boundary = cursor.summary
     after_depth = boundary.through_message.depth if boundary else -1
     path = chatcore_selectors.message_path(leaf_id=cursor.leaf_id, after_depth=after_depth)
@@ -86,8 +88,11 @@ def _plan(*, channel: Channel, keep_recent: int, through_message_id: int | None,
     if through_message_id is not None:
         cut = next((i + 1 for i, m in enumerate(path) if m.pk == through_message_id), None)
         if cut is None:
-            raise Conflict("The channel changed since the draft was made: its message is no longer on the "
-                           "active path after the current summary. Make a new draft.", code="channel_changed")
+            raise Conflict(
+                "The channel changed since the draft was made: its message is no longer on the "
+                "active path after the current summary. Make a new draft.",
+                code="channel_changed",
+            )
     else:
         cut = max(len(path) - keep_recent, 0)
         # Never separate a tool result from the call that asked for it.
@@ -109,8 +114,13 @@ def _plan(*, channel: Channel, keep_recent: int, through_message_id: int | None,
             f"kept as they are, leaves {len(to_summarize)} to summarise; at least {conf.MIN_NEW_MESSAGES} "
             f"are needed.",
             code="nothing_to_compact",
-            extra={"reason": "too_few_messages", "new_messages": len(path), "keep_recent": len(kept),
-                   "would_summarize": len(to_summarize), "minimum": conf.MIN_NEW_MESSAGES},
+            extra={
+                "reason": "too_few_messages",
+                "new_messages": len(path),
+                "keep_recent": len(kept),
+                "would_summarize": len(to_summarize),
+                "minimum": conf.MIN_NEW_MESSAGES,
+            },
         )
     return _Plan(leaf=cursor.leaf, boundary=boundary, path=path, to_summarize=to_summarize, kept=kept)
 
@@ -130,8 +140,9 @@ def _input_budget(profile: CompactionProfile, max_tokens: int) -> int | None:
         model = role.primary if role else None
     if model is None or model.provider == LLMModel.Provider.OFFLINE:
         return None
-    window = model.context_window if model is not None and model.context_window else \
-        chatcore_conf.DEFAULT_CONTEXT_BUDGET
+    window = (
+        model.context_window if model is not None and model.context_window else chatcore_conf.DEFAULT_CONTEXT_BUDGET
+    )
     return max(int(window * conf.INPUT_SHARE) - max_tokens - 1_000, 1_000)
 
 
@@ -177,17 +188,38 @@ def offline_limit(*, max_tokens: int, input_tokens: int) -> int:
     return max(50, min(max_tokens, int(input_tokens * 0.8)))
 
 
-def _summarize(*, channel: Channel, profile: CompactionProfile, items: list[TranscriptItem],
-               previous_summary: str | None, focus: str, max_tokens: int, trigger: str,
-               input_tokens_estimate: int, source_text: str) -> tuple[str, str, bool, int, int]:
+def _summarize(
+    *,
+    channel: Channel,
+    profile: CompactionProfile,
+    items: list[TranscriptItem],
+    previous_summary: str | None,
+    focus: str,
+    max_tokens: int,
+    trigger: str,
+    input_tokens_estimate: int,
+    source_text: str,
+) -> tuple[str, str, bool, int, int]:
     """(text, model name, used_fallback, input tokens, output tokens) from the model or the offline method."""
-    messages = messages_build(system_prompt=profile.system_prompt, instructions=profile.instructions,
-                              transcript=render_transcript(items), previous_summary=previous_summary,
-                              focus=focus, persona=channel.persona)
+    messages = messages_build(
+        system_prompt=profile.system_prompt,
+        instructions=profile.instructions,
+        transcript=render_transcript(items),
+        previous_summary=previous_summary,
+        focus=focus,
+        persona=channel.persona,
+    )
     try:
-        completion = llm_complete(role=ModelRole.Role.UTILITY, messages=messages, user=channel.owner,
-                                  channel=channel, trigger=trigger, max_tokens=max_tokens,
-                                  temperature=profile.temperature, override=profile.model)
+        completion = llm_complete(
+            role=ModelRole.Role.UTILITY,
+            messages=messages,
+            user=channel.owner,
+            channel=channel,
+            trigger=trigger,
+            max_tokens=max_tokens,
+            temperature=profile.temperature,
+            override=profile.model,
+        )
     except OfflineModel:
         limit = offline_limit(max_tokens=max_tokens, input_tokens=input_tokens_estimate)
         text = summarize_offline(items=items, previous_summary=previous_summary, focus=focus, max_tokens=limit)
@@ -195,39 +227,61 @@ def _summarize(*, channel: Channel, profile: CompactionProfile, items: list[Tran
         # covers: when they would not fit, summarise again in less room (at most a fifth less).
         overflow = count_tokens(facts_pin(source_text=source_text, summary=text)) - limit
         if overflow > 0:
-            text = summarize_offline(items=items, previous_summary=previous_summary, focus=focus,
-                                     max_tokens=max(50, limit - min(overflow, limit // 5)))
+            text = summarize_offline(
+                items=items,
+                previous_summary=previous_summary,
+                focus=focus,
+                max_tokens=max(50, limit - min(overflow, limit // 5)),
+            )
         output_tokens = count_tokens(text)
-        UsageEntry.objects.create(user=channel.owner, channel=channel, role=ModelRole.Role.UTILITY,
-                                  model=OFFLINE_MODEL_NAME, trigger=trigger, input_tokens=input_tokens_estimate,
-                                  output_tokens=output_tokens)
+        UsageEntry.objects.create(
+            user=channel.owner,
+            channel=channel,
+            role=ModelRole.Role.UTILITY,
+            model=OFFLINE_MODEL_NAME,
+            trigger=trigger,
+            input_tokens=input_tokens_estimate,
+            output_tokens=output_tokens,
+        )
         return text, OFFLINE_MODEL_NAME, False, input_tokens_estimate, output_tokens
-    return (completion.content, completion.model, completion.used_fallback, completion.input_tokens,
-            completion.output_tokens)
+    return (
+        completion.content,
+        completion.model,
+        completion.used_fallback,
+        completion.input_tokens,
+        completion.output_tokens,
+    )
 
 
 def _validated(text: str, *, input_tokens: int, max_tokens: int, model: str) -> tuple[str, bool]:
     text = (text or "").strip()
     if not text:
-        raise ModelCallFailed(f"The summarizer ({model}) returned an empty summary; nothing was written.",
-                              code="unusable_summary", extra={"reason": "empty"})
+        raise ModelCallFailed(
+            f"The summarizer ({model}) returned an empty summary; nothing was written.",
+            code="unusable_summary",
+            extra={"reason": "empty"},
+        )
     tokens = count_tokens(text)
     if tokens >= input_tokens:
         raise ModelCallFailed(
             f"The summarizer ({model}) returned {tokens:,} tokens for {input_tokens:,} tokens of conversation: "
             f"a summary must be shorter than what it replaces; nothing was written.",
-            code="unusable_summary", extra={"reason": "longer_than_input"})
+            code="unusable_summary",
+            extra={"reason": "longer_than_input"},
+        )
     return _truncate(text, max_tokens)
 
 
-def _check_arguments(*, trigger: str, focus: str, keep_recent: int | None, content: str | None,
-                     max_summary_tokens: int | None) -> None:
+def _check_arguments(
+    *, trigger: str, focus: str, keep_recent: int | None, content: str | None, max_summary_tokens: int | None
+) -> None:
     if trigger not in Summary.Trigger.values:
         raise ValidationError({"trigger": f"Trigger must be one of: {', '.join(Summary.Trigger.values)}."})
     if not isinstance(focus, str) or len(focus) > conf.MAX_FOCUS_CHARS:
         raise ValidationError({"focus": f"Focus must be text of at most {conf.MAX_FOCUS_CHARS:,} characters."})
-    if keep_recent is not None and (isinstance(keep_recent, bool) or not isinstance(keep_recent, int)
-                                    or not 0 <= keep_recent <= 1000):
+    if keep_recent is not None and (
+        isinstance(keep_recent, bool) or not isinstance(keep_recent, int) or not 0 <= keep_recent <= 1000
+    ):
         raise ValidationError({"keep_recent": "keep_recent must be a whole number from 0 to 1000."})
     if max_summary_tokens is not None and not 50 <= max_summary_tokens <= 32_000:
         raise ValidationError({"max_summary_tokens": "max_summary_tokens must be from 50 to 32,000."})
@@ -235,14 +289,25 @@ def _check_arguments(*, trigger: str, focus: str, keep_recent: int | None, conte
         if not isinstance(content, str) or not content.strip():
             raise ValidationError({"content": "An edited summary may not be empty."})
         if len(content) > conf.MAX_CONTENT_CHARS:
-            raise ValidationError({"content": f"An edited summary may be at most {conf.MAX_CONTENT_CHARS:,} "
-                                              f"characters."})
+            raise ValidationError(
+                {"content": f"An edited summary may be at most {conf.MAX_CONTENT_CHARS:,} characters."}
+            )
 
 
-def channel_compact(*, channel: Channel, actor: AbstractBaseUser | None, trigger: str = "manual",
-                    profile_slug: str | None = None, focus: str = "", keep_recent: int | None = None,
-                    dry_run: bool = False, content: str | None = None, max_summary_tokens: int | None = None,
-                    through_message_id: int | None = None, edited: bool | None = None) -> CompactionResult:
+def channel_compact(
+    *,
+    channel: Channel,
+    actor: AbstractBaseUser | None,
+    trigger: str = "manual",
+    profile_slug: str | None = None,
+    focus: str = "",
+    keep_recent: int | None = None,
+    dry_run: bool = False,
+    content: str | None = None,
+    max_summary_tokens: int | None = None,
+    through_message_id: int | None = None,
+    edited: bool | None = None,
+) -> CompactionResult:
     """Summarise the older part of the owner's active path into a new boundary.
 
     `content` applies an edited draft instead of calling a model (stored with
@@ -252,8 +317,9 @@ def channel_compact(*, channel: Channel, actor: AbstractBaseUser | None, trigger
     (in_progress, channel_changed, lease_lost), Unprocessable
     (nothing_to_compact) or ModelCallFailed; on any of them nothing is written.
     """
-    _check_arguments(trigger=trigger, focus=focus, keep_recent=keep_recent, content=content,
-                     max_summary_tokens=max_summary_tokens)
+    _check_arguments(
+        trigger=trigger, focus=focus, keep_recent=keep_recent, content=content, max_summary_tokens=max_summary_tokens
+    )
     channel = Channel.objects.select_related("owner", "persona", "model").get(pk=channel.pk)
     profile = profile_resolve(channel=channel, user=channel.owner, slug=profile_slug)
     max_tokens = max_summary_tokens or profile.max_summary_tokens
@@ -263,17 +329,33 @@ def channel_compact(*, channel: Channel, actor: AbstractBaseUser | None, trigger
     # The scanner's task records automatic attempts itself; a dry run changes nothing worth recording.
     record = trigger != Summary.Trigger.AUTO and not dry_run
     if not lease_acquire(channel_id=channel.pk, holder=holder, seconds=conf.LEASE_SECONDS):
-        raise Conflict("A compaction of this channel is already in progress; try again when it has finished.",
-                       code="in_progress")
+        raise Conflict(
+            "A compaction of this channel is already in progress; try again when it has finished.", code="in_progress"
+        )
     try:
         result = _compact_holding_lease(
-            channel=channel, actor=actor, trigger=trigger, profile=profile, focus=focus, keep=keep,
-            dry_run=dry_run, content=content, max_tokens=max_tokens, through_message_id=through_message_id,
-            holder=holder, record=record,
-            edited=content is not None if edited is None else bool(edited and content is not None))
+            channel=channel,
+            actor=actor,
+            trigger=trigger,
+            profile=profile,
+            focus=focus,
+            keep=keep,
+            dry_run=dry_run,
+            content=content,
+            max_tokens=max_tokens,
+            through_message_id=through_message_id,
+            holder=holder,
+            record=record,
+            edited=content is not None if edited is None else bool(edited and content is not None),
+        )
     except (Unprocessable, ValidationError) as error:
-        lease_release(channel_id=channel.pk, holder=holder, outcome="nothing", record=record,
-                      error=getattr(error, "message", None) or "; ".join(error.messages))
+        lease_release(
+            channel_id=channel.pk,
+            holder=holder,
+            outcome="nothing",
+            record=record,
+            error=getattr(error, "message", None) or "; ".join(error.messages),
+        )
         raise
     except BaseException as error:
         message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
@@ -285,12 +367,28 @@ def channel_compact(*, channel: Channel, actor: AbstractBaseUser | None, trigger
     return result
 
 
-def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, trigger: str,
-                           profile: CompactionProfile, focus: str, keep: int, dry_run: bool, content: str | None,
-                           max_tokens: int, through_message_id: int | None, holder: str,
-                           record: bool, edited: bool) -> CompactionResult:
-    plan = _plan(channel=channel, keep_recent=keep, through_message_id=through_message_id,
-                 input_budget=_input_budget(profile, max_tokens))
+def _compact_holding_lease(
+    *,
+    channel: Channel,
+    actor: AbstractBaseUser | None,
+    trigger: str,
+    profile: CompactionProfile,
+    focus: str,
+    keep: int,
+    dry_run: bool,
+    content: str | None,
+    max_tokens: int,
+    through_message_id: int | None,
+    holder: str,
+    record: bool,
+    edited: bool,
+) -> CompactionResult:
+    plan = _plan(
+        channel=channel,
+        keep_recent=keep,
+        through_message_id=through_message_id,
+        input_budget=_input_budget(profile, max_tokens),
+    )
     prefetch_related_objects(plan.to_summarize, "author")
     items = transcript_items(plan.to_summarize)
     previous = plan.boundary
@@ -313,16 +411,23 @@ def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, 
             redactions[kind] = redactions.get(kind, 0) + count
         text = applied.text
         if count_tokens(text) >= input_tokens_total:
-            raise ValidationError({"content": "The edited summary is as long as the messages it would replace; "
-                                              "shorten it."})
+            raise ValidationError(
+                {"content": "The edited summary is as long as the messages it would replace; shorten it."}
+            )
         model, used_fallback, tokens_in, tokens_out = "", False, 0, 0
     else:
         source_tokens = count_tokens(source_text)
         raw, model, used_fallback, tokens_in, tokens_out = _summarize(
-            channel=channel, profile=profile, items=items,
+            channel=channel,
+            profile=profile,
+            items=items,
             previous_summary=previous_text.text if previous_text else None,
-            focus=focus_text.text if focus_text else "", max_tokens=max_tokens, trigger=trigger,
-            input_tokens_estimate=source_tokens, source_text=source_text)
+            focus=focus_text.text if focus_text else "",
+            max_tokens=max_tokens,
+            trigger=trigger,
+            input_tokens_estimate=source_tokens,
+            source_text=source_text,
+        )
         text, truncated = _validated(raw, input_tokens=input_tokens_total, max_tokens=max_tokens, model=model)
         # The summarizer never saw a secret, but nothing it writes may carry one either.
         final = redact(text)
@@ -345,11 +450,24 @@ def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, 
     tokens_before = plan.leaf.path_tokens - boundary_offset
     tokens_after = plan.leaf.path_tokens - through.path_tokens + summary_tokens
     result = CompactionResult(
-        summary=None, content=text, summarized_count=len(plan.to_summarize), model=model,
-        used_fallback=used_fallback, input_tokens=tokens_in, output_tokens=tokens_out, tokens_before=tokens_before,
-        tokens_after=tokens_after, through_message_id=through.pk, profile_slug=profile.slug, extracts=extracts,
-        dry_run=dry_run, messages_before=len(plan.path) + (1 if previous else 0), messages_after=len(plan.kept) + 1,
-        edited=edited, truncated=truncated, redactions=redactions,
+        summary=None,
+        content=text,
+        summarized_count=len(plan.to_summarize),
+        model=model,
+        used_fallback=used_fallback,
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        tokens_before=tokens_before,
+        tokens_after=tokens_after,
+        through_message_id=through.pk,
+        profile_slug=profile.slug,
+        extracts=extracts,
+        dry_run=dry_run,
+        messages_before=len(plan.path) + (1 if previous else 0),
+        messages_after=len(plan.kept) + 1,
+        edited=edited,
+        truncated=truncated,
+        redactions=redactions,
     )
     if dry_run:
         return result
@@ -358,32 +476,62 @@ def _compact_holding_lease(*, channel: Channel, actor: AbstractBaseUser | None, 
         locked = Channel.objects.select_for_update(of=("self",)).get(pk=channel.pk)
         cursor = chatcore_selectors.cursor_get(channel=locked, user=channel.owner)
         if cursor is None or cursor.summary_id != (previous.pk if previous else None):
-            raise Conflict("The channel changed during the compaction (its summary in force is not the same); "
-                           "nothing was written.", code="channel_changed")
+            raise Conflict(
+                "The channel changed during the compaction (its summary in force is not the same); "
+                "nothing was written.",
+                code="channel_changed",
+            )
         if cursor.leaf_id != plan.leaf.pk:
             on_path = chatcore_selectors.message_path(leaf_id=cursor.leaf_id, after_depth=through.depth - 1)
             if not on_path or on_path[0].pk != through.pk:
-                raise Conflict("The channel changed during the compaction (the active branch no longer contains "
-                               "the summarised messages); nothing was written.", code="channel_changed")
+                raise Conflict(
+                    "The channel changed during the compaction (the active branch no longer contains "
+                    "the summarised messages); nothing was written.",
+                    code="channel_changed",
+                )
         if not lease_release(channel_id=channel.pk, holder=holder, outcome="done", record=record):
-            raise Conflict("This compaction's lease expired and was taken over; nothing was written.",
-                           code="lease_lost")
+            raise Conflict(
+                "This compaction's lease expired and was taken over; nothing was written.", code="lease_lost"
+            )
         summary = summary_write(
-            channel=locked, through_message=through, content=text, created_by=actor, trigger=trigger,
-            profile_slug=profile.slug, model=model, used_fallback=used_fallback, input_tokens=tokens_in,
-            output_tokens=tokens_out, tokens_before=tokens_before, tokens_after=tokens_after,
-            messages_covered=through.depth + 1, extracts=extracts, edited=edited,
+            channel=locked,
+            through_message=through,
+            content=text,
+            created_by=actor,
+            trigger=trigger,
+            profile_slug=profile.slug,
+            model=model,
+            used_fallback=used_fallback,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            messages_covered=through.depth + 1,
+            extracts=extracts,
+            edited=edited,
         )
         audit_record(
-            actor=actor, actor_label=SYSTEM_ACTOR if trigger == Summary.Trigger.AUTO else "",
-            action="summary.compact", resource=f"summary:{summary.pk}",
-            details={"channel": channel.pk, "trigger": trigger, "profile": profile.slug, "model": model,
-                     "used_fallback": used_fallback, "summarized": len(plan.to_summarize),
-                     "tokens_before": tokens_before, "tokens_after": tokens_after,
-                     "edited": edited, "redactions": redactions},
+            actor=actor,
+            actor_label=SYSTEM_ACTOR if trigger == Summary.Trigger.AUTO else "",
+            action="summary.compact",
+            resource=f"summary:{summary.pk}",
+            details={
+                "channel": channel.pk,
+                "trigger": trigger,
+                "profile": profile.slug,
+                "model": model,
+                "used_fallback": used_fallback,
+                "summarized": len(plan.to_summarize),
+                "tokens_before": tokens_before,
+                "tokens_after": tokens_after,
+                "edited": edited,
+                "redactions": redactions,
+            },
         )
         result.summary = summary
-        transaction.on_commit(lambda: signals.compaction_done.send(
-            sender=CompactionResult, channel=locked, summary=summary, result=result, trigger=trigger))
+        transaction.on_commit(
+            lambda: signals.compaction_done.send(
+                sender=CompactionResult, channel=locked, summary=summary, result=result, trigger=trigger
+            )
+        )
     return result
-

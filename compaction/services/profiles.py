@@ -14,8 +14,20 @@ from chatcore.services import audit_record
 from compaction import builtins, selectors
 from compaction.models import CompactionProfile
 
-EDITABLE_FIELDS = ["name", "slug", "description", "symbol", "system_prompt", "instructions", "keep_recent",
-                   "max_summary_tokens", "temperature", "model", "persona", "is_default"]
+EDITABLE_FIELDS = [
+    "name",
+    "slug",
+    "description",
+    "symbol",
+    "system_prompt",
+    "instructions",
+    "keep_recent",
+    "max_summary_tokens",
+    "temperature",
+    "model",
+    "persona",
+    "is_default",
+]
 EXPORT_VERSION = 1
 
 
@@ -34,8 +46,12 @@ def profile_resolve(*, channel: Channel, user: AbstractBaseUser | None, slug: st
     if slug:
         profile = visible.filter(slug=slug).first()
         if profile is None:
-            raise ValidationError({"profile": f"No profile '{slug}' is available for this channel "
-                                              f"(global profiles and those of its persona are)."})
+            raise ValidationError(
+                {
+                    "profile": f"No profile '{slug}' is available for this channel "
+                    f"(global profiles and those of its persona are)."
+                }
+            )
         return profile
     defaults = [p for p in visible.filter(is_default=True)]
     for profile in defaults:
@@ -53,8 +69,11 @@ def profile_resolve(*, channel: Channel, user: AbstractBaseUser | None, slug: st
 
 def _clear_other_defaults(profile: CompactionProfile) -> None:
     if profile.is_default:
-        (CompactionProfile.objects.filter(persona_id=profile.persona_id, is_default=True)
-         .exclude(pk=profile.pk).update(is_default=False))
+        (
+            CompactionProfile.objects.filter(persona_id=profile.persona_id, is_default=True)
+            .exclude(pk=profile.pk)
+            .update(is_default=False)
+        )
 
 
 def _save(profile: CompactionProfile) -> CompactionProfile:
@@ -100,11 +119,13 @@ def profile_update(*, profile: CompactionProfile, actor: AbstractBaseUser | None
     for name, value in changes.items():
         setattr(profile, name, value)
     if was_global_default and not (profile.is_default and profile.persona_id is None):
-        raise ValidationError({"is_default": "There must be a global default: make another profile the "
-                                             "global default instead."})
+        raise ValidationError(
+            {"is_default": "There must be a global default: make another profile the global default instead."}
+        )
     _save(profile)
-    audit_record(actor=actor, action="profile.update", resource=f"profile:{profile.slug}",
-                 details={"fields": sorted(changes)})
+    audit_record(
+        actor=actor, action="profile.update", resource=f"profile:{profile.slug}", details={"fields": sorted(changes)}
+    )
     return profile
 
 
@@ -112,27 +133,29 @@ def profile_update(*, profile: CompactionProfile, actor: AbstractBaseUser | None
 def profile_delete(*, profile: CompactionProfile, actor: AbstractBaseUser | None) -> None:
     _staff_only(actor)
     if profile.is_builtin:
-        raise Conflict("Built-in profiles cannot be deleted; edit it, reset it, or duplicate it instead.",
-                       code="builtin")
+        raise Conflict(
+            "Built-in profiles cannot be deleted; edit it, reset it, or duplicate it instead.", code="builtin"
+        )
     if profile.is_default and profile.persona_id is None:
-        raise Conflict("This is the global default profile: make another profile the default first.",
-                       code="default")
+        raise Conflict("This is the global default profile: make another profile the default first.", code="default")
     slug = profile.slug
     profile.delete()
     audit_record(actor=actor, action="profile.delete", resource=f"profile:{slug}")
 
 
 @transaction.atomic
-def profile_duplicate(*, profile: CompactionProfile, actor: AbstractBaseUser | None,
-                      name: str | None = None) -> CompactionProfile:
+def profile_duplicate(
+    *, profile: CompactionProfile, actor: AbstractBaseUser | None, name: str | None = None
+) -> CompactionProfile:
     """An editable copy (never built-in, never a default)."""
     _staff_only(actor)
     name = (name or f"{profile.name} (copy)")[:100]
     copy = CompactionProfile(**{field: getattr(profile, field) for field in EDITABLE_FIELDS if field != "slug"})
     copy.name, copy.slug, copy.is_default = name, _unique_slug(name), False
     _save(copy)
-    audit_record(actor=actor, action="profile.duplicate", resource=f"profile:{copy.slug}",
-                 details={"source": profile.slug})
+    audit_record(
+        actor=actor, action="profile.duplicate", resource=f"profile:{copy.slug}", details={"source": profile.slug}
+    )
     return copy
 
 
@@ -155,15 +178,22 @@ def profile_export(*, profiles) -> dict:
     """A JSON-ready document; models and personas are named, never numbered."""
     items = []
     for profile in profiles:
-        items.append({
-            "slug": profile.slug, "name": profile.name, "description": profile.description,
-            "symbol": profile.symbol, "system_prompt": profile.system_prompt,
-            "instructions": profile.instructions, "keep_recent": profile.keep_recent,
-            "max_summary_tokens": profile.max_summary_tokens, "temperature": profile.temperature,
-            "model": profile.model.name if profile.model_id else None,
-            "persona": profile.persona.slug if profile.persona_id else None,
-            "is_default": profile.is_default,
-        })
+        items.append(
+            {
+                "slug": profile.slug,
+                "name": profile.name,
+                "description": profile.description,
+                "symbol": profile.symbol,
+                "system_prompt": profile.system_prompt,
+                "instructions": profile.instructions,
+                "keep_recent": profile.keep_recent,
+                "max_summary_tokens": profile.max_summary_tokens,
+                "temperature": profile.temperature,
+                "model": profile.model.name if profile.model_id else None,
+                "persona": profile.persona.slug if profile.persona_id else None,
+                "is_default": profile.is_default,
+            }
+        )
     return {"version": EXPORT_VERSION, "profiles": items}
 
 
@@ -230,6 +260,7 @@ def profile_import(*, data: Any, actor: AbstractBaseUser | None) -> list[Compact
             messages = "; ".join(f"{k}: {' '.join(v)}" for k, v in error.message_dict.items())
             raise ValidationError({"file": f"profiles[{index}] ({fields['slug']}): {messages}"}) from None
         imported.append(profile)
-    audit_record(actor=actor, action="profile.import", resource="profiles",
-                 details={"slugs": [p.slug for p in imported]})
+    audit_record(
+        actor=actor, action="profile.import", resource="profiles", details={"slugs": [p.slug for p in imported]}
+    )
     return imported

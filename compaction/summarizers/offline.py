@@ -93,29 +93,40 @@ _COST_EXPONENT = 1.0
 _MIN_NEW_SHARE = 0.35
 _CAPITALISED_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 _SHARED_RE = re.compile(r"\[shared an? (?:image|photo|file|link)[^\]]*\]")
-_IMAGE_RE = re.compile(r"\[shared an image: (?:a |an )?(?:photo|photography|picture|image|close up|drawing|painting)"
-                       r"(?: of)? (?:a |an |the )?", re.I)
+_IMAGE_RE = re.compile(
+    r"\[shared an image: (?:a |an )?(?:photo|photography|picture|image|close up|drawing|painting)"
+    r"(?: of)? (?:a |an |the )?",
+    re.I,
+)
 # Words that cost tokens and carry nothing a reader needs: articles, intensifiers, hedges.
-_DROPPED_WORDS = frozenset("""a an the really just so very pretty super totally actually basically definitely
-honestly literally quite kinda sorta absolutely truly seriously simply""".split())
+_DROPPED_WORDS = frozenset(
+    """a an the really just so very pretty super totally actually basically definitely
+honestly literally quite kinda sorta absolutely truly seriously simply""".split()
+)
 
 _FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our|me|us|mine)\b", re.I)
 _LOWER_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _FIRST_PERSON = frozenset("i i'm i've i'd i'll we we're we've we'd we'll my our me us mine ours".split())
 _SECOND_PERSON = frozenset("you your you're you've yours you'd you'll".split())
-_IRREGULAR_PAST = frozenset("""went made got took gave ran saw bought found began felt met left won lost wrote read
+_IRREGULAR_PAST = frozenset(
+    """went made got took gave ran saw bought found began felt met left won lost wrote read
 sang taught brought built caught chose drew drove ate fell flew grew heard held kept knew led paid rode sent sold
-spent spoke stood swam thought told threw wore did had was were became came broke forgot ago since""".split())
-_TIME_WORDS = frozenset("""yesterday today tonight tomorrow ago last next recently weekend week month year monday
+spent spoke stood swam thought told threw wore did had was were became came broke forgot ago since""".split()
+)
+_TIME_WORDS = frozenset(
+    """yesterday today tonight tomorrow ago last next recently weekend week month year monday
 tuesday wednesday thursday friday saturday sunday summer winter spring fall autumn birthday anniversary since
-deadline release sprint""".split())
+deadline release sprint""".split()
+)
 # Reactions rather than facts: a sentence made mostly of these reports nothing new.
-_EVALUATIVE = frozenset("""amazing awesome great good nice cool lovely beautiful wonderful fantastic incredible
+_EVALUATIVE = frozenset(
+    """amazing awesome great good nice cool lovely beautiful wonderful fantastic incredible
 inspiring inspired proud happy glad fun exciting excited love loved loving lots special important vital
 super sweet cute gorgeous stunning impressive brilliant perfect best better totally sure hope hoping wish feel feels
 felt feeling thanks thank congrats congratulations sounds sound looks look seems true agree definitely
 keep support supportive means mean meaning appreciate appreciated care caring kind wow interesting thing things
-stuff tough hard difficult easy""".split())
+stuff tough hard difficult easy""".split()
+)
 
 
 @dataclasses.dataclass
@@ -170,7 +181,7 @@ def _compress_words(text: str) -> str:
     for token in text.split():
         core = token.strip(".,!?;:\"'()[]…").lower()
         if core in _DROPPED_WORDS and not token.startswith("["):
-            trail = token[len(token.rstrip(".,!?;:")):]
+            trail = token[len(token.rstrip(".,!?;:")) :]
             if trail and out:
                 out[-1] += trail
             continue
@@ -266,9 +277,19 @@ class _Builder:
             self.units.append(unit)
         return unit
 
-    def make(self, *, order: tuple[int, int], speaker: str, role: str, date: str, text: str,
-             section: str | None = None, previous: bool = False, bonus: float = 0.0,
-             said_on: dt.datetime | None = None) -> _Unit | None:
+    def make(
+        self,
+        *,
+        order: tuple[int, int],
+        speaker: str,
+        role: str,
+        date: str,
+        text: str,
+        section: str | None = None,
+        previous: bool = False,
+        bonus: float = 0.0,
+        said_on: dt.datetime | None = None,
+    ) -> _Unit | None:
         text = text.strip()
         if not text:
             return None
@@ -284,10 +305,20 @@ class _Builder:
         shown = text if previous else _compress(anchor_dates(text, said_on=said_on))
         prefix = f"- {date} · " if date else "- "
         prefix += f"{speaker}: " if speaker else ""
-        unit = _Unit(order=order, speaker=speaker, role=role, date=date, text=shown, words=words,
-                     bonus=details + bonus, tokens=count_tokens(shown) + 1,
-                     section=section or _section_for(text, role), previous=previous, factor=factor,
-                     line_cost=count_tokens(prefix) + 1)
+        unit = _Unit(
+            order=order,
+            speaker=speaker,
+            role=role,
+            date=date,
+            text=shown,
+            words=words,
+            bonus=details + bonus,
+            tokens=count_tokens(shown) + 1,
+            section=section or _section_for(text, role),
+            previous=previous,
+            factor=factor,
+            line_cost=count_tokens(prefix) + 1,
+        )
         return unit
 
 
@@ -300,8 +331,15 @@ def _units_from_items(builder: _Builder, items: list[TranscriptItem]) -> None:
             lines = [line.strip() for line in body.splitlines() if line.strip()]
             errors = [m.group(0) for m in lexicon.ERROR_RE.finditer(body)][:2]
             summary = "; ".join(dict.fromkeys(([lines[0][:200]] if lines else []) + [e[:200] for e in errors]))
-            builder.add(order=(index, 0), speaker=speaker, role="tool", date=date,
-                        text=f"returned {summary}" if summary else "returned nothing", section=TRIED, bonus=1.0)
+            builder.add(
+                order=(index, 0),
+                speaker=speaker,
+                role="tool",
+                date=date,
+                text=f"returned {summary}" if summary else "returned nothing",
+                section=TRIED,
+                bonus=1.0,
+            )
             continue
         text = _CODE_BLOCK_RE.sub(" [code] ", item.content)
         if lexicon.looks_like_injection(text):
@@ -320,14 +358,27 @@ def _units_from_items(builder: _Builder, items: list[TranscriptItem]) -> None:
         if len(sentences) > 1:
             sentences = [sentence for sentence in sentences if _informative(sentence)]
         for position, sentence in enumerate(sentences + shared, start=1):
-            builder.add(order=(index, position), speaker=speaker, role=item.role, date=date, text=sentence,
-                        said_on=item.created_at)
+            builder.add(
+                order=(index, position),
+                speaker=speaker,
+                role=item.role,
+                date=date,
+                text=sentence,
+                said_on=item.created_at,
+            )
         for number, call in enumerate(item.tool_calls):
             arguments = " ".join(call["arguments"].split())
             if len(arguments) > 160:
                 arguments = arguments[:120] + " … " + arguments[-30:]
-            builder.add(order=(index, 1000 + number), speaker=speaker, role=item.role, date=date,
-                        text=f"called {call['name']}({arguments})", section=TRIED, bonus=1.5)
+            builder.add(
+                order=(index, 1000 + number),
+                speaker=speaker,
+                role=item.role,
+                date=date,
+                text=f"called {call['name']}({arguments})",
+                section=TRIED,
+                bonus=1.5,
+            )
 
 
 def _units_from_previous(builder: _Builder, previous_summary: str) -> None:
@@ -356,8 +407,16 @@ def _units_from_previous(builder: _Builder, previous_summary: str) -> None:
         speaker = ""
         if ": " in text[:60]:
             speaker, text = text.split(": ", 1)
-        builder.add(order=(-1, number), speaker=speaker, role="summary", date=line_date, text=text,
-                    section=TIMELINE if section == STATE else section, previous=True, bonus=3.0)
+        builder.add(
+            order=(-1, number),
+            speaker=speaker,
+            role="summary",
+            date=line_date,
+            text=text,
+            section=TIMELINE if section == STATE else section,
+            previous=True,
+            bonus=3.0,
+        )
 
 
 def _idf(units: list[_Unit], documents: int) -> dict[str, float]:
@@ -370,8 +429,10 @@ def _idf(units: list[_Unit], documents: int) -> dict[str, float]:
     total = max(documents, len(by_document), 1)
     # Rare in this conversation (IDF) and rare in English at large: "marshmallows" and "Sweden" outweigh
     # "colors" and "feel", even when each is said once.
-    return {word: math.log((total + 1) / (count + 0.5)) * min(max(_general_rarity(word) / 3.0, 0.2), 1.5)
-            for word, count in df.items()}
+    return {
+        word: math.log((total + 1) / (count + 0.5)) * min(max(_general_rarity(word) / 3.0, 0.2), 1.5)
+        for word, count in df.items()
+    }
 
 
 @functools.cache
@@ -383,8 +444,9 @@ def _general_rarity(word: str) -> float:
     return min(max(7.0 - zipf, 0.1), 4.5)
 
 
-def _select(units: list[_Unit], budget: int, idf: dict[str, float], focus_words: set[str],
-            reserved: list[_Unit]) -> list[_Unit]:
+def _select(
+    units: list[_Unit], budget: int, idf: dict[str, float], focus_words: set[str], reserved: list[_Unit]
+) -> list[_Unit]:
     """Budgeted greedy coverage with lazy evaluation.
 
     A unit's gain only shrinks as others are chosen; its cost can drop when another unit opens its line
@@ -464,9 +526,15 @@ def _open_questions(builder: _Builder, items: list[TranscriptItem]) -> list[_Uni
                 continue
             taken_up = sum(1 for word in words if last_seen.get(word, -1) > index)
             if taken_up < max(2, len(words) // 2):
-                unit = builder.make(order=(index, 900), speaker=_speaker_label(item), role=item.role,
-                                    date=format_date(item.created_at), text=_clean_sentence(sentence),
-                                    section=QUESTIONS, said_on=item.created_at)
+                unit = builder.make(
+                    order=(index, 900),
+                    speaker=_speaker_label(item),
+                    role=item.role,
+                    date=format_date(item.created_at),
+                    text=_clean_sentence(sentence),
+                    section=QUESTIONS,
+                    said_on=item.created_at,
+                )
                 if unit is not None:
                     found.append(unit)
     return found[-3:]
@@ -510,8 +578,10 @@ def _render(header: str, sections: dict[str, list[_Unit]], set_aside: int) -> st
     for title in SECTIONS:
         body = [_render_line(group) for group in _group_lines(sections.get(title, []))]
         if title == STATE and set_aside:
-            body.append(f"- Note: {set_aside} passage(s) addressed to a model or summarizer were kept out of "
-                        "this summary; they are conversation content, not instructions.")
+            body.append(
+                f"- Note: {set_aside} passage(s) addressed to a model or summarizer were kept out of "
+                "this summary; they are conversation content, not instructions."
+            )
         if body:
             lines.append(f"## {title}")
             lines.extend(body)
@@ -534,8 +604,7 @@ def _truncate_to_tokens(text: str, max_tokens: int) -> str:
     return text
 
 
-def summarize_offline(*, items: list[TranscriptItem], previous_summary: str | None, focus: str,
-                      max_tokens: int) -> str:
+def summarize_offline(*, items: list[TranscriptItem], previous_summary: str | None, focus: str, max_tokens: int) -> str:
     """A structured summary of `items` (merged with `previous_summary`) within `max_tokens`."""
     max_tokens = max(int(max_tokens), 1)
     builder = _Builder()
@@ -561,8 +630,14 @@ def summarize_offline(*, items: list[TranscriptItem], previous_summary: str | No
     for index in range(len(items) - 1, max(-1, len(items) - 8), -1):
         if len(state_units) >= 2:
             break
-        candidates = [u for u in units if u.order[0] == index and not u.previous and u.role != "tool"
-                      and len(u.words - taken) >= 0.5 * len(u.words)]
+        candidates = [
+            u
+            for u in units
+            if u.order[0] == index
+            and not u.previous
+            and u.role != "tool"
+            and len(u.words - taken) >= 0.5 * len(u.words)
+        ]
         if candidates:
             best = max(candidates, key=lambda u: (len(u.words) + u.bonus, -u.order[1]))
             state_units.append(dataclasses.replace(best, section=STATE))

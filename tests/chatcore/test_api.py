@@ -32,8 +32,9 @@ def channel_body(channel: Channel) -> dict:
         "id": channel.pk,
         "title": channel.title,
         "type": channel.type,
-        "persona": None if persona is None else {"id": persona.pk, "slug": persona.slug, "name": persona.name,
-                                                 "symbol": persona.symbol},
+        "persona": None
+        if persona is None
+        else {"id": persona.pk, "slug": persona.slug, "name": persona.name, "symbol": persona.symbol},
         "model": channel.model.name if channel.model else None,
         "settings": channel.settings,
         "archived": channel.archived,
@@ -41,16 +42,28 @@ def channel_body(channel: Channel) -> dict:
         "branched_from": channel.branched_from_id,
         "created_at": iso(channel.created_at),
         "last_activity_at": iso(channel.last_activity_at),
-        "context": {"tokens": channel.context_tokens, "budget": channel.context_budget,
-                    "ratio": round(channel.context_ratio, 4), "messages_since_summary": channel.context_messages},
+        "context": {
+            "tokens": channel.context_tokens,
+            "budget": channel.context_budget,
+            "ratio": round(channel.context_ratio, 4),
+            "messages_since_summary": channel.context_messages,
+        },
     }
 
 
 def message_body(message: Message, siblings: tuple[int, int] | None = None) -> dict:
     message.refresh_from_db()
-    body = {"id": message.pk, "parent_id": message.parent_id, "role": message.role, "content": message.content,
-            "metadata": message.metadata, "author_id": message.author_id, "created_at": iso(message.created_at),
-            "depth": message.depth, "tokens": message.tokens}
+    body = {
+        "id": message.pk,
+        "parent_id": message.parent_id,
+        "role": message.role,
+        "content": message.content,
+        "metadata": message.metadata,
+        "author_id": message.author_id,
+        "created_at": iso(message.created_at),
+        "depth": message.depth,
+        "tokens": message.tokens,
+    }
     if siblings is not None:
         body["sibling_index"], body["sibling_count"] = siblings
     return body
@@ -58,14 +71,20 @@ def message_body(message: Message, siblings: tuple[int, int] | None = None) -> d
 
 def validation(errors: dict) -> dict:
     field, messages = next(iter(errors.items()))
-    return {"detail": messages[0] if field == "non_field_errors" else f"{field}: {messages[0]}",
-            "code": "invalid", "errors": errors}
+    return {
+        "detail": messages[0] if field == "non_field_errors" else f"{field}: {messages[0]}",
+        "code": "invalid",
+        "errors": errors,
+    }
 
 
 @pytest.fixture
 def channel(user):
-    return ChannelFactory(owner=user, persona=PersonaFactory(system_prompt="Answer briefly."),
-                          model=LLMModelFactory(name="api-model", context_window=4_000))
+    return ChannelFactory(
+        owner=user,
+        persona=PersonaFactory(system_prompt="Answer briefly."),
+        model=LLMModelFactory(name="api-model", context_window=4_000),
+    )
 
 
 @pytest.fixture
@@ -76,11 +95,17 @@ def foreign(other_user):
 
 
 def snapshot():
-    return (Channel.objects.count(), Message.objects.count(), Cursor.objects.count(), AuditEntry.objects.count(),
-            list(Channel.objects.order_by("id").values_list("title", "settings", "context_tokens", "deleted_at")))
+    return (
+        Channel.objects.count(),
+        Message.objects.count(),
+        Cursor.objects.count(),
+        AuditEntry.objects.count(),
+        list(Channel.objects.order_by("id").values_list("title", "settings", "context_tokens", "deleted_at")),
+    )
 
 
 # Channels
+
 
 def test_list_shows_only_my_live_channels(api, channel, foreign, user):
     gone = ChannelFactory(owner=user)
@@ -88,8 +113,12 @@ def test_list_shows_only_my_live_channels(api, channel, foreign, user):
     second = ChannelFactory(owner=user, title="Second")
     response = api.get("/api/channels/")
     assert response.status_code == 200
-    assert response.json() == {"count": 2, "next": None, "previous": None,
-                               "results": [channel_body(second), channel_body(channel)]}
+    assert response.json() == {
+        "count": 2,
+        "next": None,
+        "previous": None,
+        "results": [channel_body(second), channel_body(channel)],
+    }
 
 
 def test_list_is_paginated(api, user):
@@ -103,13 +132,24 @@ def test_list_is_paginated(api, user):
 def test_create(api, user):
     persona = PersonaFactory(slug="dev")
     LLMModelFactory(name="small", context_window=16_000)
-    response = api.post("/api/channels/", {"title": "  Release 2.4  ", "persona": "dev", "model": "small",
-                                           "settings": {"auto_compaction": False, "compaction_threshold": 0.6}},
-                        format="json")
+    response = api.post(
+        "/api/channels/",
+        {
+            "title": "  Release 2.4  ",
+            "persona": "dev",
+            "model": "small",
+            "settings": {"auto_compaction": False, "compaction_threshold": 0.6},
+        },
+        format="json",
+    )
     assert response.status_code == 201
     channel = Channel.objects.get()
-    assert (channel.owner, channel.title, channel.persona, channel.context_budget) == (user, "Release 2.4",
-                                                                                       persona, 16_000)
+    assert (channel.owner, channel.title, channel.persona, channel.context_budget) == (
+        user,
+        "Release 2.4",
+        persona,
+        16_000,
+    )
     assert response.json() == channel_body(channel)
     assert channel.settings == {"auto_compaction": False, "compaction_threshold": 0.6}
     assert AuditEntry.objects.filter(action="channel.create", resource=f"channel:{channel.pk}").count() == 1
@@ -132,12 +172,23 @@ def test_create_minimal(api):
         ({"title": "T", "type": "party"}, {"type": ['"party" is not a valid choice.']}),
         ({"title": "T", "persona": "nobody"}, {"persona": ["Object with slug=nobody does not exist."]}),
         ({"title": "T", "model": "missing"}, {"model": ["Object with name=missing does not exist."]}),
-        ({"title": "T", "settings": {"colour": "red"}},
-         {"settings": ["Unknown setting(s): colour. Allowed: auto_compaction, compaction_threshold."]}),
-        ({"title": "T", "settings": {"compaction_threshold": 1.5}},
-         {"settings": ["compaction_threshold must be a number between 0 and 1, exclusive "
-                       "(0.7 means 70% of the context window)."]}),
-        ({"title": "T", "settings": {"auto_compaction": "yes"}}, {"settings": ["auto_compaction must be true or false."]}),
+        (
+            {"title": "T", "settings": {"colour": "red"}},
+            {"settings": ["Unknown setting(s): colour. Allowed: auto_compaction, compaction_threshold."]},
+        ),
+        (
+            {"title": "T", "settings": {"compaction_threshold": 1.5}},
+            {
+                "settings": [
+                    "compaction_threshold must be a number between 0 and 1, exclusive "
+                    "(0.7 means 70% of the context window)."
+                ]
+            },
+        ),
+        (
+            {"title": "T", "settings": {"auto_compaction": "yes"}},
+            {"settings": ["auto_compaction must be true or false."]},
+        ),
         ({"title": "T", "settings": [1]}, {"settings": ["Settings must be an object."]}),
     ],
 )
@@ -168,13 +219,26 @@ def test_detail(api, channel):
 
 def test_patch(api, channel):
     LLMModelFactory(name="bigger", context_window=64_000)
-    response = api.patch(f"/api/channels/{channel.pk}/", {"title": "Renamed", "model": "bigger", "persona": None,
-                                                          "settings": {"compaction_threshold": 0.5},
-                                                          "archived": True}, format="json")
+    response = api.patch(
+        f"/api/channels/{channel.pk}/",
+        {
+            "title": "Renamed",
+            "model": "bigger",
+            "persona": None,
+            "settings": {"compaction_threshold": 0.5},
+            "archived": True,
+        },
+        format="json",
+    )
     assert response.status_code == 200
     assert response.json() == channel_body(channel)
     assert (channel.title, channel.model.name, channel.persona, channel.archived, channel.context_budget) == (
-        "Renamed", "bigger", None, True, 64_000)
+        "Renamed",
+        "bigger",
+        None,
+        True,
+        64_000,
+    )
     assert channel.settings == {"compaction_threshold": 0.5}
     response = api.patch(f"/api/channels/{channel.pk}/", {"settings": {"auto_compaction": False}}, format="json")
     assert response.json()["settings"] == {"compaction_threshold": 0.5, "auto_compaction": False}
@@ -186,9 +250,15 @@ def test_patch(api, channel):
     ("payload", "errors"),
     [
         ({"title": ""}, {"title": ["This field may not be blank."]}),
-        ({"title": "New", "settings": {"compaction_threshold": 0}},
-         {"settings": ["compaction_threshold must be a number between 0 and 1, exclusive "
-                       "(0.7 means 70% of the context window)."]}),
+        (
+            {"title": "New", "settings": {"compaction_threshold": 0}},
+            {
+                "settings": [
+                    "compaction_threshold must be a number between 0 and 1, exclusive "
+                    "(0.7 means 70% of the context window)."
+                ]
+            },
+        ),
         ({"title": "New", "settings": "loud"}, {"settings": ["Settings must be an object."]}),
         ({"title": "New", "archived": "perhaps"}, {"archived": ["Must be a valid boolean."]}),
         ({"model": "nope"}, {"model": ["Object with name=nope does not exist."]}),
@@ -213,6 +283,7 @@ def test_delete_hides_the_channel(api, channel, user):
 
 # Messages and the tree
 
+
 def test_messages_of_an_empty_channel(api, channel):
     response = api.get(f"/api/channels/{channel.pk}/messages/")
     assert (response.status_code, response.json()) == (200, [])
@@ -228,8 +299,11 @@ def test_messages_are_the_active_path_with_siblings(api, channel, user):
 
 def test_post_message_under_the_active_leaf(api, channel, user):
     (first,) = build_path(channel, 1)
-    response = api.post(f"/api/channels/{channel.pk}/messages/", {"role": "assistant", "content": "Noted.",
-                                                                 "metadata": {"source": "script"}}, format="json")
+    response = api.post(
+        f"/api/channels/{channel.pk}/messages/",
+        {"role": "assistant", "content": "Noted.", "metadata": {"source": "script"}},
+        format="json",
+    )
     assert response.status_code == 201
     message = Message.objects.get(pk=response.json()["id"])
     assert response.json() == message_body(message)
@@ -240,8 +314,11 @@ def test_post_message_under_the_active_leaf(api, channel, user):
 
 def test_post_message_with_a_parent_branches(api, channel, user):
     u0, a1, u2 = build_path(channel, 3)
-    response = api.post(f"/api/channels/{channel.pk}/messages/", {"role": "user", "content": "Instead.",
-                                                                 "parent_id": a1.pk}, format="json")
+    response = api.post(
+        f"/api/channels/{channel.pk}/messages/",
+        {"role": "user", "content": "Instead.", "parent_id": a1.pk},
+        format="json",
+    )
     assert response.status_code == 201
     message = Message.objects.get(pk=response.json()["id"])
     assert response.json() == message_body(message)
@@ -257,11 +334,15 @@ def test_post_message_with_a_parent_branches(api, channel, user):
         ({"role": "user"}, {"content": ["This field is required."]}),
         ({"role": "user", "content": None}, {"content": ["This field may not be null."]}),
         ({"role": "user", "content": "  "}, {"content": ["Content may not be empty."]}),
-        ({"role": "user", "content": "x", "parent_id": 0}, {"parent_id": ["Ensure this value is greater than or "
-                                                                          "equal to 1."]}),
+        (
+            {"role": "user", "content": "x", "parent_id": 0},
+            {"parent_id": ["Ensure this value is greater than or equal to 1."]},
+        ),
         ({"role": "user", "content": "x", "parent_id": 99999999}, {"parent_id": ["No such message in this channel."]}),
-        ({"role": "user", "content": "x", "metadata": [1]}, {"metadata": ['Expected a dictionary of items but got '
-                                                                         'type "list".']}),
+        (
+            {"role": "user", "content": "x", "metadata": [1]},
+            {"metadata": ['Expected a dictionary of items but got type "list".']},
+        ),
     ],
 )
 def test_post_message_bad_input_writes_nothing(api, channel, payload, errors):
@@ -275,9 +356,11 @@ def test_post_message_bad_input_writes_nothing(api, channel, payload, errors):
 
 def test_post_message_under_a_message_of_another_channel(api, channel, foreign):
     before = snapshot()
-    response = api.post(f"/api/channels/{channel.pk}/messages/", {"role": "user", "content": "x",
-                                                                 "parent_id": foreign.messages.first().pk},
-                        format="json")
+    response = api.post(
+        f"/api/channels/{channel.pk}/messages/",
+        {"role": "user", "content": "x", "parent_id": foreign.messages.first().pk},
+        format="json",
+    )
     assert response.status_code == 400
     assert response.json() == validation({"parent_id": ["No such message in this channel."]})
     assert snapshot() == before
@@ -288,8 +371,12 @@ def test_cursor_switches_branch(api, channel, user):
     edit = services.message_append(channel=channel, user=user, role="user", content="Edited.", parent_id=a1.pk)
     response = api.post(f"/api/channels/{channel.pk}/cursor/", {"message_id": u2.pk}, format="json")
     assert response.status_code == 200
-    assert response.json() == [message_body(u0, (1, 1)), message_body(a1, (1, 1)), message_body(u2, (1, 2)),
-                               message_body(a3, (1, 1))]
+    assert response.json() == [
+        message_body(u0, (1, 1)),
+        message_body(a1, (1, 1)),
+        message_body(u2, (1, 2)),
+        message_body(a3, (1, 1)),
+    ]
     assert Cursor.objects.get(channel=channel, user=user).leaf == a3
     assert api.get(f"/api/channels/{channel.pk}/").json()["context"]["tokens"] == a3.path_tokens
     response = api.post(f"/api/channels/{channel.pk}/cursor/", {"message_id": edit.pk}, format="json")
@@ -315,13 +402,15 @@ def test_cursor_bad_input_moves_nothing(api, channel, payload, errors):
 
 def test_cursor_to_a_message_of_another_channel(api, channel, foreign):
     build_path(channel, 1)
-    response = api.post(f"/api/channels/{channel.pk}/cursor/", {"message_id": foreign.messages.first().pk},
-                        format="json")
+    response = api.post(
+        f"/api/channels/{channel.pk}/cursor/", {"message_id": foreign.messages.first().pk}, format="json"
+    )
     assert response.status_code == 400
     assert response.json() == validation({"message_id": ["No such message in this channel."]})
 
 
 # Replies
+
 
 @pytest.fixture
 def served_channel(channel, chat_model, settings):
@@ -337,25 +426,31 @@ def test_reply(api, served_channel, llm_server, user):
     assert response.status_code == 201
     reply = Message.objects.get(role="assistant")
     assert response.json() == message_body(reply)
-    assert reply.metadata == {"model": "loopback-chat", "used_fallback": False,
-                              "usage": {"input_tokens": 50, "output_tokens": 9}}
+    assert reply.metadata == {
+        "model": "loopback-chat",
+        "used_fallback": False,
+        "usage": {"input_tokens": 50, "output_tokens": 9},
+    }
     assert reply.parent.content == "What now?" and reply.parent.author == user
-    assert llm_server.requests[0]["messages"] == [{"role": "system", "content": "Answer briefly."},
-                                                  {"role": "user", "content": "What now?"}]
+    assert llm_server.requests[0]["messages"] == [
+        {"role": "system", "content": "Answer briefly."},
+        {"role": "user", "content": "What now?"},
+    ]
 
 
 def test_regenerate(api, served_channel, llm_server):
     llm_server.script(Reply(content="One."), Reply(content="Two."))
     first = api.post(f"/api/channels/{served_channel.pk}/reply/", {"content": "Q?"}, format="json").json()
-    response = api.post(f"/api/channels/{served_channel.pk}/reply/", {"parent_id": first["parent_id"]},
-                        format="json")
+    response = api.post(f"/api/channels/{served_channel.pk}/reply/", {"parent_id": first["parent_id"]}, format="json")
     assert response.status_code == 201
     again = Message.objects.get(pk=response.json()["id"])
     assert response.json() == message_body(again)
     assert again.parent_id == first["parent_id"] and again.content == "Two."
     path = api.get(f"/api/channels/{served_channel.pk}/messages/").json()
     assert [(m["id"], m["sibling_index"], m["sibling_count"]) for m in path] == [
-        (first["parent_id"], 1, 1), (again.pk, 2, 2)]
+        (first["parent_id"], 1, 1),
+        (again.pk, 2, 2),
+    ]
 
 
 def test_reply_failure_is_a_502_and_keeps_the_question(api, served_channel, llm_server):
@@ -364,8 +459,11 @@ def test_reply_failure_is_a_502_and_keeps_the_question(api, served_channel, llm_
     assert response.status_code == 502
     errors = [f"{entry.model}: {entry.error}" for entry in UsageEntry.objects.all()]
     assert errors == ["loopback-chat: HTTP 500: Error code: 500 - injected error 500"]
-    assert response.json() == {"detail": "The model call failed: " + errors[0], "code": "model_failed",
-                               "errors": errors}
+    assert response.json() == {
+        "detail": "The model call failed: " + errors[0],
+        "code": "model_failed",
+        "errors": errors,
+    }
     assert list(Message.objects.values_list("role", "content")) == [("user", "Hello?")]
 
 
@@ -397,19 +495,26 @@ def test_reply_bad_input_writes_nothing(api, served_channel, llm_server, payload
 
 # The context a model would receive
 
+
 def test_context(api, channel):
     messages = build_path(channel, 6)
-    summary = services.summary_write(channel=channel, through_message=messages[3], content="Chose Postgres 16.",
-                                     created_by=None)
+    summary = services.summary_write(
+        channel=channel, through_message=messages[3], content="Chose Postgres 16.", created_by=None
+    )
     response = api.get(f"/api/channels/{channel.pk}/context/")
     assert response.status_code == 200
     tokens = context_assemble(channel=channel, user=channel.owner).tokens
     assert response.json() == {
-        "messages": [{"role": "system", "content": "Answer briefly."},
-                     {"role": "user", "content": SUMMARY_FRAME.format(content="Chose Postgres 16.")},
-                     {"role": messages[4].role, "content": messages[4].content},
-                     {"role": messages[5].role, "content": messages[5].content}],
-        "tokens": tokens, "budget": 4_000, "ratio": round(tokens / 4_000, 4), "summary_id": summary.pk,
+        "messages": [
+            {"role": "system", "content": "Answer briefly."},
+            {"role": "user", "content": SUMMARY_FRAME.format(content="Chose Postgres 16.")},
+            {"role": messages[4].role, "content": messages[4].content},
+            {"role": messages[5].role, "content": messages[5].content},
+        ],
+        "tokens": tokens,
+        "budget": 4_000,
+        "ratio": round(tokens / 4_000, 4),
+        "summary_id": summary.pk,
         "messages_after_summary": 2,
     }
 
@@ -418,9 +523,14 @@ def test_context_of_an_empty_channel(api, channel):
     response = api.get(f"/api/channels/{channel.pk}/context/")
     assert response.status_code == 200
     tokens = count_tokens("Answer briefly.") + 4
-    assert response.json() == {"messages": [{"role": "system", "content": "Answer briefly."}], "tokens": tokens,
-                               "budget": 4_000, "ratio": round(tokens / 4_000, 4), "summary_id": None,
-                               "messages_after_summary": 0}
+    assert response.json() == {
+        "messages": [{"role": "system", "content": "Answer briefly."}],
+        "tokens": tokens,
+        "budget": 4_000,
+        "ratio": round(tokens / 4_000, 4),
+        "summary_id": None,
+        "messages_after_summary": 0,
+    }
 
 
 # Who may do what
@@ -451,8 +561,10 @@ def test_a_missing_channel_is_not_found(api, method, url, payload):
     assert (response.status_code, response.json()) == (404, NOT_FOUND)
 
 
-@pytest.mark.parametrize(("method", "url", "payload"),
-                         [("get", "/api/channels/", None), ("post", "/api/channels/", {"title": "x"})] + ENDPOINTS)
+@pytest.mark.parametrize(
+    ("method", "url", "payload"),
+    [("get", "/api/channels/", None), ("post", "/api/channels/", {"title": "x"})] + ENDPOINTS,
+)
 def test_anonymous_is_refused(db, foreign, method, url, payload):
     before = snapshot()
     response = getattr(APIClient(), method)(url.format(id=foreign.pk), payload, format="json")
@@ -469,8 +581,10 @@ def test_token_authentication(db, user, channel):
     assert (response.status_code, response.json()) == (200, channel_body(channel))
     client.credentials(HTTP_AUTHORIZATION="Token wrong")
     response = client.get(f"/api/channels/{channel.pk}/")
-    assert (response.status_code, response.json()) == (401, {"detail": "Invalid token.",
-                                                             "code": "authentication_failed"})
+    assert (response.status_code, response.json()) == (
+        401,
+        {"detail": "Invalid token.", "code": "authentication_failed"},
+    )
 
 
 def test_session_authentication_needs_csrf(db, user, channel):
@@ -484,6 +598,7 @@ def test_session_authentication_needs_csrf(db, user, channel):
 
 # Query counts of the hot reads
 
+
 @pytest.mark.parametrize("size", [10, 200])
 def test_message_list_queries_do_not_grow_with_the_path(api, channel, size, django_assert_num_queries):
     build_path(channel, size, words=2)
@@ -495,14 +610,20 @@ def test_message_list_queries_do_not_grow_with_the_path(api, channel, size, djan
 
 # The schema and its docs
 
+
 def test_schema_and_offline_docs(api, client, user):
     response = client.get("/api/schema/")
     assert response.status_code == 200
     text = response.content.decode()
     assert text.startswith("openapi: 3.0.3")
-    for path in ("/api/channels/:", "/api/channels/{channel_id}/:", "/api/channels/{channel_id}/messages/:",
-                 "/api/channels/{channel_id}/reply/:", "/api/channels/{channel_id}/cursor/:",
-                 "/api/channels/{channel_id}/context/:"):
+    for path in (
+        "/api/channels/:",
+        "/api/channels/{channel_id}/:",
+        "/api/channels/{channel_id}/messages/:",
+        "/api/channels/{channel_id}/reply/:",
+        "/api/channels/{channel_id}/cursor/:",
+        "/api/channels/{channel_id}/context/:",
+    ):
         assert f"\n  {path}\n" in text
     docs = client.get("/api/docs/")
     assert docs.status_code == 200

@@ -18,7 +18,8 @@ def test_persona_prompt_then_the_path(channel):
     messages = build_path(channel, 3)
     assembled = context_assemble(channel=channel, user=channel.owner)
     assert assembled.messages == [{"role": "system", "content": "You are terse."}] + [
-        {"role": m.role, "content": m.content} for m in messages]
+        {"role": m.role, "content": m.content} for m in messages
+    ]
     assert assembled.tokens == count_tokens("You are terse.") + conf.MESSAGE_OVERHEAD_TOKENS + messages[-1].path_tokens
     assert (assembled.summary, assembled.leaf, assembled.path) == (None, messages[-1], messages)
     assert assembled.budget == conf.DEFAULT_CONTEXT_BUDGET
@@ -33,8 +34,9 @@ def test_empty_channel_and_a_user_without_a_cursor(channel):
 
 def test_summary_replaces_the_covered_messages_as_reference_only_background(channel):
     messages = build_path(channel, 6)
-    summary = services.summary_write(channel=channel, through_message=messages[3], content="Decided: port 8080.",
-                                     created_by=None)
+    summary = services.summary_write(
+        channel=channel, through_message=messages[3], content="Decided: port 8080.", created_by=None
+    )
     assembled = context_assemble(channel=channel, user=channel.owner)
     framed = assembled.messages[1]
     assert framed == {"role": "user", "content": SUMMARY_FRAME.format(content="Decided: port 8080.")}
@@ -49,8 +51,9 @@ def test_summary_replaces_the_covered_messages_as_reference_only_background(chan
 def test_branch_that_left_before_the_summary_gets_the_full_history(channel):
     messages = build_path(channel, 6)
     services.summary_write(channel=channel, through_message=messages[3], content="Covered.", created_by=None)
-    branch = services.message_append(channel=channel, user=channel.owner, role="user", content="Other way",
-                                     parent_id=messages[1].pk)
+    branch = services.message_append(
+        channel=channel, user=channel.owner, role="user", content="Other way", parent_id=messages[1].pk
+    )
     assembled = context_assemble(channel=channel, user=channel.owner)
     assert assembled.summary is None
     assert [m["content"] for m in assembled.messages[1:]] == [messages[0].content, messages[1].content, "Other way"]
@@ -68,27 +71,34 @@ def test_old_big_tool_outputs_are_pruned_in_the_context_only(channel):
     owner = channel.owner
     calls = [{"id": "call_7", "type": "function", "function": {"name": "run_tests", "arguments": "{}"}}]
     services.message_append(channel=channel, user=owner, role="user", content="Run the tests.")
-    call = services.message_append(channel=channel, user=owner, role="assistant", content="", metadata={
-        "tool_calls": calls})
+    call = services.message_append(
+        channel=channel, user=owner, role="assistant", content="", metadata={"tool_calls": calls}
+    )
     big = "line of output\n" * 400
-    old = services.message_append(channel=channel, user=owner, role="tool", content=big,
-                                  metadata={"tool_call_id": "call_7", "name": "run_tests"})
+    old = services.message_append(
+        channel=channel, user=owner, role="tool", content=big, metadata={"tool_call_id": "call_7", "name": "run_tests"}
+    )
     services.message_append(channel=channel, user=owner, role="user", content="And again?")
-    small = services.message_append(channel=channel, user=owner, role="tool", content="ok",
-                                    metadata={"tool_call_id": "call_8"})
-    recent = services.message_append(channel=channel, user=owner, role="tool", content=big,
-                                     metadata={"tool_call_id": "call_9", "name": "run_tests"})
+    small = services.message_append(
+        channel=channel, user=owner, role="tool", content="ok", metadata={"tool_call_id": "call_8"}
+    )
+    recent = services.message_append(
+        channel=channel, user=owner, role="tool", content=big, metadata={"tool_call_id": "call_9", "name": "run_tests"}
+    )
     assembled = context_assemble(channel=channel, user=owner)
-    note = f"[output of run_tests omitted from the context: {len(big):,} characters, 401 lines; " \
-           f"the full text is kept in the conversation]"
+    note = (
+        f"[output of run_tests omitted from the context: {len(big):,} characters, 401 lines; "
+        f"the full text is kept in the conversation]"
+    )
     assert assembled.messages[2] == {"role": "assistant", "content": "", "tool_calls": calls}
     assert assembled.messages[3] == {"role": "tool", "content": note, "tool_call_id": "call_7"}
     assert assembled.messages[5] == {"role": "tool", "content": "ok", "tool_call_id": "call_8"}
     assert assembled.messages[6]["content"] == big  # after the latest user turn: kept whole
     assert Message.objects.get(pk=old.pk).content == big
     pruned_tokens = count_tokens(note) + conf.MESSAGE_OVERHEAD_TOKENS
-    assert assembled.tokens == (count_tokens("You are terse.") + conf.MESSAGE_OVERHEAD_TOKENS
-                                + recent.path_tokens - old.tokens + pruned_tokens)
+    assert assembled.tokens == (
+        count_tokens("You are terse.") + conf.MESSAGE_OVERHEAD_TOKENS + recent.path_tokens - old.tokens + pruned_tokens
+    )
     assert small.tokens < old.tokens
 
 
@@ -110,8 +120,7 @@ def test_context_assembly_is_a_constant_number_of_queries(db, size, django_asser
     channel = selectors.channel_get(user=owner, channel_id=channel.pk)
     with django_assert_num_queries(2):  # the cursor (with its summary), then the path
         assert len(context_assemble(channel=channel, user=owner).path) == size
-    services.summary_write(channel=channel, through_message=messages[size - 5], content="Most of it.",
-                           created_by=None)
+    services.summary_write(channel=channel, through_message=messages[size - 5], content="Most of it.", created_by=None)
     with django_assert_num_queries(2):
         assembled = context_assemble(channel=channel, user=owner)
     assert len(assembled.path) == 4 and assembled.summary is not None

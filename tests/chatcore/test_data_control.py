@@ -25,10 +25,12 @@ def summarised(user):
     """Six messages, a summary through the fourth, and a branch that left after the second."""
     channel = ChannelFactory(owner=user)
     path = build_path(channel, 6)
-    summary = services.summary_write(channel=channel, through_message=path[3], content="Earlier: words.",
-                                     created_by=user)
-    branch = services.message_append(channel=channel, user=user, role="user", content="a side question",
-                                     parent_id=path[1].pk, move_cursor=False)
+    summary = services.summary_write(
+        channel=channel, through_message=path[3], content="Earlier: words.", created_by=user
+    )
+    branch = services.message_append(
+        channel=channel, user=user, role="user", content="a side question", parent_id=path[1].pk, move_cursor=False
+    )
     return channel, path, summary, branch
 
 
@@ -67,8 +69,9 @@ def test_purge_blanks_the_covered_path_only(user, summarised):
 def test_purge_twice_reports_what_was_already_gone(user, summarised):
     channel, path, summary, _ = summarised
     data_control.summary_purge(summary=summary, actor=user, confirm=True)
-    later = services.summary_write(channel=channel, through_message=path[5], content="Later: more words.",
-                                   created_by=user)
+    later = services.summary_write(
+        channel=channel, through_message=path[5], content="Later: more words.", created_by=user
+    )
     result = data_control.summary_purge(summary=later, actor=user, confirm=True)
     assert (result.purged_count, result.already_purged) == (2, 4)
 
@@ -87,8 +90,9 @@ def test_purge_requires_explicit_confirmation(user, summarised, body):
 
 def test_purge_refuses_another_users_summary_as_not_found(other_user, summarised):
     channel, path, summary, _ = summarised
-    response = _client(other_user).post(reverse("api-summary-purge", args=[summary.pk]), {"confirm": True},
-                                        format="json")
+    response = _client(other_user).post(
+        reverse("api-summary-purge", args=[summary.pk]), {"confirm": True}, format="json"
+    )
     assert response.status_code == 404
     assert response.json() == {"detail": "Summary not found.", "code": "not_found"}
     assert not Message.objects.filter(channel=channel, purged_at__isnull=False).exists()
@@ -128,10 +132,15 @@ def test_delete_with_purge_removes_the_channel_and_everything_in_it(user, summar
     assert not Message.objects.filter(channel_id=channel.pk).exists()
     assert not Summary.objects.filter(channel_id=channel.pk).exists()
     assert not Cursor.objects.filter(channel_id=channel.pk).exists()
-    assert list(UsageEntry.objects.filter(pk__in=usage_ids).values_list("channel", flat=True)) == [None] * len(usage_ids)
+    assert list(UsageEntry.objects.filter(pk__in=usage_ids).values_list("channel", flat=True)) == [None] * len(
+        usage_ids
+    )
     audit = AuditEntry.objects.get(action="channel.purge")
-    assert (audit.actor, audit.resource, audit.details) == (user, f"channel:{channel.pk}",
-                                                            {"messages": 9, "summaries": 1})
+    assert (audit.actor, audit.resource, audit.details) == (
+        user,
+        f"channel:{channel.pk}",
+        {"messages": 9, "summaries": 1},
+    )
     assert list(Message.objects.filter(channel=keep).order_by("id")) == kept
 
 
@@ -147,8 +156,11 @@ def test_delete_with_an_unclear_purge_flag_is_refused(user, summarised):
     channel, *_ = summarised
     response = _client(user).delete(reverse("api-channel", args=[channel.pk]) + "?purge=maybe")
     assert response.status_code == 400
-    assert response.json() == {"detail": "purge: purge must be true or false.", "code": "invalid",
-                               "errors": {"purge": ["purge must be true or false."]}}
+    assert response.json() == {
+        "detail": "purge: purge must be true or false.",
+        "code": "invalid",
+        "errors": {"purge": ["purge must be true or false."]},
+    }
     channel.refresh_from_db()
     assert channel.deleted_at is None
 
@@ -166,11 +178,20 @@ def test_staff_export_has_every_branch_and_summary(user, staff_user, summarised)
     assert document["channel"]["id"] == channel.pk and document["channel"]["owner_id"] == user.pk
     assert [m["id"] for m in document["messages"]] == [m.pk for m in path] + [branch.pk]
     assert document["messages"][4] == {
-        "id": path[4].pk, "parent_id": path[3].pk, "role": "user", "content": path[4].content, "metadata": {},
-        "author_id": user.pk, "created_at": path[4].created_at.isoformat(), "depth": 4, "tokens": path[4].tokens,
-        "purged_at": None}
+        "id": path[4].pk,
+        "parent_id": path[3].pk,
+        "role": "user",
+        "content": path[4].content,
+        "metadata": {},
+        "author_id": user.pk,
+        "created_at": path[4].created_at.isoformat(),
+        "depth": 4,
+        "tokens": path[4].tokens,
+        "purged_at": None,
+    }
     assert [(s["id"], s["content"], s["reverted_at"] is not None) for s in document["summaries"]] == [
-        (summary.pk, "Earlier: words.", True)]
+        (summary.pk, "Earlier: words.", True)
+    ]
     assert document["cursors"] == [{"user_id": user.pk, "leaf_id": path[5].pk, "summary_id": None}]
     audit = AuditEntry.objects.get(action="channel.export")
     assert (audit.actor, audit.details) == (staff_user, {"messages": 7, "summaries": 1})
@@ -180,8 +201,7 @@ def test_export_is_staff_only(user, summarised):
     channel, *_ = summarised
     owner = _client(user).get(reverse("api-channel-export", args=[channel.pk]))
     assert owner.status_code == 403
-    assert owner.json() == {"detail": "You do not have permission to perform this action.",
-                            "code": "permission_denied"}
+    assert owner.json() == {"detail": "You do not have permission to perform this action.", "code": "permission_denied"}
     assert _client().get(reverse("api-channel-export", args=[channel.pk])).status_code in {401, 403}
     assert not AuditEntry.objects.filter(action="channel.export").exists()
 
@@ -195,8 +215,9 @@ def test_export_of_a_missing_channel_is_not_found(staff_user):
 def test_admin_action_exports_json(client, staff_user, summarised):
     channel, path, *_ = summarised
     client.force_login(staff_user)
-    response = client.post(reverse("admin:chatcore_channel_changelist"),
-                           {"action": "export_json", "_selected_action": [channel.pk]})
+    response = client.post(
+        reverse("admin:chatcore_channel_changelist"), {"action": "export_json", "_selected_action": [channel.pk]}
+    )
     assert response.status_code == 200
     assert response["Content-Disposition"] == 'attachment; filename="channels-export.json"'
     documents = json.loads(response.content)

@@ -33,23 +33,35 @@ def fallback_model(db, chat_model, fallback_server):
 
 
 def usage_rows():
-    return list(UsageEntry.objects.order_by("id").values("model", "role", "success", "error", "input_tokens",
-                                                         "output_tokens", "trigger", "user", "channel"))
+    return list(
+        UsageEntry.objects.order_by("id").values(
+            "model", "role", "success", "error", "input_tokens", "output_tokens", "trigger", "user", "channel"
+        )
+    )
 
 
 def test_scripted_reply_with_usage_and_cost(chat_model, llm_server, user):
-    LLMModel.objects.filter(pk=chat_model.pk).update(price_in_per_million=Decimal("2.5"),
-                                                      price_out_per_million=Decimal("10"), max_output_tokens=50)
+    LLMModel.objects.filter(pk=chat_model.pk).update(
+        price_in_per_million=Decimal("2.5"), price_out_per_million=Decimal("10"), max_output_tokens=50
+    )
     channel = ChannelFactory(owner=user)
     llm_server.script(Reply(content="  Hi there.  ", prompt_tokens=1200, completion_tokens=30))
-    result = llm_complete(role="chat", messages=MESSAGES, user=user, channel=channel, trigger="manual",
-                          max_tokens=500, temperature=0.3)
+    result = llm_complete(
+        role="chat", messages=MESSAGES, user=user, channel=channel, trigger="manual", max_tokens=500, temperature=0.3
+    )
     assert result == Completion("Hi there.", "loopback-chat", False, 1200, 30)
     (request,) = llm_server.requests
     assert request == {"model": "loopback-chat", "messages": MESSAGES, "max_tokens": 50, "temperature": 0.3}
     (entry,) = UsageEntry.objects.all()
     assert (entry.user, entry.channel, entry.role, entry.model, entry.trigger, entry.success, entry.error) == (
-        user, channel, "chat", "loopback-chat", "manual", True, "")
+        user,
+        channel,
+        "chat",
+        "loopback-chat",
+        "manual",
+        True,
+        "",
+    )
     assert (entry.input_tokens, entry.output_tokens) == (1200, 30)
     assert entry.cost == Decimal("0.003300")  # 1200 × 2.5 / 1e6 + 30 × 10 / 1e6
 
@@ -58,8 +70,10 @@ def test_scripted_reply_with_usage_and_cost(chat_model, llm_server, user):
     ("reply", "cause"),
     [
         (Reply(status=500), "HTTP 500: Error code: 500 - injected error 500"),
-        (Reply(status=429, headers={"Retry-After": "0"}, body={"error": {"message": "slow down"}}),
-         "rate limited (429): Error code: 429 - slow down"),
+        (
+            Reply(status=429, headers={"Retry-After": "0"}, body={"error": {"message": "slow down"}}),
+            "rate limited (429): Error code: 429 - slow down",
+        ),
         (Reply(status=401, body={"error": {"message": "bad key"}}), "HTTP 401: Error code: 401 - bad key"),
         (Reply(content=""), "ValueError: the model returned empty content"),
         (Reply(fault="no_choices"), "ValueError: the response had no choices"),

@@ -45,7 +45,11 @@ def channel(db):
 def test_new_channel_has_no_pressure_and_its_models_budget(channel):
     channel.refresh_from_db()
     assert (channel.context_tokens, channel.context_messages, channel.context_budget, channel.context_ratio) == (
-        0, 0, 2_000, 0.0)
+        0,
+        0,
+        2_000,
+        0.0,
+    )
 
 
 def test_budget_chain_channel_model_then_utility_then_default(db):
@@ -65,24 +69,33 @@ def test_append_without_moving_the_cursor_leaves_pressure(channel):
     messages = build_path(channel, 3)
     channel.refresh_from_db()
     before = channel.context_tokens
-    services.message_append(channel=channel, user=channel.owner, role="user", content="Side note.",
-                            parent_id=messages[0].pk, move_cursor=False)
+    services.message_append(
+        channel=channel,
+        user=channel.owner,
+        role="user",
+        content="Side note.",
+        parent_id=messages[0].pk,
+        move_cursor=False,
+    )
     assert_pressure(channel, tokens=before, messages=3)
 
 
 def test_append_elsewhere_follows_the_new_branch(channel):
     u0, a1, u2, a3 = build_path(channel, 4)
-    branch = services.message_append(channel=channel, user=channel.owner, role="user", content="Instead.",
-                                     parent_id=u0.pk)
+    branch = services.message_append(
+        channel=channel, user=channel.owner, role="user", content="Instead.", parent_id=u0.pk
+    )
     assert_pressure(channel, tokens=u0.tokens + branch.tokens, messages=2)
 
 
 def test_append_elsewhere_below_a_summary_keeps_the_boundary(channel):
     messages = build_path(channel, 6)
-    summary = services.summary_write(channel=channel, through_message=messages[2], content="Early part.",
-                                     created_by=None)
-    branch = services.message_append(channel=channel, user=channel.owner, role="user", content="Instead.",
-                                     parent_id=messages[3].pk)
+    summary = services.summary_write(
+        channel=channel, through_message=messages[2], content="Early part.", created_by=None
+    )
+    branch = services.message_append(
+        channel=channel, user=channel.owner, role="user", content="Instead.", parent_id=messages[3].pk
+    )
     assert_pressure(channel, tokens=messages[3].tokens + branch.tokens + summary.tokens, messages=2)
     again = services.message_append(channel=channel, user=channel.owner, role="assistant", content="Sure.")
     assert_pressure(channel, tokens=messages[3].tokens + branch.tokens + again.tokens + summary.tokens, messages=3)
@@ -90,8 +103,9 @@ def test_append_elsewhere_below_a_summary_keeps_the_boundary(channel):
 
 def test_cursor_move_switches_the_measured_path(channel):
     u0, a1, u2, a3 = build_path(channel, 4)
-    short = services.message_append(channel=channel, user=channel.owner, role="assistant", content="Short.",
-                                    parent_id=u0.pk)
+    short = services.message_append(
+        channel=channel, user=channel.owner, role="assistant", content="Short.", parent_id=u0.pk
+    )
     assert_pressure(channel, tokens=short.path_tokens, messages=2)
     services.cursor_move(channel=channel, user=channel.owner, message_id=a1.pk)
     assert_pressure(channel, tokens=a3.path_tokens, messages=4)
@@ -102,11 +116,13 @@ def test_cursor_move_switches_the_measured_path(channel):
 def test_summary_write_and_revert(channel):
     messages = build_path(channel, 8)
     leaf = messages[-1]
-    first = services.summary_write(channel=channel, through_message=messages[3], content="Up to three.",
-                                   created_by=channel.owner)
+    first = services.summary_write(
+        channel=channel, through_message=messages[3], content="Up to three.", created_by=channel.owner
+    )
     assert_pressure(channel, tokens=leaf.path_tokens - messages[3].path_tokens + first.tokens, messages=4)
-    second = services.summary_write(channel=channel, through_message=messages[5], content="Up to five, longer.",
-                                    created_by=channel.owner)
+    second = services.summary_write(
+        channel=channel, through_message=messages[5], content="Up to five, longer.", created_by=channel.owner
+    )
     assert_pressure(channel, tokens=leaf.path_tokens - messages[5].path_tokens + second.tokens, messages=2)
     assert Cursor.objects.get(channel=channel).summary == second
     services.summary_revert(summary=second, actor=channel.owner)
@@ -118,8 +134,7 @@ def test_summary_write_and_revert(channel):
 
 def test_summary_on_a_branch_that_is_not_active(channel):
     u0, a1, u2, a3 = build_path(channel, 4)
-    other = services.message_append(channel=channel, user=channel.owner, role="user", content="Other.",
-                                    parent_id=a1.pk)
+    other = services.message_append(channel=channel, user=channel.owner, role="user", content="Other.", parent_id=a1.pk)
     channel.refresh_from_db()
     before = channel.context_tokens
     services.summary_write(channel=channel, through_message=a3, content="Old branch.", created_by=None)
@@ -133,8 +148,9 @@ def test_summary_on_a_branch_that_is_not_active(channel):
 def test_branch_that_left_before_the_summary_sees_everything(channel):
     messages = build_path(channel, 6)
     services.summary_write(channel=channel, through_message=messages[4], content="Most of it.", created_by=None)
-    early = services.message_append(channel=channel, user=channel.owner, role="user", content="Back then.",
-                                    parent_id=messages[1].pk)
+    early = services.message_append(
+        channel=channel, user=channel.owner, role="user", content="Back then.", parent_id=messages[1].pk
+    )
     assert_pressure(channel, tokens=early.path_tokens, messages=3)
 
 
@@ -144,8 +160,9 @@ def test_guest_changes_do_not_move_the_owners_pressure(channel):
     channel.refresh_from_db()
     before = (channel.context_tokens, channel.context_messages, channel.context_ratio)
     services.cursor_move(channel=channel, user=guest, message_id=messages[0].pk)
-    services.message_append(channel=channel, user=guest, role="user", content="A guest's long aside " * 20,
-                            parent_id=messages[0].pk)
+    services.message_append(
+        channel=channel, user=guest, role="user", content="A guest's long aside " * 20, parent_id=messages[0].pk
+    )
     channel.refresh_from_db()
     assert (channel.context_tokens, channel.context_messages, channel.context_ratio) == before
     assert_pressure(channel)

@@ -34,8 +34,9 @@ def stored_replies():
     signals.reply_stored.disconnect(dispatch_uid="test-replies")
 
 
-def test_reply_appends_the_turn_and_stores_the_answer(channel, llm_server, stored_replies,
-                                                      django_capture_on_commit_callbacks):
+def test_reply_appends_the_turn_and_stores_the_answer(
+    channel, llm_server, stored_replies, django_capture_on_commit_callbacks
+):
     first, second = build_path(channel, 2)
     llm_server.script(Reply(content="Use a rolling restart.", prompt_tokens=321, completion_tokens=7))
     with django_capture_on_commit_callbacks(execute=True):
@@ -43,8 +44,11 @@ def test_reply_appends_the_turn_and_stores_the_answer(channel, llm_server, store
     question = reply.parent
     assert (question.role, question.content, question.parent_id) == ("user", "How do I deploy?", second.pk)
     assert (reply.role, reply.content, reply.author) == ("assistant", "Use a rolling restart.", None)
-    assert reply.metadata == {"model": "loopback-chat", "used_fallback": False,
-                              "usage": {"input_tokens": 321, "output_tokens": 7}}
+    assert reply.metadata == {
+        "model": "loopback-chat",
+        "used_fallback": False,
+        "usage": {"input_tokens": 321, "output_tokens": 7},
+    }
     assert llm_server.requests[0]["messages"] == [
         {"role": "system", "content": "You help with deployments."},
         {"role": "user", "content": first.content},
@@ -59,8 +63,9 @@ def test_reply_appends_the_turn_and_stores_the_answer(channel, llm_server, store
     assert stored_replies[0]["reported"] is True and stored_replies[0]["channel"].pk == channel.pk
 
 
-def test_failed_model_keeps_the_users_message_and_stores_no_answer(channel, llm_server, stored_replies,
-                                                                   django_capture_on_commit_callbacks):
+def test_failed_model_keeps_the_users_message_and_stores_no_answer(
+    channel, llm_server, stored_replies, django_capture_on_commit_callbacks
+):
     llm_server.script(Reply(status=500))
     with django_capture_on_commit_callbacks(execute=True), pytest.raises(ModelCallFailed) as error:
         services.reply_generate(channel=channel, user=channel.owner, content="Still there?")
@@ -88,13 +93,17 @@ def test_edit_and_reply(channel, llm_server):
     first = services.reply_generate(channel=channel, user=channel.owner, content="Original?")
     second = services.reply_generate(channel=channel, user=channel.owner, content="Follow-up?")
     assert second.parent.parent_id == first.pk  # no parent given: under the active leaf
-    edited = services.reply_generate(channel=channel, user=channel.owner, content="Better follow-up?",
-                                     parent_id=first.pk)
+    edited = services.reply_generate(
+        channel=channel, user=channel.owner, content="Better follow-up?", parent_id=first.pk
+    )
     assert edited.parent.parent_id == first.pk and edited.parent_id != second.parent_id
-    assert llm_server.requests[-1]["messages"][-2:] == [{"role": "assistant", "content": "A."},
-                                                       {"role": "user", "content": "Better follow-up?"}]
-    root_edit = services.message_append(channel=channel, user=channel.owner, role="user", content="New start",
-                                        root=True)
+    assert llm_server.requests[-1]["messages"][-2:] == [
+        {"role": "assistant", "content": "A."},
+        {"role": "user", "content": "Better follow-up?"},
+    ]
+    root_edit = services.message_append(
+        channel=channel, user=channel.owner, role="user", content="New start", root=True
+    )
     llm_server.script(Reply(content="C."))
     reply = services.reply_generate(channel=channel, user=channel.owner)
     assert reply.parent_id == root_edit.pk
@@ -117,8 +126,9 @@ def test_empty_channel_without_content_is_refused(channel, llm_server):
 
 def test_summary_is_sent_as_reference_background(channel, llm_server):
     messages = build_path(channel, 6)
-    summary = services.summary_write(channel=channel, through_message=messages[3], content="They chose Postgres.",
-                                     created_by=None)
+    summary = services.summary_write(
+        channel=channel, through_message=messages[3], content="They chose Postgres.", created_by=None
+    )
     services.reply_generate(channel=channel, user=channel.owner, content="Next?")
     sent = llm_server.requests[0]["messages"]
     assert sent[1] == {"role": "user", "content": SUMMARY_FRAME.format(content=summary.content)}
@@ -131,8 +141,12 @@ def test_offline_model_replies_plainly(db, user, stored_replies, django_capture_
     with django_capture_on_commit_callbacks(execute=True):
         reply = services.reply_generate(channel=channel, user=user, content="Anyone home?")
     assert reply.content == OFFLINE_REPLY
-    assert reply.metadata == {"model": "offline", "used_fallback": False, "offline": True,
-                              "usage": {"input_tokens": 0, "output_tokens": 0}}
+    assert reply.metadata == {
+        "model": "offline",
+        "used_fallback": False,
+        "offline": True,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
     (received,) = stored_replies
     assert received["reported"] is False
     assert received["input_tokens"] == reply.parent.tokens  # estimated from the context: no persona, one message

@@ -23,16 +23,31 @@ def seed() -> str:
 
 def test_seed_demo_creates_everything_once(db):
     first = seed()
-    counts = (Channel.objects.count(), Message.objects.count(), Persona.objects.count(), LLMModel.objects.count(),
-              ModelRole.objects.count(), Cursor.objects.count())
+    counts = (
+        Channel.objects.count(),
+        Message.objects.count(),
+        Persona.objects.count(),
+        LLMModel.objects.count(),
+        ModelRole.objects.count(),
+        Cursor.objects.count(),
+    )
     second = seed()
-    assert counts == (Channel.objects.count(), Message.objects.count(), Persona.objects.count(),
-                      LLMModel.objects.count(), ModelRole.objects.count(), Cursor.objects.count())
+    assert counts == (
+        Channel.objects.count(),
+        Message.objects.count(),
+        Persona.objects.count(),
+        LLMModel.objects.count(),
+        ModelRole.objects.count(),
+        Cursor.objects.count(),
+    )
     assert "3 conversation(s) created" in first and "0 conversation(s) created" in second
     user = authenticate(username="demo", password="demo-password")
     assert user is not None and user.is_staff
     assert sorted(Channel.objects.filter(owner=user).values_list("title", flat=True)) == [
-        "Reading list: consensus protocols", demo.LONG_TITLE, "Weekend in Lisbon"]
+        "Reading list: consensus protocols",
+        demo.LONG_TITLE,
+        "Weekend in Lisbon",
+    ]
     assert ModelRole.objects.get(role="chat").primary.provider == LLMModel.Provider.OFFLINE
 
 
@@ -52,8 +67,14 @@ def test_long_conversation_is_realistic_branched_and_under_pressure(db):
     results = {m.metadata["tool_call_id"] for m in path if m.role == "tool"}
     assert len(calls) >= 40 and {m.metadata["tool_calls"][0]["id"] for m in calls} == results
     text = "\n".join(m.content for m in path)
-    for fact in ("src/invoice_relay/webhooks.py", "https://docs.example.net/adr/0007-idempotency-keys",
-                 "psycopg 3.2.1", "1.0.0", "Decision", "docs/OPEN_QUESTIONS.md"):
+    for fact in (
+        "src/invoice_relay/webhooks.py",
+        "https://docs.example.net/adr/0007-idempotency-keys",
+        "psycopg 3.2.1",
+        "1.0.0",
+        "Decision",
+        "docs/OPEN_QUESTIONS.md",
+    ):
         assert fact in text
     assert any(m.role == "tool" and len(m.content) > 4_000 for m in path)  # pruned in the context
     channel.refresh_from_db()
@@ -67,7 +88,8 @@ def test_demo_text_is_deterministic():
     start = datetime(2024, 6, 11, 9, 0, tzinfo=timezone.utc)
     one, two = demo.long_conversation(start), demo.long_conversation(start)
     assert [(i.role, i.content, i.parent, i.metadata) for i in one] == [
-        (i.role, i.content, i.parent, i.metadata) for i in two]
+        (i.role, i.content, i.parent, i.metadata) for i in two
+    ]
 
 
 def test_bulk_import_stores_what_appending_would(db):
@@ -83,7 +105,8 @@ def test_bulk_import_stores_what_appending_would(db):
     imported = messages_bulk_import(channel=bulk_channel, user=bulk_channel.owner, items=tree.items)
     fields = ("role", "content", "depth", "tokens", "chars", "path_tokens", "path_chars")
     assert [tuple(getattr(m, f) for f in fields) for m in imported[:6]] == [
-        tuple(getattr(m, f) for f in fields) for m in appended]
+        tuple(getattr(m, f) for f in fields) for m in appended
+    ]
     stored = list(Message.objects.filter(channel=bulk_channel).order_by("id"))
     assert [m.pk for m in stored] == [m.pk for m in imported]
     assert stored[6].parent_id == stored[1].pk and stored[6].depth == 2
@@ -104,18 +127,20 @@ def test_bulk_import_stores_what_appending_would(db):
 def test_bulk_import_under_an_existing_message(db):
     channel = ChannelFactory()
     first, second = build_path(channel, 2)
-    (added,) = messages_bulk_import(channel=channel, user=channel.owner, under=second,
-                                    items=[NewMessage(role="user", content="Continued.")])
+    (added,) = messages_bulk_import(
+        channel=channel, user=channel.owner, under=second, items=[NewMessage(role="user", content="Continued.")]
+    )
     assert (added.parent_id, added.depth, added.path_tokens) == (second.pk, 2, second.path_tokens + added.tokens)
 
 
 @pytest.mark.parametrize(
     ("items", "errors"),
     [
-        ([NewMessage(role="bot", content="x")], {"role": ["Item 0: role must be one of: system, user, assistant, "
-                                                          "tool."]}),
-        ([NewMessage(role="user", content="x", parent=0)], {"parent": ["Item 0: the parent must be an earlier "
-                                                                       "item."]}),
+        (
+            [NewMessage(role="bot", content="x")],
+            {"role": ["Item 0: role must be one of: system, user, assistant, tool."]},
+        ),
+        ([NewMessage(role="user", content="x", parent=0)], {"parent": ["Item 0: the parent must be an earlier item."]}),
     ],
 )
 def test_bulk_import_refuses_bad_items_and_writes_nothing(db, items, errors):
@@ -130,6 +155,7 @@ def test_bulk_import_under_a_message_of_another_channel(db):
     (foreign,) = build_path(ChannelFactory(), 1)
     channel = ChannelFactory()
     with pytest.raises(ValidationError):
-        messages_bulk_import(channel=channel, user=channel.owner, under=foreign,
-                             items=[NewMessage(role="user", content="x")])
+        messages_bulk_import(
+            channel=channel, user=channel.owner, under=foreign, items=[NewMessage(role="user", content="x")]
+        )
     assert not channel.messages.exists()

@@ -14,8 +14,9 @@ def test_append_keeps_running_totals_and_pressure(db):
     assert channel.context_messages == 5
     assembled = context_assemble(channel=channel, user=channel.owner)
     assert [m["content"] for m in assembled.messages] == [m.content for m in messages]
-    summary = services.summary_write(channel=channel, through_message=messages[2], content="Earlier: greetings.",
-                                     created_by=channel.owner)
+    summary = services.summary_write(
+        channel=channel, through_message=messages[2], content="Earlier: greetings.", created_by=channel.owner
+    )
     channel.refresh_from_db()
     assert channel.context_messages == 2
     assert channel.context_tokens == leaf.path_tokens - messages[2].path_tokens + summary.tokens

@@ -34,17 +34,19 @@ def test_append_sets_depth_and_running_totals(channel):
 
 
 def test_tool_calls_count_towards_size_and_allow_empty_content(channel):
-    calls = [{"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"a\"}"}}]
-    message = services.message_append(channel=channel, user=channel.owner, role="assistant", content="",
-                                       metadata={"tool_calls": calls})
+    calls = [{"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}}]
+    message = services.message_append(
+        channel=channel, user=channel.owner, role="assistant", content="", metadata={"tool_calls": calls}
+    )
     assert message.tokens > conf.MESSAGE_OVERHEAD_TOKENS
     assert message.chars == len(services.json.dumps(calls, ensure_ascii=False))
 
 
 def test_edit_creates_a_sibling_and_leaves_the_original_untouched(channel):
     u0, a1, u2, a3 = build_path(channel, 4)
-    edited = services.message_append(channel=channel, user=channel.owner, role="user", content="Rephrased.",
-                                     parent_id=a1.pk)
+    edited = services.message_append(
+        channel=channel, user=channel.owner, role="user", content="Rephrased.", parent_id=a1.pk
+    )
     assert edited.parent_id == a1.pk and edited.depth == 2
     assert edited.path_tokens == a1.path_tokens + edited.tokens
     assert cursor_leaf(channel) == edited.pk
@@ -57,8 +59,7 @@ def test_edit_creates_a_sibling_and_leaves_the_original_untouched(channel):
 
 def test_new_root_is_a_root_sibling(channel):
     u0, a1 = build_path(channel, 2)
-    root = services.message_append(channel=channel, user=channel.owner, role="user", content="Start over.",
-                                   root=True)
+    root = services.message_append(channel=channel, user=channel.owner, role="user", content="Start over.", root=True)
     assert root.parent_id is None and root.depth == 0 and root.path_tokens == root.tokens
     assert cursor_leaf(channel) == root.pk
     first = selectors.message_path(leaf_id=a1.pk, with_siblings=True)
@@ -77,10 +78,10 @@ def test_roots_of_other_channels_are_not_siblings(channel):
 
 def test_sibling_index_two_of_three(channel):
     u0, a1 = build_path(channel, 2)
-    second = services.message_append(channel=channel, user=channel.owner, role="assistant", content="B",
-                                      parent_id=u0.pk)
-    third = services.message_append(channel=channel, user=channel.owner, role="assistant", content="C",
-                                     parent_id=u0.pk)
+    second = services.message_append(
+        channel=channel, user=channel.owner, role="assistant", content="B", parent_id=u0.pk
+    )
+    third = services.message_append(channel=channel, user=channel.owner, role="assistant", content="C", parent_id=u0.pk)
     services.cursor_move(channel=channel, user=channel.owner, message_id=second.pk)
     path = selectors.message_path(leaf_id=cursor_leaf(channel), with_siblings=True)
     assert [(m.pk, m.sibling_index, m.sibling_count) for m in path] == [(u0.pk, 1, 1), (second.pk, 2, 3)]
@@ -91,8 +92,9 @@ def test_sibling_index_two_of_three(channel):
 def test_cursor_move_goes_to_the_most_recent_descendant_leaf(channel):
     u0, a1, u2, a3, u4, a5 = build_path(channel, 6)
     # A regeneration of a3 (a sibling), continued for two more turns.
-    b3 = services.message_append(channel=channel, user=channel.owner, role="assistant", content="Other answer.",
-                                 parent_id=u2.pk)
+    b3 = services.message_append(
+        channel=channel, user=channel.owner, role="assistant", content="Other answer.", parent_id=u2.pk
+    )
     b4 = services.message_append(channel=channel, user=channel.owner, role="user", content="Go on.")
     assert cursor_leaf(channel) == b4.pk
 
@@ -135,11 +137,13 @@ def test_summary_boundary_is_the_deepest_active_summary_on_the_path(channel):
     messages = build_path(channel, 10)
     leaf = messages[-1]
     assert selectors.summary_boundary_for(leaf_id=leaf.pk) is None
-    first = services.summary_write(channel=channel, through_message=messages[3], content="First part.",
-                                   created_by=channel.owner)
+    first = services.summary_write(
+        channel=channel, through_message=messages[3], content="First part.", created_by=channel.owner
+    )
     assert selectors.summary_boundary_for(leaf_id=leaf.pk) == first
-    second = services.summary_write(channel=channel, through_message=messages[6], content="Up to six.",
-                                    created_by=channel.owner)
+    second = services.summary_write(
+        channel=channel, through_message=messages[6], content="Up to six.", created_by=channel.owner
+    )
     assert second.previous == first
     assert selectors.summary_boundary_for(leaf_id=leaf.pk) == second
     assert selectors.summary_boundary_for(leaf_id=messages[6].pk) == second
@@ -151,8 +155,9 @@ def test_summary_boundary_is_the_deepest_active_summary_on_the_path(channel):
 
 def test_summary_on_another_branch_does_not_apply(channel):
     u0, a1, u2, a3 = build_path(channel, 4)
-    other = services.message_append(channel=channel, user=channel.owner, role="user", content="Other way.",
-                                    parent_id=a1.pk)
+    other = services.message_append(
+        channel=channel, user=channel.owner, role="user", content="Other way.", parent_id=a1.pk
+    )
     services.summary_write(channel=channel, through_message=u2, content="About u2.", created_by=None)
     assert selectors.summary_boundary_for(leaf_id=other.pk) is None
     assert selectors.summary_boundary_for(leaf_id=a3.pk).through_message == u2
@@ -219,7 +224,6 @@ def test_each_user_has_their_own_cursor(channel):
     u0, a1 = build_path(channel, 2)
     services.cursor_move(channel=channel, user=guest, message_id=u0.pk)
     assert cursor_leaf(channel, guest) == a1.pk
-    reply = services.message_append(channel=channel, user=guest, role="user", content="Guest branch.",
-                                    parent_id=u0.pk)
+    reply = services.message_append(channel=channel, user=guest, role="user", content="Guest branch.", parent_id=u0.pk)
     assert cursor_leaf(channel, guest) == reply.pk
     assert cursor_leaf(channel) == a1.pk

@@ -101,7 +101,11 @@ def test_new_channel_form_creates_and_redirects(client_user, user):
     assert response.status_code == 302
     assert response["Location"] == url("chat:channel", channel.pk)
     assert (channel.title, channel.persona, channel.model, channel.context_budget) == (
-        "Research log", persona, model, 64_000)
+        "Research log",
+        persona,
+        model,
+        64_000,
+    )
 
 
 def test_new_channel_without_title_is_refused(client_user, user):
@@ -151,7 +155,7 @@ def test_send_without_javascript_posts_and_redirects(client_user, channel, chat_
     ]
     page = client_user.get(url("chat:channel", channel.pk)).content.decode()
     assert "Here is <strong>the plan</strong>:" in page
-    assert '<pre><code class="language-python">print(\'step 1\')' in page
+    assert "<pre><code class=\"language-python\">print('step 1')" in page
     assert "loopback-chat" in page
 
 
@@ -194,8 +198,10 @@ def test_model_failure_without_javascript_redirects_with_the_error(client_user, 
     leaf = channel.messages.get()
     retry = client_user.post(url("chat:regenerate", channel.pk, leaf.pk), **HTMX)
     assert retry.status_code == 200
-    assert list(channel.messages.values_list("role", "content")) == [("user", "Still there?"),
-                                                                    ("assistant", "Back again.")]
+    assert list(channel.messages.values_list("role", "content")) == [
+        ("user", "Still there?"),
+        ("assistant", "Back again."),
+    ]
 
 
 def test_empty_message_is_refused(client_user, channel):
@@ -206,9 +212,13 @@ def test_empty_message_is_refused(client_user, channel):
 
 
 def test_markdown_is_sanitised(client_user, channel, user):
-    services.message_append(channel=channel, user=user, role="assistant",
-                            content="<script>alert(1)</script> [click](javascript:alert(2)) "
-                                    "<img src=x onerror=alert(3)> [ok](https://example.org)")
+    services.message_append(
+        channel=channel,
+        user=user,
+        role="assistant",
+        content="<script>alert(1)</script> [click](javascript:alert(2)) "
+        "<img src=x onerror=alert(3)> [ok](https://example.org)",
+    )
     body = client_user.get(url("chat:channel", channel.pk)).content.decode()
     assert "<script>alert(1)" not in body
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
@@ -219,13 +229,30 @@ def test_markdown_is_sanitised(client_user, channel, user):
 
 def test_tool_calls_and_results_are_collapsible(client_user, channel, user):
     services.message_append(channel=channel, user=user, role="user", content="Read the file")
-    services.message_append(channel=channel, user=user, role="assistant", content="",
-                            metadata={"tool_calls": [{"id": "c1", "type": "function", "function": {
-                                "name": "read_file", "arguments": '{"path": "src/app.py"}'}}]})
-    services.message_append(channel=channel, user=user, role="tool", content="line 1\nline 2\n<b>3</b>",
-                            metadata={"tool_call_id": "c1", "name": "read_file"})
+    services.message_append(
+        channel=channel,
+        user=user,
+        role="assistant",
+        content="",
+        metadata={
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "src/app.py"}'},
+                }
+            ]
+        },
+    )
+    services.message_append(
+        channel=channel,
+        user=user,
+        role="tool",
+        content="line 1\nline 2\n<b>3</b>",
+        metadata={"tool_call_id": "c1", "name": "read_file"},
+    )
     body = client_user.get(url("chat:channel", channel.pk)).content.decode()
-    assert '<summary>Tool call <code>read_file</code></summary>' in body
+    assert "<summary>Tool call <code>read_file</code></summary>" in body
     assert '"path": "src/app.py"' in body.replace("&quot;", '"')
     assert "<summary>Result of <code>read_file</code>" in body
     assert "3 lines" in body
@@ -243,8 +270,11 @@ def test_edit_makes_a_sibling_and_the_arrows_switch_between_them(client_user, ch
     assert 'aria-label="Version 2 of 2">2/2</span>' in body
     assert channel.messages.filter(role="user", parent__isnull=True).count() == 2
 
-    back = client_user.post(url("chat:cursor", channel.pk), {"message_id": channel.messages.filter(
-        role="user").last().pk, "step": "-1"}, **HTMX)
+    back = client_user.post(
+        url("chat:cursor", channel.pk),
+        {"message_id": channel.messages.filter(role="user").last().pk, "step": "-1"},
+        **HTMX,
+    )
     assert back.status_code == 200
     assert "Version one" in back.content.decode() and "First answer." in back.content.decode()
     assert 'aria-label="Version 1 of 2">1/2</span>' in back.content.decode()
@@ -278,22 +308,31 @@ def test_context_bar_warns_at_three_quarters(client_user, user):
     assert channel.context_ratio >= 0.75
     body = client_user.get(url("chat:channel", channel.pk)).content.decode()
     assert "contextbar-danger" in body or "contextbar-warn" in body
-    assert f'<a class="btn btn-warn" href="{url("compaction:panel", channel.pk)}" data-panel-open>' \
-           f"Summarize &amp; Continue</a>" in body
+    assert (
+        f'<a class="btn btn-warn" href="{url("compaction:panel", channel.pk)}" data-panel-open>'
+        f"Summarize &amp; Continue</a>" in body
+    )
 
 
 def _summarised(channel, count, *, trigger="manual", through_index=None):
     messages = build_path(channel, count)
     through = messages[through_index if through_index is not None else count - 5]
-    summary = services.summary_write(channel=channel, through_message=through, content="## Goal\n- ship it",
-                                     created_by=channel.owner, trigger=trigger, tokens_before=900, tokens_after=120)
+    summary = services.summary_write(
+        channel=channel,
+        through_message=through,
+        content="## Goal\n- ship it",
+        created_by=channel.owner,
+        trigger=trigger,
+        tokens_before=900,
+        tokens_after=120,
+    )
     return messages, summary
 
 
 def test_boundary_bar_hides_older_messages_and_marks_auto(client_user, channel):
     messages, summary = _summarised(channel, 12, trigger="auto")
     body = client_user.get(url("chat:channel", channel.pk)).content.decode()
-    assert "8 earlier messages summarised <span class=\"auto-tag\">(auto)</span>" in body
+    assert '8 earlier messages summarised <span class="auto-tag">(auto)</span>' in body
     assert "<h2>Goal</h2>" in body
     assert messages[0].content not in body and messages[7].content not in body
     assert messages[8].content in body and messages[11].content in body
@@ -309,8 +348,9 @@ def test_manual_boundary_has_no_auto_label(client_user, channel):
 
 def test_originals_load_on_demand_with_the_earlier_boundary(client_user, channel, user):
     messages, first = _summarised(channel, 12, through_index=3)
-    second = services.summary_write(channel=channel, through_message=messages[7], content="Second summary",
-                                    created_by=user)
+    second = services.summary_write(
+        channel=channel, through_message=messages[7], content="Second summary", created_by=user
+    )
     response = client_user.get(url("chat:originals", channel.pk, second.pk), **HTMX)
     assert response.status_code == 200
     body = response.content.decode()

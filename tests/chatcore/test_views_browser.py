@@ -30,9 +30,11 @@ expect.set_options(timeout=TIMEOUT_MS)
 
 def _answer(request: dict) -> Reply:
     question = request["messages"][-1]["content"]
-    return Reply(content=f"You asked: *{question[:60]}*.\n\nHere is what I would do:\n\n"
-                         f"1. Check the **ledger** schema.\n2. Run `make migrate` and read the output.\n"
-                         f"3. Report back with the numbers.")
+    return Reply(
+        content=f"You asked: *{question[:60]}*.\n\nHere is what I would do:\n\n"
+        f"1. Check the **ledger** schema.\n2. Run `make migrate` and read the output.\n"
+        f"3. Report back with the numbers."
+    )
 
 
 @pytest.fixture
@@ -57,8 +59,14 @@ def log_in(page, user):
     expect(page.get_by_role("heading", name="Your channels")).to_be_visible()
 
 
-def pressured_channel(user, *, messages: int = 16, ratio: float = 0.8, title: str = "Ledger migration",
-                      base_url: str = "http://127.0.0.1:9/v1") -> Channel:
+def pressured_channel(
+    user,
+    *,
+    messages: int = 16,
+    ratio: float = 0.8,
+    title: str = "Ledger migration",
+    base_url: str = "http://127.0.0.1:9/v1",
+) -> Channel:
     """A channel whose active path fills `ratio` of its model's window."""
     channel = ChannelFactory(owner=user, title=title, persona=PersonaFactory(name="Engineer", symbol="E"))
     converse(channel, messages)

@@ -20,8 +20,16 @@ MESSAGE_TOKENS = 171
 def auto_settings(**values):
     """Switch auto-compaction on with filters that let fresh test channels through."""
     settings = compaction_settings_get()
-    defaults = {"enabled": True, "idle_minutes": 0, "cooldown_minutes": 30, "concurrency": 10,
-                "hourly_budget": 100, "min_messages": 10, "min_new_messages": 8, "threshold": 0.70}
+    defaults = {
+        "enabled": True,
+        "idle_minutes": 0,
+        "cooldown_minutes": 30,
+        "concurrency": 10,
+        "hourly_budget": 100,
+        "min_messages": 10,
+        "min_new_messages": 8,
+        "threshold": 0.70,
+    }
     for name, value in (defaults | values).items():
         setattr(settings, name, value)
     settings.save()

@@ -53,9 +53,20 @@ def test_builtins_cannot_be_deleted_custom_ones_can(admin_client_staff):
 
 
 def test_add_form_rejects_a_bad_template_and_saves_a_good_one_through_the_service(admin_client_staff):
-    data = {"name": "Team notes", "slug": "team-notes", "symbol": "🗒", "description": "", "persona": "",
-            "system_prompt": "Summarise.", "instructions": "{transcript.__dict__}", "keep_recent": 3,
-            "max_summary_tokens": 500, "temperature": 0.2, "model": "", "is_default": "on"}
+    data = {
+        "name": "Team notes",
+        "slug": "team-notes",
+        "symbol": "🗒",
+        "description": "",
+        "persona": "",
+        "system_prompt": "Summarise.",
+        "instructions": "{transcript.__dict__}",
+        "keep_recent": 3,
+        "max_summary_tokens": 500,
+        "temperature": 0.2,
+        "model": "",
+        "is_default": "on",
+    }
     response = admin_client_staff.post(f"{CHANGELIST}add/", data)
     assert response.status_code == 200
     assert "reaches into attributes or items" in response.content.decode()
@@ -71,8 +82,17 @@ def test_add_form_rejects_a_bad_template_and_saves_a_good_one_through_the_servic
 
 
 def test_import_view(admin_client_staff):
-    document = {"version": 1, "profiles": [{"slug": "imported-one", "name": "Imported", "system_prompt": "s",
-                                            "instructions": "{persona}: {transcript}"}]}
+    document = {
+        "version": 1,
+        "profiles": [
+            {
+                "slug": "imported-one",
+                "name": "Imported",
+                "system_prompt": "s",
+                "instructions": "{persona}: {transcript}",
+            }
+        ],
+    }
     upload = SimpleUploadedFile("p.json", json.dumps(document).encode(), content_type="application/json")
     response = admin_client_staff.post(f"{CHANGELIST}import/", {"file": upload}, follow=True)
     assert "Imported 1 profile(s): imported-one." in response.content.decode()

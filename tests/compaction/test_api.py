@@ -19,27 +19,49 @@ SUMMARY_TEXT = "## Goal\n- Keep the ledger healthy."
 def summary_body(summary: Summary) -> dict:
     summary.refresh_from_db()
     return {
-        "id": summary.pk, "channel": summary.channel_id, "through_message_id": summary.through_message_id,
-        "previous_id": summary.previous_id, "content": summary.content, "tokens": summary.tokens,
-        "trigger": summary.trigger, "profile_slug": summary.profile_slug, "model": summary.model,
-        "used_fallback": summary.used_fallback, "input_tokens": summary.input_tokens,
-        "output_tokens": summary.output_tokens, "tokens_before": summary.tokens_before,
-        "tokens_after": summary.tokens_after, "messages_covered": summary.messages_covered,
-        "extracts": summary.extracts, "edited": summary.edited, "is_active": summary.reverted_at is None,
+        "id": summary.pk,
+        "channel": summary.channel_id,
+        "through_message_id": summary.through_message_id,
+        "previous_id": summary.previous_id,
+        "content": summary.content,
+        "tokens": summary.tokens,
+        "trigger": summary.trigger,
+        "profile_slug": summary.profile_slug,
+        "model": summary.model,
+        "used_fallback": summary.used_fallback,
+        "input_tokens": summary.input_tokens,
+        "output_tokens": summary.output_tokens,
+        "tokens_before": summary.tokens_before,
+        "tokens_after": summary.tokens_after,
+        "messages_covered": summary.messages_covered,
+        "extracts": summary.extracts,
+        "edited": summary.edited,
+        "is_active": summary.reverted_at is None,
         "reverted_at": iso(summary.reverted_at) if summary.reverted_at else None,
-        "created_by_id": summary.created_by_id, "created_at": iso(summary.created_at),
+        "created_by_id": summary.created_by_id,
+        "created_at": iso(summary.created_at),
     }
 
 
 def profile_body(profile: CompactionProfile) -> dict:
     profile.refresh_from_db()
     return {
-        "id": profile.pk, "slug": profile.slug, "name": profile.name, "description": profile.description,
-        "symbol": profile.symbol, "system_prompt": profile.system_prompt, "instructions": profile.instructions,
-        "keep_recent": profile.keep_recent, "max_summary_tokens": profile.max_summary_tokens,
-        "temperature": profile.temperature, "model": profile.model.name if profile.model_id else None,
-        "persona": profile.persona.slug if profile.persona_id else None, "is_builtin": profile.is_builtin,
-        "is_default": profile.is_default, "created_at": iso(profile.created_at), "updated_at": iso(profile.updated_at),
+        "id": profile.pk,
+        "slug": profile.slug,
+        "name": profile.name,
+        "description": profile.description,
+        "symbol": profile.symbol,
+        "system_prompt": profile.system_prompt,
+        "instructions": profile.instructions,
+        "keep_recent": profile.keep_recent,
+        "max_summary_tokens": profile.max_summary_tokens,
+        "temperature": profile.temperature,
+        "model": profile.model.name if profile.model_id else None,
+        "persona": profile.persona.slug if profile.persona_id else None,
+        "is_builtin": profile.is_builtin,
+        "is_default": profile.is_default,
+        "created_at": iso(profile.created_at),
+        "updated_at": iso(profile.updated_at),
     }
 
 
@@ -59,8 +81,9 @@ def channel(user):
 
 def test_compact_201_with_the_summary_and_statistics(api, channel, utility_model, llm_server):
     llm_server.script(Reply(content=SUMMARY_TEXT, prompt_tokens=700, completion_tokens=15))
-    response = api.post(f"/api/channels/{channel.pk}/compact/", {"keep_recent": 4, "focus": "the ledger"},
-                        format="json")
+    response = api.post(
+        f"/api/channels/{channel.pk}/compact/", {"keep_recent": 4, "focus": "the ledger"}, format="json"
+    )
     assert response.status_code == 201, response.json()
     summary = Summary.objects.get()
     messages = list(Message.objects.order_by("id"))
@@ -90,32 +113,60 @@ def test_compact_201_with_the_summary_and_statistics(api, channel, utility_model
 
 def test_compact_dry_run_200_then_edited_apply_201(api, channel, utility_model, llm_server):
     llm_server.script(Reply(content=SUMMARY_TEXT, prompt_tokens=700, completion_tokens=15))
-    response = api.post(f"/api/channels/{channel.pk}/compact/", {"dry_run": True, "keep_recent": 2},
-                        format="json")
+    response = api.post(f"/api/channels/{channel.pk}/compact/", {"dry_run": True, "keep_recent": 2}, format="json")
     assert response.status_code == 200
     body = response.json()
     messages = list(Message.objects.order_by("id"))
     assert body == {
-        "summary": None, "dry_run": True, "content": body["content"], "profile": "structured",
-        "through_message_id": messages[9].pk, "summarized_count": 10, "model": "loopback-utility",
-        "used_fallback": False, "input_tokens": 700, "output_tokens": 15, "tokens_before": messages[-1].path_tokens,
-        "tokens_after": body["tokens_after"], "messages_before": 12, "messages_after": 3, "edited": False,
-        "truncated": False, "extracts": body["extracts"], "redactions": {},
+        "summary": None,
+        "dry_run": True,
+        "content": body["content"],
+        "profile": "structured",
+        "through_message_id": messages[9].pk,
+        "summarized_count": 10,
+        "model": "loopback-utility",
+        "used_fallback": False,
+        "input_tokens": 700,
+        "output_tokens": 15,
+        "tokens_before": messages[-1].path_tokens,
+        "tokens_after": body["tokens_after"],
+        "messages_before": 12,
+        "messages_after": 3,
+        "edited": False,
+        "truncated": False,
+        "extracts": body["extracts"],
+        "redactions": {},
     }
     assert body["content"].startswith(SUMMARY_TEXT) and body["tokens_after"] < body["tokens_before"]
     assert Summary.objects.count() == 0 and UsageEntry.objects.count() == 1
 
     edited = "## Goal\n- Keep the ledger healthy, edited."
-    response = api.post(f"/api/channels/{channel.pk}/compact/",
-                        {"content": edited, "through_message_id": body["through_message_id"]}, format="json")
+    response = api.post(
+        f"/api/channels/{channel.pk}/compact/",
+        {"content": edited, "through_message_id": body["through_message_id"]},
+        format="json",
+    )
     assert response.status_code == 201
     summary = Summary.objects.get()
     assert response.json() == {
-        "summary": summary_body(summary), "dry_run": False, "content": edited, "profile": "structured",
-        "through_message_id": messages[9].pk, "summarized_count": 10, "model": "", "used_fallback": False,
-        "input_tokens": 0, "output_tokens": 0, "tokens_before": messages[-1].path_tokens,
-        "tokens_after": summary.tokens_after, "messages_before": 12, "messages_after": 3, "edited": True,
-        "truncated": False, "extracts": summary.extracts, "redactions": {},
+        "summary": summary_body(summary),
+        "dry_run": False,
+        "content": edited,
+        "profile": "structured",
+        "through_message_id": messages[9].pk,
+        "summarized_count": 10,
+        "model": "",
+        "used_fallback": False,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "tokens_before": messages[-1].path_tokens,
+        "tokens_after": summary.tokens_after,
+        "messages_before": 12,
+        "messages_after": 3,
+        "edited": True,
+        "truncated": False,
+        "extracts": summary.extracts,
+        "redactions": {},
     }
     assert summary.edited and summary.content == edited and len(llm_server.requests) == 1
 
@@ -124,8 +175,10 @@ def test_compact_409_when_in_progress(api, channel):
     lease_acquire(channel_id=channel.pk, holder="elsewhere:1:x", seconds=300)
     response = api.post(f"/api/channels/{channel.pk}/compact/", {}, format="json")
     assert response.status_code == 409
-    assert response.json() == {"detail": "A compaction of this channel is already in progress; try again when it "
-                                         "has finished.", "code": "in_progress"}
+    assert response.json() == {
+        "detail": "A compaction of this channel is already in progress; try again when it has finished.",
+        "code": "in_progress",
+    }
 
 
 def test_compact_422_with_the_reason(api, user):
@@ -135,21 +188,25 @@ def test_compact_422_with_the_reason(api, user):
     assert response.status_code == 422
     assert response.json() == {
         "detail": "Nothing to compact: 5 message(s) since the start, of which the newest 3 are kept as they are, "
-                  "leaves 2 to summarise; at least 4 are needed.",
-        "code": "nothing_to_compact", "reason": "too_few_messages", "new_messages": 5, "keep_recent": 3,
-        "would_summarize": 2, "minimum": 4,
+        "leaves 2 to summarise; at least 4 are needed.",
+        "code": "nothing_to_compact",
+        "reason": "too_few_messages",
+        "new_messages": 5,
+        "keep_recent": 3,
+        "would_summarize": 2,
+        "minimum": 4,
     }
 
 
-def test_compact_502_when_the_model_fails_and_nothing_is_written(api, channel, utility_model, llm_server,
-                                                                   settings):
+def test_compact_502_when_the_model_fails_and_nothing_is_written(api, channel, utility_model, llm_server, settings):
     settings.LLM_MAX_RETRIES = 0
     llm_server.script(Reply(status=500))
     response = api.post(f"/api/channels/{channel.pk}/compact/", {}, format="json")
     assert response.status_code == 502
     assert response.json() == {
         "detail": "The model call failed: loopback-utility: HTTP 500: Error code: 500 - injected error 500",
-        "code": "model_failed", "errors": ["loopback-utility: HTTP 500: Error code: 500 - injected error 500"],
+        "code": "model_failed",
+        "errors": ["loopback-utility: HTTP 500: Error code: 500 - injected error 500"],
     }
     assert Summary.objects.count() == 0
 
@@ -157,9 +214,11 @@ def test_compact_502_when_the_model_fails_and_nothing_is_written(api, channel, u
 def test_compact_400_for_bad_input_and_unknown_profile(api, channel):
     response = api.post(f"/api/channels/{channel.pk}/compact/", {"keep_recent": -1}, format="json")
     assert response.status_code == 400
-    assert response.json() == {"detail": "keep_recent: Ensure this value is greater than or equal to 0.",
-                               "code": "invalid",
-                               "errors": {"keep_recent": ["Ensure this value is greater than or equal to 0."]}}
+    assert response.json() == {
+        "detail": "keep_recent: Ensure this value is greater than or equal to 0.",
+        "code": "invalid",
+        "errors": {"keep_recent": ["Ensure this value is greater than or equal to 0."]},
+    }
     response = api.post(f"/api/channels/{channel.pk}/compact/", {"profile": "nope"}, format="json")
     message = "No profile 'nope' is available for this channel (global profiles and those of its persona are)."
     assert response.status_code == 400
@@ -199,8 +258,11 @@ def test_summaries_list_and_revert(api, channel, user):
 
     response = api.post(f"/api/summaries/{first.pk}/revert/")
     assert response.status_code == 400
-    assert response.json() == {"detail": "This summary was already reverted.", "code": "invalid",
-                               "errors": {"non_field_errors": ["This summary was already reverted."]}}
+    assert response.json() == {
+        "detail": "This summary was already reverted.",
+        "code": "invalid",
+        "errors": {"non_field_errors": ["This summary was already reverted."]},
+    }
 
 
 def test_revert_of_another_users_summary_is_404(api, other_user):
@@ -230,22 +292,27 @@ def test_branch_from_a_summary_201(api, user):
     assert response.status_code == 201
     branch = Channel.objects.exclude(pk=source.pk).get()
     assert response.json() == channel_body(branch)
-    assert (branch.title, branch.persona, branch.model, branch.branched_from, branch.branched_from_summary) == \
-        ("Ledger work (continued)", persona, model, source, summary)
+    assert (branch.title, branch.persona, branch.model, branch.branched_from, branch.branched_from_summary) == (
+        "Ledger work (continued)",
+        persona,
+        model,
+        source,
+        summary,
+    )
     first = Message.objects.get(channel=branch)
     assert first.role == "user" and first.parent_id is None
-    assert first.content.startswith("[Summary of the earlier conversation \"Ledger work\"")
+    assert first.content.startswith('[Summary of the earlier conversation "Ledger work"')
     assert first.content.endswith(summary.content)
     assert first.metadata == {"kind": "branch_summary", "source_channel": source.pk, "source_summary": summary.pk}
     source.refresh_from_db()
-    assert (source.context_tokens, source.context_messages,
-            Message.objects.filter(channel=source).count()) == before
+    assert (source.context_tokens, source.context_messages, Message.objects.filter(channel=source).count()) == before
     assert AuditEntry.objects.filter(action="channel.branch", resource=f"channel:{branch.pk}").exists()
 
 
 def test_branch_from_draft_content_and_from_a_fresh_draft(api, channel, utility_model, llm_server):
-    response = api.post(f"/api/channels/{channel.pk}/branch/", {"content": "My own notes, token=abcdef123456789"},
-                        format="json")
+    response = api.post(
+        f"/api/channels/{channel.pk}/branch/", {"content": "My own notes, token=abcdef123456789"}, format="json"
+    )
     assert response.status_code == 201
     branch = Channel.objects.get(pk=response.json()["id"])
     assert response.json() == channel_body(branch)
@@ -305,22 +372,38 @@ def test_profile_create_update_delete_are_staff_only(api, staff_api):
     assert response.status_code == 204 and not CompactionProfile.objects.filter(pk=profile.pk).exists()
 
 
-@pytest.mark.parametrize("instructions, message", [
-    ("No placeholder at all.", "The template must contain {transcript}, where the conversation goes."),
-    ("{transcript} {secret}", "Unknown placeholder {secret}. Allowed: {transcript}, {previous_summary}, {focus}, "
-                              "{persona}. Write {{ and }} for literal braces."),
-    ("{transcript.__class__}", "Placeholder {transcript.__class__} reaches into attributes or items, which is not "
-                               "allowed: use a plain name, one of {transcript}, {previous_summary}, {focus}, "
-                               "{persona}."),
-    ("{0} {transcript}", "Positional placeholder {0} is not allowed: use a name, one of {transcript}, "
-                         "{previous_summary}, {focus}, {persona}."),
-])
+@pytest.mark.parametrize(
+    "instructions, message",
+    [
+        ("No placeholder at all.", "The template must contain {transcript}, where the conversation goes."),
+        (
+            "{transcript} {secret}",
+            "Unknown placeholder {secret}. Allowed: {transcript}, {previous_summary}, {focus}, "
+            "{persona}. Write {{ and }} for literal braces.",
+        ),
+        (
+            "{transcript.__class__}",
+            "Placeholder {transcript.__class__} reaches into attributes or items, which is not "
+            "allowed: use a plain name, one of {transcript}, {previous_summary}, {focus}, "
+            "{persona}.",
+        ),
+        (
+            "{0} {transcript}",
+            "Positional placeholder {0} is not allowed: use a name, one of {transcript}, "
+            "{previous_summary}, {focus}, {persona}.",
+        ),
+    ],
+)
 def test_profile_create_rejects_bad_templates_with_a_field_message(staff_api, instructions, message):
-    response = staff_api.post("/api/profiles/", {"name": "Bad", "system_prompt": "x", "instructions": instructions},
-                              format="json")
+    response = staff_api.post(
+        "/api/profiles/", {"name": "Bad", "system_prompt": "x", "instructions": instructions}, format="json"
+    )
     assert response.status_code == 400
-    assert response.json() == {"detail": f"instructions: {message}", "code": "invalid",
-                               "errors": {"instructions": [message]}}
+    assert response.json() == {
+        "detail": f"instructions: {message}",
+        "code": "invalid",
+        "errors": {"instructions": [message]},
+    }
     assert not CompactionProfile.objects.filter(name="Bad").exists()
 
 
@@ -329,8 +412,10 @@ def test_builtin_profile_cannot_be_deleted_but_can_be_reset_and_duplicated(staff
     shipped = brief.instructions
     response = staff_api.delete(f"/api/profiles/{brief.pk}/")
     assert response.status_code == 409
-    assert response.json() == {"detail": "Built-in profiles cannot be deleted; edit it, reset it, or duplicate it "
-                                         "instead.", "code": "builtin"}
+    assert response.json() == {
+        "detail": "Built-in profiles cannot be deleted; edit it, reset it, or duplicate it instead.",
+        "code": "builtin",
+    }
     staff_api.patch(f"/api/profiles/{brief.pk}/", {"instructions": "Changed: {transcript}"}, format="json")
     response = staff_api.post(f"/api/profiles/{brief.pk}/reset/")
     assert response.status_code == 200 and response.json() == profile_body(brief)
@@ -350,17 +435,31 @@ def test_profiles_export_and_import_round_trip(staff_api, api):
     assert response.status_code == 200
     exported = response.json()
     assert exported["version"] == 1
-    assert [p["slug"] for p in exported["profiles"]] == ["structured", "brief", "detailed", "actionable",
-                                                         "analyst-notes"]
+    assert [p["slug"] for p in exported["profiles"]] == [
+        "structured",
+        "brief",
+        "detailed",
+        "actionable",
+        "analyst-notes",
+    ]
     assert exported["profiles"][-1] == {
-        "slug": "analyst-notes", "name": "Analyst notes", "description": "A test profile.", "symbol": "🧪",
-        "system_prompt": "You summarise conversations faithfully.", "instructions": PROFILE_TEMPLATE,
-        "keep_recent": 2, "max_summary_tokens": 800, "temperature": 0.1, "model": None, "persona": "analyst",
+        "slug": "analyst-notes",
+        "name": "Analyst notes",
+        "description": "A test profile.",
+        "symbol": "🧪",
+        "system_prompt": "You summarise conversations faithfully.",
+        "instructions": PROFILE_TEMPLATE,
+        "keep_recent": 2,
+        "max_summary_tokens": 800,
+        "temperature": 0.1,
+        "model": None,
+        "persona": "analyst",
         "is_default": True,
     }
     CompactionProfile.objects.filter(slug="analyst-notes").delete()
-    response = staff_api.post("/api/profiles/import/", {"version": 1, "profiles": exported["profiles"][-2:]},
-                              format="json")
+    response = staff_api.post(
+        "/api/profiles/import/", {"version": 1, "profiles": exported["profiles"][-2:]}, format="json"
+    )
     assert response.status_code == 201
     restored = CompactionProfile.objects.get(slug="analyst-notes")
     copy = CompactionProfile.objects.get(slug="actionable-imported")

@@ -43,11 +43,23 @@ class Clusters:
         self.processes: dict[str, subprocess.Popen] = {}
 
     def start(self, name: str, **env: str) -> subprocess.Popen:
-        environment = {**os.environ, "DATABASE_URL": database_url(), "Q_WORKERS": "2", "Q_POLL_SECONDS": "0.1",
-                       "LOG_LEVEL": "INFO", **env}
+        environment = {
+            **os.environ,
+            "DATABASE_URL": database_url(),
+            "Q_WORKERS": "2",
+            "Q_POLL_SECONDS": "0.1",
+            "LOG_LEVEL": "INFO",
+            **env,
+        }
         log = open(self.tmp_path / f"{name}.log", "wb")
-        process = subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=environment,
-                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "qcluster"],
+            cwd=ROOT,
+            env=environment,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.processes[name] = process
         return process
 
@@ -69,8 +81,10 @@ class Clusters:
                 self.kill(name)
 
     def logs(self) -> str:
-        return "\n".join(f"--- {path.name}\n" + path.read_text(errors="replace")[-6000:]
-                         for path in sorted(self.tmp_path.glob("*.log")))
+        return "\n".join(
+            f"--- {path.name}\n" + path.read_text(errors="replace")[-6000:]
+            for path in sorted(self.tmp_path.glob("*.log"))
+        )
 
 
 @pytest.fixture
@@ -124,10 +138,16 @@ def test_two_clusters_compact_every_channel_exactly_once(clusters, auto_model, l
 
 
 def test_a_worker_killed_mid_compaction_leaves_the_work_to_the_other_after_the_lease_expires(
-        clusters, auto_model, llm_server, monkeypatch):
+    clusters, auto_model, llm_server, monkeypatch
+):
     # Short but nested timeouts: model call 3 s x 2 models < task 8 s < retry 10 s < lease 12 s.
-    short = {"COMPACTION_LEASE_SECONDS": "12", "Q_RETRY_SECONDS": "10", "Q_TASK_TIMEOUT_SECONDS": "8",
-             "LLM_TIMEOUT_SECONDS": "3", "LLM_MAX_RETRIES": "0"}
+    short = {
+        "COMPACTION_LEASE_SECONDS": "12",
+        "Q_RETRY_SECONDS": "10",
+        "Q_TASK_TIMEOUT_SECONDS": "8",
+        "LLM_TIMEOUT_SECONDS": "3",
+        "LLM_MAX_RETRIES": "0",
+    }
     monkeypatch.setattr(conf, "LEASE_SECONDS", 12)
     auto_settings(concurrency=1, cooldown_minutes=0, idle_minutes=0)
     channel = pressured_channel()
@@ -142,8 +162,7 @@ def test_a_worker_killed_mid_compaction_leaves_the_work_to_the_other_after_the_l
     clusters.kill("doomed")
 
     clusters.start("survivor", **short)
-    done = wait_for(lambda: Summary.objects.exists(), timeout=45, every=1.0,
-                    action=lambda: async_task(conf.SCAN_TASK))
+    done = wait_for(lambda: Summary.objects.exists(), timeout=45, every=1.0, action=lambda: async_task(conf.SCAN_TASK))
     assert done, clusters.logs()
     wait_for(lambda: False, timeout=2, every=0.5, action=lambda: async_task(conf.SCAN_TASK))
     clusters.stop_all()

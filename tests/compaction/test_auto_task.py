@@ -32,7 +32,8 @@ def run(capture, channel_id: int, ticket: str | None):
 
 
 def test_a_reserved_channel_is_compacted_with_trigger_auto_and_the_next_one_is_enqueued(
-        utility_model, llm_server, django_capture_on_commit_callbacks):
+    utility_model, llm_server, django_capture_on_commit_callbacks
+):
     auto_settings(concurrency=1)
     first, second = pressured_channel(messages=13), pressured_channel()
     messages_before = list(Message.objects.order_by("id").values_list("id", "content"))
@@ -44,12 +45,20 @@ def test_a_reserved_channel_is_compacted_with_trigger_auto_and_the_next_one_is_e
 
     summary = Summary.objects.get()
     assert (outcome.outcome, outcome.tokens_before, outcome.tokens_after) == (
-        "done", summary.tokens_before, summary.tokens_after)
+        "done",
+        summary.tokens_before,
+        summary.tokens_after,
+    )
     assert (summary.channel_id, summary.trigger, summary.created_by) == (first.pk, "auto", first.owner)
     assert summary.tokens_after / 2_400 < 0.7 <= summary.tokens_before / 2_400
     lease = CompactionLease.objects.get(pk=first.pk)
     assert (lease.last_outcome, lease.failure_count, lease.last_error, lease.holder, lease.expires_at) == (
-        "done", 0, "", "", None)
+        "done",
+        0,
+        "",
+        "",
+        None,
+    )
     assert lease.last_finished_at >= lease.last_auto_at
     usage = UsageEntry.objects.get(role="utility")
     assert (usage.trigger, usage.channel_id, usage.success) == ("auto", first.pk, True)
@@ -61,7 +70,8 @@ def test_a_reserved_channel_is_compacted_with_trigger_auto_and_the_next_one_is_e
 
 
 def test_a_failed_model_call_is_an_outcome_not_a_retry_and_waits_for_new_messages(
-        utility_model, llm_server, django_capture_on_commit_callbacks):
+    utility_model, llm_server, django_capture_on_commit_callbacks
+):
     auto_settings(concurrency=1)
     channel = pressured_channel()
     llm_server.default = Reply(status=500)
@@ -79,19 +89,22 @@ def test_a_failed_model_call_is_an_outcome_not_a_retry_and_waits_for_new_message
 
     again = scan_run(now=timezone.now() + datetime.timedelta(seconds=1))
     assert [(d.reason, d.detail) for d in again.decisions] == [
-        ("no_loop", "last attempt failed, no new messages since; 30m of cooldown remaining")]
+        ("no_loop", "last attempt failed, no new messages since; 30m of cooldown remaining")
+    ]
 
     build_path(channel, 2, start=12, words=40)
     assert [d.action for d in scan_run(now=timezone.now() + datetime.timedelta(seconds=1)).decisions] == ["enqueue"]
 
 
 def test_a_channel_compacted_by_someone_else_meanwhile_is_busy_not_failed(
-        utility_model, llm_server, django_capture_on_commit_callbacks):
+    utility_model, llm_server, django_capture_on_commit_callbacks
+):
     auto_settings()
     channel = pressured_channel()
     tickets = reserve(django_capture_on_commit_callbacks)
     CompactionLease.objects.filter(pk=channel.pk).update(
-        holder="web:1:manual", expires_at=timezone.now() + datetime.timedelta(minutes=5))
+        holder="web:1:manual", expires_at=timezone.now() + datetime.timedelta(minutes=5)
+    )
 
     outcome = run(django_capture_on_commit_callbacks, channel.pk, tickets[channel.pk])
 
@@ -102,7 +115,8 @@ def test_a_channel_compacted_by_someone_else_meanwhile_is_busy_not_failed(
 
 
 def test_nothing_to_compact_is_recorded_and_not_retried_without_new_messages(
-        utility_model, llm_server, django_capture_on_commit_callbacks):
+    utility_model, llm_server, django_capture_on_commit_callbacks
+):
     auto_settings(min_messages=2, min_new_messages=2)
     channel = pressured_channel(messages=5, window=900)
     tickets = reserve(django_capture_on_commit_callbacks)
@@ -116,7 +130,8 @@ def test_nothing_to_compact_is_recorded_and_not_retried_without_new_messages(
 
 
 def test_a_compaction_that_leaves_the_channel_over_its_threshold_is_ineffective_and_cools_down(
-        utility_model, llm_server, django_capture_on_commit_callbacks):
+    utility_model, llm_server, django_capture_on_commit_callbacks
+):
     auto_settings()
     channel = pressured_channel(settings={"compaction_threshold": 0.3})
     tickets = reserve(django_capture_on_commit_callbacks)
@@ -132,7 +147,8 @@ def test_a_compaction_that_leaves_the_channel_over_its_threshold_is_ineffective_
 
 
 def test_the_event_path_checks_reserves_and_compacts_in_the_task(
-        utility_model, llm_server, django_capture_on_commit_callbacks):
+    utility_model, llm_server, django_capture_on_commit_callbacks
+):
     auto_settings()
     channel = pressured_channel()
     llm_server.script(Reply(content=SUMMARY))
@@ -148,7 +164,8 @@ def test_the_event_path_checks_reserves_and_compacts_in_the_task(
 
 
 def test_a_worker_drains_the_backlog_itself_while_its_time_lasts(
-        utility_model, llm_server, django_capture_on_commit_callbacks):
+    utility_model, llm_server, django_capture_on_commit_callbacks
+):
     auto_settings(concurrency=1)
     # highest pressure first: 14, 13 then 12 messages
     channels = [pressured_channel(messages=14), pressured_channel(messages=13), pressured_channel()]
@@ -163,13 +180,16 @@ def test_a_worker_drains_the_backlog_itself_while_its_time_lasts(
     assert sorted(Summary.objects.values_list("channel_id", "trigger")) == [(c.pk, "auto") for c in channels]
     # one task was enqueued by the scan; the worker reserved and ran the other two itself
     assert [args[0] for _, args in queued_tasks()] == [first]
-    assert [(lease.last_outcome, lease.last_finished_at >= lease.last_auto_at)
-            for lease in CompactionLease.objects.order_by("pk")] == [("done", True)] * 3
+    assert [
+        (lease.last_outcome, lease.last_finished_at >= lease.last_auto_at)
+        for lease in CompactionLease.objects.order_by("pk")
+    ] == [("done", True)] * 3
     assert len(llm_server.requests) == 3
 
 
 def test_a_worker_out_of_time_hands_the_next_channel_to_the_broker(
-        utility_model, llm_server, django_capture_on_commit_callbacks):
+    utility_model, llm_server, django_capture_on_commit_callbacks
+):
     auto_settings(concurrency=1)
     first, second, third = pressured_channel(messages=14), pressured_channel(messages=13), pressured_channel()
     tickets = reserve(django_capture_on_commit_callbacks)
@@ -183,8 +203,7 @@ def test_a_worker_out_of_time_hands_the_next_channel_to_the_broker(
     assert not CompactionLease.objects.filter(pk=third.pk).exists()
 
 
-def test_the_task_reports_every_channel_it_compacted(
-        utility_model, llm_server, django_capture_on_commit_callbacks):
+def test_the_task_reports_every_channel_it_compacted(utility_model, llm_server, django_capture_on_commit_callbacks):
     auto_settings(concurrency=1)
     first, second = pressured_channel(messages=13), pressured_channel()
     tickets = reserve(django_capture_on_commit_callbacks)
@@ -195,8 +214,10 @@ def test_the_task_reports_every_channel_it_compacted(
 
     summaries = Summary.objects.order_by("channel_id")
     assert [summary.channel_id for summary in summaries] == [first.pk, second.pk]
-    assert result == "; ".join(f"channel {summary.channel_id} done: {summary.messages_covered} messages "
-                               f"summarised by {summary.model}" for summary in summaries)
+    assert result == "; ".join(
+        f"channel {summary.channel_id} done: {summary.messages_covered} messages summarised by {summary.model}"
+        for summary in summaries
+    )
 
 
 def test_a_refill_stops_at_the_first_candidate_without_a_free_slot(db, django_capture_on_commit_callbacks):
@@ -212,11 +233,15 @@ def test_a_refill_stops_at_the_first_candidate_without_a_free_slot(db, django_ca
     assert refill.taken is refill.decisions[0] and queued_tasks() == []
     assert (again.in_flight, again.decisions) == (1, [])
     assert [(d.channel_id, d.reason) for d in full.decisions] == [
-        (channels[0].pk, "in_flight"), (channels[1].pk, "concurrency"), (channels[2].pk, "concurrency")]
+        (channels[0].pk, "in_flight"),
+        (channels[1].pk, "concurrency"),
+        (channels[2].pk, "concurrency"),
+    ]
 
 
 def test_a_failing_refill_keeps_what_the_worker_finished(
-        utility_model, llm_server, django_capture_on_commit_callbacks, monkeypatch, caplog):
+    utility_model, llm_server, django_capture_on_commit_callbacks, monkeypatch, caplog
+):
     auto_settings(concurrency=1)
     first, second = pressured_channel(messages=13), pressured_channel()
     tickets = reserve(django_capture_on_commit_callbacks)
@@ -224,6 +249,7 @@ def test_a_failing_refill_keeps_what_the_worker_finished(
 
     def refill_fails(**kwargs):
         raise OperationalError("could not obtain lock on row in relation compaction_compactionsettings")
+
     monkeypatch.setattr(scanner_services, "scan_run", refill_fails)
     with django_capture_on_commit_callbacks(execute=True):
         outcomes = auto_compaction_drain(channel_id=first.pk, ticket=tickets[first.pk], seconds=60)
@@ -236,7 +262,8 @@ def test_a_failing_refill_keeps_what_the_worker_finished(
 
 
 def test_a_taken_channel_that_raises_is_recorded_as_failed_not_left_in_flight(
-        utility_model, llm_server, django_capture_on_commit_callbacks, monkeypatch):
+    utility_model, llm_server, django_capture_on_commit_callbacks, monkeypatch
+):
     auto_settings(concurrency=1)
     first, second = pressured_channel(messages=13), pressured_channel()
     tickets = reserve(django_capture_on_commit_callbacks)
@@ -247,15 +274,20 @@ def test_a_taken_channel_that_raises_is_recorded_as_failed_not_left_in_flight(
         if channel_id == second.pk:
             raise OperationalError("server closed the connection unexpectedly")
         return claim(channel_id=channel_id, ticket=ticket)
+
     monkeypatch.setattr(scanner_services, "_claim", claim_second_fails)
     with django_capture_on_commit_callbacks(execute=True):
         outcomes = auto_compaction_drain(channel_id=first.pk, ticket=tickets[first.pk], seconds=60)
 
     assert [(o.channel_id, o.outcome, o.detail) for o in outcomes] == [
         (first.pk, "done", outcomes[0].detail),
-        (second.pk, "failed", "OperationalError: server closed the connection unexpectedly")]
+        (second.pk, "failed", "OperationalError: server closed the connection unexpectedly"),
+    ]
     lease = CompactionLease.objects.get(pk=second.pk)
     assert (lease.last_outcome, lease.failure_count, lease.last_finished_at >= lease.last_auto_at) == (
-        "failed", 1, True)
+        "failed",
+        1,
+        True,
+    )
     assert list(Summary.objects.values_list("channel_id", flat=True)) == [first.pk]
     assert queued_tasks() == [(conf.AUTO_COMPACT_TASK, (first.pk, tickets[first.pk]))]

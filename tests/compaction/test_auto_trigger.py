@@ -28,7 +28,8 @@ def reply(channel, capture):
 
 @pytest.mark.parametrize("prompt_tokens, enqueued", [(5_600, True), (5_599, False)])
 def test_a_reply_over_the_threshold_enqueues_a_compaction_after_commit(
-        chat_channel, llm_server, django_capture_on_commit_callbacks, prompt_tokens, enqueued):
+    chat_channel, llm_server, django_capture_on_commit_callbacks, prompt_tokens, enqueued
+):
     auto_settings(threshold=0.70)
     llm_server.script(Reply(content="An answer.", prompt_tokens=prompt_tokens))
 
@@ -42,12 +43,16 @@ def test_a_reply_over_the_threshold_enqueues_a_compaction_after_commit(
 
 @pytest.mark.parametrize("case", ["ephemeral", "opted_out", "disabled", "own_threshold_higher"])
 def test_the_event_trigger_respects_ephemeral_opt_out_kill_switch_and_own_threshold(
-        db, chat_model, llm_server, django_capture_on_commit_callbacks, case):
+    db, chat_model, llm_server, django_capture_on_commit_callbacks, case
+):
     auto_settings(enabled=case != "disabled")
-    channel_settings = {"opted_out": {"auto_compaction": False},
-                        "own_threshold_higher": {"compaction_threshold": 0.9}}.get(case, {})
-    channel = ChannelFactory(owner=owner_create(), model=chat_model, ephemeral=case == "ephemeral",
-                             settings=channel_settings)
+    channel_settings = {
+        "opted_out": {"auto_compaction": False},
+        "own_threshold_higher": {"compaction_threshold": 0.9},
+    }.get(case, {})
+    channel = ChannelFactory(
+        owner=owner_create(), model=chat_model, ephemeral=case == "ephemeral", settings=channel_settings
+    )
     llm_server.script(Reply(content="An answer.", prompt_tokens=7_000))
 
     reply(channel, django_capture_on_commit_callbacks)
@@ -55,8 +60,7 @@ def test_the_event_trigger_respects_ephemeral_opt_out_kill_switch_and_own_thresh
     assert queued_tasks() == []
 
 
-def test_the_event_trigger_uses_the_own_lower_threshold(db, chat_model, llm_server,
-                                                        django_capture_on_commit_callbacks):
+def test_the_event_trigger_uses_the_own_lower_threshold(db, chat_model, llm_server, django_capture_on_commit_callbacks):
     auto_settings(threshold=0.9)
     channel = ChannelFactory(owner=owner_create(), model=chat_model, settings={"compaction_threshold": 0.5})
     llm_server.script(Reply(content="An answer.", prompt_tokens=4_000))
@@ -65,6 +69,7 @@ def test_the_event_trigger_uses_the_own_lower_threshold(db, chat_model, llm_serv
 
 
 # --- admin ------------------------------------------------------------------
+
 
 @pytest.fixture
 def staff_client(staff_user):
@@ -75,9 +80,22 @@ def staff_client(staff_user):
 
 def _form(**overrides) -> dict:
     row = CompactionSettings.objects.get(pk=1)
-    data = {name: getattr(row, name) for name in (
-        "threshold", "interval_minutes", "concurrency", "cooldown_minutes", "min_messages", "min_new_messages",
-        "idle_minutes", "active_within_days", "batch_size", "hourly_budget", "default_context_budget")}
+    data = {
+        name: getattr(row, name)
+        for name in (
+            "threshold",
+            "interval_minutes",
+            "concurrency",
+            "cooldown_minutes",
+            "min_messages",
+            "min_new_messages",
+            "idle_minutes",
+            "active_within_days",
+            "batch_size",
+            "hourly_budget",
+            "default_context_budget",
+        )
+    }
     if row.enabled:
         data["enabled"] = "on"
     data.update(overrides)
@@ -95,27 +113,32 @@ def test_the_settings_list_opens_the_single_card(staff_client):
 
 
 def test_the_settings_card_shows_clear_field_errors_and_saves_nothing(staff_client):
-    response = staff_client.post("/admin/compaction/compactionsettings/1/change/",
-                                 _form(threshold="1.5", min_new_messages="50", concurrency="0"))
+    response = staff_client.post(
+        "/admin/compaction/compactionsettings/1/change/", _form(threshold="1.5", min_new_messages="50", concurrency="0")
+    )
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors
     assert errors == {
-        "threshold": ["The threshold is a share of the context window between 0.05 and 0.99 "
-                      "(0.70 means compact at 70% full)."],
-        "concurrency": ["Concurrency is the number of compactions in flight at once across the deployment, "
-                        "from 1 to 64."],
+        "threshold": [
+            "The threshold is a share of the context window between 0.05 and 0.99 (0.70 means compact at 70% full)."
+        ],
+        "concurrency": [
+            "Concurrency is the number of compactions in flight at once across the deployment, from 1 to 64."
+        ],
     }
     response = staff_client.post("/admin/compaction/compactionsettings/1/change/", _form(min_new_messages="50"))
-    assert response.context["adminform"].form.errors == {"min_new_messages": [
-        "Cannot exceed the minimum messages on the path (10): new messages are part of the path."]}
+    assert response.context["adminform"].form.errors == {
+        "min_new_messages": ["Cannot exceed the minimum messages on the path (10): new messages are part of the path."]
+    }
     row = CompactionSettings.objects.get(pk=1)
     assert (row.threshold, row.min_new_messages, row.concurrency, row.enabled) == (0.70, 8, 2, False)
 
 
 def test_saving_the_card_goes_through_the_service_and_moves_the_schedule(staff_client, staff_user):
     call_command("setup_schedules")
-    response = staff_client.post("/admin/compaction/compactionsettings/1/change/",
-                                 _form(enabled="on", interval_minutes="12", threshold="0.8"))
+    response = staff_client.post(
+        "/admin/compaction/compactionsettings/1/change/", _form(enabled="on", interval_minutes="12", threshold="0.8")
+    )
     assert response.status_code == 302
     row = CompactionSettings.objects.get(pk=1)
     assert (row.enabled, row.interval_minutes, row.threshold) == (True, 12, 0.8)
@@ -126,8 +149,9 @@ def test_saving_the_card_goes_through_the_service_and_moves_the_schedule(staff_c
 
 def test_the_card_and_the_lease_list_show_failures(staff_client):
     channel = pressured_channel(messages=2)
-    CompactionLease.objects.create(channel=channel, failure_count=3, last_outcome="failed",
-                                   last_error="The model call failed: HTTP 500")
+    CompactionLease.objects.create(
+        channel=channel, failure_count=3, last_outcome="failed", last_error="The model call failed: HTTP 500"
+    )
     page = staff_client.get("/admin/compaction/compactionsettings/1/change/").content.decode()
     assert "3 failure(s) on 1 channel(s)." in page
     assert "The model call failed: HTTP 500" in page
@@ -136,6 +160,7 @@ def test_the_card_and_the_lease_list_show_failures(staff_client):
 
 
 # --- commands ---------------------------------------------------------------
+
 
 def test_compaction_scan_prints_candidates_and_decisions(db, capsys):
     auto_settings(idle_minutes=0)
@@ -146,7 +171,9 @@ def test_compaction_scan_prints_candidates_and_decisions(db, capsys):
     report = json.loads(capsys.readouterr().out)
     assert (report["dry_run"], report["candidates"], report["enqueued"]) == (True, 2, [hot.pk])
     assert [(d["channel_id"], d["action"], d["reason"]) for d in report["decisions"]] == [
-        (hot.pk, "would_enqueue", ""), (opted_out.pk, "skip", "opted_out")]
+        (hot.pk, "would_enqueue", ""),
+        (opted_out.pk, "skip", "opted_out"),
+    ]
     assert not CompactionLease.objects.exists()
 
     call_command("compaction_scan")

@@ -24,8 +24,14 @@ def run_bench(*args) -> tuple[str, str]:
 
 
 def counts():
-    return (Channel.objects.count(), Message.objects.count(), Summary.objects.count(), Cursor.objects.count(),
-            AuditEntry.objects.count(), get_user_model().objects.count())
+    return (
+        Channel.objects.count(),
+        Message.objects.count(),
+        Summary.objects.count(),
+        Cursor.objects.count(),
+        AuditEntry.objects.count(),
+        get_user_model().objects.count(),
+    )
 
 
 def test_registry_lists_our_scenarios():
@@ -66,10 +72,13 @@ def test_sizes_follow_the_scale():
     assert path.sizes_for(1) == [1_000, 10_000]
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--scale", "0"], "--scale must be a positive number."),
-    (["--scale", "-1"], "--scale must be a positive number."),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--scale", "0"], "--scale must be a positive number."),
+        (["--scale", "-1"], "--scale must be a positive number."),
+    ],
+)
 def test_bad_arguments_are_errors(db, args, message):
     with pytest.raises(CommandError, match=message):
         run_bench(*args)

@@ -28,12 +28,20 @@ def locomo(tmp_path, monkeypatch):
     """Two conversations in LoCoMo's own format, found through the environment variable."""
     for name in ("1", "2"):
         data = {
-            "speaker_a": "Caroline", "speaker_b": "Melanie",
+            "speaker_a": "Caroline",
+            "speaker_b": "Melanie",
             "session_1_date_time": "1:56 pm on 8 May, 2023",
             "session_1": [{"speaker": s, "dia_id": f"D1:{i + 1}", "text": t} for i, (s, t) in enumerate(TURNS)],
             "session_2_date_time": "1:14 pm on 25 May, 2023",
-            "session_2": [{"speaker": "Melanie", "dia_id": "D2:1", "text": "Look at this.",
-                           "img_url": ["https://example.com/p.jpg"], "blip_caption": "a photo of a lake"}],
+            "session_2": [
+                {
+                    "speaker": "Melanie",
+                    "dia_id": "D2:1",
+                    "text": "Look at this.",
+                    "img_url": ["https://example.com/p.jpg"],
+                    "blip_caption": "a photo of a lake",
+                }
+            ],
             "qa": [],
         }
         (tmp_path / f"{name}.json").write_text(json.dumps(data))
@@ -53,8 +61,13 @@ def test_tokens_scenario_reports_speed_and_error_against_the_tokenizer(locomo):
     assert figures["messages"] == 10
     assert figures["tokenizer_mb_per_s"] > 0 and figures["estimate_mb_per_s"] > 0
     assert figures["conversations"] == [
-        {"conversation": name, "messages": 5, "tokens": exact, "estimate": estimate,
-         "error": (estimate - exact) / exact}
+        {
+            "conversation": name,
+            "messages": 5,
+            "tokens": exact,
+            "estimate": estimate,
+            "error": (estimate - exact) / exact,
+        }
         for name in ("1", "2")
     ]
     assert figures["conversation_error_max"] == pytest.approx(abs(estimate - exact) / exact)
@@ -74,10 +87,20 @@ def test_tokens_scenario_says_where_to_find_missing_data(tmp_path, monkeypatch):
 
 def test_chart_draws_a_png_with_a_panel_per_scenario(tmp_path):
     results = {
-        "tokens": {"tokenizer": "o200k_base", "tokenizer_mb_per_s": 5.0, "estimate_mb_per_s": 300.0,
-                   "message_error_mean": 0.14, "message_error_max": 0.5, "conversation_error_max": 0.16},
-        "context": {"rows": [{"messages": 100, "ours_ms": 1.0, "baseline_ms": 2.0},
-                             {"messages": 100_000, "ours_ms": 1.2, "baseline_ms": 900.0}]},
+        "tokens": {
+            "tokenizer": "o200k_base",
+            "tokenizer_mb_per_s": 5.0,
+            "estimate_mb_per_s": 300.0,
+            "message_error_mean": 0.14,
+            "message_error_max": 0.5,
+            "conversation_error_max": 0.16,
+        },
+        "context": {
+            "rows": [
+                {"messages": 100, "ours_ms": 1.0, "baseline_ms": 2.0},
+                {"messages": 100_000, "ours_ms": 1.2, "baseline_ms": 900.0},
+            ]
+        },
         "other": {"note": "no rows", "value": 3},
     }
 
@@ -111,8 +134,14 @@ def test_command_runs_the_tokens_scenario_as_json(locomo, db):
     tokens_figures = figures["scenarios"]["tokens"]
     assert tokens_figures["messages"] == 10
     assert [c["conversation"] for c in tokens_figures["conversations"]] == ["1", "2"]
-    assert {"tokenizer_mb_per_s", "estimate_mb_per_s", "message_error_mean", "message_error_max",
-            "conversation_error_mean", "conversation_error_max"} <= set(tokens_figures)
+    assert {
+        "tokenizer_mb_per_s",
+        "estimate_mb_per_s",
+        "message_error_mean",
+        "message_error_max",
+        "conversation_error_mean",
+        "conversation_error_max",
+    } <= set(tokens_figures)
     assert "tokens: LoCoMo text, 10 messages" in err
 
 
@@ -128,23 +157,47 @@ def test_command_runs_the_compaction_scenario_and_leaves_nothing_behind(db, tmp_
     offline = LLMModel.objects.create(name="site-offline", provider=LLMModel.Provider.OFFLINE, api_key_env="")
     ModelRole.objects.create(role=ModelRole.Role.UTILITY, primary=offline)
     User = get_user_model()
-    before = (User.objects.count(), Channel.objects.count(), Message.objects.count(), Summary.objects.count(),
-              UsageEntry.objects.count(), AuditEntry.objects.count(), LLMModel.objects.count())
+    before = (
+        User.objects.count(),
+        Channel.objects.count(),
+        Message.objects.count(),
+        Summary.objects.count(),
+        UsageEntry.objects.count(),
+        AuditEntry.objects.count(),
+        LLMModel.objects.count(),
+    )
 
-    out, err = run_bench("--scenario", "compaction", "--scale", "0.01", "--json",
-                         "--chart", str(tmp_path / "bench.png"))
+    out, err = run_bench(
+        "--scenario", "compaction", "--scale", "0.01", "--json", "--chart", str(tmp_path / "bench.png")
+    )
 
     result = json.loads(out)["scenarios"]["compaction"]
     assert [row["messages"] for row in result["rows"]] == [6, 50]
     for row in result["rows"]:
-        assert set(row) == {"messages", "offline_total_ms", "offline_summarizer_ms", "offline_overhead_ms",
-                            "offline_queries", "loopback_total_ms", "loopback_call_ms", "loopback_overhead_ms",
-                            "loopback_queries", "summary_tokens"}
+        assert set(row) == {
+            "messages",
+            "offline_total_ms",
+            "offline_summarizer_ms",
+            "offline_overhead_ms",
+            "offline_queries",
+            "loopback_total_ms",
+            "loopback_call_ms",
+            "loopback_overhead_ms",
+            "loopback_queries",
+            "summary_tokens",
+        }
         assert row["offline_queries"] == row["loopback_queries"] == result["queries_min"]
     assert result["queries_flat"] is True and result["queries_min"] > 5
     assert "query count flat across sizes" in err
     assert (tmp_path / "bench.png").read_bytes()[:4] == b"\x89PNG"
-    assert (User.objects.count(), Channel.objects.count(), Message.objects.count(), Summary.objects.count(),
-            UsageEntry.objects.count(), AuditEntry.objects.count(), LLMModel.objects.count()) == before
+    assert (
+        User.objects.count(),
+        Channel.objects.count(),
+        Message.objects.count(),
+        Summary.objects.count(),
+        UsageEntry.objects.count(),
+        AuditEntry.objects.count(),
+        LLMModel.objects.count(),
+    ) == before
     role = ModelRole.objects.get(role=ModelRole.Role.UTILITY)
     assert (role.primary, role.fallback) == (offline, None)

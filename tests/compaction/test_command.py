@@ -18,8 +18,10 @@ def test_compact_prints_the_statistics(db):
     summary = Summary.objects.get()
     lines = out.getvalue().splitlines()
     assert lines[0] == f"messages 30 → 5, tokens {summary.tokens_before:,} → {summary.tokens_after:,}"
-    assert lines[1] == (f"summary #{summary.pk}: 26 messages summarised with profile brief by offline; "
-                        f"through message {summary.through_message_id}")
+    assert lines[1] == (
+        f"summary #{summary.pk}: 26 messages summarised with profile brief by offline; "
+        f"through message {summary.through_message_id}"
+    )
     assert (summary.profile_slug, summary.created_by) == ("brief", None)
 
 
@@ -33,11 +35,14 @@ def test_compact_dry_run_prints_the_draft_and_writes_nothing(db):
     assert Summary.objects.count() == 0
 
 
-@pytest.mark.parametrize("args, message", [
-    (["999999"], "No channel 999999."),
-    (["{channel}", "--profile", "nope"], "No profile 'nope' is available for this channel"),
-    (["{channel}"], "Nothing to compact: 3 message(s) since the start"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["999999"], "No channel 999999."),
+        (["{channel}", "--profile", "nope"], "No profile 'nope' is available for this channel"),
+        (["{channel}"], "Nothing to compact: 3 message(s) since the start"),
+    ],
+)
 def test_compact_errors_are_command_errors(db, args, message):
     channel = ChannelFactory()
     converse(channel, 3)

@@ -25,16 +25,24 @@ def _user_prompt(request: dict) -> str:
 def _channel_state(channel: Channel) -> tuple:
     channel.refresh_from_db()
     cursor = Cursor.objects.get(channel=channel, user=channel.owner)
-    return (channel.context_tokens, channel.context_messages, channel.context_ratio, cursor.leaf_id,
-            cursor.summary_id, Summary.objects.count())
+    return (
+        channel.context_tokens,
+        channel.context_messages,
+        channel.context_ratio,
+        cursor.leaf_id,
+        cursor.summary_id,
+        Summary.objects.count(),
+    )
 
 
-def test_compaction_writes_summary_with_metadata_and_moves_pressure(utility_model, llm_server,
-                                                                    django_capture_on_commit_callbacks):
+def test_compaction_writes_summary_with_metadata_and_moves_pressure(
+    utility_model, llm_server, django_capture_on_commit_callbacks
+):
     channel = ChannelFactory()
     messages = converse(channel, 12)
-    llm_server.script(Reply(content="## Goal\n- Keep the ledger service healthy.", prompt_tokens=900,
-                            completion_tokens=20))
+    llm_server.script(
+        Reply(content="## Goal\n- Keep the ledger service healthy.", prompt_tokens=900, completion_tokens=20)
+    )
     done = []
     signals.compaction_done.connect(lambda **kw: done.append(kw), weak=False, dispatch_uid="test-done")
     try:
@@ -47,13 +55,24 @@ def test_compaction_writes_summary_with_metadata_and_moves_pressure(utility_mode
     assert result.summary == summary
     assert summary.through_message_id == messages[7].pk == result.through_message_id
     assert result.summarized_count == 8
-    assert (result.model, result.used_fallback, result.input_tokens, result.output_tokens) == \
-        ("loopback-utility", False, 900, 20)
+    assert (result.model, result.used_fallback, result.input_tokens, result.output_tokens) == (
+        "loopback-utility",
+        False,
+        900,
+        20,
+    )
     assert summary.content.startswith("## Goal\n- Keep the ledger service healthy.")
     assert summary.content == result.content
-    assert (summary.trigger, summary.profile_slug, summary.model, summary.input_tokens, summary.output_tokens,
-            summary.messages_covered, summary.edited, summary.created_by) == \
-        ("manual", "structured", "loopback-utility", 900, 20, 8, False, channel.owner)
+    assert (
+        summary.trigger,
+        summary.profile_slug,
+        summary.model,
+        summary.input_tokens,
+        summary.output_tokens,
+        summary.messages_covered,
+        summary.edited,
+        summary.created_by,
+    ) == ("manual", "structured", "loopback-utility", 900, 20, 8, False, channel.owner)
     leaf = messages[-1]
     assert summary.tokens_before == result.tokens_before == leaf.path_tokens
     assert summary.tokens_after == result.tokens_after == leaf.path_tokens - messages[7].path_tokens + summary.tokens
@@ -66,11 +85,19 @@ def test_compaction_writes_summary_with_metadata_and_moves_pressure(utility_mode
     assert assembled.summary == summary
     assert [m["content"] for m in assembled.messages[1:]] == [m.content for m in messages[8:]]
     lease = CompactionLease.objects.get(channel=channel)
-    assert (lease.holder, lease.expires_at, lease.last_outcome, lease.last_error, lease.failure_count) == \
-        ("", None, "done", "", 0)
+    assert (lease.holder, lease.expires_at, lease.last_outcome, lease.last_error, lease.failure_count) == (
+        "",
+        None,
+        "done",
+        "",
+        0,
+    )
     audit = AuditEntry.objects.get(action="summary.compact")
-    assert (audit.actor, audit.actor_label, audit.resource) == (channel.owner, f"user:{channel.owner.pk}",
-                                                                f"summary:{summary.pk}")
+    assert (audit.actor, audit.actor_label, audit.resource) == (
+        channel.owner,
+        f"user:{channel.owner.pk}",
+        f"summary:{summary.pk}",
+    )
     usage = UsageEntry.objects.get(role="utility")
     assert (usage.model, usage.success, usage.trigger, usage.input_tokens) == ("loopback-utility", True, "manual", 900)
     assert len(done) == 1 and done[0]["summary"] == summary and done[0]["result"] is result
@@ -87,9 +114,11 @@ def test_compaction_writes_summary_with_metadata_and_moves_pressure(utility_mode
 def test_stacked_compactions_feed_the_previous_summary_back(utility_model, llm_server):
     channel = ChannelFactory()
     converse(channel, 10)
-    contents = ["## Goal\n- First round: ledger on PostgreSQL 16.",
-                "## Goal\n- Second round: ledger plus the batch window.",
-                "## Goal\n- Third round: everything so far."]
+    contents = [
+        "## Goal\n- First round: ledger on PostgreSQL 16.",
+        "## Goal\n- Second round: ledger plus the batch window.",
+        "## Goal\n- Third round: everything so far.",
+    ]
     summaries = []
     for round_number, content in enumerate(contents):
         llm_server.script(Reply(content=content))
@@ -117,8 +146,12 @@ def test_offline_summarizer_is_used_without_a_utility_model(db):
     assert summary.content.strip()
     assert summary.tokens < summary.tokens_before
     usage = UsageEntry.objects.get()
-    assert (usage.role, usage.model, usage.success, usage.output_tokens) == ("utility", "offline", True,
-                                                                              result.output_tokens)
+    assert (usage.role, usage.model, usage.success, usage.output_tokens) == (
+        "utility",
+        "offline",
+        True,
+        result.output_tokens,
+    )
     # Pinned facts: the identifiers and paths of the conversation survive.
     for fact in ("src/ledger/settlement.py", "E1042", "OPS-2231"):
         assert fact in summary.content
@@ -130,8 +163,13 @@ def test_too_few_messages_is_refused_with_the_reason_and_nothing_written(utility
     with pytest.raises(Unprocessable) as caught:
         channel_compact(channel=channel, actor=channel.owner, keep_recent=4)
     assert caught.value.code == "nothing_to_compact"
-    assert caught.value.extra == {"reason": "too_few_messages", "new_messages": 7, "keep_recent": 4,
-                                  "would_summarize": 3, "minimum": 4}
+    assert caught.value.extra == {
+        "reason": "too_few_messages",
+        "new_messages": 7,
+        "keep_recent": 4,
+        "would_summarize": 3,
+        "minimum": 4,
+    }
     assert "at least 4" in caught.value.message
     assert Summary.objects.count() == 0 and llm_server.requests == []
     lease = CompactionLease.objects.get(channel=channel)
@@ -145,11 +183,14 @@ def test_empty_channel_is_refused(db):
     assert caught.value.extra["reason"] == "empty"
 
 
-@pytest.mark.parametrize("replies, reason", [
-    ([Reply(status=500), Reply(status=500)], "HTTP 500"),
-    ([Reply(content=""), Reply(content="")], "empty content"),
-    ([Reply(fault="no_choices")], "no choices"),
-])
+@pytest.mark.parametrize(
+    "replies, reason",
+    [
+        ([Reply(status=500), Reply(status=500)], "HTTP 500"),
+        ([Reply(content=""), Reply(content="")], "empty content"),
+        ([Reply(fault="no_choices")], "no choices"),
+    ],
+)
 def test_model_failure_writes_nothing_and_records_the_error(utility_model, llm_server, settings, replies, reason):
     settings.LLM_MAX_RETRIES = 0
     channel = ChannelFactory()
@@ -255,12 +296,20 @@ def test_dry_run_writes_only_usage_then_edited_apply_skips_the_model(utility_mod
     assert (lease.holder, lease.expires_at, lease.last_outcome, lease.last_finished_at) == ("", None, "", None)
 
     converse(channel, 2, start=10)  # the conversation went on meanwhile
-    edited = channel_compact(channel=channel, actor=channel.owner, content="## Goal\n- Edited by hand.",
-                             through_message_id=draft.through_message_id)
+    edited = channel_compact(
+        channel=channel,
+        actor=channel.owner,
+        content="## Goal\n- Edited by hand.",
+        through_message_id=draft.through_message_id,
+    )
     assert len(llm_server.requests) == 1
     summary = edited.summary
-    assert (summary.content, summary.edited, summary.model, summary.through_message_id) == \
-        ("## Goal\n- Edited by hand.", True, "", draft.through_message_id)
+    assert (summary.content, summary.edited, summary.model, summary.through_message_id) == (
+        "## Goal\n- Edited by hand.",
+        True,
+        "",
+        draft.through_message_id,
+    )
     assert edited.summarized_count == 8
 
 
@@ -269,11 +318,13 @@ def test_edited_apply_after_the_draft_message_left_the_path_is_a_conflict(db):
     messages = converse(channel, 10)
     draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
     chat_services.cursor_move(channel=channel, user=channel.owner, message_id=messages[2].pk)
-    chat_services.message_append(channel=channel, user=channel.owner, role="user", content="A new branch.",
-                                 parent_id=messages[2].pk)
+    chat_services.message_append(
+        channel=channel, user=channel.owner, role="user", content="A new branch.", parent_id=messages[2].pk
+    )
     with pytest.raises(Conflict) as caught:
-        channel_compact(channel=channel, actor=channel.owner, content="Edited.",
-                        through_message_id=draft.through_message_id)
+        channel_compact(
+            channel=channel, actor=channel.owner, content="Edited.", through_message_id=draft.through_message_id
+        )
     assert caught.value.code == "channel_changed"
     assert Summary.objects.count() == 0
 
@@ -294,8 +345,9 @@ def test_boundaries_are_per_branch(utility_model, llm_server):
     summary = channel_compact(channel=channel, actor=channel.owner, keep_recent=2).summary
     assert summary.through_message_id == messages[9].pk
     # A branch that left before the summarised message sees the full history again.
-    chat_services.message_append(channel=channel, user=channel.owner, role="user", content="Edit of turn 4.",
-                                 parent_id=messages[3].pk)
+    chat_services.message_append(
+        channel=channel, user=channel.owner, role="user", content="Edit of turn 4.", parent_id=messages[3].pk
+    )
     cursor = Cursor.objects.get(channel=channel)
     assert cursor.summary_id is None
     assembled = context_assemble(channel=channel, user=channel.owner)
@@ -343,24 +395,44 @@ def test_auto_trigger_is_audited_as_the_system(db):
 def test_tool_results_are_not_separated_from_their_call(db):
     channel = ChannelFactory()
     converse(channel, 6)
-    call = chat_services.message_append(channel=channel, user=channel.owner, role="assistant", content="",
-                                        metadata={"tool_calls": [{"id": "c1", "type": "function", "function": {
-                                            "name": "read_file", "arguments": json.dumps({"path": "a.py"})}}]})
-    chat_services.message_append(channel=channel, user=channel.owner, role="tool", content="print('hi')",
-                                 metadata={"tool_call_id": "c1", "name": "read_file"})
+    call = chat_services.message_append(
+        channel=channel,
+        user=channel.owner,
+        role="assistant",
+        content="",
+        metadata={
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": json.dumps({"path": "a.py"})},
+                }
+            ]
+        },
+    )
+    chat_services.message_append(
+        channel=channel,
+        user=channel.owner,
+        role="tool",
+        content="print('hi')",
+        metadata={"tool_call_id": "c1", "name": "read_file"},
+    )
     chat_services.message_append(channel=channel, user=channel.owner, role="assistant", content="It prints hi.")
     result = channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
     assert result.through_message_id == call.parent_id
     assert result.summary.extracts["tools"] == {}
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    ({"keep_recent": -1}, "keep_recent"),
-    ({"focus": "x" * 2001}, "focus"),
-    ({"trigger": "cron"}, "trigger"),
-    ({"content": "   "}, "content"),
-    ({"profile_slug": "no-such-profile"}, "profile"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"keep_recent": -1}, "keep_recent"),
+        ({"focus": "x" * 2001}, "focus"),
+        ({"trigger": "cron"}, "trigger"),
+        ({"content": "   "}, "content"),
+        ({"profile_slug": "no-such-profile"}, "profile"),
+    ],
+)
 def test_invalid_arguments_are_rejected_before_anything_happens(db, kwargs, field):
     channel = ChannelFactory()
     converse(channel, 10)
@@ -376,12 +448,21 @@ def test_previewed_draft_applied_unchanged_is_not_marked_edited(utility_model, l
     converse(channel, 10)
     llm_server.script(Reply(content="## Goal\n- Draft text."))
     draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
-    applied = channel_compact(channel=channel, actor=channel.owner, content=draft.content, edited=False,
-                              through_message_id=draft.through_message_id)
+    applied = channel_compact(
+        channel=channel,
+        actor=channel.owner,
+        content=draft.content,
+        edited=False,
+        through_message_id=draft.through_message_id,
+    )
     assert len(llm_server.requests) == 1
     summary = Summary.objects.get()
-    assert (applied.edited, summary.edited, summary.content, summary.through_message_id) == \
-        (False, False, draft.content, draft.through_message_id)
+    assert (applied.edited, summary.edited, summary.content, summary.through_message_id) == (
+        False,
+        False,
+        draft.content,
+        draft.through_message_id,
+    )
     audit = AuditEntry.objects.get(action="summary.compact")
     assert audit.details["edited"] is False
 
@@ -392,8 +473,12 @@ def test_long_conversation_offline_stacked_keeps_structure_and_pinned_facts(db):
     channel = ChannelFactory()
     converse(channel, 300)
     first = channel_compact(channel=channel, actor=channel.owner, keep_recent=6).summary
-    chat_services.message_append(channel=channel, user=channel.owner, role="user",
-                                  content="New finding: the cache key is built in app/cache/keys.py, bug BUG-7781.")
+    chat_services.message_append(
+        channel=channel,
+        user=channel.owner,
+        role="user",
+        content="New finding: the cache key is built in app/cache/keys.py, bug BUG-7781.",
+    )
     converse(channel, 40, start=300)
     second = channel_compact(channel=channel, actor=channel.owner, keep_recent=6).summary
     assert second.previous_id == first.pk and second.messages_covered == 341 - 6
@@ -410,9 +495,12 @@ def _detail_heavy(channel: Channel, count: int) -> None:
     """Turns full of paths, identifiers and numbers: more than a small summary can hold."""
     for index in range(count):
         chat_services.message_append(
-            channel=channel, user=channel.owner, role="user" if index % 2 == 0 else "assistant",
+            channel=channel,
+            user=channel.owner,
+            role="user" if index % 2 == 0 else "assistant",
             content=f"Moved src/module_{index}/handler_{index}.py behind FLAG_{index}_ON; ticket OPS-{5000 + index} "
-                    f"measured {index * 37 + 11} ms at https://ci.example.org/runs/{9000 + index}.")
+            f"measured {index * 37 + 11} ms at https://ci.example.org/runs/{9000 + index}.",
+        )
 
 
 @pytest.mark.parametrize("limit", [120, 300])
@@ -439,11 +527,9 @@ def test_model_summary_filling_its_limit_gets_only_the_references_that_fit(utili
     short_summary = "## Goal\n- The handlers were moved."
     llm_server.script(Reply(content=long_summary), Reply(content=short_summary))
     limit = count_tokens(long_summary) + 5
-    full = channel_compact(channel=channel, actor=channel.owner, keep_recent=4, max_summary_tokens=limit,
-                           dry_run=True)
+    full = channel_compact(channel=channel, actor=channel.owner, keep_recent=4, max_summary_tokens=limit, dry_run=True)
     assert full.content.startswith(long_summary) and count_tokens(full.content) <= limit
-    roomy = channel_compact(channel=channel, actor=channel.owner, keep_recent=4, max_summary_tokens=limit,
-                            dry_run=True)
+    roomy = channel_compact(channel=channel, actor=channel.owner, keep_recent=4, max_summary_tokens=limit, dry_run=True)
     assert roomy.content.startswith(short_summary + "\n\n" + HEADING)
     assert count_tokens(roomy.content) <= limit
 
@@ -468,7 +554,7 @@ def _summarised_tokens(channel, keep_recent: int) -> int:
     from chatcore.models import Message
 
     messages = list(Message.objects.filter(channel=channel).order_by("pk"))
-    return sum(m.tokens for m in messages[:len(messages) - keep_recent])
+    return sum(m.tokens for m in messages[: len(messages) - keep_recent])
 
 
 @pytest.mark.parametrize("count", [5, 8])

@@ -31,14 +31,19 @@ def _during_the_call(llm_server, change):
         finally:
             connection.close()
         return Reply(content="## Goal\n- Written while the channel changed.")
+
     llm_server.responder = responder
 
 
 def test_another_summary_written_meanwhile(utility_model, llm_server):
     channel = ChannelFactory()
     messages = converse(channel, 12)
-    _during_the_call(llm_server, lambda: chat_services.summary_write(
-        channel=channel, through_message=messages[3], content="A concurrent summary.", created_by=channel.owner))
+    _during_the_call(
+        llm_server,
+        lambda: chat_services.summary_write(
+            channel=channel, through_message=messages[3], content="A concurrent summary.", created_by=channel.owner
+        ),
+    )
     with pytest.raises(Conflict) as caught:
         channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
     assert caught.value.code == "channel_changed"
@@ -53,8 +58,10 @@ def test_the_owner_switched_to_a_branch_without_the_summarised_messages(utility_
     messages = converse(channel, 12)
 
     def switch():
-        chat_services.message_append(channel=channel, user=channel.owner, role="user", content="Another way.",
-                                     parent_id=messages[4].pk)
+        chat_services.message_append(
+            channel=channel, user=channel.owner, role="user", content="Another way.", parent_id=messages[4].pk
+        )
+
     _during_the_call(llm_server, switch)
     with pytest.raises(Conflict) as caught:
         channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
@@ -66,8 +73,12 @@ def test_the_owner_switched_to_a_branch_without_the_summarised_messages(utility_
 def test_a_new_message_on_the_same_branch_is_fine(utility_model, llm_server):
     channel = ChannelFactory()
     messages = converse(channel, 12)
-    _during_the_call(llm_server, lambda: chat_services.message_append(
-        channel=channel, user=channel.owner, role="user", content="One more thing."))
+    _during_the_call(
+        llm_server,
+        lambda: chat_services.message_append(
+            channel=channel, user=channel.owner, role="user", content="One more thing."
+        ),
+    )
     result = channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
     assert result.summary.through_message_id == messages[9].pk
     channel.refresh_from_db()
@@ -77,8 +88,12 @@ def test_a_new_message_on_the_same_branch_is_fine(utility_model, llm_server):
 def test_a_lease_taken_over_after_expiry_writes_nothing(utility_model, llm_server):
     channel = ChannelFactory()
     converse(channel, 12)
-    _during_the_call(llm_server, lambda: CompactionLease.objects.filter(channel=channel).update(
-        holder="second-worker:9:abcd", expires_at=timezone.now() + timedelta(minutes=5)))
+    _during_the_call(
+        llm_server,
+        lambda: CompactionLease.objects.filter(channel=channel).update(
+            holder="second-worker:9:abcd", expires_at=timezone.now() + timedelta(minutes=5)
+        ),
+    )
     with pytest.raises(Conflict) as caught:
         channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
     assert caught.value.code == "lease_lost"

@@ -22,8 +22,12 @@ def _secret_channel():
     channel = ChannelFactory()
     for index, (kind, text, _) in enumerate(SECRET_VALUES):
         role = "user" if index % 2 == 0 else "assistant"
-        chat_services.message_append(channel=channel, user=channel.owner, role=role,
-                                     content=f"Note {index}, {kind.replace('_', ' ')}. {text}\nWe will rotate it tomorrow.")
+        chat_services.message_append(
+            channel=channel,
+            user=channel.owner,
+            role=role,
+            content=f"Note {index}, {kind.replace('_', ' ')}. {text}\nWe will rotate it tomorrow.",
+        )
     converse(channel, 4, start=len(SECRET_VALUES))
     return channel
 
@@ -62,8 +66,9 @@ def test_a_secret_in_an_earlier_summary_is_not_fed_back(utility_model, llm_serve
     messages = converse(channel, 14)
     secret = SECRET_VALUES[5][2]
     # A summary stored before redaction existed (written directly, bypassing the service).
-    chat_services.summary_write(channel=channel, through_message=messages[3], content=f"Old notes: {secret}",
-                                created_by=channel.owner)
+    chat_services.summary_write(
+        channel=channel, through_message=messages[3], content=f"Old notes: {secret}", created_by=channel.owner
+    )
     llm_server.script(Reply(content="## Goal\n- Updated."))
     channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
     request = json.dumps(llm_server.requests[-1])
@@ -82,8 +87,7 @@ def test_edited_content_and_branch_content_are_redacted(db):
 
 
 @pytest.mark.parametrize("size", [20, 200])
-def test_one_compaction_costs_the_same_number_of_queries_whatever_the_length(db, size,
-                                                                             django_assert_num_queries):
+def test_one_compaction_costs_the_same_number_of_queries_whatever_the_length(db, size, django_assert_num_queries):
     small, large = ChannelFactory(), ChannelFactory()
     converse(small, 20)
     converse(large, size)

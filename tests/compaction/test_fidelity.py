@@ -25,8 +25,14 @@ def tiny_locomo():
         ],
         "session_2_date_time": "10:05 am on 2 June, 2023",
         "session_2": [
-            {"speaker": "Omar", "dia_id": "D2:1", "text": "Look what I made.", "img_url": ["http://x/y.jpg"],
-             "blip_caption": "a photo of a blue ceramic vase", "query": "vase"},
+            {
+                "speaker": "Omar",
+                "dia_id": "D2:1",
+                "text": "Look what I made.",
+                "img_url": ["http://x/y.jpg"],
+                "blip_caption": "a photo of a blue ceramic vase",
+                "query": "vase",
+            },
             {"speaker": "Nora Vale", "dia_id": "D2:2", "text": "Nora, that vase is gorgeous."},
         ],
         "session_3_date_time": "3:00 pm on 9 June, 2023",
@@ -34,13 +40,16 @@ def tiny_locomo():
         "session_1_summary": "Nora told Omar about Biscuit.",
         "qa": [
             {"question": "What did Nora adopt?", "answer": "a greyhound", "evidence": ["D1:1"], "category": 4},
-            {"question": "Where does Omar take pottery classes?", "answer": "Leeds", "evidence": ["D1:2"],
-             "category": 1},
+            {
+                "question": "Where does Omar take pottery classes?",
+                "answer": "Leeds",
+                "evidence": ["D1:2"],
+                "category": 1,
+            },
             {"question": "What colour is the vase Omar made?", "answer": "Blue", "evidence": ["D2:1"], "category": 3},
             {"question": "When did Nora adopt Biscuit?", "answer": 2023, "evidence": ["D1:1"], "category": 2},
             {"question": "Did Omar ever adopt?", "answer": "No", "evidence": [], "category": 4},
-            {"question": "What is Omar's cat called?", "adversarial_answer": "Biscuit", "evidence": [],
-             "category": 5},
+            {"question": "What is Omar's cat called?", "adversarial_answer": "Biscuit", "evidence": [], "category": 5},
         ],
     }
 
@@ -49,13 +58,19 @@ def test_content_words_drop_stop_words_and_speaker_names():
     names = fidelity.speaker_words("Nora Vale", "Omar")
     assert names == frozenset({"nora", "vale", "omar"})
     assert fidelity.metric_words("Nora's greyhound, Biscuit, ran 5 km with Omar!", names) == frozenset(
-        {"greyhound", "biscuit", "ran", "5", "km"})
+        {"greyhound", "biscuit", "ran", "5", "km"}
+    )
 
 
 def test_questions_keep_categories_one_to_four():
     questions = fidelity.locomo_questions(tiny_locomo())
-    assert [(q.category, q.answer) for q in questions] == [(4, "a greyhound"), (1, "Leeds"), (3, "Blue"),
-                                                           (2, "2023"), (4, "No")]
+    assert [(q.category, q.answer) for q in questions] == [
+        (4, "a greyhound"),
+        (1, "Leeds"),
+        (3, "Blue"),
+        (2, "2023"),
+        (4, "No"),
+    ]
     assert questions[0].answer_words == frozenset({"greyhound"})
     assert questions[0].question_words == frozenset({"adopt"})
     assert [q.measurable for q in questions] == [True, True, True, True, False]
@@ -64,34 +79,45 @@ def test_questions_keep_categories_one_to_four():
 def test_supported_needs_every_answer_word_and_one_question_word_on_one_line():
     data = tiny_locomo()
     names = fidelity.speaker_words("Nora Vale", "Omar")
-    question = fidelity.Question("Where does Omar take pottery classes?", "Leeds", 1,
-                                 fidelity.metric_words("Where does Omar take pottery classes?", names),
-                                 fidelity.metric_words("Leeds", names))
+    question = fidelity.Question(
+        "Where does Omar take pottery classes?",
+        "Leeds",
+        1,
+        fidelity.metric_words("Where does Omar take pottery classes?", names),
+        fidelity.metric_words("Leeds", names),
+    )
     assert fidelity.is_supported(question, [fidelity.metric_words("pottery classes in Leeds", names)])
     # the answer without any question word
     assert not fidelity.is_supported(question, [fidelity.metric_words("I live in Leeds", names)])
     # the words split over two lines
-    assert not fidelity.is_supported(question, [fidelity.metric_words("pottery classes", names),
-                                                fidelity.metric_words("in Leeds", names)])
-    rate = fidelity.supported_rate(fidelity.locomo_questions(data),
-                                   ["she will adopt a greyhound", "pottery", "Leeds", "the vase is blue"], names)
+    assert not fidelity.is_supported(
+        question, [fidelity.metric_words("pottery classes", names), fidelity.metric_words("in Leeds", names)]
+    )
+    rate = fidelity.supported_rate(
+        fidelity.locomo_questions(data), ["she will adopt a greyhound", "pottery", "Leeds", "the vase is blue"], names
+    )
     assert (rate.supported, rate.measured) == (2, 4)
     assert rate.rate == 0.5
 
 
 def test_context_lines_split_summaries_only():
-    lines = fidelity.context_lines([
-        {"role": "user", "content": "# Summary\n- a\n\n- b", "summary": True},
-        {"role": "user", "content": "one\nmessage"},
-    ])
+    lines = fidelity.context_lines(
+        [
+            {"role": "user", "content": "# Summary\n- a\n\n- b", "summary": True},
+            {"role": "user", "content": "one\nmessage"},
+        ]
+    )
     assert lines == ["# Summary", "- a", "- b", "one message"]
 
 
 def test_locomo_turns_and_dates():
     turns = locomo_turns(tiny_locomo())
     assert [(t.speaker, t.role, t.turn_id, t.session) for t in turns] == [
-        ("Nora Vale", "user", "D1:1", 1), ("Omar", "assistant", "D1:2", 1),
-        ("Omar", "assistant", "D2:1", 2), ("Nora Vale", "user", "D2:2", 2)]
+        ("Nora Vale", "user", "D1:1", 1),
+        ("Omar", "assistant", "D1:2", 1),
+        ("Omar", "assistant", "D2:1", 2),
+        ("Nora Vale", "user", "D2:2", 2),
+    ]
     assert turns[2].text == "Look what I made. [shared an image: a photo of a blue ceramic vase]"
     assert turns[0].created_at == dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.timezone.utc)
     assert turns[2].created_at == dt.datetime(2023, 6, 2, 10, 5, tzinfo=dt.timezone.utc)
@@ -132,17 +158,23 @@ def test_import_command(user, tmp_path):
     out = io.StringIO()
     call_command("import_conversation", str(path), "--format", "locomo", "--user", user.username, stdout=out)
     channel = Channel.objects.get(owner=user)
-    assert out.getvalue() == (f"channel {channel.pk}: 4 messages, {channel.context_tokens:,} tokens "
-                              f"(Nora Vale and Omar (LoCoMo))\n")
+    assert out.getvalue() == (
+        f"channel {channel.pk}: 4 messages, {channel.context_tokens:,} tokens (Nora Vale and Omar (LoCoMo))\n"
+    )
     with pytest.raises(CommandError, match="No user named 'nobody'"):
         call_command("import_conversation", str(path), "--user", "nobody")
 
 
 def synthetic_locomo(sessions=4, turns=12):
     """A longer conversation in the LoCoMo format with questions whose answers are in early turns."""
-    facts = ["I adopted a greyhound called Biscuit", "I started pottery classes in Leeds",
-             "my sister Amara moved to Lisbon", "I finished a marathon in 3 hours 50 minutes",
-             "we bought a red canoe for the lake", "I am learning the cello with Mr Okafor"]
+    facts = [
+        "I adopted a greyhound called Biscuit",
+        "I started pottery classes in Leeds",
+        "my sister Amara moved to Lisbon",
+        "I finished a marathon in 3 hours 50 minutes",
+        "we bought a red canoe for the lake",
+        "I am learning the cello with Mr Okafor",
+    ]
     data = {"speaker_a": "Nora Vale", "speaker_b": "Omar", "qa": []}
     count = 0
     for session in range(1, sessions + 1):
@@ -171,8 +203,18 @@ def test_fidelity_command_measures_and_dumps(db, tmp_path):
     path.write_text(json.dumps(synthetic_locomo()))
     dump = tmp_path / "dump"
     out = io.StringIO()
-    call_command("compaction_fidelity", str(path), "--ratio", "3", "--keep-recent", "4", "--dump", str(dump),
-                 "--json", stdout=out)
+    call_command(
+        "compaction_fidelity",
+        str(path),
+        "--ratio",
+        "3",
+        "--keep-recent",
+        "4",
+        "--dump",
+        str(dump),
+        "--json",
+        stdout=out,
+    )
     report = json.loads(out.getvalue())
     row = report["conversations"][0]
     assert report["ratio"] == 3 and report["keep_recent"] == 4
@@ -237,8 +279,9 @@ def test_fidelity_command_tells_kept_content_from_added_dates(db, tmp_path):
     """The summary writes out the date of "last week"; the whole conversation has it only in metadata.
     Retention counts that question, "of ceiling" does not."""
     data = synthetic_locomo()
-    data["qa"].append({"question": "When did Nora adopt Biscuit?", "answer": "24 April 2023", "evidence": ["D1:3"],
-                       "category": 2})
+    data["qa"].append(
+        {"question": "When did Nora adopt Biscuit?", "answer": "24 April 2023", "evidence": ["D1:3"], "category": 2}
+    )
     path = tmp_path / "dated.json"
     path.write_text(json.dumps(data))
     out = io.StringIO()

@@ -38,7 +38,8 @@ def test_a_profile_of_another_persona_is_not_visible(db):
     with pytest.raises(ValidationError) as caught:
         profile_resolve(channel=channel, user=channel.owner, slug=other.slug)
     assert caught.value.message_dict["profile"] == [
-        "No profile 'theirs' is available for this channel (global profiles and those of its persona are)."]
+        "No profile 'theirs' is available for this channel (global profiles and those of its persona are)."
+    ]
     assert profile_resolve(channel=channel, user=channel.owner).slug == "structured"
 
 
@@ -50,13 +51,20 @@ def test_with_no_profiles_at_all_the_shipped_default_is_used(db):
 
 
 def test_create_as_default_clears_the_previous_default_of_its_scope(staff_user):
-    profile = profile_create(actor=staff_user, name="Team default", system_prompt="S",
-                             instructions="{transcript}", is_default=True)
+    profile = profile_create(
+        actor=staff_user, name="Team default", system_prompt="S", instructions="{transcript}", is_default=True
+    )
     assert profile.slug == "team-default"
     assert list(CompactionProfile.objects.filter(is_default=True, persona__isnull=True)) == [profile]
     persona = PersonaFactory()
-    scoped = profile_create(actor=staff_user, name="Scoped", system_prompt="S", instructions="{transcript}",
-                            persona=persona, is_default=True)
+    scoped = profile_create(
+        actor=staff_user,
+        name="Scoped",
+        system_prompt="S",
+        instructions="{transcript}",
+        persona=persona,
+        is_default=True,
+    )
     assert CompactionProfile.objects.filter(is_default=True).count() == 2 and scoped.is_default
 
 
@@ -65,8 +73,7 @@ def test_the_global_default_cannot_be_unset_or_deleted(staff_user):
     with pytest.raises(ValidationError) as caught:
         profile_update(profile=structured, actor=staff_user, is_default=False)
     assert "There must be a global default" in caught.value.message_dict["is_default"][0]
-    custom = profile_create(actor=staff_user, name="X", system_prompt="S", instructions="{transcript}",
-                            is_default=True)
+    custom = profile_create(actor=staff_user, name="X", system_prompt="S", instructions="{transcript}", is_default=True)
     with pytest.raises(Conflict) as caught:
         profile_delete(profile=custom, actor=staff_user)
     assert caught.value.code == "default"
@@ -84,14 +91,17 @@ def test_builtin_rules(staff_user):
         profile_reset(profile=custom, actor=staff_user)
 
 
-@pytest.mark.parametrize("call", [
-    lambda p, u: profile_create(actor=u, name="N", system_prompt="S", instructions="{transcript}"),
-    lambda p, u: profile_update(profile=p, actor=u, name="N"),
-    lambda p, u: profile_delete(profile=p, actor=u),
-    lambda p, u: profile_duplicate(profile=p, actor=u),
-    lambda p, u: profile_reset(profile=p, actor=u),
-    lambda p, u: profile_import(data={"profiles": []}, actor=u),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p, u: profile_create(actor=u, name="N", system_prompt="S", instructions="{transcript}"),
+        lambda p, u: profile_update(profile=p, actor=u, name="N"),
+        lambda p, u: profile_delete(profile=p, actor=u),
+        lambda p, u: profile_duplicate(profile=p, actor=u),
+        lambda p, u: profile_reset(profile=p, actor=u),
+        lambda p, u: profile_import(data={"profiles": []}, actor=u),
+    ],
+)
 def test_profile_changes_are_staff_only(user, call):
     profile = CompactionProfile.objects.get(slug="brief")
     with pytest.raises(PermissionDenied):
@@ -113,6 +123,12 @@ def test_import_is_all_or_nothing_and_updates_custom_profiles(staff_user):
     [updated] = profile_import(data=document, actor=staff_user)
     assert updated.pk == custom.pk and updated.name == "Notes v2"
     with pytest.raises(ValidationError) as caught:
-        profile_import(data={"profiles": [{"slug": "p", "name": "P", "system_prompt": "S",
-                                           "instructions": "{transcript}", "persona": "ghost"}]}, actor=staff_user)
+        profile_import(
+            data={
+                "profiles": [
+                    {"slug": "p", "name": "P", "system_prompt": "S", "instructions": "{transcript}", "persona": "ghost"}
+                ]
+            },
+            actor=staff_user,
+        )
     assert caught.value.message_dict["file"] == ["profiles[0]: no persona 'ghost'."]

@@ -26,21 +26,24 @@ def test_connection_string_keeps_user_and_host():
     assert result.counts == {"connection_string_password": 1}
 
 
-@pytest.mark.parametrize("text", [
-    "Edit /home/ana/project/compaction/services.py and src/app/main.rs then run ./scripts/test.sh",
-    "See https://docs.djangoproject.com/en/5.2/ref/models/querysets/#select-for-update for details",
-    "postgres://localhost:5432/engine has no password",
-    "request id 123e4567-e89b-12d3-a456-426614174000 failed",
-    "fixed in commit 3f786850e387550fdab836ed7e6dc881de23001b and 9fceb02",
-    "the run took 48,113 tokens, 3.5 seconds and cost $0.42 on 2024-03-01",
-    "the token: expired, so the password reset flow was shown again",
-    "ValueError: invalid literal for int() with base 10: 'abc'",
-    "We set max_tokens = 4096 and temperature: 0.2 in settings.py",
-    "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 of the empty file",
-    "api_key = os.environ['OPENAI_API_KEY']",
-    "password: ${DB_PASSWORD}",
-    "Call me at 555-0100; the sky is blue and the meeting is at 10:30.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Edit /home/ana/project/compaction/services.py and src/app/main.rs then run ./scripts/test.sh",
+        "See https://docs.djangoproject.com/en/5.2/ref/models/querysets/#select-for-update for details",
+        "postgres://localhost:5432/engine has no password",
+        "request id 123e4567-e89b-12d3-a456-426614174000 failed",
+        "fixed in commit 3f786850e387550fdab836ed7e6dc881de23001b and 9fceb02",
+        "the run took 48,113 tokens, 3.5 seconds and cost $0.42 on 2024-03-01",
+        "the token: expired, so the password reset flow was shown again",
+        "ValueError: invalid literal for int() with base 10: 'abc'",
+        "We set max_tokens = 4096 and temperature: 0.2 in settings.py",
+        "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 of the empty file",
+        "api_key = os.environ['OPENAI_API_KEY']",
+        "password: ${DB_PASSWORD}",
+        "Call me at 555-0100; the sky is blue and the meeting is at 10:30.",
+    ],
+)
 def test_ordinary_text_is_left_alone(text):
     result = redact(text)
     assert result.text == text

@@ -12,7 +12,10 @@ from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
 from compaction.scanner import selectors
 from compaction.scanner.services import (
-    auto_compaction_drain, auto_compaction_reserve, compaction_settings_update, scan_run,
+    auto_compaction_drain,
+    auto_compaction_reserve,
+    compaction_settings_update,
+    scan_run,
 )
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, UserFactory, build_path
 from tests.compaction.scanning import MESSAGE_TOKENS, WINDOW, age, auto_settings, pressured_channel, queued_tasks
@@ -30,6 +33,7 @@ def reasons(report) -> dict[int, str]:
 
 
 # --- coarse filters ---------------------------------------------------------
+
 
 def test_coarse_filters_keep_only_live_direct_idle_recent_channels_with_enough_new_messages(db):
     settings = auto_settings(idle_minutes=2, active_within_days=7)
@@ -68,6 +72,7 @@ def test_coarse_bound_is_the_lowest_allowed_threshold_scaled_to_the_default_budg
 
 
 # --- precise check ----------------------------------------------------------
+
 
 def test_tick_enqueues_a_task_per_qualifying_channel_and_reserves_it(db, django_capture_on_commit_callbacks):
     auto_settings()
@@ -117,8 +122,9 @@ def test_too_few_messages_on_the_path_or_since_the_summary(db, django_capture_on
     short = pressured_channel(messages=13)
     summarised = pressured_channel(messages=20, window=4_000)
     path = list(summarised.messages.order_by("depth"))
-    chat_services.summary_write(channel=summarised, through_message=path[14], content="Earlier talk.",
-                                created_by=summarised.owner)
+    chat_services.summary_write(
+        channel=summarised, through_message=path[14], content="Earlier talk.", created_by=summarised.owner
+    )
     summarised.refresh_from_db()
     Channel.objects.filter(pk=summarised.pk).update(context_ratio=0.9)
 
@@ -131,7 +137,9 @@ def test_too_few_messages_on_the_path_or_since_the_summary(db, django_capture_on
 def test_lease_held_skips_the_channel(db, django_capture_on_commit_callbacks):
     auto_settings()
     channel = pressured_channel()
-    CompactionLease.objects.create(channel=channel, holder="manual:web", expires_at=timezone.now() + datetime.timedelta(minutes=5))
+    CompactionLease.objects.create(
+        channel=channel, holder="manual:web", expires_at=timezone.now() + datetime.timedelta(minutes=5)
+    )
 
     report = tick(django_capture_on_commit_callbacks, now=timezone.now() + NOW_PLUS)
 
@@ -144,8 +152,12 @@ def test_cooldown_after_an_automatic_compaction(db, django_capture_on_commit_cal
     auto_settings(cooldown_minutes=30)
     channel = pressured_channel()
     now = timezone.now() + NOW_PLUS
-    CompactionLease.objects.create(channel=channel, last_auto_at=now - datetime.timedelta(minutes=20),
-                                   last_finished_at=now - datetime.timedelta(minutes=19), last_outcome="ineffective")
+    CompactionLease.objects.create(
+        channel=channel,
+        last_auto_at=now - datetime.timedelta(minutes=20),
+        last_finished_at=now - datetime.timedelta(minutes=19),
+        last_outcome="ineffective",
+    )
 
     report = tick(django_capture_on_commit_callbacks, now=now)
     assert reasons(report) == {channel.pk: "cooldown"}
@@ -160,19 +172,27 @@ def test_no_loop_a_failed_attempt_waits_for_new_messages_or_the_cooldown(db, dja
     channel = pressured_channel()
     leaf_id = channel.cursors.get().leaf_id
     now = timezone.now() + NOW_PLUS
-    CompactionLease.objects.create(channel=channel, last_auto_at=now - datetime.timedelta(minutes=5),
-                                   last_finished_at=now - datetime.timedelta(minutes=4), last_outcome="failed",
-                                   failure_count=1, attempt_leaf_id=leaf_id, last_error="HTTP 500")
+    CompactionLease.objects.create(
+        channel=channel,
+        last_auto_at=now - datetime.timedelta(minutes=5),
+        last_finished_at=now - datetime.timedelta(minutes=4),
+        last_outcome="failed",
+        failure_count=1,
+        attempt_leaf_id=leaf_id,
+        last_error="HTTP 500",
+    )
 
     report = tick(django_capture_on_commit_callbacks, now=now)
     assert reasons(report) == {channel.pk: "no_loop"}
     assert report.decisions[0].detail == "last attempt failed, no new messages since; 25m of cooldown remaining"
 
     assert reasons(tick(django_capture_on_commit_callbacks, now=now + datetime.timedelta(minutes=26))) == {
-        channel.pk: "enqueue"}
+        channel.pk: "enqueue"
+    }
     OrmQ.objects.all().delete()
     CompactionLease.objects.filter(pk=channel.pk).update(
-        last_auto_at=now - datetime.timedelta(minutes=5), last_finished_at=now - datetime.timedelta(minutes=4))
+        last_auto_at=now - datetime.timedelta(minutes=5), last_finished_at=now - datetime.timedelta(minutes=4)
+    )
 
     build_path(channel, 2, start=12, words=40)
     report = tick(django_capture_on_commit_callbacks, now=timezone.now() + NOW_PLUS)
@@ -180,7 +200,8 @@ def test_no_loop_a_failed_attempt_waits_for_new_messages_or_the_cooldown(db, dja
 
 
 def test_an_attempt_in_flight_holds_its_channel_until_the_lease_time_then_counts_as_abandoned(
-        db, django_capture_on_commit_callbacks):
+    db, django_capture_on_commit_callbacks
+):
     auto_settings()
     channel = pressured_channel()
     now = timezone.now() + NOW_PLUS
@@ -200,13 +221,22 @@ def test_an_attempt_in_flight_holds_its_channel_until_the_lease_time_then_counts
 def test_hourly_budget_counts_automatic_summaries_and_failed_attempts(db, django_capture_on_commit_callbacks):
     auto_settings(hourly_budget=3)
     done_earlier = pressured_channel(messages=2)
-    chat_services.summary_write(channel=done_earlier, through_message=done_earlier.messages.order_by("depth")[0],
-                                content="Summary.", created_by=None, trigger=Summary.Trigger.AUTO)
+    chat_services.summary_write(
+        channel=done_earlier,
+        through_message=done_earlier.messages.order_by("depth")[0],
+        content="Summary.",
+        created_by=None,
+        trigger=Summary.Trigger.AUTO,
+    )
     failed_earlier = pressured_channel(messages=2)
     first, second = pressured_channel(messages=13), pressured_channel(messages=12)
     now = timezone.now() + NOW_PLUS
-    CompactionLease.objects.create(channel=failed_earlier, last_auto_at=now - datetime.timedelta(minutes=50),
-                                   last_finished_at=now - datetime.timedelta(minutes=49), last_outcome="failed")
+    CompactionLease.objects.create(
+        channel=failed_earlier,
+        last_auto_at=now - datetime.timedelta(minutes=50),
+        last_finished_at=now - datetime.timedelta(minutes=49),
+        last_outcome="failed",
+    )
 
     report = tick(django_capture_on_commit_callbacks, now=now)
 
@@ -224,11 +254,11 @@ def test_concurrency_limits_the_attempts_in_flight_across_ticks(db, django_captu
 
     second = tick(django_capture_on_commit_callbacks, now=timezone.now() + NOW_PLUS)
     assert second.in_flight == 2
-    assert reasons(second) == {channels[0].pk: "in_flight", channels[1].pk: "in_flight",
-                               channels[2].pk: "concurrency"}
+    assert reasons(second) == {channels[0].pk: "in_flight", channels[1].pk: "in_flight", channels[2].pk: "concurrency"}
 
-    CompactionLease.objects.filter(pk=channels[0].pk).update(last_finished_at=timezone.now() + NOW_PLUS,
-                                                              last_outcome="done")
+    CompactionLease.objects.filter(pk=channels[0].pk).update(
+        last_finished_at=timezone.now() + NOW_PLUS, last_outcome="done"
+    )
     third = tick(django_capture_on_commit_callbacks, now=timezone.now() + 2 * NOW_PLUS)
     assert third.in_flight == 1
     assert reasons(third) == {channels[0].pk: "cooldown", channels[1].pk: "in_flight", channels[2].pk: "enqueue"}
@@ -236,19 +266,20 @@ def test_concurrency_limits_the_attempts_in_flight_across_ticks(db, django_captu
 
 
 def test_settings_changes_take_effect_on_the_next_tick_and_the_kill_switch_stops_new_work(
-        db, django_capture_on_commit_callbacks, staff_user):
+    db, django_capture_on_commit_callbacks, staff_user
+):
     auto_settings(threshold=0.95)
     channel = pressured_channel()
     assert reasons(tick(django_capture_on_commit_callbacks, now=timezone.now() + NOW_PLUS)) == {
-        channel.pk: "below_threshold"}
+        channel.pk: "below_threshold"
+    }
 
     compaction_settings_update(actor=staff_user, enabled=False, threshold=0.6)
     report = tick(django_capture_on_commit_callbacks, now=timezone.now() + NOW_PLUS)
     assert (report.enabled, report.decisions, queued_tasks()) == (False, [], [])
 
     compaction_settings_update(actor=staff_user, enabled=True)
-    assert reasons(tick(django_capture_on_commit_callbacks, now=timezone.now() + NOW_PLUS)) == {
-        channel.pk: "enqueue"}
+    assert reasons(tick(django_capture_on_commit_callbacks, now=timezone.now() + NOW_PLUS)) == {channel.pk: "enqueue"}
 
 
 def test_kill_switch_also_stops_tasks_already_queued(db, django_capture_on_commit_callbacks):
@@ -270,8 +301,9 @@ def test_a_stale_or_duplicate_delivery_does_nothing(db, django_capture_on_commit
     channel = pressured_channel()
     report = tick(django_capture_on_commit_callbacks, now=timezone.now() + NOW_PLUS)
     ticket = report.decisions[0].ticket
-    CompactionLease.objects.filter(pk=channel.pk).update(last_finished_at=timezone.now() + NOW_PLUS * 5,
-                                                          last_outcome="done")
+    CompactionLease.objects.filter(pk=channel.pk).update(
+        last_finished_at=timezone.now() + NOW_PLUS * 5, last_outcome="done"
+    )
     before = CompactionLease.objects.values().get(pk=channel.pk)
 
     [outcome] = auto_compaction_drain(channel_id=channel.pk, ticket=ticket, seconds=0)
@@ -302,14 +334,14 @@ def test_event_reservation_applies_the_same_checks(db, django_capture_on_commit_
 
 # --- cost -------------------------------------------------------------------
 
+
 def _tick_queries(django_capture_on_commit_callbacks) -> int:
     with CaptureQueriesContext(connection) as captured:
         tick(django_capture_on_commit_callbacks, now=timezone.now() + NOW_PLUS)
     return len(captured)
 
 
-def test_a_tick_costs_the_same_queries_whatever_the_messages_and_the_candidates(
-        db, django_capture_on_commit_callbacks):
+def test_a_tick_costs_the_same_queries_whatever_the_messages_and_the_candidates(db, django_capture_on_commit_callbacks):
     auto_settings(concurrency=1)
     model = LLMModelFactory(context_window=WINDOW)
     first = [pressured_channel(model=model) for _ in range(2)]
@@ -353,6 +385,7 @@ def test_a_refill_costs_the_same_queries_whatever_the_candidates(db, django_capt
 
 # --- schedule ---------------------------------------------------------------
 
+
 def test_setup_schedules_is_idempotent_and_the_interval_follows_the_settings(db, staff_user):
     from django.core.management import call_command
     from django_q.models import Schedule
@@ -360,8 +393,7 @@ def test_setup_schedules_is_idempotent_and_the_interval_follows_the_settings(db,
     call_command("setup_schedules")
     call_command("setup_schedules")
     schedule = Schedule.objects.get(name=conf.SCAN_SCHEDULE_NAME)
-    assert (Schedule.objects.count(), schedule.func, schedule.minutes, schedule.repeats) == (
-        1, conf.SCAN_TASK, 5, -1)
+    assert (Schedule.objects.count(), schedule.func, schedule.minutes, schedule.repeats) == (1, conf.SCAN_TASK, 5, -1)
 
     compaction_settings_update(actor=staff_user, interval_minutes=15)
     schedule.refresh_from_db()
@@ -373,8 +405,9 @@ def test_setup_schedules_is_idempotent_and_the_interval_follows_the_settings(db,
     schedule.refresh_from_db()
     assert schedule.minutes == 2
 
-    Schedule.objects.create(name=conf.SCAN_SCHEDULE_NAME, func=conf.SCAN_TASK, schedule_type=Schedule.MINUTES,
-                            minutes=9)
+    Schedule.objects.create(
+        name=conf.SCAN_SCHEDULE_NAME, func=conf.SCAN_TASK, schedule_type=Schedule.MINUTES, minutes=9
+    )
     call_command("setup_schedules", "--enable")
     assert list(Schedule.objects.values_list("pk", "minutes")) == [(schedule.pk, 2)]
     assert CompactionSettings.objects.get().enabled
@@ -383,7 +416,12 @@ def test_setup_schedules_is_idempotent_and_the_interval_follows_the_settings(db,
 def test_settings_row_ships_with_auto_compaction_off(db):
     row = CompactionSettings.objects.get(pk=1)
     assert (row.enabled, row.threshold, row.interval_minutes, row.concurrency, row.cooldown_minutes) == (
-        False, 0.70, 5, 2, 30)
+        False,
+        0.70,
+        5,
+        2,
+        30,
+    )
 
 
 def test_settings_update_validates_every_value_with_a_clear_message(db, staff_user):
@@ -392,16 +430,19 @@ def test_settings_update_validates_every_value_with_a_clear_message(db, staff_us
     with pytest.raises(ValidationError) as caught:
         compaction_settings_update(actor=staff_user, threshold=1.5, concurrency=0, min_new_messages=0)
     assert caught.value.message_dict == {
-        "threshold": ["The threshold is a share of the context window between 0.05 and 0.99 "
-                      "(0.70 means compact at 70% full)."],
-        "concurrency": ["Concurrency is the number of compactions in flight at once across the deployment, "
-                        "from 1 to 64."],
+        "threshold": [
+            "The threshold is a share of the context window between 0.05 and 0.99 (0.70 means compact at 70% full)."
+        ],
+        "concurrency": [
+            "Concurrency is the number of compactions in flight at once across the deployment, from 1 to 64."
+        ],
         "min_new_messages": ["Minimum new messages since the last summary must be from 1 to 100000."],
     }
     with pytest.raises(ValidationError) as caught:
         compaction_settings_update(actor=staff_user, min_new_messages=20)
-    assert caught.value.message_dict == {"min_new_messages": [
-        "Cannot exceed the minimum messages on the path (10): new messages are part of the path."]}
+    assert caught.value.message_dict == {
+        "min_new_messages": ["Cannot exceed the minimum messages on the path (10): new messages are part of the path."]
+    }
     assert CompactionSettings.objects.get().min_new_messages == 8
 
 
@@ -410,7 +451,8 @@ def test_timeouts_nest(settings):
     settings.Q_CLUSTER = {**settings.Q_CLUSTER, "retry": 200}
     assert conf.timeouts_problems() == [
         "the task timeout (300s) must be shorter than the broker's retry (200s), or a running task is handed "
-        "to a second worker"]
+        "to a second worker"
+    ]
 
 
 def test_a_worker_drains_only_while_the_longest_model_call_still_fits_its_task_timeout(settings):
@@ -423,7 +465,8 @@ def test_a_worker_drains_only_while_the_longest_model_call_still_fits_its_task_t
     assert conf._drain_seconds() == 30
     assert conf.timeouts_problems() == [
         "COMPACTION_DRAIN_SECONDS (120s) is longer than the task timeout leaves after the longest model call "
-        "and a 30s margin (30s); it is cut to that"]
+        "and a 30s margin (30s); it is cut to that"
+    ]
     settings.LLM_TIMEOUT_SECONDS = 70
     assert conf._drain_seconds() == 0
 

@@ -12,13 +12,36 @@ from tests.chatcore.factories import ChannelFactory
 
 def _stored_conversation(channel):
     when = timezone.make_aware(dt.datetime(2024, 3, 5, 14, 30), dt.timezone.utc)
-    services.message_append(channel=channel, user=channel.owner, role="user", created_at=when,
-                            content="Deploy with key AKIAIOSFODNN7EXAMPLE please", metadata={"speaker": "Dana"})
-    services.message_append(channel=channel, user=channel.owner, role="assistant", content="Running it.",
-                            metadata={"tool_calls": [{"id": "call_1", "type": "function", "function": {
-                                "name": "shell", "arguments": '{"cmd": "deploy --password=Hunter2Hunter"}'}}]})
-    services.message_append(channel=channel, user=channel.owner, role="tool", content="deployed: ok",
-                            metadata={"tool_call_id": "call_1", "name": "shell"})
+    services.message_append(
+        channel=channel,
+        user=channel.owner,
+        role="user",
+        created_at=when,
+        content="Deploy with key AKIAIOSFODNN7EXAMPLE please",
+        metadata={"speaker": "Dana"},
+    )
+    services.message_append(
+        channel=channel,
+        user=channel.owner,
+        role="assistant",
+        content="Running it.",
+        metadata={
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "shell", "arguments": '{"cmd": "deploy --password=Hunter2Hunter"}'},
+                }
+            ]
+        },
+    )
+    services.message_append(
+        channel=channel,
+        user=channel.owner,
+        role="tool",
+        content="deployed: ok",
+        metadata={"tool_call_id": "call_1", "name": "shell"},
+    )
     return list(Message.objects.filter(channel=channel).order_by("depth"))
 
 
@@ -27,13 +50,17 @@ def test_items_are_redacted_and_keep_labels(db):
     messages = _stored_conversation(channel)
     items = transcript_items(messages)
     assert [(i.role, i.speaker, i.tool_name) for i in items] == [
-        ("user", "Dana", ""), ("assistant", "assistant", ""), ("tool", "shell", "shell")]
+        ("user", "Dana", ""),
+        ("assistant", "assistant", ""),
+        ("tool", "shell", "shell"),
+    ]
     assert items[0].message_id == messages[0].pk
     assert items[0].content == "Deploy with key [REDACTED:aws_access_key] please"
     assert items[0].redactions == {"aws_access_key": 1}
     assert items[0].created_at == messages[0].created_at
-    assert items[1].tool_calls == [{"id": "call_1", "name": "shell",
-                                    "arguments": '{"cmd": "deploy --password=[REDACTED:password]"}'}]
+    assert items[1].tool_calls == [
+        {"id": "call_1", "name": "shell", "arguments": '{"cmd": "deploy --password=[REDACTED:password]"}'}
+    ]
     assert items[1].redactions == {"password": 1}
 
 
@@ -56,13 +83,19 @@ def test_render_labels_roles_dates_and_tools():
     when = dt.datetime(2023, 5, 8, 13, 56)
     items = [
         TranscriptItem(1, "user", "Caroline", "I went to a support group.", when),
-        TranscriptItem(2, "assistant", "assistant", "Checking.", None,
-                       tool_calls=[{"id": "c", "name": "search", "arguments": '{"q": "groups"}'}]),
+        TranscriptItem(
+            2,
+            "assistant",
+            "assistant",
+            "Checking.",
+            None,
+            tool_calls=[{"id": "c", "name": "search", "arguments": '{"q": "groups"}'}],
+        ),
         TranscriptItem(3, "tool", "search", "3 results", None, tool_name="search"),
     ]
     assert render_transcript(items) == (
         "[USER · Caroline · 8 May 2023, 13:56]: I went to a support group.\n\n"
-        "[ASSISTANT]: Checking.\n[TOOL CALL · search]: {\"q\": \"groups\"}\n\n"
+        '[ASSISTANT]: Checking.\n[TOOL CALL · search]: {"q": "groups"}\n\n'
         "[TOOL RESULT · search]: 3 results"
     )
 
@@ -71,10 +104,13 @@ def test_long_bodies_keep_head_and_tail_with_marker():
     body = "START " + "x" * 20_000 + " END"
     tool = "HEAD " + "y" * 9_000 + " TAIL"
     arguments = '{"a": "' + "z" * 5_000 + '"}'
-    items = [TranscriptItem(1, "user", "user", body),
-             TranscriptItem(2, "assistant", "assistant", "ok",
-                            tool_calls=[{"id": "c", "name": "write", "arguments": arguments}]),
-             TranscriptItem(3, "tool", "write", tool, tool_name="write")]
+    items = [
+        TranscriptItem(1, "user", "user", body),
+        TranscriptItem(
+            2, "assistant", "assistant", "ok", tool_calls=[{"id": "c", "name": "write", "arguments": arguments}]
+        ),
+        TranscriptItem(3, "tool", "write", tool, tool_name="write"),
+    ]
     text = render_transcript(items)
     assert "START" in text and "END" in text and "HEAD" in text and "TAIL" in text
     assert text.count("characters omitted …]") == 3

@@ -33,7 +33,7 @@ def test_panel_lists_global_and_persona_profiles_only(client_user, user):
     response = client_user.get(panel_url(channel))
     assert response.status_code == 200
     body = response.content.decode()
-    assert "<h2 id=\"panel-title\">Summarize &amp; Continue</h2>" in body
+    assert '<h2 id="panel-title">Summarize &amp; Continue</h2>' in body
     assert f'<option value="{mine.slug}"' in body and "Audit trail — Auditor" in body
     assert '<option value="">🗂️ Structured (default)</option>' in body
     assert '<option value="structured"' not in body and '<option value="brief" >' in body
@@ -43,8 +43,11 @@ def test_panel_lists_global_and_persona_profiles_only(client_user, user):
 
 
 def test_preview_shows_draft_and_statistics_and_writes_nothing(client_user, channel):
-    response = client_user.post(panel_url(channel), {"action": "preview", "profile": "structured",
-                                                     "keep_recent": "4", "focus": "the ledger"}, **HTMX)
+    response = client_user.post(
+        panel_url(channel),
+        {"action": "preview", "profile": "structured", "keep_recent": "4", "focus": "the ledger"},
+        **HTMX,
+    )
     assert response.status_code == 200
     body = response.content.decode()
     channel.refresh_from_db()
@@ -57,11 +60,18 @@ def test_preview_shows_draft_and_statistics_and_writes_nothing(client_user, chan
 
 
 def _preview(client, channel, **extra):
-    response = client.post(panel_url(channel), {"action": "preview", "profile": "structured", "keep_recent": "4",
-                                                **extra})
+    response = client.post(
+        panel_url(channel), {"action": "preview", "profile": "structured", "keep_recent": "4", **extra}
+    )
     form = response.context["form"]
-    return {"profile": "structured", "keep_recent": "4", "focus": "", "draft": form.initial["draft"],
-            "original": form.initial["original"], "through_message_id": form.initial["through_message_id"]}
+    return {
+        "profile": "structured",
+        "keep_recent": "4",
+        "focus": "",
+        "draft": form.initial["draft"],
+        "original": form.initial["original"],
+        "through_message_id": form.initial["through_message_id"],
+    }
 
 
 def test_replace_with_the_draft_unchanged_is_not_marked_edited(client_user, channel, user):
@@ -71,7 +81,11 @@ def test_replace_with_the_draft_unchanged_is_not_marked_edited(client_user, chan
     assert response["Location"] == reverse("chat:channel", args=[channel.pk])
     summary = Summary.objects.get()
     assert (summary.content, summary.edited, summary.created_by, summary.trigger) == (
-        data["draft"].strip(), False, user, "manual")
+        data["draft"].strip(),
+        False,
+        user,
+        "manual",
+    )
     assert summary.through_message_id == data["through_message_id"]
     page = client_user.get(reverse("chat:channel", args=[channel.pk])).content.decode()
     assert "12 earlier messages summarised</span>" in page
@@ -116,7 +130,7 @@ def test_branch_from_an_edited_draft_opens_the_new_channel(client_user, channel,
     assert "Carry this over." in first.content
     assert Summary.objects.count() == 0
     page = client_user.get(response["Location"]).content.decode()
-    assert "branched from <a href=\"" + reverse("chat:channel", args=[channel.pk]) in page
+    assert 'branched from <a href="' + reverse("chat:channel", args=[channel.pk]) in page
 
 
 def test_branch_over_htmx_redirects_the_browser(client_user, channel):
@@ -146,8 +160,9 @@ def test_unknown_profile_is_refused(client_user, channel):
 
 def test_undo_reverts_the_summary(client_user, channel, user):
     messages = list(channel.messages.order_by("depth"))
-    summary = chatcore_services.summary_write(channel=channel, through_message=messages[9], content="Earlier.",
-                                              created_by=user)
+    summary = chatcore_services.summary_write(
+        channel=channel, through_message=messages[9], content="Earlier.", created_by=user
+    )
     response = client_user.post(reverse("compaction:undo", args=[channel.pk, summary.pk]))
     assert response.status_code == 302
     summary.refresh_from_db()
@@ -187,14 +202,17 @@ def test_settings_save_through_the_service_validation(client_user, channel):
 def test_other_peoples_channels_are_not_found(client_user, other_user):
     theirs = ChannelFactory(owner=other_user)
     converse(theirs, 12)
-    summary = chatcore_services.summary_write(channel=theirs, through_message=theirs.messages.order_by("depth")[5],
-                                              content="Theirs.", created_by=other_user)
+    summary = chatcore_services.summary_write(
+        channel=theirs, through_message=theirs.messages.order_by("depth")[5], content="Theirs.", created_by=other_user
+    )
     assert client_user.get(panel_url(theirs)).status_code == 404
     assert client_user.post(panel_url(theirs), {"action": "now"}).status_code == 404
     assert client_user.post(reverse("compaction:undo", args=[theirs.pk, summary.pk])).status_code == 404
     assert client_user.get(reverse("compaction:settings", args=[theirs.pk])).status_code == 404
-    assert client_user.post(reverse("compaction:settings", args=[theirs.pk]), {"auto_compaction": "off"}) \
-        .status_code == 404
+    assert (
+        client_user.post(reverse("compaction:settings", args=[theirs.pk]), {"auto_compaction": "off"}).status_code
+        == 404
+    )
     summary.refresh_from_db()
     theirs.refresh_from_db()
     assert (summary.reverted_at, theirs.settings, Summary.objects.count()) == (None, {}, 1)
@@ -203,12 +221,12 @@ def test_other_peoples_channels_are_not_found(client_user, other_user):
 def test_compaction_forms_need_the_csrf_token(user, channel):
     client = Client(enforce_csrf_checks=True)
     client.force_login(user)
-    summary = chatcore_services.summary_write(channel=channel, through_message=channel.messages.order_by("depth")[5],
-                                              content="Kept.", created_by=user)
+    summary = chatcore_services.summary_write(
+        channel=channel, through_message=channel.messages.order_by("depth")[5], content="Kept.", created_by=user
+    )
     assert client.post(panel_url(channel), {"action": "now"}).status_code == 403
     assert client.post(reverse("compaction:undo", args=[channel.pk, summary.pk])).status_code == 403
-    assert client.post(reverse("compaction:settings", args=[channel.pk]), {"auto_compaction": "off"}) \
-        .status_code == 403
+    assert client.post(reverse("compaction:settings", args=[channel.pk]), {"auto_compaction": "off"}).status_code == 403
     summary.refresh_from_db()
     assert (Summary.objects.count(), summary.reverted_at) == (1, None)
     assert CompactionProfile.objects.filter(slug="structured").exists()

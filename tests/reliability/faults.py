@@ -10,8 +10,14 @@ TOO_LONG_LIMIT = 2_000
 
 FAULTS: dict[str, tuple[Reply, str]] = {
     "http_500": (Reply(status=500), "HTTP 500: Error code: 500 - injected error 500"),
-    "http_503": (Reply(status=503, body={"error": {"message": "overloaded"}}), "HTTP 503: Error code: 503 - overloaded"),
-    "http_429_retry_after": (Reply(status=429, headers={"Retry-After": "7"}), "rate limited (429): Error code: 429 - injected error 429 (retry after 7s)"),
+    "http_503": (
+        Reply(status=503, body={"error": {"message": "overloaded"}}),
+        "HTTP 503: Error code: 503 - overloaded",
+    ),
+    "http_429_retry_after": (
+        Reply(status=429, headers={"Retry-After": "7"}),
+        "rate limited (429): Error code: 429 - injected error 429 (retry after 7s)",
+    ),
     "timeout": (Reply(delay=FAULT_TIMEOUT * 4), "timeout: the model did not answer in time"),
     "hang": (Reply(fault="hang"), "timeout: the model did not answer in time"),
     "connection_reset": (Reply(fault="reset"), "connection: [Errno 104] Connection reset by peer"),

@@ -15,8 +15,9 @@ from compaction.services import (
 
 def test_each_profile_change_is_audited_with_its_actor(staff_user):
     structured = CompactionProfile.objects.get(slug="structured")
-    created = profile_create(actor=staff_user, name="Audit me", system_prompt="Summarise.",
-                             instructions="Summarise this:\n{transcript}")
+    created = profile_create(
+        actor=staff_user, name="Audit me", system_prompt="Summarise.", instructions="Summarise this:\n{transcript}"
+    )
     profile_update(profile=created, actor=staff_user, description="changed")
     copy = profile_duplicate(profile=structured, actor=staff_user)
     profile_update(profile=structured, actor=staff_user, description="edited built-in")
@@ -26,8 +27,11 @@ def test_each_profile_change_is_audited_with_its_actor(staff_user):
     profile_delete(profile=created, actor=staff_user)
     profile_import(data=exported, actor=staff_user)
 
-    rows = list(AuditEntry.objects.filter(action__startswith="profile.").order_by("id")
-                .values_list("action", "resource", "actor_id", "actor_label"))
+    rows = list(
+        AuditEntry.objects.filter(action__startswith="profile.")
+        .order_by("id")
+        .values_list("action", "resource", "actor_id", "actor_label")
+    )
     label = f"user:{staff_user.pk}"
     assert rows == [
         ("profile.create", f"profile:{created.slug}", staff_user.pk, label),

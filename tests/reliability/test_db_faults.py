@@ -36,8 +36,14 @@ def lose_connection() -> None:
     if connection.vendor == "postgresql":
         pid = connection.connection.info.backend_pid
         db = connection.settings_dict
-        with psycopg.connect(dbname=db["NAME"], user=db["USER"], password=db["PASSWORD"] or None,
-                             host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, autocommit=True) as other:
+        with psycopg.connect(
+            dbname=db["NAME"],
+            user=db["USER"],
+            password=db["PASSWORD"] or None,
+            host=db["HOST"] or "127.0.0.1",
+            port=db["PORT"] or 5432,
+            autocommit=True,
+        ) as other:
             other.execute("SELECT pg_terminate_backend(%s)", [pid])
     else:
         connection.connection.close()
@@ -67,8 +73,10 @@ def reconnect() -> None:
 
 
 def fingerprint(channel) -> list[str]:
-    return [hashlib.sha256(f"{m.pk}|{m.parent_id}|{m.content}|{m.path_tokens}".encode()).hexdigest()
-            for m in Message.objects.filter(channel=channel).order_by("pk")]
+    return [
+        hashlib.sha256(f"{m.pk}|{m.parent_id}|{m.content}|{m.path_tokens}".encode()).hexdigest()
+        for m in Message.objects.filter(channel=channel).order_by("pk")
+    ]
 
 
 @pytest.fixture
@@ -111,8 +119,9 @@ def test_connection_lost_while_writing_the_summary(transactional_db, utility_mod
     assert fingerprint(channel) == before
 
 
-def test_a_dead_holders_lease_expires_and_the_work_is_retried(transactional_db, utility_model, llm_server, user,
-                                                              short_lease):
+def test_a_dead_holders_lease_expires_and_the_work_is_retried(
+    transactional_db, utility_model, llm_server, user, short_lease
+):
     """A worker killed while holding the lease never gives it back: others are
     refused until it expires, then one of them compacts, once."""
     channel = ChannelFactory(owner=user)
@@ -132,8 +141,7 @@ def test_a_dead_holders_lease_expires_and_the_work_is_retried(transactional_db, 
     assert lease_release(channel_id=channel.pk, holder="dead-worker:1", outcome="done") is False
 
 
-def test_connection_lost_while_the_model_is_answering(transactional_db, utility_model, llm_server, user,
-                                                      short_lease):
+def test_connection_lost_while_the_model_is_answering(transactional_db, utility_model, llm_server, user, short_lease):
     """The connection dies while no transaction is open (during the model call):
     the write finds it gone, nothing is written, and since the release finds it
     gone too, the lease is freed by its expiry."""
@@ -152,8 +160,14 @@ def test_connection_lost_while_the_model_is_answering(transactional_db, utility_
         db = connection.settings_dict
 
         def responder(request):  # noqa: F811  (runs in the server's thread: kill the worker's session)
-            with psycopg.connect(dbname=db["NAME"], user=db["USER"], password=db["PASSWORD"] or None,
-                                 host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, autocommit=True) as other:
+            with psycopg.connect(
+                dbname=db["NAME"],
+                user=db["USER"],
+                password=db["PASSWORD"] or None,
+                host=db["HOST"] or "127.0.0.1",
+                port=db["PORT"] or 5432,
+                autocommit=True,
+            ) as other:
                 other.execute("SELECT pg_terminate_backend(%s)", [pid])
             pid_holder["done"] = True
             return Reply(content="A short summary of the ledger discussion.")

@@ -11,10 +11,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    }
     environ.update(env)
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=environ, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=environ, capture_output=True, text=True, timeout=120
+    )
 
 
 PRODUCTION = {"DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(50), "ALLOWED_HOSTS": "chat.example.com"}
@@ -27,17 +32,25 @@ def test_check_deploy_is_clean_with_production_settings():
 
 
 def test_production_settings_are_hardened():
-    code = ("import json; from django.conf import settings as s; print(json.dumps({k: getattr(s, k) for k in "
-            "['SESSION_COOKIE_SECURE', 'CSRF_COOKIE_SECURE', 'SESSION_COOKIE_HTTPONLY', 'SECURE_SSL_REDIRECT', "
-            "'SECURE_HSTS_SECONDS', 'SECURE_CONTENT_TYPE_NOSNIFF', 'X_FRAME_OPTIONS', 'SECURE_REFERRER_POLICY', "
-            "'DEBUG', 'ALLOWED_HOSTS']}))")
+    code = (
+        "import json; from django.conf import settings as s; print(json.dumps({k: getattr(s, k) for k in "
+        "['SESSION_COOKIE_SECURE', 'CSRF_COOKIE_SECURE', 'SESSION_COOKIE_HTTPONLY', 'SECURE_SSL_REDIRECT', "
+        "'SECURE_HSTS_SECONDS', 'SECURE_CONTENT_TYPE_NOSNIFF', 'X_FRAME_OPTIONS', 'SECURE_REFERRER_POLICY', "
+        "'DEBUG', 'ALLOWED_HOSTS']}))"
+    )
     result = _manage("shell", "-c", code, **PRODUCTION)
     assert result.returncode == 0, result.stderr
     values = json.loads(result.stdout.strip().splitlines()[-1])
     assert values == {
-        "SESSION_COOKIE_SECURE": True, "CSRF_COOKIE_SECURE": True, "SESSION_COOKIE_HTTPONLY": True,
-        "SECURE_SSL_REDIRECT": True, "SECURE_HSTS_SECONDS": 31536000, "SECURE_CONTENT_TYPE_NOSNIFF": True,
-        "X_FRAME_OPTIONS": "DENY", "SECURE_REFERRER_POLICY": "same-origin", "DEBUG": False,
+        "SESSION_COOKIE_SECURE": True,
+        "CSRF_COOKIE_SECURE": True,
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SECURE_SSL_REDIRECT": True,
+        "SECURE_HSTS_SECONDS": 31536000,
+        "SECURE_CONTENT_TYPE_NOSNIFF": True,
+        "X_FRAME_OPTIONS": "DENY",
+        "SECURE_REFERRER_POLICY": "same-origin",
+        "DEBUG": False,
         "ALLOWED_HOSTS": ["chat.example.com"],
     }
 
@@ -55,8 +68,10 @@ def test_a_malformed_throttle_rate_is_refused_at_start():
 
 
 def test_a_malformed_number_is_refused_at_start_with_its_name():
-    for name, value, expected in (("COMPACTION_DRAIN_SECONDS", "half a minute", "a number"),
-                                  ("Q_WORKERS", "2.5", "a whole number")):
+    for name, value, expected in (
+        ("COMPACTION_DRAIN_SECONDS", "half a minute", "a number"),
+        ("Q_WORKERS", "2.5", "a whole number"),
+    ):
         result = _manage("check", **{name: value})
         assert result.returncode != 0
         assert f"{name} must be {expected}, not {value!r}." in result.stderr

@@ -21,10 +21,17 @@ GOOD_SUMMARY = "The team chose PostgreSQL 16 for the ledger and is tracking the 
 def _state(channel: Channel) -> tuple:
     """Everything a failed compaction must leave as it was."""
     channel.refresh_from_db()
-    messages = [hashlib.sha256(f"{m.pk}|{m.parent_id}|{m.role}|{m.content}|{m.path_tokens}".encode()).hexdigest()
-                for m in Message.objects.filter(channel=channel).order_by("pk")]
-    return (messages, Summary.objects.filter(channel=channel).count(), channel.context_tokens,
-            channel.context_messages, channel.context_ratio)
+    messages = [
+        hashlib.sha256(f"{m.pk}|{m.parent_id}|{m.role}|{m.content}|{m.path_tokens}".encode()).hexdigest()
+        for m in Message.objects.filter(channel=channel).order_by("pk")
+    ]
+    return (
+        messages,
+        Summary.objects.filter(channel=channel).count(),
+        channel.context_tokens,
+        channel.context_messages,
+        channel.context_ratio,
+    )
 
 
 @pytest.fixture
@@ -35,8 +42,9 @@ def long_channel(user, utility_model):
 
 
 @pytest.mark.parametrize("name", FAULTS)
-def test_compaction_fails_cleanly_with_its_cause_then_recovers(name, fast_faults, llm_server, long_channel, api,
-                                                               caplog):
+def test_compaction_fails_cleanly_with_its_cause_then_recovers(
+    name, fast_faults, llm_server, long_channel, api, caplog
+):
     fault, cause = FAULTS[name]
     url = reverse("api-compact", args=[long_channel.pk])
     before = _state(long_channel)
@@ -65,7 +73,12 @@ def test_compaction_fails_cleanly_with_its_cause_then_recovers(name, fast_faults
     assert summary.content.startswith(GOOD_SUMMARY) and summary.used_fallback is False
     lease.refresh_from_db()
     assert (lease.holder, lease.expires_at, lease.last_outcome, lease.failure_count, lease.last_error) == (
-        "", None, "done", 0, "")
+        "",
+        None,
+        "done",
+        0,
+        "",
+    )
     assert AuditEntry.objects.filter(action="summary.compact", resource=f"summary:{summary.pk}").count() == 1
 
 
@@ -82,8 +95,10 @@ def test_compaction_falls_back_to_the_fallback_model(name, fast_faults, llm_serv
     summary = Summary.objects.get(channel=long_channel)
     assert (summary.model, summary.used_fallback) == ("loopback-utility-fallback", True)
     attempts = list(UsageEntry.objects.filter(channel=long_channel).order_by("id"))
-    assert [(u.model, u.success) for u in attempts] == [("loopback-utility", False),
-                                                        ("loopback-utility-fallback", True)]
+    assert [(u.model, u.success) for u in attempts] == [
+        ("loopback-utility", False),
+        ("loopback-utility-fallback", True),
+    ]
     assert cause in attempts[0].error
 
 

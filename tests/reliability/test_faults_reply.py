@@ -14,8 +14,7 @@ from tests.reliability.faults import FAULTS
 
 
 @pytest.mark.parametrize("name", FAULTS)
-def test_reply_fails_cleanly_with_its_cause_then_recovers(name, fast_faults, llm_server, chat_model, user, api,
-                                                          caplog):
+def test_reply_fails_cleanly_with_its_cause_then_recovers(name, fast_faults, llm_server, chat_model, user, api, caplog):
     fault, cause = FAULTS[name]
     channel = ChannelFactory(owner=user)
     url = reverse("api-reply", args=[channel.pk])
@@ -46,9 +45,13 @@ def test_reply_fails_cleanly_with_its_cause_then_recovers(name, fast_faults, llm
     assert retry.status_code == 201
     assert retry.json()["content"] == "Back again."
     assert list(Message.objects.filter(channel=channel).values_list("role", "content")) == [
-        ("user", "hello"), ("assistant", "Back again.")]
+        ("user", "hello"),
+        ("assistant", "Back again."),
+    ]
     assert list(UsageEntry.objects.filter(channel=channel).order_by("id").values_list("success", flat=True)) == [
-        False, True]
+        False,
+        True,
+    ]
 
 
 @pytest.mark.parametrize("name", FAULTS)

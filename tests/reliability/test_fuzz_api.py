@@ -47,15 +47,23 @@ def owner(db, wsgi_in_test_transaction) -> dict:
     user = UserFactory(is_staff=True)
     channel = ChannelFactory(owner=user)
     messages = build_path(channel, 6)
-    summary = services.summary_write(channel=channel, through_message=messages[2], content="Earlier: a start.",
-                                     created_by=user)
-    return {"token": Token.objects.create(user=user).key,
-            "ids": {"channel_id": channel.pk, "summary_id": summary.pk, "message_id": messages[-1].pk}}
+    summary = services.summary_write(
+        channel=channel, through_message=messages[2], content="Earlier: a start.", created_by=user
+    )
+    return {
+        "token": Token.objects.create(user=user).key,
+        "ids": {"channel_id": channel.pk, "summary_id": summary.pk, "message_id": messages[-1].pk},
+    }
 
 
 @schema.parametrize()
-@settings(max_examples=EXAMPLES_PER_OPERATION, derandomize=True, deadline=None, database=None,
-          suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=EXAMPLES_PER_OPERATION,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 def test_api_operation_never_fails_and_explains_refusals(case, owner):
     for name, value in (case.path_parameters or {}).items():
         if name in owner["ids"] and isinstance(value, int) and value % 2 == 0:
@@ -65,4 +73,8 @@ def test_api_operation_never_fails_and_explains_refusals(case, owner):
     if 400 <= response.status_code < 500:
         body = response.json
         assert isinstance(body, dict) and isinstance(body.get("detail"), str) and body["detail"].strip(), (
-            case.method, case.formatted_path, response.status_code, body)
+            case.method,
+            case.formatted_path,
+            response.status_code,
+            body,
+        )

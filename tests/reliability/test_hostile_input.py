@@ -40,10 +40,13 @@ def test_unicode_round_trips_exactly(text, channel, api):
     assert Message.objects.get(pk=posted.json()["id"]).content == text
 
 
-@pytest.mark.parametrize("body", [
-    {"role": "user", "content": "a\x00b"},
-    {"role": "user", "content": "fine", "metadata": {"note": "x\x00"}},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"role": "user", "content": "a\x00b"},
+        {"role": "user", "content": "fine", "metadata": {"note": "x\x00"}},
+    ],
+)
 def test_nul_characters_are_refused_with_a_message(body, channel, api):
     response = api.post(reverse("api-messages", args=[channel.pk]), body, format="json")
     assert response.status_code == 400
@@ -62,20 +65,22 @@ def test_nul_in_a_lookup_is_refused_not_crashing(api):
 def test_very_long_messages_up_to_the_limit(channel, api, monkeypatch):
     monkeypatch.setattr(conf, "MAX_MESSAGE_CHARS", 300_000)
     long_text = ("A long line of log output, again and again. " * 7_000)[:300_000]
-    ok = api.post(reverse("api-messages", args=[channel.pk]), {"role": "tool", "content": long_text},
-                  format="json")
+    ok = api.post(reverse("api-messages", args=[channel.pk]), {"role": "tool", "content": long_text}, format="json")
     assert ok.status_code == 201
     assert Message.objects.get(pk=ok.json()["id"]).content == long_text
-    too_long = api.post(reverse("api-messages", args=[channel.pk]), {"role": "user", "content": long_text + "!"},
-                        format="json")
+    too_long = api.post(
+        reverse("api-messages", args=[channel.pk]), {"role": "user", "content": long_text + "!"}, format="json"
+    )
     assert too_long.status_code == 400
     assert too_long.json()["errors"] == {"content": ["Content is longer than 300,000 characters."]}
     assert Message.objects.filter(channel=channel).count() == 1
 
 
 def test_a_tree_ten_thousand_levels_deep(channel, api, user):
-    items = [NewMessage(role="user" if i % 2 == 0 else "assistant", content=f"level {i}",
-                        parent=i - 1 if i else None) for i in range(10_000)]
+    items = [
+        NewMessage(role="user" if i % 2 == 0 else "assistant", content=f"level {i}", parent=i - 1 if i else None)
+        for i in range(10_000)
+    ]
     messages_bulk_import(channel=channel, user=user, items=items)
 
     path = api.get(reverse("api-messages", args=[channel.pk]))
@@ -84,8 +89,9 @@ def test_a_tree_ten_thousand_levels_deep(channel, api, user):
     assert len(body) == 10_000 and body[-1]["depth"] == 9_999 and body[0]["content"] == "level 0"
     context = api.get(reverse("api-context", args=[channel.pk]))
     assert context.status_code == 200 and len(context.json()["messages"]) == 10_000
-    appended = api.post(reverse("api-messages", args=[channel.pk]), {"role": "user", "content": "deeper"},
-                        format="json")
+    appended = api.post(
+        reverse("api-messages", args=[channel.pk]), {"role": "user", "content": "deeper"}, format="json"
+    )
     assert appended.status_code == 201 and appended.json()["depth"] == 10_000
     leaf = Message.objects.get(pk=appended.json()["id"])
     assert leaf.path_tokens == sum(Message.objects.filter(channel=channel).values_list("tokens", flat=True))
@@ -94,16 +100,17 @@ def test_a_tree_ten_thousand_levels_deep(channel, api, user):
     assert not Message.objects.filter(channel_id=channel.pk).exists()
 
 
-HOSTILE = ('<script>alert("x1")</script><img src=x onerror="alert(2)"> <b onmouseover=alert(3)>bold</b> '
-           '[click me](javascript:alert(4)) [data](data:text/html;base64,PHNjcmlwdD4=) '
-           '<a href="javascript:alert(5)">raw link</a> MARKER-HOSTILE')
+HOSTILE = (
+    '<script>alert("x1")</script><img src=x onerror="alert(2)"> <b onmouseover=alert(3)>bold</b> '
+    "[click me](javascript:alert(4)) [data](data:text/html;base64,PHNjcmlwdD4=) "
+    '<a href="javascript:alert(5)">raw link</a> MARKER-HOSTILE'
+)
 
 
 def test_html_and_script_in_messages_and_summaries_are_inert_in_pages(user, channel):
     messages = build_path(channel, 4)
     services.message_append(channel=channel, user=user, role="user", content=HOSTILE)
-    services.summary_write(channel=channel, through_message=messages[1], content="Summary. " + HOSTILE,
-                           created_by=user)
+    services.summary_write(channel=channel, through_message=messages[1], content="Summary. " + HOSTILE, created_by=user)
     client = Client()
     client.force_login(user)
 
@@ -119,56 +126,93 @@ def test_html_and_script_in_messages_and_summaries_are_inert_in_pages(user, chan
     assert "&lt;script&gt;" in html or "<script>alert" not in html  # typed tags come out as text
 
 
-@pytest.mark.parametrize(("instructions", "fragment"), [
-    ("Summarise {transcript.__class__.__init__.__globals__}", "reaches into attributes"),
-    ("Summarise {0} {transcript}", "Positional placeholder"),
-    ("Summarise {secret_key} {transcript}", "Unknown placeholder {secret_key}"),
-    ("Summarise {transcript!r}", "may not have a conversion"),
-    ("Summarise {transcript:>999999999}", "may not have a conversion"),
-    ("Summarise { transcript", "lone '{'"),
-    ("No placeholder at all", "must contain {transcript}"),
-    ("{transcript} twice {transcript}", "only once"),
-])
+@pytest.mark.parametrize(
+    ("instructions", "fragment"),
+    [
+        ("Summarise {transcript.__class__.__init__.__globals__}", "reaches into attributes"),
+        ("Summarise {0} {transcript}", "Positional placeholder"),
+        ("Summarise {secret_key} {transcript}", "Unknown placeholder {secret_key}"),
+        ("Summarise {transcript!r}", "may not have a conversion"),
+        ("Summarise {transcript:>999999999}", "may not have a conversion"),
+        ("Summarise { transcript", "lone '{'"),
+        ("No placeholder at all", "must contain {transcript}"),
+        ("{transcript} twice {transcript}", "only once"),
+    ],
+)
 def test_hostile_profile_templates_are_refused_with_a_field_message(instructions, fragment, staff_user):
     client = APIClient()
     client.force_authenticate(staff_user)
     before = CompactionProfile.objects.count()
-    response = client.post(reverse("api-profiles"), {
-        "name": "Hostile", "slug": "hostile", "system_prompt": "You summarise.", "instructions": instructions},
-        format="json")
+    response = client.post(
+        reverse("api-profiles"),
+        {"name": "Hostile", "slug": "hostile", "system_prompt": "You summarise.", "instructions": instructions},
+        format="json",
+    )
     assert response.status_code == 400, response.json()
     errors = response.json()["errors"]
     assert "instructions" in errors and any(fragment in message for message in errors["instructions"]), errors
     assert CompactionProfile.objects.count() == before
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("keep_recent", -1), ("keep_recent", 10**12), ("max_summary_tokens", 0), ("max_summary_tokens", 10**9),
-    ("temperature", -0.5), ("temperature", 1e308),
-])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("keep_recent", -1),
+        ("keep_recent", 10**12),
+        ("max_summary_tokens", 0),
+        ("max_summary_tokens", 10**9),
+        ("temperature", -0.5),
+        ("temperature", 1e308),
+    ],
+)
 def test_profile_numbers_out_of_range_are_refused(field, value, staff_user):
     client = APIClient()
     client.force_authenticate(staff_user)
-    response = client.post(reverse("api-profiles"), {
-        "name": "Numbers", "slug": "numbers", "system_prompt": "You summarise.",
-        "instructions": "Summarise {transcript}", field: value}, format="json")
+    response = client.post(
+        reverse("api-profiles"),
+        {
+            "name": "Numbers",
+            "slug": "numbers",
+            "system_prompt": "You summarise.",
+            "instructions": "Summarise {transcript}",
+            field: value,
+        },
+        format="json",
+    )
     assert response.status_code == 400
     assert field in response.json()["errors"]
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("threshold", 0.0), ("threshold", 1.5), ("threshold", -1), ("concurrency", 0), ("concurrency", 10**9),
-    ("cooldown_minutes", -5), ("hourly_budget", 10**12), ("default_context_budget", 10),
-])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("threshold", 0.0),
+        ("threshold", 1.5),
+        ("threshold", -1),
+        ("concurrency", 0),
+        ("concurrency", 10**9),
+        ("cooldown_minutes", -5),
+        ("hourly_budget", 10**12),
+        ("default_context_budget", 10),
+    ],
+)
 def test_global_settings_out_of_range_are_refused(field, value, staff_user):
     with pytest.raises(ValidationError) as error:
         compaction_settings_update(actor=staff_user, **{field: value})
     assert field in error.value.message_dict
 
 
-@pytest.mark.parametrize("value", [{"compaction_threshold": 2}, {"compaction_threshold": -0.1},
-                                      {"compaction_threshold": "0.5"}, {"auto_compaction": "yes"},
-                                      {"__class__": 1}, ["not", "an", "object"]])
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"compaction_threshold": 2},
+        {"compaction_threshold": -0.1},
+        {"compaction_threshold": "0.5"},
+        {"auto_compaction": "yes"},
+        {"__class__": 1},
+        ["not", "an", "object"],
+    ],
+)
 def test_channel_settings_out_of_range_are_refused(value, channel, api):
     response = api.patch(reverse("api-channel", args=[channel.pk]), {"settings": value}, format="json")
     assert response.status_code == 400
@@ -186,10 +230,22 @@ def test_admin_settings_form_refuses_an_out_of_range_threshold(staff_user):
     url = reverse("admin:compaction_compactionsettings_change", args=[row.pk])
     form = client.get(url)
     assert form.status_code == 200
-    data = {name: getattr(row, name) for name in ("threshold", "interval_minutes", "concurrency", "cooldown_minutes",
-                                                  "min_messages", "min_new_messages", "idle_minutes",
-                                                  "active_within_days", "batch_size", "hourly_budget",
-                                                  "default_context_budget")}
+    data = {
+        name: getattr(row, name)
+        for name in (
+            "threshold",
+            "interval_minutes",
+            "concurrency",
+            "cooldown_minutes",
+            "min_messages",
+            "min_new_messages",
+            "idle_minutes",
+            "active_within_days",
+            "batch_size",
+            "hourly_budget",
+            "default_context_budget",
+        )
+    }
     data["threshold"] = 7
     response = client.post(url, data)
     assert response.status_code == 200  # the form again, with its errors

@@ -110,8 +110,9 @@ def _walk(patterns, prefix: str = "", namespace: str = ""):
             if route.startswith(("static/", "media/", "__")):
                 continue
             name = f"{namespace}{pattern.name}" if pattern.name else route
-            yield Route(name=name, route=route, kwargs=tuple(pattern.pattern.converters),
-                        methods=_view_methods(pattern, name))
+            yield Route(
+                name=name, route=route, kwargs=tuple(pattern.pattern.converters), methods=_view_methods(pattern, name)
+            )
 
 
 ROUTES = sorted(_walk(get_resolver().url_patterns), key=lambda r: r.name)
@@ -119,8 +120,11 @@ CASES = [(route, method) for route in ROUTES for method in route.methods]
 
 
 def test_every_route_is_in_the_matrix():
-    missing = [f'"{r.name}": {{"{m}": "owner|authenticated|staff|public"}}' for r, m in CASES
-               if m not in ACCESS.get(r.name, {})]
+    missing = [
+        f'"{r.name}": {{"{m}": "owner|authenticated|staff|public"}}'
+        for r, m in CASES
+        if m not in ACCESS.get(r.name, {})
+    ]
     assert not missing, "Routes missing from ACCESS in tests/reliability/test_permissions.py:\n" + "\n".join(missing)
     unknown = [k for r in ROUTES for k in r.kwargs if k not in KWARGS]
     assert not unknown, f"Add these URL keywords to KWARGS in tests/reliability/test_permissions.py: {unknown}"
@@ -146,19 +150,29 @@ def world(db) -> World:
     staff = UserFactory(is_staff=True, is_superuser=True)
     channel = ChannelFactory(owner=owner)
     messages = build_path(channel, 4)
-    summary = services.summary_write(channel=channel, through_message=messages[1], content="Earlier: a start.",
-                                     created_by=owner)
+    summary = services.summary_write(
+        channel=channel, through_message=messages[1], content="Earlier: a start.", created_by=owner
+    )
     ChannelFactory(owner=other)
     return World(owner, other, staff, channel, messages, summary, CompactionProfileFactory())
 
 
 def _fingerprint(world: World) -> tuple:
     channel = Channel.objects.get(pk=world.channel.pk)
-    return (Message.objects.count(), Message.objects.filter(purged_at__isnull=False).count(),
-            Summary.objects.filter(reverted_at__isnull=True).count(), Channel.objects.filter(deleted_at=None).count(),
-            Cursor.objects.count(), AuditEntry.objects.count(), CompactionProfile.objects.count(),
-            list(CompactionProfile.objects.order_by("pk").values_list("name", "instructions", "is_default")),
-            channel.title, channel.settings, channel.archived, channel.deleted_at)
+    return (
+        Message.objects.count(),
+        Message.objects.filter(purged_at__isnull=False).count(),
+        Summary.objects.filter(reverted_at__isnull=True).count(),
+        Channel.objects.filter(deleted_at=None).count(),
+        Cursor.objects.count(),
+        AuditEntry.objects.count(),
+        CompactionProfile.objects.count(),
+        list(CompactionProfile.objects.order_by("pk").values_list("name", "instructions", "is_default")),
+        channel.title,
+        channel.settings,
+        channel.archived,
+        channel.deleted_at,
+    )
 
 
 def _request(route: Route, method: str, world: World, user, *, csrf: bool = False):
@@ -221,12 +235,20 @@ def test_permission_matrix(route, method, world):
         allowed = [world.other, world.staff, world.owner]
     for user in allowed:
         response = _request(route, method, world, user)
-        assert _gets_through(response), (route.name, method, user, response.status_code,
-                                         getattr(response, "content", b"")[:300])
+        assert _gets_through(response), (
+            route.name,
+            method,
+            user,
+            response.status_code,
+            getattr(response, "content", b"")[:300],
+        )
 
 
-WRITES = [(route, method) for route, method in CASES if method != "GET" and ACCESS.get(route.name, {}).get(method)
-          not in (None, "public")]
+WRITES = [
+    (route, method)
+    for route, method in CASES
+    if method != "GET" and ACCESS.get(route.name, {}).get(method) not in (None, "public")
+]
 
 
 @pytest.mark.parametrize(("route", "method"), WRITES, ids=[f"{r.name}-{m}" for r, m in WRITES])

@@ -44,10 +44,15 @@ def _everywhere(channel, caplog) -> str:
 @pytest.mark.parametrize(("kind", "text", "secret"), CASES, ids=IDS)
 def test_no_secret_reaches_the_model_or_the_records(kind, text, secret, user, utility_model, llm_server, caplog):
     channel = _channel_with(user, text)
+
     # A model that echoes the lines it was sent about the secret: the summary shows what it saw.
     def echo(request):
-        lines = [line for m in request["messages"] for line in m["content"].splitlines()
-                 if "config" in line or "I saw" in line]
+        lines = [
+            line
+            for m in request["messages"]
+            for line in m["content"].splitlines()
+            if "config" in line or "I saw" in line
+        ]
         return Reply(content="Echo: " + " | ".join(lines)[:600])
 
     llm_server.responder = echo

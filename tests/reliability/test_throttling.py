@@ -68,5 +68,7 @@ def test_empty_rate_turns_the_throttle_off(settings, chat_model, user):
     channel = ChannelFactory(owner=user)
     client = _client(user)
     for index in range(4):
-        assert client.post(reverse("api-reply", args=[channel.pk]), {"content": f"m{index}"},
-                           format="json").status_code == 201
+        assert (
+            client.post(reverse("api-reply", args=[channel.pk]), {"content": f"m{index}"}, format="json").status_code
+            == 201
+        )

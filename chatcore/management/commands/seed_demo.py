@@ -18,10 +18,18 @@ from chatcore.models import Channel, LLMModel, ModelRole, Persona
 
 PERSONAS = [
     ("Generalist", "generalist", "🧭", "You are a helpful, precise assistant. Say when you are unsure."),
-    ("Developer", "developer", "🛠️", "You are a senior software engineer. Prefer exact file paths, commands and "
-                                    "versions; show code when it helps."),
-    ("Researcher", "researcher", "🔬", "You are a careful research assistant. Keep track of sources, methods "
-                                      "and open questions."),
+    (
+        "Developer",
+        "developer",
+        "🛠️",
+        "You are a senior software engineer. Prefer exact file paths, commands and versions; show code when it helps.",
+    ),
+    (
+        "Researcher",
+        "researcher",
+        "🔬",
+        "You are a careful research assistant. Keep track of sources, methods and open questions.",
+    ),
 ]
 
 # The offline model's window is small on purpose: the long demo conversation
@@ -36,22 +44,37 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         User = get_user_model()
         demo_user, created = User.objects.get_or_create(
-            username="demo", defaults={"is_staff": True, "is_superuser": True, "email": "demo@example.com"})
+            username="demo", defaults={"is_staff": True, "is_superuser": True, "email": "demo@example.com"}
+        )
         if created:
             demo_user.set_password("demo-password")
             demo_user.save(update_fields=["password"])
         personas = {}
         for name, slug, symbol, prompt in PERSONAS:
             personas[slug], _ = Persona.objects.get_or_create(
-                slug=slug, defaults={"name": name, "symbol": symbol, "system_prompt": prompt})
+                slug=slug, defaults={"name": name, "symbol": symbol, "system_prompt": prompt}
+            )
         offline, _ = LLMModel.objects.get_or_create(
-            name="offline", defaults={"label": "Offline (no model configured)", "provider": LLMModel.Provider.OFFLINE,
-                                      "context_window": OFFLINE_CONTEXT_WINDOW, "max_output_tokens": 2_000,
-                                      "api_key_env": ""})
+            name="offline",
+            defaults={
+                "label": "Offline (no model configured)",
+                "provider": LLMModel.Provider.OFFLINE,
+                "context_window": OFFLINE_CONTEXT_WINDOW,
+                "max_output_tokens": 2_000,
+                "api_key_env": "",
+            },
+        )
         LLMModel.objects.get_or_create(
-            name="gpt-4o-mini", defaults={"label": "GPT-4o mini (needs OPENAI_API_KEY)", "context_window": 128_000,
-                                          "max_output_tokens": 16_384, "price_in_per_million": "0.15",
-                                          "price_out_per_million": "0.60", "is_active": True})
+            name="gpt-4o-mini",
+            defaults={
+                "label": "GPT-4o mini (needs OPENAI_API_KEY)",
+                "context_window": 128_000,
+                "max_output_tokens": 16_384,
+                "price_in_per_million": "0.15",
+                "price_out_per_million": "0.60",
+                "is_active": True,
+            },
+        )
         for role in ModelRole.Role.values:
             ModelRole.objects.get_or_create(role=role, defaults={"primary": offline})
 
@@ -59,19 +82,30 @@ class Command(BaseCommand):
         made = []
         # The long conversation opts out of automatic compaction, so that it stays above the warning line
         # until someone presses Summarize & Continue (the demo switches the scanner on).
-        if self._create(demo_user, demo.LONG_TITLE, personas["developer"], offline, demo.long_conversation(start),
-                        settings={"auto_compaction": False}):
+        if self._create(
+            demo_user,
+            demo.LONG_TITLE,
+            personas["developer"],
+            offline,
+            demo.long_conversation(start),
+            settings={"auto_compaction": False},
+        ):
             made.append(demo.LONG_TITLE)
         for title, (persona, items) in demo.short_conversations(start).items():
             if self._create(demo_user, title, personas[persona], offline, items):
                 made.append(title)
 
         for channel in Channel.objects.filter(owner=demo_user, deleted_at__isnull=True).order_by("id"):
-            self.stdout.write(f"  {channel.title}: {channel.messages.count()} messages, "
-                              f"{channel.context_tokens:,} of {channel.context_budget:,} tokens on the active path "
-                              f"({channel.context_ratio:.0%})")
-        self.stdout.write(self.style.SUCCESS(
-            f"Demo data ready ({len(made)} conversation(s) created): log in as demo / demo-password."))
+            self.stdout.write(
+                f"  {channel.title}: {channel.messages.count()} messages, "
+                f"{channel.context_tokens:,} of {channel.context_budget:,} tokens on the active path "
+                f"({channel.context_ratio:.0%})"
+            )
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Demo data ready ({len(made)} conversation(s) created): log in as demo / demo-password."
+            )
+        )
 
     def _create(self, owner, title, persona, model, items, settings=None) -> bool:
         if Channel.objects.filter(owner=owner, title=title, deleted_at__isnull=True).exists():

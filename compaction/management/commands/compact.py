@@ -9,8 +9,10 @@ from compaction.services import channel_compact
 
 
 class Command(BaseCommand):
-    help = ("Summarise the older part of a channel's active path (its owner's cursor) into a summary, and print "
-            "the statistics: messages and tokens in the context before → after.")
+    help = (
+        "Summarise the older part of a channel's active path (its owner's cursor) into a summary, and print "
+        "the statistics: messages and tokens in the context before → after."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("channel_id", type=int)
@@ -19,14 +21,22 @@ class Command(BaseCommand):
         parser.add_argument("--keep-recent", type=int, default=None, help="Newest messages kept as they are.")
         parser.add_argument("--dry-run", action="store_true", help="Print the draft; write nothing.")
 
-    def handle(self, *args, channel_id: int, profile: str | None, focus: str, keep_recent: int | None,
-               dry_run: bool, **options):
+    def handle(
+        self, *args, channel_id: int, profile: str | None, focus: str, keep_recent: int | None, dry_run: bool, **options
+    ):
         channel = Channel.objects.filter(pk=channel_id, deleted_at__isnull=True).first()
         if channel is None:
             raise CommandError(f"No channel {channel_id}.")
         try:
-            result = channel_compact(channel=channel, actor=None, trigger="manual", profile_slug=profile,
-                                     focus=focus, keep_recent=keep_recent, dry_run=dry_run)
+            result = channel_compact(
+                channel=channel,
+                actor=None,
+                trigger="manual",
+                profile_slug=profile,
+                focus=focus,
+                keep_recent=keep_recent,
+                dry_run=dry_run,
+            )
         except ValidationError as error:
             raise CommandError("; ".join(error.messages)) from None
         except ServiceError as error:
@@ -36,9 +46,11 @@ class Command(BaseCommand):
             self.stdout.write("")
         self.stdout.write(
             f"messages {result.messages_before:,} → {result.messages_after:,}, "
-            f"tokens {result.tokens_before:,} → {result.tokens_after:,}")
+            f"tokens {result.tokens_before:,} → {result.tokens_after:,}"
+        )
         what = "draft (dry run, nothing written)" if dry_run else f"summary #{result.summary.pk}"
         self.stdout.write(
             f"{what}: {result.summarized_count:,} messages summarised with profile {result.profile_slug} by "
             f"{result.model}{' (fallback)' if result.used_fallback else ''}; through message "
-            f"{result.through_message_id}")
+            f"{result.through_message_id}"
+        )

@@ -28,16 +28,25 @@ class Command(BaseCommand):
     help = "Benchmark the hot paths (context assembly, path loading, scanner, compaction, ...) and print figures."
 
     def add_arguments(self, parser):
-        parser.add_argument("--scenario", action="append", choices=sorted(benchmarks.REGISTRY), metavar="NAME",
-                            help=f"Scenario to run (repeatable; default: all of "
-                                 f"{', '.join(benchmarks.REGISTRY)} that are installed).")
-        parser.add_argument("--scale", type=float, default=1.0,
-                            help="Multiplies the data sizes (default 1; e.g. 0.1 for a quick run).")
-        parser.add_argument("--json", action="store_true",
-                            help="Print the figures as JSON on stdout (the tables go to stderr).")
-        parser.add_argument("--chart", metavar="PATH",
-                            help="Where to draw the figures as a PNG (matplotlib; default "
-                                 "var/bench/compaction_bench.png under VAR_DIR).")
+        parser.add_argument(
+            "--scenario",
+            action="append",
+            choices=sorted(benchmarks.REGISTRY),
+            metavar="NAME",
+            help=f"Scenario to run (repeatable; default: all of {', '.join(benchmarks.REGISTRY)} that are installed).",
+        )
+        parser.add_argument(
+            "--scale", type=float, default=1.0, help="Multiplies the data sizes (default 1; e.g. 0.1 for a quick run)."
+        )
+        parser.add_argument(
+            "--json", action="store_true", help="Print the figures as JSON on stdout (the tables go to stderr)."
+        )
+        parser.add_argument(
+            "--chart",
+            metavar="PATH",
+            help="Where to draw the figures as a PNG (matplotlib; default "
+            "var/bench/compaction_bench.png under VAR_DIR).",
+        )
         parser.add_argument("--no-chart", action="store_true", help="Never draw a chart (overrides --chart).")
         parser.add_argument("--data", metavar="DIR", help="Where a scenario's input data lies (tokens: LoCoMo).")
 

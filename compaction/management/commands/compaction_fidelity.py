@@ -123,8 +123,17 @@ class Command(BaseCommand):
             rows.append(row)
         total = self._total(rows)
         if options["json"]:
-            self.stdout.write(json.dumps({"ratio": options["ratio"], "keep_recent": options["keep_recent"],
-                                          "conversations": rows, "total": total}, indent=2))
+            self.stdout.write(
+                json.dumps(
+                    {
+                        "ratio": options["ratio"],
+                        "keep_recent": options["keep_recent"],
+                        "conversations": rows,
+                        "total": total,
+                    },
+                    indent=2,
+                )
+            )
         else:
             self._table(rows, total, options)
 
@@ -141,9 +150,14 @@ class Command(BaseCommand):
         summarized, passes = 0, 0
         while passes < MAX_PASSES:
             try:
-                result = channel_compact(channel=channel, actor=owner, trigger="manual",
-                                         profile_slug=options["profile"], keep_recent=options["keep_recent"],
-                                         max_summary_tokens=budget)
+                result = channel_compact(
+                    channel=channel,
+                    actor=owner,
+                    trigger="manual",
+                    profile_slug=options["profile"],
+                    keep_recent=options["keep_recent"],
+                    max_summary_tokens=budget,
+                )
             except Unprocessable:
                 if passes:
                     break  # what is left is the kept turns (a tool result never parts from its call)
@@ -165,51 +179,91 @@ class Command(BaseCommand):
         if dump:
             (dump / f"{pathlib.Path(path).stem}.txt").write_text("\n".join(compacted_lines) + "\n", encoding="utf-8")
         return {
-            "conversation": name, "messages": len(full.path), "questions": len(questions),
-            "measured": ceiling.measured, "tokens_before": full.tokens, "tokens_after": compacted.tokens,
-            "summary_budget": budget, "summary_tokens": compacted.tokens - sum(m.tokens for m in compacted.path),
-            "summarized": summarized, "passes": passes, "model": result.model, "seconds": round(seconds, 3),
-            "supported": {"ceiling": ceiling.supported, "compacted": compact.supported,
-                          "truncation": truncation.supported, "compacted_and_ceiling": both},
-            "rate": {"ceiling": round(ceiling.rate, 4), "compacted": round(compact.rate, 4),
-                     "truncation": round(truncation.rate, 4)},
-            "retention": {"compacted": round(compact.rate / ceiling.rate, 4) if ceiling.rate else 0.0,
-                          "truncation": round(truncation.rate / ceiling.rate, 4) if ceiling.rate else 0.0,
-                          "of_ceiling": round(both / ceiling.supported, 4) if ceiling.supported else 0.0},
+            "conversation": name,
+            "messages": len(full.path),
+            "questions": len(questions),
+            "measured": ceiling.measured,
+            "tokens_before": full.tokens,
+            "tokens_after": compacted.tokens,
+            "summary_budget": budget,
+            "summary_tokens": compacted.tokens - sum(m.tokens for m in compacted.path),
+            "summarized": summarized,
+            "passes": passes,
+            "model": result.model,
+            "seconds": round(seconds, 3),
+            "supported": {
+                "ceiling": ceiling.supported,
+                "compacted": compact.supported,
+                "truncation": truncation.supported,
+                "compacted_and_ceiling": both,
+            },
+            "rate": {
+                "ceiling": round(ceiling.rate, 4),
+                "compacted": round(compact.rate, 4),
+                "truncation": round(truncation.rate, 4),
+            },
+            "retention": {
+                "compacted": round(compact.rate / ceiling.rate, 4) if ceiling.rate else 0.0,
+                "truncation": round(truncation.rate / ceiling.rate, 4) if ceiling.rate else 0.0,
+                "of_ceiling": round(both / ceiling.supported, 4) if ceiling.supported else 0.0,
+            },
         }
 
     @staticmethod
     def _total(rows: list[dict]) -> dict:
         measured = sum(r["measured"] for r in rows)
-        supported = {key: sum(r["supported"][key] for r in rows)
-                     for key in ("ceiling", "compacted", "truncation", "compacted_and_ceiling")}
-        rate = {key: round(supported[key] / measured, 4) if measured else 0.0
-                for key in ("ceiling", "compacted", "truncation")}
+        supported = {
+            key: sum(r["supported"][key] for r in rows)
+            for key in ("ceiling", "compacted", "truncation", "compacted_and_ceiling")
+        }
+        rate = {
+            key: round(supported[key] / measured, 4) if measured else 0.0
+            for key in ("ceiling", "compacted", "truncation")
+        }
         return {
-            "messages": sum(r["messages"] for r in rows), "questions": sum(r["questions"] for r in rows),
-            "measured": measured, "tokens_before": sum(r["tokens_before"] for r in rows),
-            "tokens_after": sum(r["tokens_after"] for r in rows), "supported": supported, "rate": rate,
-            "retention": {key: round(supported[source] / supported["ceiling"], 4) if supported["ceiling"] else 0.0
-                          for key, source in (("compacted", "compacted"), ("truncation", "truncation"),
-                                              ("of_ceiling", "compacted_and_ceiling"))},
+            "messages": sum(r["messages"] for r in rows),
+            "questions": sum(r["questions"] for r in rows),
+            "measured": measured,
+            "tokens_before": sum(r["tokens_before"] for r in rows),
+            "tokens_after": sum(r["tokens_after"] for r in rows),
+            "supported": supported,
+            "rate": rate,
+            "retention": {
+                key: round(supported[source] / supported["ceiling"], 4) if supported["ceiling"] else 0.0
+                for key, source in (
+                    ("compacted", "compacted"),
+                    ("truncation", "truncation"),
+                    ("of_ceiling", "compacted_and_ceiling"),
+                )
+            },
         }
 
     def _table(self, rows: list[dict], total: dict, options: dict) -> None:
         write = self.stdout.write
-        write(f"LoCoMo fidelity — ratio {options['ratio']:g}×, keep recent {options['keep_recent']}, "
-              f"model {rows[0]['model'] if rows else '-'}")
-        header = (f"{'conversation':<14}{'questions':>10}{'tokens before → after':>26}{'ceiling':>9}"
-                  f"{'compacted':>11}{'truncation':>12}{'retention':>11}{'trunc. ret.':>13}{'of ceiling':>12}")
+        write(
+            f"LoCoMo fidelity — ratio {options['ratio']:g}×, keep recent {options['keep_recent']}, "
+            f"model {rows[0]['model'] if rows else '-'}"
+        )
+        header = (
+            f"{'conversation':<14}{'questions':>10}{'tokens before → after':>26}{'ceiling':>9}"
+            f"{'compacted':>11}{'truncation':>12}{'retention':>11}{'trunc. ret.':>13}{'of ceiling':>12}"
+        )
         write(header)
         write("-" * len(header))
         for row in [*rows, {**total, "conversation": "TOTAL"}]:
             tokens = f"{row['tokens_before']:,} → {row['tokens_after']:,}"
-            write(f"{row['conversation']:<14}{row['measured']:>10}{tokens:>26}{row['rate']['ceiling']:>9.3f}"
-                  f"{row['rate']['compacted']:>11.3f}{row['rate']['truncation']:>12.3f}"
-                  f"{row['retention']['compacted']:>11.3f}{row['retention']['truncation']:>13.3f}"
-                  f"{row['retention']['of_ceiling']:>12.3f}")
-        write("Supported: one line of the context holds every content word of the answer and one of the question "
-              "(categories 1-4; questions without a content word in the answer are not measured).")
-        write("Of ceiling: the share of the questions the whole conversation supports that the compacted context "
-              "supports too (a summary can also support questions the whole conversation does not, by writing "
-              "out dates).")
+            write(
+                f"{row['conversation']:<14}{row['measured']:>10}{tokens:>26}{row['rate']['ceiling']:>9.3f}"
+                f"{row['rate']['compacted']:>11.3f}{row['rate']['truncation']:>12.3f}"
+                f"{row['retention']['compacted']:>11.3f}{row['retention']['truncation']:>13.3f}"
+                f"{row['retention']['of_ceiling']:>12.3f}"
+            )
+        write(
+            "Supported: one line of the context holds every content word of the answer and one of the question "
+            "(categories 1-4; questions without a content word in the answer are not measured)."
+        )
+        write(
+            "Of ceiling: the share of the questions the whole conversation supports that the compacted context "
+            "supports too (a summary can also support questions the whole conversation does not, by writing "
+            "out dates)."
+        )

@@ -6,9 +6,11 @@ from compaction.soak import Soak, SoakConfig
 
 
 class Command(BaseCommand):
-    help = ("Run qcluster workers against the configured database while simulated users write, kill workers "
-            "with SIGKILL at random moments and inject model faults; then check that nothing was lost, "
-            "duplicated or left stuck. Exits non-zero if an invariant broke. Use a database of its own.")
+    help = (
+        "Run qcluster workers against the configured database while simulated users write, kill workers "
+        "with SIGKILL at random moments and inject model faults; then check that nothing was lost, "
+        "duplicated or left stuck. Exits non-zero if an invariant broke. Use a database of its own."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--channels", type=int, default=6)
@@ -16,23 +18,37 @@ class Command(BaseCommand):
         parser.add_argument("--fault-rate", type=float, default=0.1, help="Share of model calls that fail (0-1).")
         parser.add_argument("--minutes", type=float, default=10.0, help="Duration of the load phase.")
         parser.add_argument("--users", type=int, default=3, help="Threads appending messages.")
-        parser.add_argument("--kill-every", type=float, default=30.0,
-                            help="Mean seconds between worker kills (0: never).")
+        parser.add_argument(
+            "--kill-every", type=float, default=30.0, help="Mean seconds between worker kills (0: never)."
+        )
         parser.add_argument("--seed", type=int, default=7)
-        parser.add_argument("--lease-seconds", type=int, default=40,
-                            help="Compaction lease of the workers (task timeout and retry are set below it).")
+        parser.add_argument(
+            "--lease-seconds",
+            type=int,
+            default=40,
+            help="Compaction lease of the workers (task timeout and retry are set below it).",
+        )
 
-    def handle(self, *args, channels, workers, fault_rate, minutes, users, kill_every, seed, lease_seconds,
-               **options):
+    def handle(self, *args, channels, workers, fault_rate, minutes, users, kill_every, seed, lease_seconds, **options):
         if channels < 1 or workers < 1 or users < 1 or not 0 <= fault_rate <= 1 or minutes <= 0:
-            raise CommandError("channels, workers and users must be at least 1, fault-rate within 0-1, "
-                               "minutes above 0.")
+            raise CommandError(
+                "channels, workers and users must be at least 1, fault-rate within 0-1, minutes above 0."
+            )
         if lease_seconds < 20:
             raise CommandError("--lease-seconds must be at least 20 (model timeout < task timeout < retry < lease).")
-        config = SoakConfig(channels=channels, workers=workers, fault_rate=fault_rate, minutes=minutes, users=users,
-                            kill_every=kill_every, seed=seed, lease=lease_seconds,
-                            task_timeout=lease_seconds - 10, retry=lease_seconds - 5,
-                            llm_timeout=min(2.0, (lease_seconds - 10) / 5))
+        config = SoakConfig(
+            channels=channels,
+            workers=workers,
+            fault_rate=fault_rate,
+            minutes=minutes,
+            users=users,
+            kill_every=kill_every,
+            seed=seed,
+            lease=lease_seconds,
+            task_timeout=lease_seconds - 10,
+            retry=lease_seconds - 5,
+            llm_timeout=min(2.0, (lease_seconds - 10) / 5),
+        )
         report = Soak(config, stdout=self.stdout).run()
         for line in report.lines():
             self.stdout.write(line)

@@ -10,8 +10,10 @@ from compaction.imports import FORMATS, conversation_import
 
 
 class Command(BaseCommand):
-    help = ("Import a recorded conversation as a new channel, one message per turn (LoCoMo: speaker A as user, "
-            "speaker B as assistant, each turn dated by its session).")
+    help = (
+        "Import a recorded conversation as a new channel, one message per turn (LoCoMo: speaker A as user, "
+        "speaker B as assistant, each turn dated by its session)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("file")
@@ -33,5 +35,7 @@ class Command(BaseCommand):
             channel = conversation_import(owner=owner, data=data, format=options["format"], title=options["title"])
         except ValidationError as error:
             raise CommandError("; ".join(error.messages)) from None
-        self.stdout.write(f"channel {channel.pk}: {channel.context_messages:,} messages, "
-                          f"{channel.context_tokens:,} tokens ({channel.title})")
+        self.stdout.write(
+            f"channel {channel.pk}: {channel.context_messages:,} messages, "
+            f"{channel.context_tokens:,} tokens ({channel.title})"
+        )

@@ -8,8 +8,10 @@ from compaction.scanner.services import compaction_settings_update, scan_schedul
 
 
 class Command(BaseCommand):
-    help = ("Create the django-q2 schedule of the compaction scanner, every `interval_minutes` of the settings. "
-            "Idempotent: running it again changes nothing, or updates the interval after a settings change.")
+    help = (
+        "Create the django-q2 schedule of the compaction scanner, every `interval_minutes` of the settings. "
+        "Idempotent: running it again changes nothing, or updates the interval after a settings change."
+    )
 
     def add_arguments(self, parser):
         switch = parser.add_mutually_exclusive_group()
@@ -22,7 +24,11 @@ class Command(BaseCommand):
                 compaction_settings_update(actor=None, enabled=enable)
             settings = compaction_settings_get(lock=True)
             schedule, state = scan_schedule_sync(settings=settings, create=True)
-        self.stdout.write(f"Scan schedule '{schedule.name}' {state}: every {schedule.minutes} minute(s), "
-                          f"task {schedule.func}.")
-        self.stdout.write(f"Auto-compaction is {'on' if settings.enabled else 'off'}"
-                          + ("" if settings.enabled else " (switch it on in the admin or with --enable)") + ".")
+        self.stdout.write(
+            f"Scan schedule '{schedule.name}' {state}: every {schedule.minutes} minute(s), task {schedule.func}."
+        )
+        self.stdout.write(
+            f"Auto-compaction is {'on' if settings.enabled else 'off'}"
+            + ("" if settings.enabled else " (switch it on in the admin or with --enable)")
+            + "."
+        )
