@@ -14,7 +14,6 @@ import logging
 import os
 import time
 from decimal import Decimal
-
 from typing import TYPE_CHECKING
 
 from django.conf import settings

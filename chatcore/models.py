@@ -167,6 +167,9 @@ class Cursor(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "channel"], name="one_cursor_per_user_channel")]
 
+    def __str__(self) -> str:
+        return f"cursor of user {self.user_id} in channel {self.channel_id} at message {self.leaf_id}"
+
 
 class Summary(models.Model):
     class Trigger(models.TextChoices):
@@ -226,6 +229,9 @@ class UsageEntry(models.Model):
         ordering = ["-created_at"]
         verbose_name_plural = "usage entries"
 
+    def __str__(self) -> str:
+        return f"{self.role} call to {self.model} ({self.input_tokens}+{self.output_tokens} tokens)"
+
 
 class AuditEntry(models.Model):
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
@@ -238,3 +244,6 @@ class AuditEntry(models.Model):
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "audit entries"
+
+    def __str__(self) -> str:
+        return f"{self.actor_label} {self.action} {self.resource}"

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chatcore import selectors, services
-from chatcore.errors import ModelCallFailed, NotFound, ServiceError
+from chatcore.errors import NotFound, ServiceError
 from chatcore.forms import ChannelCreateForm, CursorForm, MessageForm
 from chatcore.models import Channel, Message, Summary
 

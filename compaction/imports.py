@@ -53,7 +53,7 @@ def locomo_date(value: str) -> dt.datetime | None:
         parsed = dt.datetime.strptime(f"{int(hour)}:{minute} {half.upper()} {day} {month} {year}", "%I:%M %p %d %B %Y")
     except ValueError:
         return None
-    return parsed.replace(tzinfo=dt.timezone.utc)
+    return parsed.replace(tzinfo=dt.UTC)
 
 
 def locomo_turns(data: dict) -> list[Turn]:

@@ -318,7 +318,7 @@ class Soak:
                 settings={"compaction_threshold": 0.5},
             )
             self.channel_ids.append(channel.pk)
-            for turn in range(4):
+            for _ in range(4):
                 self._append(channel)
         current = compaction_settings_get()
         self.saved_settings = {name: getattr(current, name) for name in SETTINGS_FIELDS}

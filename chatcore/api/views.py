@@ -8,8 +8,8 @@ from rest_framework.mixins import ListModelMixin
 from rest_framework.response import Response
 
 from chatcore import data_control, selectors, services
-from chatcore.api.data_control import purge_flag
 from chatcore.api import serializers as s
+from chatcore.api.data_control import purge_flag
 from chatcore.context import context_assemble
 from chatcore.throttling import ExpensiveRateThrottle
 

@@ -4,8 +4,8 @@ import json
 
 from django import template
 from django.utils import timezone
-from django.utils.timesince import timesince
 from django.utils.safestring import SafeString
+from django.utils.timesince import timesince
 
 from chatcore.markdown import render_markdown
 

@@ -86,7 +86,7 @@ def _tokens(ax, figures: dict) -> None:
     bars = ax.bar(labels, values, color=["tab:blue", "tab:orange"])
     ax.set_yscale("log")
     ax.set_ylabel("MB/s (one call per message)")
-    for bar, value in zip(bars, values):
+    for bar, value in zip(bars, values, strict=True):
         ax.annotate(f"{value:,.1f}", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom", fontsize=8)
     ax.set_title(
         f"tokens: estimate error per message mean {figures['message_error_mean']:.0%}, "
@@ -227,7 +227,7 @@ def chart_write(*, results: dict[str, dict], path: Path) -> Path:
     columns = 2 if len(names) > 1 else 1
     rows = math.ceil(len(names) / columns)
     fig, axes = plt.subplots(rows, columns, figsize=(7 * columns, 4.6 * rows), squeeze=False)
-    for ax, name in zip(axes.flat, names):
+    for ax, name in zip(axes.flat, names, strict=False):
         figures = results[name]
         plotter = PLOTTERS.get(name)
         try:

@@ -28,8 +28,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
 from chatcore import services as chatcore_services
-from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, ModelRole, Summary, UsageEntry
 from chatcore.loopback_llm import LoopbackLLM, Reply
+from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, ModelRole, Summary, UsageEntry
 from chatcore.services import message_size
 from compaction.services import channel_compact
 from compaction.summarizers.offline import summarize_offline

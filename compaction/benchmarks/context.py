@@ -53,7 +53,7 @@ def run(*, scale: float, stdout) -> dict:
         for size, (channel, leaf_id) in built.items():
             large = size >= 50_000
             full_ms, full_queries = measure(
-                lambda: selectors.message_path(leaf_id=leaf_id),
+                lambda leaf_id=leaf_id: selectors.message_path(leaf_id=leaf_id),
                 budget_seconds=budget,
                 min_runs=1 if large else 3,
                 warmups=0 if large else 1,

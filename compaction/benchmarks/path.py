@@ -34,13 +34,19 @@ def run(*, scale: float, stdout) -> dict:
             leaf_id = messages[-1].pk
             assert len(selectors.message_path(leaf_id=leaf_id)) == len(walk(leaf_id)) == size
             budget = time_budget(scale)
-            cte_ms, cte_queries = measure(
-                lambda: selectors.message_path(leaf_id=leaf_id, with_siblings=False), budget_seconds=budget
-            )
-            siblings_ms, _ = measure(
-                lambda: selectors.message_path(leaf_id=leaf_id, with_siblings=True), min_runs=3, budget_seconds=budget
-            )
-            walk_ms, walk_queries = measure(lambda: walk(leaf_id), min_runs=3, budget_seconds=2 * budget)
+
+            def path_cte(leaf_id: int = leaf_id) -> object:
+                return selectors.message_path(leaf_id=leaf_id, with_siblings=False)
+
+            def path_with_siblings(leaf_id: int = leaf_id) -> object:
+                return selectors.message_path(leaf_id=leaf_id, with_siblings=True)
+
+            def path_walk(leaf_id: int = leaf_id) -> object:
+                return walk(leaf_id)
+
+            cte_ms, cte_queries = measure(path_cte, budget_seconds=budget)
+            siblings_ms, _ = measure(path_with_siblings, min_runs=3, budget_seconds=budget)
+            walk_ms, walk_queries = measure(path_walk, min_runs=3, budget_seconds=2 * budget)
             rows.append(
                 {
                     "messages": size,

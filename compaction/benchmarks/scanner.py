@@ -15,7 +15,6 @@ Compared, on the same data and warm caches:
   character total), translated to this schema.
 """
 
-import datetime
 import statistics
 import time
 

@@ -113,12 +113,12 @@ def _fill(*, channels: int, concurrency: int, base_url: str) -> list[int]:
                 path_tokens=(parent.path_tokens if parent else 0) + tokens,
                 path_chars=(parent.path_chars if parent else 0) + len(content),
             )
-            for channel, parent in zip(rows, parents)
+            for channel, parent in zip(rows, parents, strict=True)
         )
     Cursor.objects.using(db).bulk_create(
-        Cursor(user=owner, channel=channel, leaf=leaf) for channel, leaf in zip(rows, parents)
+        Cursor(user=owner, channel=channel, leaf=leaf) for channel, leaf in zip(rows, parents, strict=True)
     )
-    for channel, leaf in zip(rows, parents):
+    for channel, leaf in zip(rows, parents, strict=True):
         channel.context_tokens, channel.context_messages = leaf.path_tokens, MESSAGES
         channel.context_ratio = leaf.path_tokens / channel.context_budget
         channel.last_activity_at = timezone.now() - datetime.timedelta(minutes=5)

@@ -42,6 +42,7 @@ import dataclasses
 import datetime as dt
 import functools
 import heapq
+import itertools
 import math
 import re
 from collections import Counter, defaultdict
@@ -560,7 +561,7 @@ def _joined(text: str) -> str:
 def _render_line(group: list[_Unit]) -> str:
     first = group[0]
     parts = [first.text]
-    for before, unit in zip(group, group[1:]):
+    for before, unit in itertools.pairwise(group):
         parts[-1] = _joined(parts[-1])
         # Sentences left out between two of one turn, or another turn of the speaker's: not one utterance.
         gap = _turn_key(before) != _turn_key(unit) or unit.order[1] != before.order[1] + 1

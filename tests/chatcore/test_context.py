@@ -71,9 +71,7 @@ def test_old_big_tool_outputs_are_pruned_in_the_context_only(channel):
     owner = channel.owner
     calls = [{"id": "call_7", "type": "function", "function": {"name": "run_tests", "arguments": "{}"}}]
     services.message_append(channel=channel, user=owner, role="user", content="Run the tests.")
-    call = services.message_append(
-        channel=channel, user=owner, role="assistant", content="", metadata={"tool_calls": calls}
-    )
+    services.message_append(channel=channel, user=owner, role="assistant", content="", metadata={"tool_calls": calls})
     big = "line of output\n" * 400
     old = services.message_append(
         channel=channel, user=owner, role="tool", content=big, metadata={"tool_call_id": "call_7", "name": "run_tests"}

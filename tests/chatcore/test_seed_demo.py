@@ -1,7 +1,8 @@
 """The demo data command and the bulk importer under it."""
 
 import io
-from datetime import datetime, timezone
+import itertools
+from datetime import UTC, datetime
 
 import pytest
 from django.contrib.auth import authenticate
@@ -85,7 +86,7 @@ def test_long_conversation_is_realistic_branched_and_under_pressure(db):
 
 
 def test_demo_text_is_deterministic():
-    start = datetime(2024, 6, 11, 9, 0, tzinfo=timezone.utc)
+    start = datetime(2024, 6, 11, 9, 0, tzinfo=UTC)
     one, two = demo.long_conversation(start), demo.long_conversation(start)
     assert [(i.role, i.content, i.parent, i.metadata) for i in one] == [
         (i.role, i.content, i.parent, i.metadata) for i in two
@@ -110,7 +111,7 @@ def test_bulk_import_stores_what_appending_would(db):
     stored = list(Message.objects.filter(channel=bulk_channel).order_by("id"))
     assert [m.pk for m in stored] == [m.pk for m in imported]
     assert stored[6].parent_id == stored[1].pk and stored[6].depth == 2
-    assert all(later.pk > earlier.pk for earlier, later in zip(stored, stored[1:]))
+    assert all(later.pk > earlier.pk for earlier, later in itertools.pairwise(stored))
     # The cursor follows the last item; pressure is as after appending.
     bulk_channel.refresh_from_db()
     appended_channel.refresh_from_db()

@@ -70,7 +70,7 @@ class Clusters:
         process.wait(timeout=10)
 
     def stop_all(self) -> None:
-        for name, process in self.processes.items():
+        for process in self.processes.values():
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGTERM)
         deadline = time.monotonic() + 10

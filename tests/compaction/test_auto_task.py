@@ -3,14 +3,12 @@
 import datetime
 
 from django.db import OperationalError
-
 from django.utils import timezone
 
 from chatcore.loopback_llm import Reply
 from chatcore.models import AuditEntry, Message, Summary, UsageEntry
-from compaction import conf
+from compaction import conf, tasks
 from compaction.models import CompactionLease
-from compaction import tasks
 from compaction.scanner import services as scanner_services
 from compaction.scanner.services import auto_compaction_drain, scan_run
 from tests.chatcore.factories import build_path

@@ -119,9 +119,9 @@ def test_locomo_turns_and_dates():
         ("Nora Vale", "user", "D2:2", 2),
     ]
     assert turns[2].text == "Look what I made. [shared an image: a photo of a blue ceramic vase]"
-    assert turns[0].created_at == dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.timezone.utc)
-    assert turns[2].created_at == dt.datetime(2023, 6, 2, 10, 5, tzinfo=dt.timezone.utc)
-    assert locomo_date("12:48 am on 1 February, 2023") == dt.datetime(2023, 2, 1, 0, 48, tzinfo=dt.timezone.utc)
+    assert turns[0].created_at == dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.UTC)
+    assert turns[2].created_at == dt.datetime(2023, 6, 2, 10, 5, tzinfo=dt.UTC)
+    assert locomo_date("12:48 am on 1 February, 2023") == dt.datetime(2023, 2, 1, 0, 48, tzinfo=dt.UTC)
     assert locomo_date("someday") is None
 
 

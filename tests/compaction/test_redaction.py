@@ -3,7 +3,6 @@
 import pytest
 
 from compaction.redaction import Redacted, redact
-
 from tests.compaction.secrets_table import SECRETS, secret_of
 
 

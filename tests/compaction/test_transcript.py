@@ -11,7 +11,7 @@ from tests.chatcore.factories import ChannelFactory
 
 
 def _stored_conversation(channel):
-    when = timezone.make_aware(dt.datetime(2024, 3, 5, 14, 30), dt.timezone.utc)
+    when = timezone.make_aware(dt.datetime(2024, 3, 5, 14, 30), dt.UTC)
     services.message_append(
         channel=channel,
         user=channel.owner,

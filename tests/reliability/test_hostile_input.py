@@ -4,6 +4,7 @@ be, refused with a field message otherwise, and never able to act in a page."""
 import re
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -11,10 +12,9 @@ from rest_framework.test import APIClient
 from chatcore import conf, services
 from chatcore.api.parsers import NUL_MESSAGE
 from chatcore.bulk import NewMessage, messages_bulk_import
-from chatcore.models import Channel, Message
+from chatcore.models import Message
 from compaction.models import CompactionProfile
 from compaction.scanner.services import compaction_settings_update
-from django.core.exceptions import ValidationError
 from tests.chatcore.factories import ChannelFactory, build_path
 
 UNICODE = [
