@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from chatcore import services
+from chatcore.chain import chain_hash, chain_seed
 from chatcore.models import Channel, Message
 
 BATCH_SIZE = 2_000
@@ -29,7 +30,8 @@ BATCH_SIZE = 2_000
 class NewMessage:
     """One message to import. `parent` is the index of an earlier item in the
     same import, or None for a message under `under` (a root when `under` is
-    None). `tokens` may be given to skip counting (benchmarks)."""
+    None). `tokens` may be given to skip counting (benchmarks), `chain_hash`
+    when the caller computed it already (the /v1 gateway hashes what it receives)."""
 
     role: str
     content: str
@@ -38,6 +40,7 @@ class NewMessage:
     author: AbstractBaseUser | None = None
     created_at: datetime | None = None
     tokens: int | None = None
+    chain_hash: str = ""
 
 
 def _reserve_ids(count: int) -> list[int]:
@@ -110,6 +113,14 @@ def messages_bulk_import(
                 chars=chars,
                 path_tokens=(parent.path_tokens if parent else 0) + tokens,
                 path_chars=(parent.path_chars if parent else 0) + chars,
+                chain_hash=item.chain_hash
+                or chain_hash(
+                    parent_hash=parent.chain_hash if parent else chain_seed(channel.owner_id),
+                    role=item.role,
+                    content=item.content,
+                    metadata=item.metadata,
+                ),
+                root_id=(parent.root_id or parent.pk) if parent else None,
             )
         )
     for start in range(0, len(built), BATCH_SIZE):

@@ -8,6 +8,8 @@ MESSAGE_OVERHEAD_TOKENS: tokens a chat API adds per message for role and
 TOOL_OUTPUT_PRUNE_CHARS: tool results longer than this, older than the latest
     user turn, are replaced in the context (never in the database) by a note.
 MAX_MESSAGE_CHARS: longest message content accepted from clients.
+ATTACHMENT_TOKENS: tokens counted for each image, audio or file content part
+    of a message (OpenAI's figure for one 1024 x 1024 image at high detail).
 """
 
 from django.conf import settings
@@ -16,3 +18,4 @@ DEFAULT_CONTEXT_BUDGET: int = getattr(settings, "CHATCORE_DEFAULT_CONTEXT_BUDGET
 MESSAGE_OVERHEAD_TOKENS: int = getattr(settings, "CHATCORE_MESSAGE_OVERHEAD_TOKENS", 4)
 TOOL_OUTPUT_PRUNE_CHARS: int = getattr(settings, "CHATCORE_TOOL_OUTPUT_PRUNE_CHARS", 4_000)
 MAX_MESSAGE_CHARS: int = getattr(settings, "CHATCORE_MAX_MESSAGE_CHARS", 1_000_000)
+ATTACHMENT_TOKENS: int = getattr(settings, "CHATCORE_ATTACHMENT_TOKENS", 765)

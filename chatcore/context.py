@@ -1,7 +1,9 @@
 """What a model receives for a channel now.
 
-Persona system prompt, then the summary in force (framed as reference-only
-background, never as an instruction), then the messages after its boundary.
+Persona system prompt, then (when a summary is in force) the branch's own
+system message if its path opens with one, then the summary (framed as
+reference-only background, never as an instruction), then the messages
+after its boundary.
 Old tool results over a size limit are replaced by a one-line note here, in
 the context only; the stored message is never changed.
 """
@@ -58,6 +60,8 @@ def _as_api_message(message: Message, prune: bool) -> dict:
     if prune and message.role == Message.Role.TOOL and len(content) > conf.TOOL_OUTPUT_PRUNE_CHARS:
         content = _tool_note(message)
     item: dict = {"role": message.role, "content": content}
+    if message.metadata.get("content_parts") and content is message.content:
+        item["content"] = message.metadata["content_parts"]  # images and files go to the model as they came
     if message.role == Message.Role.ASSISTANT and message.metadata.get("tool_calls"):
         item["tool_calls"] = message.metadata["tool_calls"]
     if message.role == Message.Role.TOOL and message.metadata.get("tool_call_id"):
@@ -91,9 +95,15 @@ def context_assemble(*, channel: Channel, user: AbstractBaseUser, leaf: Message 
     persona = channel.persona
     if persona is not None and persona.system_prompt:
         messages.append({"role": "system", "content": persona.system_prompt})
-    if summary is not None:
-        messages.append(summary_as_context(summary))
     tokens = sum(count_tokens(m["content"]) + conf.MESSAGE_OVERHEAD_TOKENS for m in messages)
+    if summary is not None:
+        # A branch that opens with a system message keeps it as its system prompt, summarised or not.
+        root = leaf.root if leaf is not None and leaf.root_id else None
+        if root is not None and root.role == Message.Role.SYSTEM and root.depth <= summary.through_message.depth:
+            messages.append(_as_api_message(root, prune=False))
+            tokens += root.tokens
+        messages.append(summary_as_context(summary))
+        tokens += count_tokens(messages[-1]["content"]) + conf.MESSAGE_OVERHEAD_TOKENS
     if leaf is None:
         return AssembledContext(messages, tokens, budget, None, [], None)
 
@@ -103,6 +113,6 @@ def context_assemble(*, channel: Channel, user: AbstractBaseUser, leaf: Message 
     for index, message in enumerate(path):
         item = _as_api_message(message, prune=index < last_user)
         messages.append(item)
-        pruned = item["content"] is not message.content
-        tokens += count_tokens(item["content"]) + conf.MESSAGE_OVERHEAD_TOKENS if pruned else message.tokens
+        replaced = isinstance(item["content"], str) and item["content"] is not message.content  # pruned or purged
+        tokens += count_tokens(item["content"]) + conf.MESSAGE_OVERHEAD_TOKENS if replaced else message.tokens
     return AssembledContext(messages, tokens, budget, summary, path, leaf)

@@ -145,10 +145,27 @@ class Message(models.Model):
     chars = models.PositiveIntegerField()
     path_tokens = models.PositiveBigIntegerField()
     path_chars = models.PositiveBigIntegerField()
+    # Set at insert like the totals above (chatcore/chain.py): the digest of the path from the root
+    # to this message, by which a resent history finds where it meets the tree in one indexed lookup.
+    chain_hash = models.CharField(max_length=32, blank=True, default="")
+    # The first message of this message's path (None on a root): a leading system message there is
+    # the branch's system prompt, sent even when a summary covers it.
+    root = models.ForeignKey(
+        "self",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
 
     class Meta:
         ordering = ["depth", "id"]
-        indexes = [models.Index(fields=["channel", "parent", "id"], name="message_siblings_idx")]
+        indexes = [
+            models.Index(fields=["channel", "parent", "id"], name="message_siblings_idx"),
+            models.Index(fields=["chain_hash"], name="message_chain_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"
@@ -175,6 +192,7 @@ class Summary(models.Model):
     class Trigger(models.TextChoices):
         MANUAL = "manual", "Manual"
         AUTO = "auto", "Automatic"
+        GATEWAY = "gateway", "Gateway (inline, before a /v1 call)"
 
     channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="summaries")
     through_message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="summaries")

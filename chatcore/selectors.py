@@ -28,7 +28,7 @@ def channel_get(*, user: AbstractBaseUser, channel_id: int) -> Channel:
 
 def cursor_get(*, channel: Channel, user: AbstractBaseUser) -> Cursor | None:
     return (
-        Cursor.objects.select_related("leaf", "summary", "summary__through_message")
+        Cursor.objects.select_related("leaf", "leaf__root", "summary", "summary__through_message")
         .filter(channel=channel, user=user)
         .first()
     )

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from chatcore import conf, selectors, signals
+from chatcore.chain import chain_hash, chain_seed
 from chatcore.context import context_assemble
 from chatcore.errors import Conflict
 from chatcore.llm import llm_complete
@@ -73,7 +74,13 @@ def message_size(*, content: str, metadata: dict | None) -> tuple[int, int]:
     text = content
     if metadata and metadata.get("tool_calls"):
         text += json.dumps(metadata["tool_calls"], ensure_ascii=False)
-    return count_tokens(text) + conf.MESSAGE_OVERHEAD_TOKENS, len(text)
+    # Images, audio and files sent as content parts: a flat estimate each (their text is in `content`).
+    attachments = sum(
+        1
+        for part in (metadata or {}).get("content_parts") or []
+        if isinstance(part, dict) and part.get("type") != "text"
+    )
+    return count_tokens(text) + conf.MESSAGE_OVERHEAD_TOKENS + attachments * conf.ATTACHMENT_TOKENS, len(text)
 
 
 @transaction.atomic
@@ -242,6 +249,13 @@ def message_append(
         chars=chars,
         path_tokens=(parent.path_tokens if parent else 0) + tokens,
         path_chars=(parent.path_chars if parent else 0) + chars,
+        chain_hash=chain_hash(
+            parent_hash=parent.chain_hash if parent else chain_seed(channel.owner_id),
+            role=role,
+            content=content,
+            metadata=metadata,
+        ),
+        root_id=(parent.root_id or parent.pk) if parent else None,
     )
     channel.last_activity_at = timezone.now()
     if move_cursor:
@@ -261,12 +275,12 @@ def message_append(
 
 
 @transaction.atomic
-def cursor_move(*, channel: Channel, user: AbstractBaseUser, message_id: int) -> Cursor:
-    """Switch to the branch through `message_id`: its most recent leaf."""
+def cursor_move(*, channel: Channel, user: AbstractBaseUser, message_id: int, exact: bool = False) -> Cursor:
+    """Switch to the branch through `message_id`: its most recent leaf (with `exact`, that message itself)."""
     channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=channel.pk)
     if not Message.objects.filter(channel=channel, pk=message_id).exists():
         raise ValidationError({"message_id": "No such message in this channel."})
-    leaf = Message.objects.get(pk=selectors.message_latest_leaf(message_id=message_id))
+    leaf = Message.objects.get(pk=message_id if exact else selectors.message_latest_leaf(message_id=message_id))
     summary = selectors.summary_boundary_for(leaf_id=leaf.pk)
     cursor = _cursor_place(
         channel=channel, user=user, leaf=leaf, summary=summary, cursor=selectors.cursor_get(channel=channel, user=user)

@@ -84,6 +84,9 @@ def _plan(*, channel: Channel, keep_recent: int, through_message_id: int | None,
     boundary = cursor.summary
     after_depth = boundary.through_message.depth if boundary else -1
     path = chatcore_selectors.message_path(leaf_id=cursor.leaf_id, after_depth=after_depth)
+    if path and path[0].depth == 0 and path[0].role == Message.Role.SYSTEM:
+        # The branch's own system prompt: sent as it is after any summary (chatcore.context), never summarised.
+        path = path[1:]
 
     if through_message_id is not None:
         cut = next((i + 1 for i, m in enumerate(path) if m.pk == through_message_id), None)

@@ -585,3 +585,18 @@ def test_model_summary_with_its_references_is_shorter_than_what_it_replaces(util
     assert result.model == "loopback-utility"
     assert result.summary.content.startswith(short_summary + "\n\n" + HEADING)
     assert count_tokens(result.summary.content) < replaced
+
+
+def test_a_branch_s_leading_system_message_is_never_summarised(utility_model, llm_server):
+    channel = ChannelFactory()
+    chat_services.message_append(channel=channel, user=channel.owner, role="system", content="SYSTEM-RULES-7")
+    messages = converse(channel, 10)
+    llm_server.script(Reply(content="## Goal\n- A short summary."))
+
+    result = channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
+
+    assert result.summarized_count == 8 and result.through_message_id == messages[7].pk
+    assert "SYSTEM-RULES-7" not in _user_prompt(llm_server.requests[0])
+    sent = context_assemble(channel=channel, user=channel.owner).messages
+    assert sent[0] == {"role": "system", "content": "SYSTEM-RULES-7"}
+    assert "A short summary." in sent[1]["content"] and len(sent) == 4
