@@ -70,6 +70,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Right after SecurityMiddleware: static files skip the rest of the stack (sessions, auth).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -113,6 +115,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     # A file, not memory, so that worker processes started by tests share it.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
+elif env_bool("DB_POOL", False):
+    # psycopg's connection pool (per process): under the ASGI server every request runs its
+    # database work in a thread of its own, so connections are borrowed from the pool rather
+    # than opened per request (a PostgreSQL backend costs a fork). serve.sh turns it on.
+    if DATABASES["default"].get("CONN_MAX_AGE"):
+        raise ImproperlyConfigured("DB_POOL and DB_CONN_MAX_AGE exclude each other: set one of them.")
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env_int("DB_POOL_MIN_SIZE", 2),
+        "max_size": env_int("DB_POOL_MAX_SIZE", 20),
+        "timeout": env_float("DB_POOL_TIMEOUT_SECONDS", 30.0),
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -127,7 +140,21 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "static"))
+# Production (DEBUG off): `collectstatic` writes compressed copies (gzip) under content-hashed
+# names, and WhiteNoise serves them with far-future cache headers. In development the files
+# are served from the apps as they are, with no collectstatic step.
+STATIC_MANIFEST = env_bool("STATIC_MANIFEST", not DEBUG)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            if STATIC_MANIFEST
+            else "django.contrib.staticfiles.storage.StaticFilesStorage"
+        )
+    },
+}
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
@@ -227,6 +254,10 @@ if not DEBUG:
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
+# Behind a reverse proxy that terminates TLS and says so in X-Forwarded-Proto (nginx, Caddy,
+# Traefik, a cloud load balancer). Only trust it when the proxy sets or strips that header;
+# TRUST_X_FORWARDED_PROTO=false when clients can reach the server directly.
+if not DEBUG and env_bool("TRUST_X_FORWARDED_PROTO", True):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"

@@ -83,3 +83,30 @@ def test_security_headers_are_sent(client):
     assert response["X-Content-Type-Options"] == "nosniff"
     assert response["Referrer-Policy"] == "same-origin"
     assert response["Cross-Origin-Opener-Policy"] == "same-origin"
+
+
+def test_check_deploy_is_clean_in_serve_sh_configuration():
+    """What serve.sh sets for a multi-machine site: PostgreSQL with a pool, Redis, the proxy's origin."""
+    result = _manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        **PRODUCTION,
+        DATABASE_URL="postgres://app@127.0.0.1:5432/app",
+        DB_POOL="true",
+        REDIS_URL="redis://127.0.0.1:6379/6",
+        CSRF_TRUSTED_ORIGINS="https://chat.example.com",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+def test_static_files_are_compressed_with_hashed_names_when_debug_is_off():
+    code = "from django.conf import settings as s; print(s.STORAGES['staticfiles']['BACKEND'], s.MIDDLEWARE[1])"
+    result = _manage("shell", "-c", code, **PRODUCTION)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1].split() == [
+        "whitenoise.storage.CompressedManifestStaticFilesStorage",
+        "whitenoise.middleware.WhiteNoiseMiddleware",
+    ]
