@@ -141,6 +141,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "static"))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns at start when it is missing
 # Production (DEBUG off): `collectstatic` writes compressed copies (gzip) under content-hashed
 # names, and WhiteNoise serves them with far-future cache headers. In development the files
 # are served from the apps as they are, with no collectstatic step.
