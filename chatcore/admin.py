@@ -2,6 +2,8 @@ import json
 
 from django.contrib import admin, messages
 from django.http import HttpResponse
+from django.urls import reverse
+from django.utils.html import format_html
 
 from chatcore import data_control, services
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, ModelRole, Persona, Summary, UsageEntry
@@ -66,11 +68,34 @@ class ChannelAdmin(admin.ModelAdmin):
         "context_ratio",
         "created_at",
         "last_activity_at",
-        "branched_from",
-        "branched_from_summary",
+        "branch_origin",
     ]
     raw_id_fields = ["owner"]
     actions = ["export_json"]
+
+    @admin.display(description="Branched from")
+    def branch_origin(self, obj: Channel) -> str:
+        """The source channel and summary, linked, and how the branch opens: the summary, then the copies."""
+        if not obj.pk or not (obj.branched_from_id or obj.branched_from_summary_id):
+            return "—"
+        parts = []
+        if obj.branched_from_id:
+            source = Channel.objects.filter(pk=obj.branched_from_id).values_list("title", flat=True).first()
+            url = reverse("admin:chatcore_channel_change", args=[obj.branched_from_id])
+            parts.append(format_html('channel <a href="{}">#{} “{}”</a>', url, obj.branched_from_id, source or "?"))
+        if obj.branched_from_summary_id:
+            url = reverse("admin:chatcore_summary_change", args=[obj.branched_from_summary_id])
+            parts.append(format_html('at <a href="{}">summary #{}</a>', url, obj.branched_from_summary_id))
+        copies = Message.objects.filter(channel=obj, metadata__has_key="copied_from").count()
+        opening = format_html(
+            "; it opens with the carried-over summary, then {} cop{} of the messages after it "
+            '(<a href="{}?channel__id__exact={}">messages</a>)',
+            copies,
+            "y" if copies == 1 else "ies",
+            reverse("admin:chatcore_message_changelist"),
+            obj.pk,
+        )
+        return format_html("{}{}", format_html(" ".join(["{}"] * len(parts)), *parts), opening)
 
     @admin.action(description="Export selected channels as JSON (with messages and summaries)")
     def export_json(self, request, queryset):
@@ -120,11 +145,34 @@ class ChannelAdmin(admin.ModelAdmin):
 
 @admin.register(Message)
 class MessageAdmin(ReadOnlyAdmin):
-    list_display = ["id", "channel", "role", "depth", "tokens", "path_tokens", "created_at"]
+    list_display = ["id", "channel", "role", "depth", "tokens", "path_tokens", "created_at", "provenance"]
     list_filter = ["role"]
     list_select_related = ["channel"]
     search_fields = ["content"]
     raw_id_fields = ["channel", "parent", "author"]
+    readonly_fields = ["provenance"]
+
+    @admin.display(description="Provenance")
+    def provenance(self, obj: Message) -> str:
+        """Where a branched channel's message comes from: the carried-over summary, or a copy of an original."""
+        metadata = obj.metadata or {}
+        if metadata.get("kind") == "branch_summary":
+            source = metadata.get("source_channel")
+            summary = metadata.get("source_summary")
+            link = format_html(
+                '<a href="{}">channel #{}</a>', reverse("admin:chatcore_channel_change", args=[source]), source
+            )
+            if summary:
+                url = reverse("admin:chatcore_summary_change", args=[summary])
+                return format_html('carried-over summary of {} (<a href="{}">summary #{}</a>)', link, url, summary)
+            return format_html("carried-over summary of {} (an unsaved draft)", link)
+        copied = metadata.get("copied_from")
+        if isinstance(copied, dict) and copied.get("message"):
+            url = reverse("admin:chatcore_message_change", args=[copied["message"]])
+            return format_html(
+                'copy of <a href="{}">message #{}</a> of channel #{}', url, copied["message"], copied.get("channel")
+            )
+        return "—"
 
 
 @admin.register(Cursor)

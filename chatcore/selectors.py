@@ -26,6 +26,13 @@ def channel_get(*, user: AbstractBaseUser, channel_id: int) -> Channel:
         raise NotFound("Channel not found.") from None
 
 
+def channel_branch_source(*, channel: Channel, user: AbstractBaseUser) -> Channel | None:
+    """The channel `channel` was branched from, if it is still the user's and not deleted."""
+    if not channel.branched_from_id:
+        return None
+    return channel_list(user=user).filter(pk=channel.branched_from_id).first()
+
+
 def cursor_get(*, channel: Channel, user: AbstractBaseUser) -> Cursor | None:
     return (
         Cursor.objects.select_related("leaf", "leaf__root", "summary", "summary__through_message")

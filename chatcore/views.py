@@ -63,7 +63,10 @@ def channel_page_context(*, request: HttpRequest, channel: Channel) -> dict:
         "boundary": boundary,
         "hidden_count": boundary.through_message.depth + 1 if boundary else 0,
         "path": path,
-        "awaiting_reply": leaf is not None and leaf.role == Message.Role.USER,
+        # A carried-over summary opens a branched channel as a user-role message, but asks for no reply.
+        "awaiting_reply": leaf is not None
+        and leaf.role == Message.Role.USER
+        and (leaf.metadata or {}).get("kind") != "branch_summary",
         "leaf": leaf,
     }
 
@@ -113,6 +116,8 @@ def channel_detail(request: HttpRequest, channel_id: int) -> HttpResponse:
     channel = own_channel(request, channel_id)
     context = channel_page_context(request=request, channel=channel)
     context["composer"] = MessageForm()
+    if channel.branched_from_id:
+        context["branch_source"] = selectors.channel_branch_source(channel=channel, user=request.user)
     return render(request, "chatcore/channel.html", context)
 
 

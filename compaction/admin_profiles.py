@@ -12,9 +12,10 @@ from django.core.exceptions import ValidationError
 from django.http import HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.html import format_html
 
 from chatcore.errors import ServiceError
-from chatcore.models import Channel
+from chatcore.models import Channel, Summary
 from compaction import services
 from compaction.models import CompactionProfile
 from compaction.services.profiles import EDITABLE_FIELDS
@@ -170,11 +171,36 @@ def compact_now(modeladmin, request, queryset):
         )
 
 
-def _add_channel_action() -> None:
-    """chatcore's ChannelAdmin stays unaware of compaction: the action is attached here."""
-    channel_admin = admin.site._registry.get(Channel)
-    if channel_admin is not None and compact_now not in (channel_admin.actions or []):
-        channel_admin.actions = [*(channel_admin.actions or []), compact_now]
+@admin.action(description="Branch into a new channel (the summary, then copies of the messages after it)")
+def branch_from_summary(modeladmin, request, queryset):
+    for summary in queryset.select_related("channel", "channel__owner", "channel__persona", "channel__model"):
+        try:
+            branch = services.summary_branch(channel=summary.channel, actor=request.user, summary=summary)
+        except (ValidationError, ServiceError) as error:
+            modeladmin.message_user(request, f"Summary #{summary.pk}: {_error_text(error)}", level=messages.WARNING)
+            continue
+        url = reverse("admin:chatcore_channel_change", args=[branch.pk])
+        copied = branch.context_messages - 1
+        modeladmin.message_user(
+            request,
+            format_html(
+                'Summary #{}: branched into <a href="{}">{}</a> (channel #{}; the summary and {} copied message{}).',
+                summary.pk,
+                url,
+                branch.title,
+                branch.pk,
+                copied,
+                "" if copied == 1 else "s",
+            ),
+        )
 
 
-_add_channel_action()
+def _add_actions() -> None:
+    """chatcore's admin stays unaware of compaction: the actions are attached here."""
+    for model, action in ((Channel, compact_now), (Summary, branch_from_summary)):
+        model_admin = admin.site._registry.get(model)
+        if model_admin is not None and action not in (model_admin.actions or []):
+            model_admin.actions = [*(model_admin.actions or []), action]
+
+
+_add_actions()

@@ -113,12 +113,16 @@ def compact_panel(request: HttpRequest, channel_id: int) -> HttpResponse:
             content=data["draft"] or None,
             profile_slug=options["profile_slug"],
             focus=options["focus"],
+            through_message_id=data["through_message_id"] if data["draft"] else None,
         )
     except (ValidationError, ServiceError) as error:
         context["error"] = error_text(error)
         context["error_code"] = getattr(error, "code", "invalid")
         return _panel(request, context, status=error_status(error))
-    messages.success(request, f"Branched from “{channel.title}”: this channel starts from the summary.")
+    messages.success(
+        request,
+        f"Branched from “{channel.title}”: this channel starts from the summary and the messages after it.",
+    )
     if is_htmx(request):
         response = HttpResponse(status=204)
         response["HX-Redirect"] = reverse("chat:channel", args=[branch.pk])

@@ -38,6 +38,7 @@ class ChannelSerializer(serializers.ModelSerializer):
             "archived",
             "ephemeral",
             "branched_from",
+            "branched_from_summary",
             "created_at",
             "last_activity_at",
             "context",

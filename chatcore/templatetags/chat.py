@@ -101,3 +101,12 @@ def ago(moment) -> str:
     if (timezone.now() - moment).total_seconds() < 60:
         return "just now"
     return f"{timesince(moment).split(',')[0]} ago"
+
+
+@register.filter
+def carried_summary_body(text: str) -> str:
+    """A carried-over summary without its bracketed opening note (the page says that in its own words)."""
+    head, separator, body = (text or "").partition("\n\n")
+    if separator and head.startswith("[") and head.endswith("]"):
+        return body
+    return text or ""

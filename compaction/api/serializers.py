@@ -77,6 +77,13 @@ class BranchRequestSerializer(serializers.Serializer):
         trim_whitespace=False,
         help_text="A draft's (possibly edited) text to start from.",
     )
+    through_message_id = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="With `content`: the last message the draft stands for (a dry run's `through_message_id`); "
+        "the messages after it are copied into the new channel. Default: the cut a compaction would make now.",
+    )
     profile = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=100)
     focus = serializers.CharField(required=False, allow_blank=True, default="")
 

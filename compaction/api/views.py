@@ -71,6 +71,7 @@ class BranchView(GenericAPIView):
             content=values.get("content"),
             profile_slug=values.get("profile") or None,
             focus=values.get("focus", ""),
+            through_message_id=values.get("through_message_id"),
         )
         return Response(ChannelSerializer(branch).data, status=status.HTTP_201_CREATED)
 

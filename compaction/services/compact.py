@@ -128,6 +128,19 @@ def _plan(*, channel: Channel, keep_recent: int, through_message_id: int | None,
     return _Plan(leaf=cursor.leaf, boundary=boundary, path=path, to_summarize=to_summarize, kept=kept)
 
 
+def compaction_cut(*, channel: Channel, profile_slug: str | None = None, keep_recent: int | None = None) -> int:
+    """The id of the last message a compaction of `channel` would summarise now (Unprocessable when none)."""
+    profile = profile_resolve(channel=channel, user=channel.owner, slug=profile_slug)
+    keep = profile.keep_recent if keep_recent is None else keep_recent
+    plan = _plan(
+        channel=channel,
+        keep_recent=keep,
+        through_message_id=None,
+        input_budget=_input_budget(profile, profile.max_summary_tokens),
+    )
+    return plan.to_summarize[-1].pk
+
+
 def _input_budget(profile: CompactionProfile, max_tokens: int) -> int | None:
     """Tokens of conversation one request may carry, from the summarizing model's window.
 

@@ -40,6 +40,7 @@ def channel_body(channel: Channel) -> dict:
         "archived": channel.archived,
         "ephemeral": channel.ephemeral,
         "branched_from": channel.branched_from_id,
+        "branched_from_summary": channel.branched_from_summary_id,
         "created_at": iso(channel.created_at),
         "last_activity_at": iso(channel.last_activity_at),
         "context": {

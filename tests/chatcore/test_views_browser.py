@@ -2,8 +2,9 @@
 a live server and the loopback model server: chatting, branches, the context
 bar, Summarize & Continue, the summarised-history bar, Undo and Branch.
 
-Screenshots of the channel page before and after a compaction are written to
-var/screenshots/ for people to look at.
+Screenshots of the channel page before and after a compaction, and of a
+channel branched from a summary, are written to var/screenshots/ for people
+to look at.
 """
 
 import re
@@ -15,6 +16,7 @@ from playwright.sync_api import expect
 from chatcore import services
 from chatcore.loopback_llm import Reply
 from chatcore.models import Channel, Summary
+from compaction.models import CompactionProfile
 from compaction.services import channel_compact
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory
 from tests.compaction.factories import converse
@@ -248,8 +250,22 @@ def test_branch_into_a_new_channel_and_one_click_summary(page, user):
     expect(page.get_by_role("heading", name="Capacity plan (continued)")).to_be_visible()
     branch = Channel.objects.get(branched_from=channel)
     assert page.url.endswith(f"/channels/{branch.pk}/")
-    expect(page.locator(".msg-user")).to_contain_text("Where we stand: 40 connections, 30 s timeout.")
-    expect(page.get_by_role("link", name="an earlier channel")).to_have_attribute("href", f"/channels/{channel.pk}/")
+    # The carried-over summary is a block of its own, followed by copies of the kept messages.
+    carried = page.locator(".carried-summary")
+    expect(carried).to_contain_text("Summary carried over")
+    expect(carried).to_contain_text("Where we stand: 40 connections, 30 s timeout.")
+    expect(carried.get_by_role("button", name="Edit")).to_have_count(0)
+    copies = branch.messages.filter(depth__gt=0).count()
+    assert copies == CompactionProfile.objects.get(slug="structured").keep_recent
+    expect(page.locator("article.msg")).to_have_count(copies)
+    expect(page.locator(".copied-from")).to_have_count(copies)
+    newest = channel.messages.order_by("-depth").first()
+    expect(page.locator("article.msg").last).to_contain_text(newest.content[:40])
+    expect(page.get_by_text("has no reply yet")).to_have_count(0)
+    head = page.locator(".branched-from")
+    expect(head.get_by_role("link", name="“Capacity plan”")).to_have_attribute("href", f"/channels/{channel.pk}/")
+    page.locator(".chat-scroll").evaluate("element => element.scrollTo(0, 0)")
+    page.screenshot(path=str(SCREENSHOTS / "channel-branched.png"))
     assert Summary.objects.count() == 0
 
     page.goto(f"/channels/{channel.pk}/")

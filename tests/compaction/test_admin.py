@@ -5,7 +5,7 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from chatcore.models import Summary
+from chatcore.models import Channel, Message, Summary
 from compaction.builtins import BUILTIN_BY_SLUG
 from compaction.models import CompactionProfile
 from tests.chatcore.factories import ChannelFactory
@@ -114,3 +114,46 @@ def test_channel_compact_now_action(admin_client_staff, staff_user):
     assert summary.channel == busy and summary.created_by == staff_user and summary.model == "offline"
     assert f"Busy: messages 12 → 7, tokens {summary.tokens_before:,} → {summary.tokens_after:,}" in page
     assert "Quiet: Nothing to compact" in page
+
+
+def test_summary_branch_action_and_the_branch_in_the_admin(admin_client_staff, staff_user):
+    from compaction.services import channel_compact
+
+    source = ChannelFactory(title="Invoice relay")
+    converse(source, 12)
+    summary = channel_compact(channel=source, actor=staff_user, keep_recent=3).summary
+    response = _action(admin_client_staff, "/admin/chatcore/summary/", "branch_from_summary", [summary.pk])
+    branch = Channel.objects.get(branched_from=source)
+    page = response.content.decode()
+    assert (
+        f'Summary #{summary.pk}: branched into <a href="/admin/chatcore/channel/{branch.pk}/change/">'
+        f"Invoice relay (continued)</a> (channel #{branch.pk}; the summary and 3 copied messages)." in page
+    )
+    first, *copies = Message.objects.filter(channel=branch).order_by("depth")
+    assert [c.metadata["copied_from"]["message"] for c in copies] == list(
+        Message.objects.filter(channel=source, depth__gt=summary.through_message.depth)
+        .order_by("depth")
+        .values_list("pk", flat=True)
+    )
+
+    page = admin_client_staff.get(f"/admin/chatcore/channel/{branch.pk}/change/").content.decode()
+    assert (
+        f'channel <a href="/admin/chatcore/channel/{source.pk}/change/">#{source.pk} “Invoice relay”</a> '
+        f'at <a href="/admin/chatcore/summary/{summary.pk}/change/">summary #{summary.pk}</a>; it opens with the '
+        f"carried-over summary, then 3 copies of the messages after it" in page
+    )
+
+    listing = admin_client_staff.get(f"/admin/chatcore/message/?channel__id__exact={branch.pk}")
+    assert listing.status_code == 200
+    page = listing.content.decode()
+    assert (
+        f'carried-over summary of <a href="/admin/chatcore/channel/{source.pk}/change/">channel #{source.pk}</a> '
+        f'(<a href="/admin/chatcore/summary/{summary.pk}/change/">summary #{summary.pk}</a>)' in page
+    )
+    for copy in copies:
+        original = copy.metadata["copied_from"]["message"]
+        assert (
+            f'copy of <a href="/admin/chatcore/message/{original}/change/">message #{original}</a> '
+            f"of channel #{source.pk}" in page
+        )
+    assert page.count("copy of <a href=") == 3

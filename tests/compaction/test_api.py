@@ -285,13 +285,14 @@ def test_branch_from_a_summary_201(api, user):
     model = LLMModelFactory(name="chat-x")
     source = ChannelFactory(owner=user, persona=persona, model=model, title="Ledger work")
     converse(source, 10)
-    summary = channel_compact(channel=source, actor=user).summary
+    summary = channel_compact(channel=source, actor=user, keep_recent=3).summary
     source.refresh_from_db()
     before = (source.context_tokens, source.context_messages, Message.objects.filter(channel=source).count())
     response = api.post(f"/api/channels/{source.pk}/branch/", {"summary": summary.pk}, format="json")
     assert response.status_code == 201
     branch = Channel.objects.exclude(pk=source.pk).get()
     assert response.json() == channel_body(branch)
+    assert response.json()["branched_from"] == source.pk and response.json()["branched_from_summary"] == summary.pk
     assert (branch.title, branch.persona, branch.model, branch.branched_from, branch.branched_from_summary) == (
         "Ledger work (continued)",
         persona,
@@ -299,11 +300,27 @@ def test_branch_from_a_summary_201(api, user):
         source,
         summary,
     )
-    first = Message.objects.get(channel=branch)
+    first, *copies = Message.objects.filter(channel=branch).order_by("depth")
     assert first.role == "user" and first.parent_id is None
     assert first.content.startswith('[Summary of the earlier conversation "Ledger work"')
     assert first.content.endswith(summary.content)
-    assert first.metadata == {"kind": "branch_summary", "source_channel": source.pk, "source_summary": summary.pk}
+    assert first.metadata == {
+        "kind": "branch_summary",
+        "source_channel": source.pk,
+        "source_summary": summary.pk,
+        "source_through_message": summary.through_message_id,
+        "source_title": "Ledger work",
+        "messages_covered": 7,
+    }
+    kept = list(Message.objects.filter(channel=source, depth__gt=summary.through_message.depth).order_by("depth"))
+    assert [(c.role, c.content, c.metadata["copied_from"]) for c in copies] == [
+        (m.role, m.content, {"channel": source.pk, "message": m.pk}) for m in kept
+    ]
+    assert len(copies) == 3
+    # The API shows the new channel's path: the summary block, then the copies with their provenance.
+    listed = api.get(f"/api/channels/{branch.pk}/messages/").json()
+    assert [m["id"] for m in listed] == [first.pk, *(c.pk for c in copies)]
+    assert [m["metadata"].get("copied_from") for m in listed[1:]] == [c.metadata["copied_from"] for c in copies]
     source.refresh_from_db()
     assert (source.context_tokens, source.context_messages, Message.objects.filter(channel=source).count()) == before
     assert AuditEntry.objects.filter(action="channel.branch", resource=f"channel:{branch.pk}").exists()
@@ -316,16 +333,40 @@ def test_branch_from_draft_content_and_from_a_fresh_draft(api, channel, utility_
     assert response.status_code == 201
     branch = Channel.objects.get(pk=response.json()["id"])
     assert response.json() == channel_body(branch)
-    opening = Message.objects.get(channel=branch)
+    opening = Message.objects.get(channel=branch, depth=0)
     assert "My own notes" in opening.content and "abcdef123456789" not in opening.content
     assert branch.branched_from_summary is None
+    keep = CompactionProfile.objects.get(slug="structured").keep_recent
+    assert Message.objects.filter(channel=branch, metadata__has_key="copied_from").count() == keep
 
     llm_server.script(Reply(content=SUMMARY_TEXT))
     response = api.post(f"/api/channels/{channel.pk}/branch/", {"focus": "ledger"}, format="json")
     assert response.status_code == 201
     second = Channel.objects.get(pk=response.json()["id"])
-    assert SUMMARY_TEXT in Message.objects.get(channel=second).content
+    assert SUMMARY_TEXT in Message.objects.get(channel=second, depth=0).content
     assert Summary.objects.count() == 0  # a fresh draft is not stored in the source
+
+
+def test_branch_from_a_draft_with_its_through_message(api, channel):
+    path = list(Message.objects.filter(channel=channel).order_by("depth"))
+    response = api.post(
+        f"/api/channels/{channel.pk}/branch/",
+        {"content": "Notes up to the fifth turn.", "through_message_id": path[4].pk},
+        format="json",
+    )
+    assert response.status_code == 201
+    branch = Channel.objects.get(pk=response.json()["id"])
+    copies = Message.objects.filter(channel=branch, depth__gt=0).order_by("depth")
+    assert [c.metadata["copied_from"]["message"] for c in copies] == [m.pk for m in path[5:]]
+    response = api.post(
+        f"/api/channels/{channel.pk}/branch/", {"content": "x", "through_message_id": 10**9}, format="json"
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "detail": "through_message_id: No such message in this channel.",
+        "code": "invalid",
+        "errors": {"through_message_id": ["No such message in this channel."]},
+    }
 
 
 def test_branch_from_a_summary_of_another_channel_is_404(api, user, channel):

@@ -126,11 +126,40 @@ def test_branch_from_an_edited_draft_opens_the_new_channel(client_user, channel,
     assert response.status_code == 302
     assert response["Location"] == reverse("chat:channel", args=[branch.pk])
     assert (branch.owner, branch.branched_from, branch.title) == (user, channel, "Ledger work (continued)")
-    first = branch.messages.get()
+    first, *copies = branch.messages.order_by("depth")
     assert "Carry this over." in first.content
+    kept = channel.messages.filter(depth__gt=channel.messages.get(pk=data["through_message_id"]).depth)
+    assert [c.metadata["copied_from"]["message"] for c in copies] == list(
+        kept.order_by("depth").values_list("pk", flat=True)
+    )
+    assert len(copies) == 4
     assert Summary.objects.count() == 0
     page = client_user.get(response["Location"]).content.decode()
-    assert 'branched from <a href="' + reverse("chat:channel", args=[channel.pk]) in page
+    source_url = reverse("chat:channel", args=[channel.pk])
+    assert f'branched from <a href="{source_url}">“Ledger work”</a></span>' in page
+    # The summary is a block of its own: not your message, no Edit, no "no reply yet".
+    assert f'<section class="carried-summary" id="m{first.pk}"' in page
+    assert f'<a href="{source_url}">“Ledger work”</a> · stands for its first 12 messages · an unsaved draft' in page
+    assert "Carry this over." in page and "[Summary of the earlier conversation" not in page
+    assert f'action="{reverse("chat:edit", args=[branch.pk, first.pk])}"' not in page
+    assert "has no reply yet" not in page
+    for copy in copies:
+        original = copy.metadata["copied_from"]["message"]
+        assert f'id="m{copy.pk}"' in page
+        assert f'href="{source_url}#m{original}" title="A copy of message {original}' in page
+
+
+def test_branch_from_a_stored_summary_links_the_source_and_its_summary(client_user, channel, user):
+    from compaction.services import channel_compact, summary_branch
+
+    summary = channel_compact(channel=channel, actor=user, keep_recent=2).summary
+    branch = summary_branch(channel=channel, actor=user, summary=summary)
+    page = client_user.get(reverse("chat:channel", args=[branch.pk])).content.decode()
+    originals = reverse("chat:originals", args=[channel.pk, summary.pk])
+    assert f'at <a href="{originals}">summary #{summary.pk}</a></span>' in page
+    assert f'· <a href="{originals}">summary #{summary.pk} and its originals</a>' in page
+    assert page.count('class="chip chip-muted copied-from"') == 2
+    assert client_user.get(originals).status_code == 200
 
 
 def test_branch_over_htmx_redirects_the_browser(client_user, channel):
