@@ -1,4 +1,6 @@
-"""Knobs of the conversation substrate, each overridable in Django settings.
+"""Knobs of the conversation substrate, each overridable in Django settings
+(CHATCORE_<NAME>), read when used (chatcore.appsettings): a changed setting
+takes effect at once.
 
 DEFAULT_CONTEXT_BUDGET: tokens assumed for a channel whose model (and the
     utility model) declare no context window. 128k is conservative for
@@ -12,10 +14,28 @@ ATTACHMENT_TOKENS: tokens counted for each image, audio or file content part
     of a message (OpenAI's figure for one 1024 x 1024 image at high detail).
 """
 
-from django.conf import settings
+from typing import Any
 
-DEFAULT_CONTEXT_BUDGET: int = getattr(settings, "CHATCORE_DEFAULT_CONTEXT_BUDGET", 128_000)
-MESSAGE_OVERHEAD_TOKENS: int = getattr(settings, "CHATCORE_MESSAGE_OVERHEAD_TOKENS", 4)
-TOOL_OUTPUT_PRUNE_CHARS: int = getattr(settings, "CHATCORE_TOOL_OUTPUT_PRUNE_CHARS", 4_000)
-MAX_MESSAGE_CHARS: int = getattr(settings, "CHATCORE_MAX_MESSAGE_CHARS", 1_000_000)
-ATTACHMENT_TOKENS: int = getattr(settings, "CHATCORE_ATTACHMENT_TOKENS", 765)
+from chatcore.appsettings import AppSettings
+
+_settings = AppSettings(
+    "CHATCORE_",
+    {
+        "DEFAULT_CONTEXT_BUDGET": 128_000,
+        "MESSAGE_OVERHEAD_TOKENS": 4,
+        "TOOL_OUTPUT_PRUNE_CHARS": 4_000,
+        "MAX_MESSAGE_CHARS": 1_000_000,
+        "ATTACHMENT_TOKENS": 765,
+    },
+)
+
+# Declared for type checkers; the values come from `__getattr__` on each access.
+DEFAULT_CONTEXT_BUDGET: int
+MESSAGE_OVERHEAD_TOKENS: int
+TOOL_OUTPUT_PRUNE_CHARS: int
+MAX_MESSAGE_CHARS: int
+ATTACHMENT_TOKENS: int
+
+
+def __getattr__(name: str) -> Any:
+    return getattr(_settings, name)

@@ -1,4 +1,6 @@
-"""Knobs of the compaction app, each overridable in Django settings.
+"""Knobs of the compaction app, each overridable in Django settings
+(COMPACTION_<NAME>), read when used (chatcore.appsettings): a changed
+setting takes effect at once, and tests change them through `settings`.
 
 The values an operator changes while the product runs (threshold, interval,
 concurrency, cooldown, ...) are not here: they live in the
@@ -57,22 +59,19 @@ COMPACTION_BRANCH_TITLE_SUFFIX (" (continued)"): appended to the title of a
     channel branched from a summary.
 """
 
+from typing import Any
+
 from django.conf import settings
 
-LEASE_SECONDS: int = getattr(settings, "COMPACTION_LEASE_SECONDS", 420)
-MIN_CHANNEL_THRESHOLD: float = getattr(settings, "COMPACTION_MIN_CHANNEL_THRESHOLD", 0.05)
-SCAN_SCHEDULE_NAME: str = getattr(settings, "COMPACTION_SCAN_SCHEDULE_NAME", "compaction-scan")
-REFILL_ON_FINISH: bool = getattr(settings, "COMPACTION_REFILL_ON_FINISH", True)
-MIN_NEW_MESSAGES: int = getattr(settings, "COMPACTION_MIN_NEW_MESSAGES", 4)
-INPUT_SHARE: float = getattr(settings, "COMPACTION_INPUT_SHARE", 0.75)
-MAX_FOCUS_CHARS: int = getattr(settings, "COMPACTION_MAX_FOCUS_CHARS", 2_000)
-MAX_CONTENT_CHARS: int = getattr(settings, "COMPACTION_MAX_CONTENT_CHARS", 200_000)
-BRANCH_TITLE_SUFFIX: str = getattr(settings, "COMPACTION_BRANCH_TITLE_SUFFIX", " (continued)")
+from chatcore.appsettings import AppSettings
 
 # Time a compaction needs beyond its model calls (database, redaction, the
 # offline summarizer, the refill tick), kept free when a draining worker
 # decides whether one more compaction still fits in its task timeout.
 DRAIN_MARGIN_SECONDS = 30.0
+
+SCAN_TASK = "compaction.tasks.scan"
+AUTO_COMPACT_TASK = "compaction.tasks.auto_compact"
 
 
 def drain_limit() -> float:
@@ -89,10 +88,6 @@ def _drain_seconds() -> float:
     return min(max(0.0, float(configured)), drain_limit())
 
 
-SCAN_TASK = "compaction.tasks.scan"
-AUTO_COMPACT_TASK = "compaction.tasks.auto_compact"
-
-
 def timeouts() -> dict[str, float]:
     q_cluster = getattr(settings, "Q_CLUSTER", {})
     llm_timeout = float(getattr(settings, "LLM_TIMEOUT_SECONDS", 60))
@@ -103,7 +98,7 @@ def timeouts() -> dict[str, float]:
         "longest_model_call": llm_timeout * (llm_retries + 1) * 2,
         "task_timeout": float(q_cluster.get("timeout") or getattr(settings, "Q_TASK_TIMEOUT_SECONDS", 300)),
         "retry": float(q_cluster.get("retry") or getattr(settings, "Q_RETRY_SECONDS", 360)),
-        "lease": float(LEASE_SECONDS),
+        "lease": float(_settings.LEASE_SECONDS),
     }
 
 
@@ -135,4 +130,34 @@ def timeouts_problems() -> list[str]:
     return problems
 
 
-DRAIN_SECONDS: float = _drain_seconds()
+_settings = AppSettings(
+    "COMPACTION_",
+    {
+        "LEASE_SECONDS": 420,
+        "MIN_CHANNEL_THRESHOLD": 0.05,
+        "SCAN_SCHEDULE_NAME": "compaction-scan",
+        "REFILL_ON_FINISH": True,
+        "MIN_NEW_MESSAGES": 4,
+        "INPUT_SHARE": 0.75,
+        "MAX_FOCUS_CHARS": 2_000,
+        "MAX_CONTENT_CHARS": 200_000,
+        "BRANCH_TITLE_SUFFIX": " (continued)",
+    },
+    derived={"DRAIN_SECONDS": _drain_seconds},
+)
+
+# Declared for type checkers; the values come from `__getattr__` on each access.
+LEASE_SECONDS: int
+MIN_CHANNEL_THRESHOLD: float
+SCAN_SCHEDULE_NAME: str
+REFILL_ON_FINISH: bool
+MIN_NEW_MESSAGES: int
+INPUT_SHARE: float
+MAX_FOCUS_CHARS: int
+MAX_CONTENT_CHARS: int
+BRANCH_TITLE_SUFFIX: str
+DRAIN_SECONDS: float
+
+
+def __getattr__(name: str) -> Any:
+    return getattr(_settings, name)

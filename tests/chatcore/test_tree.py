@@ -204,8 +204,8 @@ def test_bad_appends_write_nothing(channel, kwargs, errors):
     assert cursor_leaf(channel) == leaf.pk
 
 
-def test_overlong_content_is_refused(channel, monkeypatch):
-    monkeypatch.setattr(conf, "MAX_MESSAGE_CHARS", 10)
+def test_overlong_content_is_refused(channel, settings):
+    settings.CHATCORE_MAX_MESSAGE_CHARS = 10
     with pytest.raises(ValidationError) as error:
         services.message_append(channel=channel, user=channel.owner, role="user", content="x" * 11)
     assert error.value.message_dict == {"content": ["Content is longer than 10 characters."]}

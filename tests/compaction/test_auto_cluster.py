@@ -138,7 +138,7 @@ def test_two_clusters_compact_every_channel_exactly_once(clusters, auto_model, l
 
 
 def test_a_worker_killed_mid_compaction_leaves_the_work_to_the_other_after_the_lease_expires(
-    clusters, auto_model, llm_server, monkeypatch
+    clusters, auto_model, llm_server, settings
 ):
     # Short but nested timeouts: model call 3 s x 2 models < task 8 s < retry 10 s < lease 12 s.
     short = {
@@ -148,7 +148,7 @@ def test_a_worker_killed_mid_compaction_leaves_the_work_to_the_other_after_the_l
         "LLM_TIMEOUT_SECONDS": "3",
         "LLM_MAX_RETRIES": "0",
     }
-    monkeypatch.setattr(conf, "LEASE_SECONDS", 12)
+    settings.COMPACTION_LEASE_SECONDS = 12
     auto_settings(concurrency=1, cooldown_minutes=0, idle_minutes=0)
     channel = pressured_channel()
     messages = list(Message.objects.order_by("id").values_list("id", "content"))

@@ -80,8 +80,8 @@ def fingerprint(channel) -> list[str]:
 
 
 @pytest.fixture
-def short_lease(monkeypatch):
-    monkeypatch.setattr(conf, "LEASE_SECONDS", 60)
+def short_lease(settings):
+    settings.COMPACTION_LEASE_SECONDS = 60
 
 
 def let_lease_expire(channel) -> None:

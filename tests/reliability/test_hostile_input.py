@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from chatcore import conf, services
+from chatcore import services
 from chatcore.api.parsers import NUL_MESSAGE
 from chatcore.bulk import NewMessage, messages_bulk_import
 from chatcore.models import Message
@@ -62,8 +62,8 @@ def test_nul_in_a_lookup_is_refused_not_crashing(api):
     assert response.json()["errors"] == {"persona": [NUL_MESSAGE]}
 
 
-def test_very_long_messages_up_to_the_limit(channel, api, monkeypatch):
-    monkeypatch.setattr(conf, "MAX_MESSAGE_CHARS", 300_000)
+def test_very_long_messages_up_to_the_limit(channel, api, settings):
+    settings.CHATCORE_MAX_MESSAGE_CHARS = 300_000
     long_text = ("A long line of log output, again and again. " * 7_000)[:300_000]
     ok = api.post(reverse("api-messages", args=[channel.pk]), {"role": "tool", "content": long_text}, format="json")
     assert ok.status_code == 201
