@@ -66,6 +66,9 @@ INSTALLED_APPS = [
     "django_q",
     "chatcore",
     "compaction",
+    # Benchmarks, the soak, the fidelity measure and the loopback model server;
+    # chatcore and compaction never import it.
+    "devtools",
 ]
 
 MIDDLEWARE = [

@@ -4,8 +4,8 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from chatcore.loopback_llm import LoopbackLLM
 from chatcore.models import ModelRole
+from devtools.loopback_llm import LoopbackLLM
 from tests.chatcore.factories import LLMModelFactory, ModelRoleFactory, UserFactory
 
 

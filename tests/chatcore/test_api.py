@@ -11,9 +11,9 @@ from rest_framework.test import APIClient
 from chatcore import services
 from chatcore.context import SUMMARY_FRAME, context_assemble
 from chatcore.llm import OFFLINE_REPLY
-from chatcore.loopback_llm import Reply
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, UsageEntry
 from chatcore.tokens import count_tokens
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory, build_path
 
 ANONYMOUS = {"detail": "Authentication credentials were not provided.", "code": "not_authenticated"}

@@ -6,8 +6,8 @@ import pytest
 
 from chatcore.errors import ModelCallFailed
 from chatcore.llm import OFFLINE_REPLY, Completion, OfflineModel, llm_complete
-from chatcore.loopback_llm import LoopbackLLM, Reply
 from chatcore.models import LLMModel, ModelRole, UsageEntry
+from devtools.loopback_llm import LoopbackLLM, Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, ModelRoleFactory
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello?"}]

@@ -7,8 +7,8 @@ from chatcore import selectors, services, signals
 from chatcore.context import SUMMARY_FRAME
 from chatcore.errors import ModelCallFailed
 from chatcore.llm import OFFLINE_REPLY
-from chatcore.loopback_llm import Reply
 from chatcore.models import Cursor, LLMModel, Message, UsageEntry
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory, build_path
 
 

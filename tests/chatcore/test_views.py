@@ -8,8 +8,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from chatcore import services
-from chatcore.loopback_llm import Reply
 from chatcore.models import Channel, Message, Summary
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory, build_path
 
 HTMX = {"HTTP_HX_REQUEST": "true"}

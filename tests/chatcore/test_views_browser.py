@@ -14,10 +14,10 @@ from django.conf import settings
 from playwright.sync_api import expect
 
 from chatcore import services
-from chatcore.loopback_llm import Reply
 from chatcore.models import Channel, Summary
 from compaction.models import CompactionProfile
 from compaction.services import channel_compact
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory
 from tests.compaction.factories import converse
 

@@ -3,10 +3,10 @@
 import pytest
 from rest_framework.test import APIClient
 
-from chatcore.loopback_llm import Reply
 from chatcore.models import AuditEntry, Channel, Message, Summary, UsageEntry
 from compaction.leases import lease_acquire
 from compaction.models import CompactionProfile
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory
 from tests.chatcore.test_api import channel_body, iso
 from tests.compaction.factories import PROFILE_TEMPLATE, CompactionProfileFactory, converse

@@ -5,93 +5,31 @@ The test database is shared with the worker processes (data committed by
 """
 
 import os
-import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from django.db import connection
 from django_q.tasks import async_task
 
-from chatcore.loopback_llm import Reply
 from chatcore.models import Message, Summary
 from compaction import conf
 from compaction.models import CompactionLease
 from compaction.scanner.services import scan_run
+from devtools.loopback_llm import Reply
+from devtools.processes import QClusters, database_url
 from tests.compaction.scanning import auto_settings, pressured_channel
 
 pytestmark = [pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 SUMMARY = "## Goal\n- Keep the decisions of this conversation.\n## Progress\n- Many messages exchanged."
-
-
-def database_url() -> str:
-    settings = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{settings['NAME']}"
-    credentials = quote(settings["USER"] or "") + (f":{quote(settings['PASSWORD'])}" if settings["PASSWORD"] else "")
-    return f"postgres://{credentials}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}"
-
-
-class Clusters:
-    def __init__(self, tmp_path: Path):
-        self.tmp_path = tmp_path
-        self.processes: dict[str, subprocess.Popen] = {}
-
-    def start(self, name: str, **env: str) -> subprocess.Popen:
-        environment = {
-            **os.environ,
-            "DATABASE_URL": database_url(),
-            "Q_WORKERS": "2",
-            "Q_POLL_SECONDS": "0.1",
-            "LOG_LEVEL": "INFO",
-            **env,
-        }
-        log = open(self.tmp_path / f"{name}.log", "wb")
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "qcluster"],
-            cwd=ROOT,
-            env=environment,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self.processes[name] = process
-        return process
-
-    def kill(self, name: str) -> None:
-        process = self.processes[name]
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
-
-    def stop_all(self) -> None:
-        for process in self.processes.values():
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        for name, process in self.processes.items():
-            try:
-                process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                self.kill(name)
-
-    def logs(self) -> str:
-        return "\n".join(
-            f"--- {path.name}\n" + path.read_text(errors="replace")[-6000:]
-            for path in sorted(self.tmp_path.glob("*.log"))
-        )
 
 
 @pytest.fixture
 def clusters(transactional_db, tmp_path):
-    running = Clusters(tmp_path)
+    environment = {"DATABASE_URL": database_url(connection.settings_dict), "Q_WORKERS": "2", "Q_POLL_SECONDS": "0.1"}
+    running = QClusters(log_dir=tmp_path, env={**os.environ, **environment, "LOG_LEVEL": "INFO"})
     yield running
-    running.stop_all()
+    running.stop_all(grace=10)
 
 
 @pytest.fixture

@@ -5,12 +5,12 @@ import datetime
 from django.db import OperationalError
 from django.utils import timezone
 
-from chatcore.loopback_llm import Reply
 from chatcore.models import AuditEntry, Message, Summary, UsageEntry
 from compaction import conf, tasks
 from compaction.models import CompactionLease
 from compaction.scanner import services as scanner_services
 from compaction.scanner.services import auto_compaction_drain, scan_run
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import build_path
 from tests.compaction.scanning import auto_settings, pressured_channel, queued_tasks
 

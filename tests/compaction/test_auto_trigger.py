@@ -8,10 +8,10 @@ from django.test import Client
 from django_q.models import Schedule
 
 from chatcore import services as chat_services
-from chatcore.loopback_llm import Reply
 from chatcore.models import AuditEntry, Summary
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.scanning import auto_settings, owner_create, pressured_channel, queued_tasks
 

@@ -8,12 +8,12 @@ from django.core.exceptions import ValidationError
 from chatcore import services as chat_services
 from chatcore.context import context_assemble
 from chatcore.errors import Conflict, ModelCallFailed, Unprocessable
-from chatcore.loopback_llm import Reply
 from chatcore.models import AuditEntry, Channel, Cursor, Summary, UsageEntry
 from compaction import signals
 from compaction.leases import lease_acquire
 from compaction.models import CompactionLease
 from compaction.services import channel_compact
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
 

@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from chatcore import services as chat_services
 from chatcore.errors import Conflict
-from chatcore.loopback_llm import Reply
 from chatcore.models import Cursor, Summary
 from compaction.models import CompactionLease
 from compaction.services import channel_compact
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
 

@@ -8,9 +8,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from chatcore import services as chat_services
-from chatcore.loopback_llm import Reply
 from chatcore.models import Message
 from compaction.services import channel_compact, summary_branch
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
 from tests.compaction.secrets_table import SECRETS

@@ -2,7 +2,7 @@
 cause the gateway must record for each. Shared by the reply and compaction
 fault tests."""
 
-from chatcore.loopback_llm import Reply
+from devtools.loopback_llm import Reply
 
 # Model calls in fault tests time out after this many seconds, without retries.
 FAULT_TIMEOUT = 0.3

@@ -17,13 +17,13 @@ from django.utils import timezone
 from django_q.models import OrmQ
 
 from chatcore.errors import Conflict
-from chatcore.loopback_llm import Reply
 from chatcore.models import Message, Summary
 from compaction import conf
 from compaction.leases import lease_acquire, lease_release
 from compaction.models import CompactionLease
 from compaction.scanner.services import scan_run
 from compaction.services import channel_compact
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
 from tests.compaction.scanning import auto_settings, pressured_channel

@@ -8,9 +8,9 @@ import logging
 import pytest
 from django.urls import reverse
 
-from chatcore.loopback_llm import Reply
 from chatcore.models import AuditEntry, Channel, Message, ModelRole, Summary, UsageEntry
 from compaction.models import CompactionLease
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory
 from tests.compaction.factories import converse
 from tests.reliability.faults import FAULTS

@@ -7,8 +7,8 @@ import logging
 import pytest
 from django.urls import reverse
 
-from chatcore.loopback_llm import Reply
 from chatcore.models import Message, ModelRole, Summary, UsageEntry
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory
 from tests.reliability.faults import FAULTS
 

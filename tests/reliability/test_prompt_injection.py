@@ -12,10 +12,10 @@ import re
 import pytest
 
 from chatcore.context import context_assemble
-from chatcore.loopback_llm import Reply
 from chatcore.models import Message, Summary
 from compaction.prompting import DATA_RULES
 from compaction.services import channel_compact
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, PersonaFactory
 from tests.compaction.factories import converse
 

@@ -7,10 +7,10 @@ import logging
 import pytest
 
 from chatcore import services
-from chatcore.loopback_llm import Reply
 from chatcore.models import AuditEntry, Summary, UsageEntry
 from compaction.models import CompactionLease
 from compaction.services import channel_compact
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
 from tests.compaction.secrets_table import SECRETS, secret_of

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from chatcore.models import AuditEntry, Channel, Cursor, Message, Summary
-from compaction import benchmarks
+from devtools import benchmarks
 from tests.chatcore.factories import ChannelFactory, build_path
 
 
@@ -65,7 +65,7 @@ def test_json_figures(db):
 
 
 def test_sizes_follow_the_scale():
-    from compaction.benchmarks import context, path
+    from devtools.benchmarks import context, path
 
     assert context.sizes_for(1) == [100, 1_000, 10_000, 100_000]
     assert context.sizes_for(0.1) == [100, 1_000, 10_000]

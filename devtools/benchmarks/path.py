@@ -6,7 +6,7 @@ walk is what an ORM loop over `message.parent` does: one query per message.
 
 from chatcore import selectors
 from chatcore.models import Message
-from compaction.benchmarks.data import bench_data, measure, time_budget
+from devtools.benchmarks.data import bench_data, measure, time_budget
 
 SIZES = (1_000, 10_000)
 

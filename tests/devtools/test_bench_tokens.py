@@ -13,7 +13,7 @@ from django.core.management import call_command
 
 from chatcore.models import AuditEntry, Channel, LLMModel, Message, ModelRole, Summary, UsageEntry
 from chatcore.tokens import count_tokens, estimate_tokens
-from compaction.benchmarks import chart, tokens
+from devtools.benchmarks import chart, tokens
 
 TURNS = [
     ("Caroline", "I went to the LGBTQ support group yesterday and it was so powerful."),

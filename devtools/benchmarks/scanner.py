@@ -21,9 +21,9 @@ import time
 from django.db import connections
 from django.utils import timezone
 
-from compaction.benchmarks.databases import database_close, database_open
 from compaction.models import CompactionSettings
 from compaction.scanner.selectors import scan_candidates
+from devtools.benchmarks.databases import database_close, database_open
 
 ALIAS = DB_NAME = "compaction_bench"
 

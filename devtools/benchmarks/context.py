@@ -13,7 +13,7 @@ rounds over, keeping each size's best median (see `measure_rounds`).
 
 from chatcore import selectors, services
 from chatcore.context import context_assemble
-from compaction.benchmarks.data import bench_data, measure, measure_rounds, time_budget
+from devtools.benchmarks.data import bench_data, measure, measure_rounds, time_budget
 
 SIZES = (100, 1_000, 10_000, 100_000)
 AFTER_SUMMARY = 20  # messages between the summary's boundary and the leaf

@@ -3,7 +3,7 @@
 For each LoCoMo conversation: import it as a channel, compact it once
 through the compaction service (the summary limited to the conversation's
 tokens ÷ ratio, the newest `keep_recent` turns kept), and measure the
-supported-answer rate (compaction.fidelity) of three contexts, each as the
+supported-answer rate (devtools.fidelity) of three contexts, each as the
 model would receive it (context_assemble): the whole conversation (the
 ceiling), the compacted context (summary + kept turns) and a truncation
 baseline that keeps only the newest turns fitting the compacted context's
@@ -41,8 +41,8 @@ from django.db import transaction
 
 from chatcore.context import context_assemble
 from chatcore.errors import ServiceError, Unprocessable
-from compaction import fidelity
 from compaction.imports import conversation_import
+from devtools import fidelity
 
 BENCH_USERNAME = "fidelity-bench"
 MAX_PASSES = 50
@@ -84,7 +84,7 @@ def _truncation_lines(assembled, budget: int) -> tuple[list[str], int]:
 
 
 class Command(BaseCommand):
-    help = "Measure how much of LoCoMo conversations a compacted context still supports (see compaction.fidelity)."
+    help = "Measure how much of LoCoMo conversations a compacted context still supports (see devtools.fidelity)."
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+")

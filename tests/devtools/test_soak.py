@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from compaction.soak import Soak, SoakConfig
+from devtools.soak import Soak, SoakConfig
 
 
 @pytest.mark.slow

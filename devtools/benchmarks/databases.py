@@ -9,19 +9,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import quote
 
 from django.conf import settings as django_settings
 from django.db import connections
 
+from devtools.processes import database_url
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def database_url(config: dict) -> str:
-    if config["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{config['NAME']}"
-    credentials = quote(config["USER"] or "") + (f":{quote(config['PASSWORD'])}" if config["PASSWORD"] else "")
-    return f"postgres://{credentials}@{config['HOST'] or '127.0.0.1'}:{config['PORT'] or 5432}/{config['NAME']}"
 
 
 def database_open(alias: str) -> dict:

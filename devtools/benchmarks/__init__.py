@@ -13,12 +13,12 @@ from types import ModuleType
 
 # name → module; a scenario whose module is absent is simply not offered.
 REGISTRY: dict[str, str] = {
-    "context": "compaction.benchmarks.context",
-    "path": "compaction.benchmarks.path",
-    "scanner": "compaction.benchmarks.scanner",
-    "compaction": "compaction.benchmarks.compaction",
-    "throughput": "compaction.benchmarks.throughput",
-    "tokens": "compaction.benchmarks.tokens",
+    "context": "devtools.benchmarks.context",
+    "path": "devtools.benchmarks.path",
+    "scanner": "devtools.benchmarks.scanner",
+    "compaction": "devtools.benchmarks.compaction",
+    "throughput": "devtools.benchmarks.throughput",
+    "tokens": "devtools.benchmarks.tokens",
 }
 
 

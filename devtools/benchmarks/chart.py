@@ -20,8 +20,8 @@ def _pyplot():
         import matplotlib
     except ImportError as error:
         raise CommandError(
-            "Drawing the chart needs matplotlib, which is not installed: `pip install matplotlib` "
-            "(it is a dependency in pyproject.toml), or pass --no-chart."
+            "Drawing the chart needs matplotlib, which is not installed: `pip install -e '.[bench]'` "
+            "(the bench extra in pyproject.toml; the test command installs it), or pass --no-chart."
         ) from error
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -14,9 +14,6 @@ compactions per second.
 
 import datetime
 import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -32,15 +29,15 @@ from django_q.models import OrmQ, Task
 from django_q.tasks import async_task
 
 from chatcore import conf as chatcore_conf
-from chatcore.loopback_llm import LoopbackLLM, Reply
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, ModelRole, Summary, UsageEntry
 from chatcore.tokens import count_tokens
 from compaction import conf
-from compaction.benchmarks.databases import database_close, database_open, database_url
 from compaction.models import CompactionLease, CompactionSettings
+from devtools.benchmarks.databases import database_close, database_open
+from devtools.loopback_llm import LoopbackLLM, Reply
+from devtools.processes import QClusters, database_url
 
 ALIAS = "compaction_bench_tp"
-ROOT = Path(__file__).resolve().parents[2]
 LATENCY = 1.0
 CONCURRENCIES = (1, 2, 4)
 MESSAGES = 12
@@ -128,61 +125,29 @@ def _fill(*, channels: int, concurrency: int, base_url: str) -> list[int]:
     return [channel.pk for channel in rows]
 
 
-def _cluster(*, config: dict, workers: int, log: Path) -> subprocess.Popen:
-    environment = {
-        **os.environ,
-        "DATABASE_URL": database_url(config),
-        "Q_WORKERS": str(workers),
-        "Q_POLL_SECONDS": "0.05",
-        "LOG_LEVEL": "WARNING",
-        "Q_CLUSTER_NAME": Conf.PREFIX,
-    }
-    with open(log, "wb") as handle:
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "qcluster"],
-            cwd=ROOT,
-            env=environment,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and b"running" not in log.read_bytes():
-        if process.poll() is not None:
-            raise RuntimeError(f"qcluster exited: {log.read_text(errors='replace')[-2000:]}")
-        time.sleep(0.2)
-    return process
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-
-
-def _round(*, server: LoopbackLLM, config: dict, channels: int, concurrency: int, latency: float, log: Path) -> dict:
+def _round(*, server: LoopbackLLM, config: dict, channels: int, concurrency: int, latency: float, logs: Path) -> dict:
     _reset()
     ids = _fill(channels=channels, concurrency=concurrency, base_url=server.url)
-    process = _cluster(config=config, workers=concurrency + 1, log=log)
+    environment = {"DATABASE_URL": database_url(config), "Q_POLL_SECONDS": "0.05", "LOG_LEVEL": "WARNING"}
+    clusters = QClusters(log_dir=logs, env={**os.environ, **environment, "Q_CLUSTER_NAME": Conf.PREFIX})
+    name = f"throughput-c{concurrency}"
+    clusters.start(name, Q_WORKERS=str(concurrency + 1))
     try:
+        clusters.wait_running(name)
         started = timezone.now()
         async_task(conf.SCAN_TASK, broker=_Broker(list_key=Conf.PREFIX), task_name=f"bench-{uuid.uuid4().hex[:8]}")
         summaries = Summary.objects.using(ALIAS)
         seen, progressed = 0, time.monotonic()
         while seen < channels and time.monotonic() - progressed < 30 * latency + 30:
-            if process.poll() is not None:
-                raise RuntimeError(f"qcluster exited: {log.read_text(errors='replace')[-2000:]}")
+            if not clusters.alive(name):
+                raise RuntimeError(f"qcluster exited: {clusters.tail(name)}")
             time.sleep(0.1)
             count = summaries.count()
             if count > seen:
                 seen, progressed = count, time.monotonic()
         time.sleep(2 * latency)  # anything more would be a duplicate
     finally:
-        _stop(process)
+        clusters.stop_all()
     done = summaries.filter(channel_id__in=ids)
     finished = done.aggregate(last=Max("created_at"))["last"]
     elapsed = (finished - started).total_seconds() if finished else float("nan")
@@ -215,7 +180,6 @@ def run(*, scale: float, stdout) -> dict:
             default=Reply(content=SUMMARY, delay=LATENCY, prompt_tokens=1_000, completion_tokens=40)
         ) as server:
             logs = Path(django_settings.VAR_DIR) / "bench"
-            logs.mkdir(parents=True, exist_ok=True)
             for concurrency in CONCURRENCIES:
                 row = _round(
                     server=server,
@@ -223,7 +187,7 @@ def run(*, scale: float, stdout) -> dict:
                     channels=channels,
                     concurrency=concurrency,
                     latency=LATENCY,
-                    log=logs / f"throughput-c{concurrency}.log",
+                    logs=logs,
                 )
                 rows.append(row)
                 stdout.write(f"  c={concurrency}: {row['compacted']}/{channels} in {row['seconds']} s\n")

@@ -7,11 +7,12 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from chatcore.loopback_llm import Reply
 from chatcore.models import Channel, Message
-from compaction import conf, fidelity
+from compaction import conf
 from compaction.imports import conversation_import, locomo_date, locomo_turns
 from compaction.transcript import render_transcript, transcript_items
+from devtools import fidelity
+from devtools.loopback_llm import Reply
 
 
 def tiny_locomo():

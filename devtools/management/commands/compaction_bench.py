@@ -19,7 +19,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from compaction import benchmarks
+from devtools import benchmarks
 
 CHART_NAME = "compaction_bench.png"
 
@@ -71,7 +71,7 @@ class Command(BaseCommand):
             tables.write(f"  ({name}: {time.monotonic() - started:.1f} s including setup)\n\n")
 
         if not options["no_chart"]:
-            from compaction.benchmarks.chart import chart_write
+            from devtools.benchmarks.chart import chart_write
 
             chart = Path(options["chart"]) if options["chart"] else Path(settings.VAR_DIR) / "bench" / CHART_NAME
             path = chart_write(results=results, path=chart)

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from compaction.soak import Soak, SoakConfig
+from devtools.soak import Soak, SoakConfig
 
 
 class Command(BaseCommand):

@@ -21,7 +21,10 @@ Timeline:
    channel's lease must be takeable again (stuck), and the pressure columns
    must match the tree (corrupted).
 
-The figures are returned and printed; `ok` is False when an invariant broke.
+The automatic attempts are counted from the database: the outcome each one
+records in its channel's lease row, and the compaction tasks the broker
+records as failed. The figures are returned and printed; `ok` is False when
+an invariant broke.
 """
 
 from __future__ import annotations
@@ -32,10 +35,6 @@ import hashlib
 import logging
 import os
 import random
-import re
-import signal
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -46,15 +45,18 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import close_old_connections, connection
 from django.utils import timezone
+from django_q.models import Task
 from django_q.tasks import async_task
 
 from chatcore import services as chat_services
-from chatcore.loopback_llm import LoopbackLLM, Reply
 from chatcore.models import Channel, LLMModel, Message, Persona, Summary, UsageEntry
+from compaction import conf
 from compaction.leases import lease_acquire, lease_release
 from compaction.models import CompactionLease, CompactionProfile
 from compaction.scanner.selectors import compaction_settings_get
 from compaction.scanner.services import SETTINGS_FIELDS, compaction_settings_update
+from devtools.loopback_llm import LoopbackLLM, Reply
+from devtools.processes import QClusters, database_url
 
 WINDOW = 3_000
 WORDS = (
@@ -200,70 +202,51 @@ class _Faults:
         )
 
 
-class _Workers:
-    """W qcluster processes, each in its own process group with one worker."""
+class _OutcomeWatch(threading.Thread):
+    """Counts the outcomes automatic attempts record in the channels' lease rows.
 
-    def __init__(self, *, count: int, env: dict, log_dir: Path):
-        self.count = count
-        self.env = env
-        self.log_dir = log_dir
-        self.procs: list[subprocess.Popen | None] = [None] * count
-        self.logs: list = [None] * count
+    `_finish` writes each outcome with its time (`last_finished_at`); an
+    abandoned attempt is recorded when the channel is reserved again, with
+    one more failure. The rows are read every `every` seconds, so an outcome
+    is seen unless the same channel records two within one reading (an
+    attempt lasts at least a model call; the soak's reads are 0.25 s apart).
+    """
 
-    def start(self, index: int) -> None:
-        if self.logs[index] is None:
-            self.logs[index] = open(self.log_dir / f"worker-{index}.log", "a", buffering=1)
-        self.procs[index] = subprocess.Popen(
-            [sys.executable, "manage.py", "qcluster"],
-            cwd=django_settings.BASE_DIR,
-            env=self.env,
-            stdout=self.logs[index],
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+    def __init__(self, channel_ids: list[int], *, every: float = 0.25) -> None:
+        super().__init__(daemon=True)
+        self.channel_ids = channel_ids
+        self.every = every
+        self.halt = threading.Event()
+        self.seen: dict[int, tuple] = {}
+        self.counts: collections.Counter = collections.Counter()
+
+    def read(self) -> None:
+        rows = CompactionLease.objects.filter(channel_id__in=self.channel_ids).values_list(
+            "channel_id", "last_finished_at", "last_outcome", "failure_count"
         )
+        for channel_id, finished_at, outcome, failures in rows:
+            state = (finished_at, outcome, failures if outcome == "abandoned" else None)
+            if outcome and self.seen.get(channel_id) != state:
+                self.counts[outcome] += 1
+            self.seen[channel_id] = state
 
-    def start_all(self) -> None:
-        for index in range(self.count):
-            self.start(index)
+    def run(self) -> None:
+        try:
+            while not self.halt.wait(self.every):
+                self.read()
+        finally:
+            connection.close()
 
-    def kill(self, index: int) -> None:
-        proc = self.procs[index]
-        if proc is not None and proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-
-    def stop_all(self, grace: float = 15.0) -> None:
-        for proc in self.procs:
-            if proc is not None and proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        for index, proc in enumerate(self.procs):
-            if proc is None:
-                continue
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                self.kill(index)
-            try:  # children left by a cluster whose parent died first
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        for log in self.logs:
-            if log is not None:
-                log.close()
+    def finish(self) -> collections.Counter:
+        self.halt.set()
+        self.join(timeout=10)
+        self.read()
+        return self.counts
 
 
 def _database_label() -> str:
     vendor = connection.vendor
     return {"postgresql": "PostgreSQL", "sqlite": "SQLite"}.get(vendor, vendor)
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{db['NAME']}"
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 class Soak:
@@ -407,7 +390,7 @@ class Soak:
         faults = _Faults(rate=cfg.fault_rate, timeout=cfg.llm_timeout, seed=cfg.seed)
         env = {
             **os.environ,
-            "DATABASE_URL": _database_url(),
+            "DATABASE_URL": database_url(connection.settings_dict),
             "Q_WORKERS": "1",
             "LLM_TIMEOUT_SECONDS": str(cfg.llm_timeout),
             "LLM_MAX_RETRIES": "0",
@@ -423,9 +406,12 @@ class Soak:
             self.say(
                 f"soak {self.tag}: {cfg.channels} channels ready; starting {cfg.workers} workers (logs in {log_dir})\n"
             )
-            workers = _Workers(count=cfg.workers, env=env, log_dir=log_dir)
-            workers.start_all()
+            workers = QClusters(log_dir=log_dir, env=env)
+            for index in range(cfg.workers):
+                workers.start(f"worker-{index}")
             users = [threading.Thread(target=self._user_loop, args=(n,), daemon=True) for n in range(cfg.users)]
+            watch = _OutcomeWatch(self.channel_ids)
+            watch.start()
             try:
                 for thread in users:
                     thread.start()
@@ -441,6 +427,7 @@ class Soak:
                 self.stop_writes.set()
                 workers.stop_all()
                 self.report.faults_injected = faults.injected
+                self.report.outcomes = watch.finish()
             # Any lease a killed worker held expires within `lease` seconds of being taken.
             self._wait_for_leases(timeout=cfg.lease + 5)
             self._check()
@@ -449,10 +436,10 @@ class Soak:
         return self.report
 
     def _scan(self) -> None:
-        async_task("compaction.tasks.scan", task_name=f"soak-scan-{self.tag}-{time.time_ns()}")
+        async_task(conf.SCAN_TASK, task_name=f"soak-scan-{self.tag}-{time.time_ns()}")
         self.report.scans_enqueued += 1
 
-    def _load_phase(self, workers: _Workers, until: float) -> None:
+    def _load_phase(self, workers: QClusters, until: float) -> None:
         cfg = self.config
         next_scan = time.monotonic()
         next_kill = time.monotonic() + self.random.expovariate(1 / cfg.kill_every) if cfg.kill_every else None
@@ -462,7 +449,7 @@ class Soak:
                 self._scan()
                 next_scan = now + cfg.scan_every
             if next_kill is not None and now >= next_kill:
-                victim = self.random.randrange(cfg.workers)
+                victim = f"worker-{self.random.randrange(cfg.workers)}"
                 workers.kill(victim)
                 self.report.kills += 1
                 time.sleep(self.random.uniform(0.5, 2.0))
@@ -471,7 +458,7 @@ class Soak:
                 next_kill = time.monotonic() + max(3.0, self.random.expovariate(1 / cfg.kill_every))
             time.sleep(0.2)
 
-    def _drain(self, workers: _Workers, until: float) -> None:
+    def _drain(self, workers: QClusters, until: float) -> None:
         """Scan until nothing is left to do for the channels, or time is up."""
         while time.monotonic() < until:
             self._scan()
@@ -557,26 +544,14 @@ class Soak:
             "error", flat=True
         ):
             report.model_errors[error_cause(error)] += 1
-        report.outcomes = self._outcomes()
+        report.outcomes.update(self._task_failures())
 
-    def _outcomes(self) -> collections.Counter:
-        """Automatic attempts by how they ended, from the workers' logs."""
-        counts: collections.Counter = collections.Counter()
-        log_dir = Path(self.config.log_dir or Path(django_settings.VAR_DIR) / "soak" / self.tag)
-        done = re.compile(r"auto: channel (\d+) done")
-        other = re.compile(r"auto: channel (\d+) (\w+): (.*)")
-        ids = {str(pk) for pk in self.channel_ids}
-        for path in sorted(log_dir.glob("worker-*.log")):
-            for line in path.read_text(errors="replace").splitlines():
-                if (match := done.search(line)) and match.group(1) in ids:
-                    counts["done"] += 1
-                elif (match := other.search(line)) and match.group(1) in ids:
-                    outcome, detail = match.group(2), match.group(3)
-                    if outcome == "failed" and "changed" in detail:
-                        outcome = "failed: channel changed"
-                    elif outcome == "failed" and "model call failed" in detail.lower():
-                        outcome = "failed: model"
-                    counts[outcome] += 1
-                elif "Task timeout" in line or "timed out" in line and "Process-" in line:
-                    counts["task timeout (worker recycled)"] += 1
-        return counts
+    def _task_failures(self) -> collections.Counter:
+        """Automatic compaction tasks that raised or overran their timeout (the
+        broker records them as failed; a SIGKILLed task leaves no row and its
+        attempt shows as abandoned)."""
+        failed = Task.objects.filter(func=conf.AUTO_COMPACT_TASK, success=False)
+        ids = set(self.channel_ids)
+        return collections.Counter(
+            "task failed or timed out" for args in failed.values_list("args", flat=True) if args and args[0] in ids
+        )

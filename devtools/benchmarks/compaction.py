@@ -28,12 +28,12 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
 from chatcore import services as chatcore_services
-from chatcore.loopback_llm import LoopbackLLM, Reply
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, ModelRole, Summary, UsageEntry
 from chatcore.services import message_size
 from compaction.services import channel_compact
 from compaction.summarizers.offline import summarize_offline
 from compaction.transcript import transcript_items
+from devtools.loopback_llm import LoopbackLLM, Reply
 
 SIZES = (50, 500, 5_000)
 KEEP_RECENT = 10

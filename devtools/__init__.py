@@ -1,0 +1,1 @@
+"""Tools to measure and exercise the product, outside the app packages."""
