@@ -79,6 +79,27 @@ class ModelRole(models.Model):
         return f"{self.get_role_display()}: {self.primary}"
 
 
+# Channels whose context pressure is watched for automatic compaction: direct,
+# live, not archived, not ephemeral. Written once, as data: the pressure index
+# covers exactly these, `Channel.objects.pressure_watched()` selects them and
+# `Channel.is_pressure_watched` tells one loaded channel (no query).
+PRESSURE_WATCHED: dict[str, object] = {"type": "direct", "deleted_at": None, "archived": False, "ephemeral": False}
+
+
+def pressure_watched_q() -> Q:
+    return Q(
+        **{
+            (f"{name}__isnull" if value is None else name): (True if value is None else value)
+            for name, value in PRESSURE_WATCHED.items()
+        }
+    )
+
+
+class ChannelQuerySet(models.QuerySet["Channel"]):
+    def pressure_watched(self) -> "ChannelQuerySet":
+        return self.filter(pressure_watched_q())
+
+
 class Channel(models.Model):
     class Type(models.TextChoices):
         DIRECT = "direct", "Direct"
@@ -108,19 +129,21 @@ class Channel(models.Model):
     context_budget = models.PositiveIntegerField(default=0)
     context_ratio = models.FloatField(default=0.0)
 
+    objects = ChannelQuerySet.as_manager()
+
     class Meta:
         ordering = ["-last_activity_at"]
         indexes = [
-            models.Index(
-                fields=["context_ratio"],
-                name="channel_pressure_idx",
-                condition=Q(deleted_at__isnull=True, archived=False, ephemeral=False, type="direct"),
-            ),
+            models.Index(fields=["context_ratio"], name="channel_pressure_idx", condition=pressure_watched_q()),
             models.Index(fields=["owner", "-last_activity_at"], name="channel_owner_activity_idx"),
         ]
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def is_pressure_watched(self) -> bool:
+        return all(getattr(self, name) == value for name, value in PRESSURE_WATCHED.items())
 
 
 class Message(models.Model):

@@ -131,13 +131,27 @@ class CompactionLease(models.Model):
     on two machines can never both hold it; a crashed holder's lease expires.
     """
 
+    class Outcome(models.TextChoices):
+        """How an attempt ended. The first six are recorded in `last_outcome`
+        (manual attempts record done, failed or nothing); the last two only
+        reach the task's report."""
+
+        DONE = "done", "Done"  # a summary was written and the channel is under its threshold
+        INEFFECTIVE = "ineffective", "Done, still over the threshold"  # a summary was written, not enough
+        FAILED = "failed", "Failed"  # the model call or the service failed; nothing was written
+        NOTHING = "nothing", "Nothing to compact"  # the service found too few messages
+        BUSY = "busy", "Busy"  # another compaction held the lease; not an attempt
+        ABANDONED = "abandoned", "Abandoned"  # the worker never reported back (killed, timed out)
+        SKIPPED = "skipped", "Skipped"  # the task found the channel no longer eligible; not an attempt
+        STALE = "stale", "Stale"  # a duplicate or outdated delivery of the task; nothing done
+
     channel = models.OneToOneField(Channel, on_delete=models.CASCADE, primary_key=True, related_name="compaction_lease")
     holder = models.CharField(max_length=100, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
     last_started_at = models.DateTimeField(null=True, blank=True)
     last_finished_at = models.DateTimeField(null=True, blank=True)
     last_auto_at = models.DateTimeField(null=True, blank=True)
-    last_outcome = models.CharField(max_length=32, blank=True)
+    last_outcome = models.CharField(max_length=32, blank=True, choices=Outcome.choices)
     last_error = models.TextField(blank=True)
     failure_count = models.PositiveIntegerField(default=0)
     attempt_leaf_id = models.BigIntegerField(

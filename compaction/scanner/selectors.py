@@ -11,17 +11,11 @@ from compaction.models import CompactionLease, CompactionSettings
 
 SETTINGS_PK = 1
 
-# Outcomes an automatic attempt records in its lease row.
-DONE = "done"  # a summary was written and the channel is under its threshold
-INEFFECTIVE = "ineffective"  # a summary was written but the channel is still over it
-FAILED = "failed"  # the model call or the service failed; nothing was written
-NOTHING = "nothing"  # the service found nothing to compact
-BUSY = "busy"  # another compaction held the lease; not an attempt
-SKIPPED = "skipped"  # the task found the channel no longer eligible; not an attempt
-ABANDONED = "abandoned"  # the worker never reported back (killed, timed out)
-
-COOLDOWN_OUTCOMES = frozenset({DONE, INEFFECTIVE})
-NO_LOOP_OUTCOMES = frozenset({FAILED, NOTHING, ABANDONED})
+Outcome = CompactionLease.Outcome
+# A summary was written: the channel waits out the cooldown.
+COOLDOWN_OUTCOMES = frozenset({Outcome.DONE, Outcome.INEFFECTIVE})
+# Nothing was written: the channel is not tried again until it has new messages (or the cooldown passed).
+NO_LOOP_OUTCOMES = frozenset({Outcome.FAILED, Outcome.NOTHING, Outcome.ABANDONED})
 
 
 def compaction_settings_get(*, lock: bool = False) -> CompactionSettings:
@@ -60,11 +54,8 @@ def scan_candidates(*, settings: CompactionSettings, now: datetime.datetime) -> 
     and message-count filters.
     """
     return (
-        Channel.objects.filter(
-            type=Channel.Type.DIRECT,
-            deleted_at__isnull=True,
-            archived=False,
-            ephemeral=False,
+        Channel.objects.pressure_watched()
+        .filter(
             context_ratio__gte=coarse_bound(settings=settings),
             last_activity_at__lte=now - datetime.timedelta(minutes=settings.idle_minutes),
             last_activity_at__gte=now - datetime.timedelta(days=settings.active_within_days),

@@ -1,8 +1,11 @@
 """The channel's context pressure columns follow the owner's active path
 through every kind of change, in the same transaction as the change."""
 
+import itertools
+
 import pytest
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from chatcore import conf, selectors, services
 from chatcore.models import Channel, Cursor, ModelRole
@@ -186,3 +189,19 @@ def test_changing_the_model_moves_budget_and_ratio(channel):
     channel.refresh_from_db()
     assert channel.context_budget == 500
     assert channel.context_ratio == pytest.approx(channel.context_tokens / 500)
+
+
+def test_the_watched_channels_are_one_rule_in_sql_and_in_memory(db):
+    owner = UserFactory()
+    for kind, archived, ephemeral, deleted in itertools.product(Channel.Type.values, *[(False, True)] * 3):
+        Channel.objects.create(
+            owner=owner,
+            title="c",
+            type=kind,
+            archived=archived,
+            ephemeral=ephemeral,
+            deleted_at=timezone.now() if deleted else None,
+        )
+    watched = set(Channel.objects.pressure_watched().values_list("pk", flat=True))
+    assert watched == {channel.pk for channel in Channel.objects.all() if channel.is_pressure_watched}
+    assert [Channel.objects.get(pk=pk).type for pk in watched] == [Channel.Type.DIRECT]

@@ -8,7 +8,7 @@ from django.utils import timezone
 from chatcore.models import AuditEntry, Message, Summary, UsageEntry
 from compaction import conf, tasks
 from compaction.models import CompactionLease
-from compaction.scanner import services as scanner_services
+from compaction.scanner import attempt
 from compaction.scanner.services import auto_compaction_drain, scan_run
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import build_path
@@ -248,7 +248,7 @@ def test_a_failing_refill_keeps_what_the_worker_finished(
     def refill_fails(**kwargs):
         raise OperationalError("could not obtain lock on row in relation compaction_compactionsettings")
 
-    monkeypatch.setattr(scanner_services, "scan_run", refill_fails)
+    monkeypatch.setattr(attempt, "scan_run", refill_fails)
     with django_capture_on_commit_callbacks(execute=True):
         outcomes = auto_compaction_drain(channel_id=first.pk, ticket=tickets[first.pk], seconds=60)
 
@@ -266,14 +266,14 @@ def test_a_taken_channel_that_raises_is_recorded_as_failed_not_left_in_flight(
     first, second = pressured_channel(messages=13), pressured_channel()
     tickets = reserve(django_capture_on_commit_callbacks)
     llm_server.default = Reply(content=SUMMARY)
-    claim = scanner_services._claim
+    claim = attempt._claim
 
     def claim_second_fails(*, channel_id, ticket):
         if channel_id == second.pk:
             raise OperationalError("server closed the connection unexpectedly")
         return claim(channel_id=channel_id, ticket=ticket)
 
-    monkeypatch.setattr(scanner_services, "_claim", claim_second_fails)
+    monkeypatch.setattr(attempt, "_claim", claim_second_fails)
     with django_capture_on_commit_callbacks(execute=True):
         outcomes = auto_compaction_drain(channel_id=first.pk, ticket=tickets[first.pk], seconds=60)
 
