@@ -36,7 +36,7 @@ def lease_acquire(*, channel_id: int, holder: str, seconds: int) -> bool:
     return taken == 1
 
 
-def lease_release(*, channel_id: int, holder: str, outcome: str, error: str = "", record: bool = True) -> bool:
+def lease_release(*, channel_id: int, holder: str, outcome: str = "", error: str = "", record: bool = True) -> bool:
     """Give the lease back; False if it was no longer ours.
 
     With `record`, also note how the attempt ended ("done", "failed",

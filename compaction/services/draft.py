@@ -1,0 +1,281 @@
+"""The draft of a compaction: which messages it covers, and the summary that
+would stand for them, computed while the lease is held and nothing is written
+(a dry run returns it as it is; compaction.services.commit writes it)."""
+
+import dataclasses
+from collections import Counter
+
+from django.core.exceptions import ValidationError
+from django.db.models import prefetch_related_objects
+
+from chatcore import conf as chatcore_conf
+from chatcore import selectors as chatcore_selectors
+from chatcore.errors import Conflict, Unprocessable
+from chatcore.models import Channel, LLMModel, Message, ModelRole, Summary
+from chatcore.tokens import count_tokens
+from compaction import conf
+from compaction.extracts import extracts_collect
+from compaction.facts import facts_pin
+from compaction.models import CompactionProfile
+from compaction.redaction import redact
+from compaction.services.summarize import (
+    OFFLINE_MODEL_NAME,
+    Summarized,
+    SummaryRequest,
+    offline_limit,
+    summary_generate,
+    summary_truncate,
+    summary_validate,
+)
+from compaction.transcript import TranscriptItem, transcript_items
+
+
+@dataclasses.dataclass(frozen=True)
+class DraftRequest:
+    """What to compact and how: the arguments of `channel_compact`, checked and resolved."""
+
+    channel: Channel
+    profile: CompactionProfile
+    trigger: str
+    focus: str
+    keep: int
+    max_tokens: int
+    content: str | None
+    through_message_id: int | None
+    edited: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    leaf: Message
+    boundary: Summary | None
+    path: list[Message]
+    to_summarize: list[Message]
+    kept: list[Message]
+
+
+@dataclasses.dataclass
+class Draft:
+    """A summary ready to be written: its text, how it was made, and the pressure it would leave."""
+
+    plan: Plan
+    text: str
+    summarized: Summarized
+    truncated: bool
+    redactions: Counter[str]
+    extracts: dict
+    tokens_before: int
+    tokens_after: int
+
+    @property
+    def through(self) -> Message:
+        return self.plan.to_summarize[-1]
+
+    @property
+    def previous(self) -> Summary | None:
+        return self.plan.boundary
+
+
+@dataclasses.dataclass
+class _Sources:
+    """The redacted material the summary is made from, and the redactions counted on the way."""
+
+    items: list[TranscriptItem]
+    previous_text: str | None
+    focus_text: str
+    text: str
+    redactions: Counter[str]
+
+
+def plan_make(*, channel: Channel, keep_recent: int, through_message_id: int | None, input_budget: int | None) -> Plan:
+    """Which messages this compaction covers; Unprocessable with the reason when too few."""
+    cursor = chatcore_selectors.cursor_get(channel=channel, user=channel.owner)
+    if cursor is None:
+        raise Unprocessable(
+            "Nothing to compact: the channel has no messages.",
+            code="nothing_to_compact",
+            extra={"reason": "empty", "new_messages": 0, "minimum": conf.MIN_NEW_MESSAGES},
+        )
+    boundary = cursor.summary
+    after_depth = boundary.through_message.depth if boundary else -1
+    path = chatcore_selectors.message_path(leaf_id=cursor.leaf_id, after_depth=after_depth)
+    if path and path[0].depth == 0 and path[0].role == Message.Role.SYSTEM:
+        # The branch's own system prompt: sent as it is after any summary (chatcore.context), never summarised.
+        path = path[1:]
+    if path and path[0].depth == 0 and path[0].role == Message.Role.SYSTEM:
+        # The branch's own system prompt: sent as it is after any summary (chatcore.context), never summarised.
+        path = path[1:]
+
+    if through_message_id is not None:
+        cut = next((i + 1 for i, m in enumerate(path) if m.pk == through_message_id), None)
+        if cut is None:
+            raise Conflict(
+                "The channel changed since the draft was made: its message is no longer on the "
+                "active path after the current summary. Make a new draft.",
+                code="channel_changed",
+            )
+    else:
+        cut = max(len(path) - keep_recent, 0)
+        # Never separate a tool result from the call that asked for it.
+        while 0 < cut < len(path) and path[cut].role == Message.Role.TOOL:
+            cut -= 1
+        # Stay within what the summarizing model can read; the rest waits for the next compaction.
+        if input_budget is not None:
+            total = 0
+            for index in range(cut):
+                total += path[index].tokens
+                if total > input_budget and index >= conf.MIN_NEW_MESSAGES:
+                    cut = index
+                    break
+    to_summarize, kept = path[:cut], path[cut:]
+    if len(to_summarize) < conf.MIN_NEW_MESSAGES:
+        since = "the last summary" if boundary else "the start"
+        raise Unprocessable(
+            f"Nothing to compact: {len(path)} message(s) since {since}, of which the newest {len(kept)} are "
+            f"kept as they are, leaves {len(to_summarize)} to summarise; at least {conf.MIN_NEW_MESSAGES} "
+            f"are needed.",
+            code="nothing_to_compact",
+            extra={
+                "reason": "too_few_messages",
+                "new_messages": len(path),
+                "keep_recent": len(kept),
+                "would_summarize": len(to_summarize),
+                "minimum": conf.MIN_NEW_MESSAGES,
+            },
+        )
+    return Plan(leaf=cursor.leaf, boundary=boundary, path=path, to_summarize=to_summarize, kept=kept)
+
+
+def input_budget(profile: CompactionProfile, max_tokens: int) -> int | None:
+    """Tokens of conversation one request may carry, from the summarizing model's window.
+
+    None when the summary is written by the offline summarizer: it reads the
+    messages themselves, not a prompt, so no window limits it. The offline
+    model's `context_window` is the *chat* window its channels are measured
+    against (the demo sets it small on purpose); applying it here would
+    silently leave most of a long stretch unsummarised.
+    """
+    model = profile.model
+    if model is None:
+        role = chatcore_selectors.model_role_get(role=ModelRole.Role.UTILITY)
+        model = role.primary if role else None
+    if model is None or model.provider == LLMModel.Provider.OFFLINE:
+        return None
+    window = (
+        model.context_window if model is not None and model.context_window else chatcore_conf.DEFAULT_CONTEXT_BUDGET
+    )
+    return max(int(window * conf.INPUT_SHARE) - max_tokens - 1_000, 1_000)
+
+
+def extracts_merge(previous: dict | None, new: dict) -> dict:
+    """Extracts describe everything the summary stands for, so carry the earlier ones forward."""
+    if not previous:
+        return new
+    merged: dict = {}
+    for key in set(previous) | set(new):
+        old, fresh = previous.get(key), new.get(key)
+        if isinstance(old, dict) or isinstance(fresh, dict):
+            combined = dict(old or {})
+            for name, count in (fresh or {}).items():
+                combined[name] = combined.get(name, 0) + count
+            merged[key] = combined
+        elif isinstance(old, list) or isinstance(fresh, list):
+            merged[key] = list(dict.fromkeys([*(old or []), *(fresh or [])]))
+        else:
+            merged[key] = fresh if fresh is not None else old
+    return merged
+
+
+def draft_make(request: DraftRequest) -> Draft:
+    """The summary that would be written, computed with no transaction open; raises
+    Unprocessable (too few messages), ValidationError (an edit as long as what it
+    replaces) or ModelCallFailed."""
+    plan = plan_make(
+        channel=request.channel,
+        keep_recent=request.keep,
+        through_message_id=request.through_message_id,
+        input_budget=input_budget(request.profile, request.max_tokens),
+    )
+    sources = _sources(plan=plan, focus=request.focus)
+    previous = plan.boundary
+    input_tokens = sum(m.tokens for m in plan.to_summarize) + (previous.tokens if previous else 0)
+    if request.content is not None:
+        applied = redact(request.content.strip())
+        sources.redactions.update(applied.counts)
+        if count_tokens(applied.text) >= input_tokens:
+            raise ValidationError(
+                {"content": "The edited summary is as long as the messages it would replace; shorten it."}
+            )
+        text, truncated = applied.text, False
+        summarized = Summarized(text=text, model="", used_fallback=False, input_tokens=0, output_tokens=0)
+    else:
+        summarized, text, truncated = _summary(request=request, sources=sources, input_tokens=input_tokens)
+    through = plan.to_summarize[-1]
+    summary_tokens = count_tokens(text) + chatcore_conf.MESSAGE_OVERHEAD_TOKENS
+    boundary_offset = (previous.through_message.path_tokens - previous.tokens) if previous else 0
+    return Draft(
+        plan=plan,
+        text=text,
+        summarized=summarized,
+        truncated=truncated,
+        redactions=sources.redactions,
+        extracts=extracts_merge(previous.extracts if previous else None, extracts_collect(sources.items)),
+        tokens_before=plan.leaf.path_tokens - boundary_offset,
+        tokens_after=plan.leaf.path_tokens - through.path_tokens + summary_tokens,
+    )
+
+
+def _sources(*, plan: Plan, focus: str) -> _Sources:
+    """The transcript, the previous summary and the focus, redacted: no secret reaches the summarizer."""
+    prefetch_related_objects(plan.to_summarize, "author")
+    items = transcript_items(plan.to_summarize)
+    redactions: Counter[str] = Counter()
+    previous_text = None
+    if plan.boundary is not None:
+        redacted = redact(plan.boundary.content)
+        previous_text = redacted.text
+        redactions.update(redacted.counts)
+    focus_text = ""
+    if focus:
+        redacted = redact(focus)
+        focus_text = redacted.text
+        redactions.update(redacted.counts)
+    text = "\n".join(item.content for item in items)
+    if previous_text is not None:
+        text = previous_text + "\n" + text
+    return _Sources(items=items, previous_text=previous_text, focus_text=focus_text, text=text, redactions=redactions)
+
+
+def _summary(*, request: DraftRequest, sources: _Sources, input_tokens: int) -> tuple[Summarized, str, bool]:
+    """The model's summary, checked, redacted, cut to the limit and with its pinned references:
+    (what the model returned, the final text, whether it was cut)."""
+    source_tokens = count_tokens(sources.text)
+    summarized = summary_generate(
+        SummaryRequest(
+            channel=request.channel,
+            profile=request.profile,
+            items=sources.items,
+            previous_summary=sources.previous_text,
+            focus=sources.focus_text,
+            max_tokens=request.max_tokens,
+            trigger=request.trigger,
+            source_text=sources.text,
+            source_tokens=source_tokens,
+        )
+    )
+    max_tokens = request.max_tokens
+    text, truncated = summary_validate(
+        summarized.text, input_tokens=input_tokens, max_tokens=max_tokens, model=summarized.model
+    )
+    # The summarizer never saw a secret, but nothing it writes may carry one either.
+    final = redact(text)
+    sources.redactions.update(final.counts)
+    # A placeholder can be longer than the secret it replaced: the limit is checked again after it.
+    text, cut = summary_truncate(final.text.strip(), max_tokens)
+    # References are part of the summary and share its limit (they come from redacted text); with them
+    # the summary must still be shorter than what it replaces, and the offline one within its own limit.
+    pin_limit = min(max_tokens, input_tokens - 1)
+    if summarized.model == OFFLINE_MODEL_NAME:
+        pin_limit = min(pin_limit, offline_limit(max_tokens=max_tokens, input_tokens=source_tokens))
+    text = facts_pin(source_text=sources.text, summary=text, max_tokens=pin_limit).strip()
+    return summarized, text, truncated or cut

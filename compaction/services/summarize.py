@@ -1,0 +1,154 @@
+"""Writing the summary text: the model (or the offline summarizer), then the
+checks that make it usable (not empty, shorter than what it replaces, within
+the profile's limit)."""
+
+import dataclasses
+
+from chatcore.errors import ModelCallFailed
+from chatcore.llm import OfflineModel, llm_complete
+from chatcore.models import Channel, ModelRole, UsageEntry
+from chatcore.tokens import count_tokens
+from compaction.facts import facts_pin
+from compaction.models import CompactionProfile
+from compaction.prompting import messages_build
+from compaction.summarizers.offline import summarize_offline
+from compaction.transcript import TranscriptItem, render_transcript
+
+OFFLINE_MODEL_NAME = "offline"
+TRUNCATION_NOTE = "\n\n[The summary was cut at the profile's limit of {limit:,} tokens.]"
+
+
+@dataclasses.dataclass(frozen=True)
+class Summarized:
+    """What the summarizing model returned, and what it cost."""
+
+    text: str
+    model: str
+    used_fallback: bool
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclasses.dataclass(frozen=True)
+class SummaryRequest:
+    """What the summarizer is given: the redacted transcript items, the
+    previous summary (fed back for an iterative update) and the focus."""
+
+    channel: Channel
+    profile: CompactionProfile
+    items: list[TranscriptItem]
+    previous_summary: str | None
+    focus: str
+    max_tokens: int
+    trigger: str
+    source_text: str
+    source_tokens: int
+
+
+def offline_limit(*, max_tokens: int, input_tokens: int) -> int:
+    """The offline summary's limit, references included: extractive output has a fixed frame, so it is kept
+    inside what it replaces even for short stretches."""
+    return max(50, min(max_tokens, int(input_tokens * 0.8)))
+
+
+def summary_generate(request: SummaryRequest) -> Summarized:
+    """The summary from the profile's model, or from the offline method when the utility role is offline."""
+    channel, profile = request.channel, request.profile
+    messages = messages_build(
+        system_prompt=profile.system_prompt,
+        instructions=profile.instructions,
+        transcript=render_transcript(request.items),
+        previous_summary=request.previous_summary,
+        focus=request.focus,
+        persona=channel.persona,
+    )
+    try:
+        completion = llm_complete(
+            role=ModelRole.Role.UTILITY,
+            messages=messages,
+            user=channel.owner,
+            channel=channel,
+            trigger=request.trigger,
+            max_tokens=request.max_tokens,
+            temperature=profile.temperature,
+            override=profile.model,
+        )
+    except OfflineModel:
+        return _summarize_offline(request)
+    return Summarized(
+        text=completion.content,
+        model=completion.model,
+        used_fallback=completion.used_fallback,
+        input_tokens=completion.input_tokens,
+        output_tokens=completion.output_tokens,
+    )
+
+
+def _summarize_offline(request: SummaryRequest) -> Summarized:
+    limit = offline_limit(max_tokens=request.max_tokens, input_tokens=request.source_tokens)
+
+    def offline(max_tokens: int) -> str:
+        return summarize_offline(
+            items=request.items, previous_summary=request.previous_summary, focus=request.focus, max_tokens=max_tokens
+        )
+
+    text = offline(limit)
+    # It fills its budget, which would leave no room for the pinned references that the limit also
+    # covers: when they would not fit, summarise again in less room (at most a fifth less).
+    overflow = count_tokens(facts_pin(source_text=request.source_text, summary=text)) - limit
+    if overflow > 0:
+        text = offline(max(50, limit - min(overflow, limit // 5)))
+    output_tokens = count_tokens(text)
+    UsageEntry.objects.create(
+        user=request.channel.owner,
+        channel=request.channel,
+        role=ModelRole.Role.UTILITY,
+        model=OFFLINE_MODEL_NAME,
+        trigger=request.trigger,
+        input_tokens=request.source_tokens,
+        output_tokens=output_tokens,
+    )
+    return Summarized(
+        text=text,
+        model=OFFLINE_MODEL_NAME,
+        used_fallback=False,
+        input_tokens=request.source_tokens,
+        output_tokens=output_tokens,
+    )
+
+
+def summary_truncate(text: str, limit: int) -> tuple[str, bool]:
+    """Cut at a line boundary under `limit` tokens, saying so in the text; (text, whether it was cut)."""
+    if count_tokens(text) <= limit:
+        return text, False
+    note_tokens = count_tokens(TRUNCATION_NOTE.format(limit=limit))
+    lines, kept, used = text.splitlines(), [], 0
+    for line in lines:
+        cost = count_tokens(line + "\n")
+        if used + cost > limit - note_tokens:
+            break
+        kept.append(line)
+        used += cost
+    if not kept:  # one enormous line: cut by characters
+        kept = [text[: max((limit - note_tokens) * 3, 1)]]
+    return "\n".join(kept).rstrip() + TRUNCATION_NOTE.format(limit=limit), True
+
+
+def summary_validate(text: str, *, input_tokens: int, max_tokens: int, model: str) -> tuple[str, bool]:
+    """The model's text, usable as a summary, within the limit; ModelCallFailed when it is not usable."""
+    text = (text or "").strip()
+    if not text:
+        raise ModelCallFailed(
+            f"The summarizer ({model}) returned an empty summary; nothing was written.",
+            code="unusable_summary",
+            extra={"reason": "empty"},
+        )
+    tokens = count_tokens(text)
+    if tokens >= input_tokens:
+        raise ModelCallFailed(
+            f"The summarizer ({model}) returned {tokens:,} tokens for {input_tokens:,} tokens of conversation: "
+            f"a summary must be shorter than what it replaces; nothing was written.",
+            code="unusable_summary",
+            extra={"reason": "longer_than_input"},
+        )
+    return summary_truncate(text, max_tokens)
