@@ -1,8 +1,11 @@
 """The one error class services raise besides Django's ValidationError.
 
 Each subclass carries the HTTP status the API maps it to, so interfaces
-never re-decide what a failure means.
+never re-decide what a failure means; `error_text` is the one way any
+interface (pages, admin, commands, logs) turns a failure into words.
 """
+
+from django.core.exceptions import ValidationError
 
 
 class ServiceError(Exception):
@@ -42,3 +45,14 @@ class ModelCallFailed(ServiceError):
 
     status_code = 502
     code = "model_failed"
+
+
+def error_text(error: BaseException, *, separator: str = "; ", name_unexpected: bool = False) -> str:
+    """A failure in words for a person: a ValidationError's messages (every field's, joined by
+    `separator`), a ServiceError's message, else the exception's own text (after its class
+    name with `name_unexpected`, for logs and records where the kind matters)."""
+    if isinstance(error, ValidationError):
+        return separator.join(error.messages)
+    if isinstance(error, ServiceError):
+        return error.message
+    return f"{type(error).__name__}: {error}" if name_unexpected else str(error)

@@ -5,7 +5,7 @@ boundary depth, so their cost follows the stretch asked for, never the
 whole tree.
 """
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models import QuerySet
 
@@ -14,11 +14,11 @@ from chatcore.errors import NotFound
 from chatcore.models import Channel, Cursor, LLMModel, Message, ModelRole, Summary
 
 
-def channel_list(*, user: AbstractBaseUser) -> QuerySet[Channel]:
+def channel_list(*, user: User) -> QuerySet[Channel]:
     return Channel.objects.filter(owner=user, deleted_at__isnull=True).select_related("persona", "model")
 
 
-def channel_get(*, user: AbstractBaseUser, channel_id: int) -> Channel:
+def channel_get(*, user: User, channel_id: int) -> Channel:
     """Anything not the user's own is 'not found': existence is not disclosed."""
     try:
         return channel_list(user=user).get(pk=channel_id)
@@ -26,14 +26,14 @@ def channel_get(*, user: AbstractBaseUser, channel_id: int) -> Channel:
         raise NotFound("Channel not found.") from None
 
 
-def channel_branch_source(*, channel: Channel, user: AbstractBaseUser) -> Channel | None:
+def channel_branch_source(*, channel: Channel, user: User) -> Channel | None:
     """The channel `channel` was branched from, if it is still the user's and not deleted."""
     if not channel.branched_from_id:
         return None
     return channel_list(user=user).filter(pk=channel.branched_from_id).first()
 
 
-def cursor_get(*, channel: Channel, user: AbstractBaseUser) -> Cursor | None:
+def cursor_get(*, channel: Channel, user: User) -> Cursor | None:
     return (
         Cursor.objects.select_related("leaf", "leaf__root", "summary", "summary__through_message")
         .filter(channel=channel, user=user)
@@ -43,7 +43,7 @@ def cursor_get(*, channel: Channel, user: AbstractBaseUser) -> Cursor | None:
 
 def _path_sql(with_siblings: bool) -> str:
     table = Message._meta.db_table
-    columns = ", ".join(f.column for f in Message._meta.concrete_fields)
+    columns = ", ".join(str(f.column) for f in Message._meta.concrete_fields)
     prefixed = ", ".join(f"m.{f.column}" for f in Message._meta.concrete_fields)
     siblings = ""
     if with_siblings:
@@ -150,3 +150,24 @@ def summaries_for_channel(*, channel: Channel) -> QuerySet[Summary]:
 
 def llm_models_active() -> QuerySet[LLMModel]:
     return LLMModel.objects.filter(is_active=True)
+
+
+def message_sibling_step(*, message: Message, step: int) -> int:
+    """The id of the sibling `step` places from `message` (‹ is -1, › is +1), kept within the first and last."""
+    if not step:
+        return message.pk
+    siblings = list(message_siblings(message=message).values_list("pk", flat=True))
+    index = siblings.index(message.pk) + step
+    return siblings[max(0, min(index, len(siblings) - 1))]
+
+
+def summary_earlier_boundary(*, summary: Summary) -> Summary | None:
+    """The summary in force just above this one on its path (reverted ones are skipped)."""
+    previous = summary.previous
+    while previous is not None and previous.reverted_at is not None:
+        previous = previous.previous
+    return previous
+
+
+def message_get(*, channel: Channel, message_id: int) -> Message | None:
+    return Message.objects.filter(channel=channel, pk=message_id).first()

@@ -10,6 +10,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django_q.models import Schedule
 
+from chatcore.errors import error_text
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
 from compaction.scanner import selectors as scanner_selectors
@@ -26,7 +27,7 @@ class CompactionSettingsForm(forms.ModelForm):
         fields = list(scanner_services.SETTINGS_FIELDS)
 
     def clean(self):
-        cleaned = super().clean()
+        cleaned = super().clean() or {}
         values = {name: getattr(self.instance, name) for name in scanner_services.SETTINGS_FIELDS}
         values.update({name: value for name, value in cleaned.items() if name in values})
         try:
@@ -86,7 +87,7 @@ class CompactionSettingsAdmin(admin.ModelAdmin):
         try:
             scanner_services.compaction_settings_update(actor=request.user, **changes)
         except ValidationError as error:
-            self.message_user(request, "; ".join(error.messages), level=messages.ERROR)
+            self.message_user(request, error_text(error), level=messages.ERROR)
 
     @admin.display(description="Scan schedule")
     def schedule_status(self, obj):

@@ -14,17 +14,11 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from chatcore.errors import ServiceError
+from chatcore.errors import ServiceError, error_text
 from chatcore.models import Channel, Summary
 from compaction import services
 from compaction.models import CompactionProfile
 from compaction.services.profiles import EDITABLE_FIELDS
-
-
-def _error_text(error: Exception) -> str:
-    if isinstance(error, ValidationError):
-        return "; ".join(error.messages)
-    return getattr(error, "message", None) or str(error)
 
 
 class ProfileImportForm(forms.Form):
@@ -87,7 +81,7 @@ class CompactionProfileAdmin(admin.ModelAdmin):
             else:
                 saved = services.profile_create(actor=request.user, **fields)
         except (ValidationError, ServiceError) as error:
-            self.message_user(request, f"Not saved: {_error_text(error)}", level=messages.ERROR)
+            self.message_user(request, f"Not saved: {error_text(error)}", level=messages.ERROR)
             return
         obj.pk = saved.pk
 
@@ -95,7 +89,7 @@ class CompactionProfileAdmin(admin.ModelAdmin):
         try:
             services.profile_delete(profile=obj, actor=request.user)
         except (ValidationError, ServiceError) as error:
-            self.message_user(request, f"Not deleted: {_error_text(error)}", level=messages.ERROR)
+            self.message_user(request, f"Not deleted: {error_text(error)}", level=messages.ERROR)
 
     def delete_queryset(self, request, queryset):
         for profile in queryset:
@@ -109,7 +103,7 @@ class CompactionProfileAdmin(admin.ModelAdmin):
                 services.profile_reset(profile=profile, actor=request.user)
                 done += 1
             except (ValidationError, ServiceError) as error:
-                self.message_user(request, f"{profile.name}: {_error_text(error)}", level=messages.WARNING)
+                self.message_user(request, f"{profile.name}: {error_text(error)}", level=messages.WARNING)
         self.message_user(request, f"Reset {done} profile(s) to their shipped text.")
 
     @admin.action(description="Duplicate selected profiles (editable copies)")
@@ -140,7 +134,7 @@ class CompactionProfileAdmin(admin.ModelAdmin):
             try:
                 imported = services.profile_import(data=form.cleaned_data["file"].read(), actor=request.user)
             except (ValidationError, ServiceError) as error:
-                form.add_error("file", _error_text(error))
+                form.add_error("file", error_text(error))
             else:
                 self.message_user(
                     request, f"Imported {len(imported)} profile(s): " + ", ".join(p.slug for p in imported) + "."
@@ -161,12 +155,13 @@ def compact_now(modeladmin, request, queryset):
         try:
             result = services.channel_compact(channel=channel, actor=request.user, trigger="manual")
         except (ValidationError, ServiceError) as error:
-            modeladmin.message_user(request, f"{channel}: {_error_text(error)}", level=messages.WARNING)
+            modeladmin.message_user(request, f"{channel}: {error_text(error)}", level=messages.WARNING)
             continue
         modeladmin.message_user(
             request,
             f"{channel}: messages {result.messages_before:,} → {result.messages_after:,}, "
-            f"tokens {result.tokens_before:,} → {result.tokens_after:,} (summary #{result.summary.pk}, "
+            f"tokens {result.tokens_before:,} → {result.tokens_after:,} "
+            f"(summary #{result.summary.pk if result.summary else '?'}, "
             f"{result.model or 'edited'}).",
         )
 
@@ -177,7 +172,7 @@ def branch_from_summary(modeladmin, request, queryset):
         try:
             branch = services.summary_branch(channel=summary.channel, actor=request.user, summary=summary)
         except (ValidationError, ServiceError) as error:
-            modeladmin.message_user(request, f"Summary #{summary.pk}: {_error_text(error)}", level=messages.WARNING)
+            modeladmin.message_user(request, f"Summary #{summary.pk}: {error_text(error)}", level=messages.WARNING)
             continue
         url = reverse("admin:chatcore_channel_change", args=[branch.pk])
         copied = branch.context_messages - 1

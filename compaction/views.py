@@ -1,37 +1,39 @@
 """Compaction in the web pages: the Summarize & Continue panel, Undo, and a
 channel's auto-compaction settings. Thin views over the same services as
-the API; the conversation area is re-rendered by chatcore's view helpers."""
+the API; the conversation area is re-rendered by the pages' shared helpers
+(chatcore.web)."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from chatcore import services as chatcore_services
 from chatcore.errors import ServiceError
-from chatcore.views import (
+from chatcore.web import (
+    AuthenticatedRequest,
     after_change,
     error_status,
-    error_text,
     is_htmx,
     own_channel,
+    own_summary,
+    page_error_text,
     render_main,
-    summary_for_channel,
 )
 from compaction import selectors, services
 from compaction.forms import ChannelCompactionForm, CompactForm
 from compaction.scanner.selectors import compaction_settings_get
 
 
-def _panel(request: HttpRequest, context: dict, *, status: int = 200) -> HttpResponse:
+def _panel(request: AuthenticatedRequest, context: dict, *, status: int = 200) -> HttpResponse:
     template = "compaction/_panel.html" if is_htmx(request) else "compaction/panel.html"
     return render(request, template, context, status=status)
 
 
-def _done(request: HttpRequest, channel, text: str) -> HttpResponse:
+def _done(request: AuthenticatedRequest, channel, text: str) -> HttpResponse:
     """After Replace: back to the channel, or (htmx) the new conversation area
     swapped in place of the panel's content, and the panel told to close."""
     messages.success(request, text)
@@ -54,7 +56,7 @@ def _result_note(result) -> str:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def compact_panel(request: HttpRequest, channel_id: int) -> HttpResponse:
+def compact_panel(request: AuthenticatedRequest, channel_id: int) -> HttpResponse:
     """Options → Preview (a dry run) → edit the draft → Replace or Branch;
     or Summarize now, without a preview."""
     channel = own_channel(request, channel_id)
@@ -116,7 +118,7 @@ def compact_panel(request: HttpRequest, channel_id: int) -> HttpResponse:
             through_message_id=data["through_message_id"] if data["draft"] else None,
         )
     except (ValidationError, ServiceError) as error:
-        context["error"] = error_text(error)
+        context["error"] = page_error_text(error)
         context["error_code"] = getattr(error, "code", "invalid")
         return _panel(request, context, status=error_status(error))
     messages.success(
@@ -132,10 +134,10 @@ def compact_panel(request: HttpRequest, channel_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def summary_undo(request: HttpRequest, channel_id: int, summary_id: int) -> HttpResponse:
+def summary_undo(request: AuthenticatedRequest, channel_id: int, summary_id: int) -> HttpResponse:
     """Revert a summary: the original messages are back in the context at once."""
     channel = own_channel(request, channel_id)
-    summary = summary_for_channel(channel, summary_id)
+    summary = own_summary(channel, summary_id)
     try:
         chatcore_services.summary_revert(summary=summary, actor=request.user)
     except (ValidationError, ServiceError) as error:
@@ -144,14 +146,17 @@ def summary_undo(request: HttpRequest, channel_id: int, summary_id: int) -> Http
     return after_change(request, channel)
 
 
+_AUTO_CHOICE: dict[object, str] = {True: "on", False: "off"}
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
-def channel_settings(request: HttpRequest, channel_id: int) -> HttpResponse:
+def channel_settings(request: AuthenticatedRequest, channel_id: int) -> HttpResponse:
     """Auto-compaction on/off and threshold, validated by the same service as the API's PATCH."""
     channel = own_channel(request, channel_id)
     current = channel.settings or {}
     initial = {
-        "auto_compaction": {True: "on", False: "off"}.get(current.get("auto_compaction"), ""),
+        "auto_compaction": _AUTO_CHOICE.get(current.get("auto_compaction"), ""),
         "threshold_percent": (
             round(current["compaction_threshold"] * 100, 2) if current.get("compaction_threshold") is not None else None
         ),
@@ -163,7 +168,7 @@ def channel_settings(request: HttpRequest, channel_id: int) -> HttpResponse:
             try:
                 chatcore_services.channel_update(channel=channel, actor=request.user, settings=form.settings_value())
             except ValidationError as error:
-                form.add_error(None, error_text(error))
+                form.add_error(None, page_error_text(error))
             else:
                 messages.success(request, "Settings saved.")
                 return redirect("compaction:settings", channel.pk)

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from chatcore import data_control, selectors, services
 from chatcore.api import serializers as s
 from chatcore.api.data_control import purge_flag
+from chatcore.api.requests import request_user
 from chatcore.context import context_assemble
 from chatcore.throttling import ExpensiveRateThrottle
 
@@ -18,7 +19,7 @@ class ChannelListView(ListModelMixin, GenericAPIView):
     serializer_class = s.ChannelSerializer
 
     def get_queryset(self):
-        return selectors.channel_list(user=self.request.user)
+        return selectors.channel_list(user=request_user(self.request))
 
     def get(self, request):
         return self.list(request)

@@ -3,20 +3,17 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from chatcore import selectors as chat_selectors
 from chatcore import services as chat_services
+from chatcore.api.requests import request_user
 from chatcore.api.serializers import ChannelSerializer, SummarySerializer
-from chatcore.errors import PermissionDenied
 from chatcore.throttling import ExpensiveRateThrottle
 from compaction import selectors, services
 from compaction.api import serializers as s
-
-
-def _staff(request) -> None:
-    if not request.user.is_staff:
-        raise PermissionDenied("Only staff can change compaction profiles.")
+from compaction.api.permissions import StaffOnly, StaffWrites
 
 
 class CompactView(GenericAPIView):
@@ -80,7 +77,7 @@ class ChannelSummaryListView(GenericAPIView):
     serializer_class = SummarySerializer
 
     def get_queryset(self):
-        channel = chat_selectors.channel_get(user=self.request.user, channel_id=self.kwargs["channel_id"])
+        channel = chat_selectors.channel_get(user=request_user(self.request), channel_id=self.kwargs["channel_id"])
         return chat_selectors.summaries_for_channel(channel=channel)
 
     def get(self, request, channel_id: int):
@@ -99,6 +96,7 @@ class SummaryRevertView(GenericAPIView):
 
 
 class ProfileListView(GenericAPIView):
+    permission_classes = [IsAuthenticated, StaffWrites]
     serializer_class = s.ProfileSerializer
     pagination_class = None
 
@@ -119,7 +117,6 @@ class ProfileListView(GenericAPIView):
 
     @extend_schema(request=s.ProfileWriteSerializer, responses={201: s.ProfileSerializer})
     def post(self, request):
-        _staff(request)
         data = s.ProfileWriteSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         profile = services.profile_create(actor=request.user, **data.validated_data)
@@ -127,6 +124,7 @@ class ProfileListView(GenericAPIView):
 
 
 class ProfileDetailView(GenericAPIView):
+    permission_classes = [IsAuthenticated, StaffWrites]
     serializer_class = s.ProfileSerializer
 
     def get(self, request, profile_id: int):
@@ -134,7 +132,6 @@ class ProfileDetailView(GenericAPIView):
 
     @extend_schema(request=s.ProfileWriteSerializer, responses={200: s.ProfileSerializer})
     def patch(self, request, profile_id: int):
-        _staff(request)
         profile = selectors.profile_get(profile_id=profile_id)
         data = s.ProfileWriteSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
@@ -143,17 +140,16 @@ class ProfileDetailView(GenericAPIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request, profile_id: int):
-        _staff(request)
         services.profile_delete(profile=selectors.profile_get(profile_id=profile_id), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class ProfileDuplicateView(GenericAPIView):
+    permission_classes = [IsAuthenticated, StaffOnly]
     serializer_class = s.ProfileDuplicateSerializer
 
     @extend_schema(request=s.ProfileDuplicateSerializer, responses={201: s.ProfileSerializer})
     def post(self, request, profile_id: int):
-        _staff(request)
         data = s.ProfileDuplicateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         copy = services.profile_duplicate(
@@ -165,29 +161,29 @@ class ProfileDuplicateView(GenericAPIView):
 
 
 class ProfileResetView(GenericAPIView):
+    permission_classes = [IsAuthenticated, StaffOnly]
     serializer_class = s.ProfileSerializer
 
     @extend_schema(request=None, responses={200: s.ProfileSerializer})
     def post(self, request, profile_id: int):
-        _staff(request)
         profile = services.profile_reset(profile=selectors.profile_get(profile_id=profile_id), actor=request.user)
         return Response(s.ProfileSerializer(profile).data)
 
 
 class ProfileExportView(GenericAPIView):
+    permission_classes = [IsAuthenticated, StaffOnly]
     serializer_class = s.ProfileImportSerializer
 
     @extend_schema(responses={200: s.ProfileImportSerializer})
     def get(self, request):
-        _staff(request)
         return Response(services.profile_export(profiles=selectors.profile_list().order_by("pk")))
 
 
 class ProfileImportView(GenericAPIView):
+    permission_classes = [IsAuthenticated, StaffOnly]
     serializer_class = s.ProfileImportSerializer
 
     @extend_schema(request=s.ProfileImportSerializer, responses={201: s.ProfileSerializer(many=True)})
     def post(self, request):
-        _staff(request)
         profiles = services.profile_import(data=request.data, actor=request.user)
         return Response(s.ProfileSerializer(profiles, many=True).data, status=status.HTTP_201_CREATED)

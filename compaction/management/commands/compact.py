@@ -3,7 +3,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from chatcore.errors import ServiceError
+from chatcore.errors import ServiceError, error_text
 from chatcore.models import Channel
 from compaction.services import channel_compact
 
@@ -38,7 +38,7 @@ class Command(BaseCommand):
                 dry_run=dry_run,
             )
         except ValidationError as error:
-            raise CommandError("; ".join(error.messages)) from None
+            raise CommandError(error_text(error)) from None
         except ServiceError as error:
             raise CommandError(f"{error.message} ({error.code})") from None
         if dry_run:
@@ -48,7 +48,7 @@ class Command(BaseCommand):
             f"messages {result.messages_before:,} → {result.messages_after:,}, "
             f"tokens {result.tokens_before:,} → {result.tokens_after:,}"
         )
-        what = "draft (dry run, nothing written)" if dry_run else f"summary #{result.summary.pk}"
+        what = "draft (dry run, nothing written)" if result.summary is None else f"summary #{result.summary.pk}"
         self.stdout.write(
             f"{what}: {result.summarized_count:,} messages summarised with profile {result.profile_slug} by "
             f"{result.model}{' (fallback)' if result.used_fallback else ''}; through message "

@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from chatcore.errors import error_text
 from compaction.imports import FORMATS, conversation_import
 
 
@@ -34,7 +35,7 @@ class Command(BaseCommand):
         try:
             channel = conversation_import(owner=owner, data=data, format=options["format"], title=options["title"])
         except ValidationError as error:
-            raise CommandError("; ".join(error.messages)) from None
+            raise CommandError(error_text(error)) from None
         self.stdout.write(
             f"channel {channel.pk}: {channel.context_messages:,} messages, "
             f"{channel.context_tokens:,} tokens ({channel.title})"

@@ -1,0 +1,22 @@
+"""Edits: an edited user turn is never a rewrite but a new sibling of the
+original (a new root when the original was the first message), answered by
+the model; the cursor follows it, so the old branch stays one ‹ away."""
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+
+from chatcore.models import Channel, Message
+from chatcore.services import message_append, reply_generate
+
+
+def message_edit(*, channel: Channel, user: User, original: Message, content: str) -> Message:
+    """Store `content` as a sibling of the user turn `original`, then answer it; returns the reply.
+
+    ValidationError when `original` is not a user turn of this channel.
+    """
+    if original.channel_id != channel.pk or original.role != Message.Role.USER:
+        raise ValidationError({"message_id": "Only a user message of this channel can be edited."})
+    if original.parent_id is None:
+        message_append(channel=channel, user=user, role=Message.Role.USER, content=content, root=True)
+        return reply_generate(channel=channel, user=user)
+    return reply_generate(channel=channel, user=user, content=content, parent_id=original.parent_id)

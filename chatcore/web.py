@@ -1,0 +1,106 @@
+"""What the web pages of both apps share: the signed-in request, the htmx
+check, the owner's channel lookup, errors as flash messages and statuses,
+and the conversation area that every change re-renders.
+
+chatcore's and compaction's views import these from here; no view module
+imports another app's view module.
+"""
+
+from django.contrib import messages
+from django.contrib.auth.models import User
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from chatcore import selectors
+from chatcore.errors import NotFound, ServiceError, error_text
+from chatcore.models import Channel, Message, Summary
+
+
+class AuthenticatedRequest(HttpRequest):
+    """The request of a `login_required` view: its user is signed in."""
+
+    user: User
+
+
+def is_htmx(request: HttpRequest) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def own_channel(request: AuthenticatedRequest, channel_id: int) -> Channel:
+    """The signed-in person's channel, or 404 (someone else's is 'not found')."""
+    try:
+        return selectors.channel_get(user=request.user, channel_id=channel_id)
+    except NotFound:
+        raise Http404("Channel not found.") from None
+
+
+def own_message(channel: Channel, message_id: int, *, role: str | None = None) -> Message:
+    """A message of the channel (of that role, when given), or 404."""
+    message = selectors.message_get(channel=channel, message_id=message_id)
+    if message is None or (role is not None and message.role != role):
+        raise Http404("Message not found.")
+    return message
+
+
+def own_summary(channel: Channel, summary_id: int) -> Summary:
+    """A summary of the channel, or 404."""
+    summary = selectors.summaries_for_channel(channel=channel).filter(pk=summary_id).first()
+    if summary is None:
+        raise Http404("Summary not found.")
+    return summary
+
+
+def page_error_text(error: Exception) -> str:
+    """A failure as the pages show it: every message on one line."""
+    return error_text(error, separator=" ")
+
+
+def error_status(error: Exception) -> int:
+    return error.status_code if isinstance(error, ServiceError) else 400
+
+
+def channel_page_context(*, request: AuthenticatedRequest, channel: Channel) -> dict:
+    """What the conversation area needs, in a fixed number of queries.
+
+    Only the path after the boundary in force is loaded (one recursive query
+    that stops there, siblings counted in the same query), however long the
+    channel is; older messages are fetched when someone expands the bar.
+    """
+    cursor = selectors.cursor_get(channel=channel, user=request.user)
+    boundary = cursor.summary if cursor else None
+    after_depth = boundary.through_message.depth if boundary else -1
+    path = selectors.message_path(leaf_id=cursor.leaf_id, after_depth=after_depth, with_siblings=True) if cursor else []
+    leaf = path[-1] if path else None
+    return {
+        "channel": channel,
+        "boundary": boundary,
+        "hidden_count": boundary.through_message.depth + 1 if boundary else 0,
+        "path": path,
+        # A carried-over summary opens a branched channel as a user-role message, but asks for no reply.
+        "awaiting_reply": leaf is not None
+        and leaf.role == Message.Role.USER
+        and (leaf.metadata or {}).get("kind") != "branch_summary",
+        "leaf": leaf,
+    }
+
+
+def render_main(request: AuthenticatedRequest, channel: Channel, *, status: int = 200) -> HttpResponse:
+    channel.refresh_from_db(
+        fields=["context_tokens", "context_budget", "context_ratio", "context_messages", "settings", "last_activity_at"]
+    )
+    context = channel_page_context(request=request, channel=channel)
+    context["oob"] = True  # the context bar outside the swapped area is replaced too
+    return render(request, "chatcore/_main.html", context, status=status)
+
+
+def after_change(
+    request: AuthenticatedRequest, channel: Channel, *, error: Exception | None = None, anchor: str = ""
+) -> HttpResponse:
+    """Redirect back to the channel (no JavaScript), or send the refreshed
+    conversation area (htmx); an error becomes a flash message either way."""
+    if error is not None:
+        messages.error(request, page_error_text(error), extra_tags=getattr(error, "code", "invalid"))
+    if is_htmx(request):
+        return render_main(request, channel, status=error_status(error) if error is not None else 200)
+    return redirect(reverse("chat:channel", args=[channel.pk]) + anchor)
