@@ -13,8 +13,9 @@ once, through the ordinary services.
 import dataclasses
 from collections.abc import Sequence
 from datetime import datetime
+from typing import cast
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
@@ -37,7 +38,7 @@ class NewMessage:
     content: str
     parent: int | None = None
     metadata: dict = dataclasses.field(default_factory=dict)
-    author: AbstractBaseUser | None = None
+    author: User | None = None
     created_at: datetime | None = None
     tokens: int | None = None
     chain_hash: str = ""
@@ -73,7 +74,7 @@ def _reserve_ids(count: int) -> list[int]:
 def messages_bulk_import(
     *,
     channel: Channel,
-    user: AbstractBaseUser,
+    user: User,
     items: Sequence[NewMessage],
     under: Message | None = None,
     move_cursor: bool = True,
@@ -151,7 +152,7 @@ class TreeBuilder:
         created_at: datetime | None = None,
         tokens: int | None = None,
     ) -> int:
-        parent_index = self.leaf if parent is TreeBuilder.ACTIVE else parent
+        parent_index = self.leaf if parent is TreeBuilder.ACTIVE else cast("int | None", parent)
         self.items.append(
             NewMessage(
                 role=role,
@@ -165,5 +166,5 @@ class TreeBuilder:
         self.leaf = len(self.items) - 1
         return self.leaf
 
-    def goto(self, index: int) -> None:
+    def goto(self, index: int | None) -> None:
         self.leaf = index

@@ -52,7 +52,8 @@ def canonical_tool_calls(tool_calls: Any) -> list[list[str]]:
         if not isinstance(call, dict):
             canonical.append(["", "", "", canonical_json(call)])
             continue
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        raw_function = call.get("function")
+        function: dict = raw_function if isinstance(raw_function, dict) else {}
         canonical.append(
             [
                 str(call.get("id") or ""),

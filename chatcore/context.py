@@ -11,7 +11,7 @@ the context only; the stored message is never changed.
 import dataclasses
 import re
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from chatcore import conf, selectors
 from chatcore.models import Channel, Message, Summary
@@ -78,7 +78,7 @@ def summary_as_context(summary: Summary) -> dict:
     return {"role": "user", "content": SUMMARY_FRAME.format(content=content)}
 
 
-def context_assemble(*, channel: Channel, user: AbstractBaseUser, leaf: Message | None = None) -> AssembledContext:
+def context_assemble(*, channel: Channel, user: User, leaf: Message | None = None) -> AssembledContext:
     """Two queries whatever the history's length: the cursor, then the path since its boundary.
 
     `leaf` assembles for another point of the tree (a regeneration) instead of

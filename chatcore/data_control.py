@@ -12,7 +12,7 @@ longer be reverted: there would be nothing to go back to.
 import dataclasses
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import QuerySet
@@ -33,7 +33,7 @@ class PurgeResult:
     already_purged: int
 
 
-def summary_get_for_owner(*, user: AbstractBaseUser, summary_id: Any) -> Summary:
+def summary_get_for_owner(*, user: User, summary_id: Any) -> Summary:
     """A summary of one of the user's live channels; anything else is 'not found'."""
     try:
         return Summary.objects.select_related("channel", "through_message").get(
@@ -72,7 +72,7 @@ def _require_confirmation(confirm: Any) -> None:
 
 
 @transaction.atomic
-def summary_purge(*, summary: Summary, actor: AbstractBaseUser, confirm: bool) -> PurgeResult:
+def summary_purge(*, summary: Summary, actor: User, confirm: bool) -> PurgeResult:
     """Blank the content of every message the summary stands in for (the path
     from the root through its message) and mark them purged.
 
@@ -109,7 +109,7 @@ def summary_purge(*, summary: Summary, actor: AbstractBaseUser, confirm: bool) -
 
 
 @transaction.atomic
-def channel_purge(*, channel: Channel, actor: AbstractBaseUser) -> dict[str, int]:
+def channel_purge(*, channel: Channel, actor: User) -> dict[str, int]:
     """Delete the channel and everything in it: messages, summaries, cursors,
     its compaction lease. Usage rows stay for accounting, detached from it
     (they hold counts and model names, no content); the audit row says what
@@ -135,7 +135,7 @@ def _iso(value) -> str | None:
     return value.isoformat() if value else None
 
 
-def channel_export(*, channel: Channel, actor: AbstractBaseUser) -> dict:
+def channel_export(*, channel: Channel, actor: User) -> dict:
     """The whole channel as one JSON-ready document: every message of every
     branch (purged ones as they are now), every summary (reverted ones too),
     and the cursors. Audited, since staff read other people's data here."""
@@ -150,8 +150,8 @@ def channel_export(*, channel: Channel, actor: AbstractBaseUser) -> dict:
             "title": channel.title,
             "type": channel.type,
             "owner_id": channel.owner_id,
-            "persona": channel.persona.slug if channel.persona_id else None,
-            "model": channel.model.name if channel.model_id else None,
+            "persona": channel.persona.slug if channel.persona else None,
+            "model": channel.model.name if channel.model else None,
             "settings": channel.settings,
             "archived": channel.archived,
             "ephemeral": channel.ephemeral,

@@ -26,5 +26,5 @@ class MessageForm(forms.Form):
 class CursorForm(forms.Form):
     message_id = forms.IntegerField(min_value=1)
     step = forms.TypedChoiceField(
-        choices=[("-1", "previous"), ("1", "next"), ("0", "this")], coerce=int, required=False, empty_value=0
+        choices=[("-1", "previous"), ("1", "next"), ("0", "this")], coerce=int, required=False, empty_value=None
     )

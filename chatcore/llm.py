@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from chatcore import conf, selectors
 from chatcore.errors import ModelCallFailed
@@ -132,7 +132,7 @@ def llm_complete(
     *,
     role: str,
     messages: list[dict],
-    user: AbstractBaseUser | None,
+    user: User | None,
     channel: Channel | None,
     trigger: str = "",
     max_tokens: int | None = None,

@@ -8,7 +8,7 @@ in the same transaction as the change that moves them.
 import json
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -29,7 +29,7 @@ def _on_commit_send(signal, sender, **kwargs) -> None:
 
 
 def audit_record(
-    *, actor: AbstractBaseUser | None, action: str, resource: str, details: dict | None = None, actor_label: str = ""
+    *, actor: User | None, action: str, resource: str, details: dict | None = None, actor_label: str = ""
 ) -> AuditEntry:
     label = actor_label or (f"user:{actor.pk}" if actor is not None else "system")
     return AuditEntry.objects.create(
@@ -86,7 +86,7 @@ def message_size(*, content: str, metadata: dict | None) -> tuple[int, int]:
 @transaction.atomic
 def channel_create(
     *,
-    owner: AbstractBaseUser,
+    owner: User,
     title: str,
     persona: Persona | None = None,
     model: LLMModel | None = None,
@@ -115,7 +115,7 @@ def channel_create(
 
 
 @transaction.atomic
-def channel_update(*, channel: Channel, actor: AbstractBaseUser, **changes: Any) -> Channel:
+def channel_update(*, channel: Channel, actor: User, **changes: Any) -> Channel:
     allowed = {"title", "persona", "model", "settings", "archived"}
     unknown = set(changes) - allowed
     if unknown:
@@ -154,7 +154,7 @@ def channel_update(*, channel: Channel, actor: AbstractBaseUser, **changes: Any)
 
 
 @transaction.atomic
-def channel_delete(*, channel: Channel, actor: AbstractBaseUser) -> None:
+def channel_delete(*, channel: Channel, actor: User) -> None:
     """Hides the channel; its messages stay until purged."""
     channel.deleted_at = timezone.now()
     channel.save(update_fields=["deleted_at"])
@@ -181,7 +181,7 @@ def _pressure_apply(*, channel: Channel, leaf: Message | None, summary: Summary 
 
 
 def _cursor_place(
-    *, channel: Channel, user: AbstractBaseUser, leaf: Message, summary: Summary | None, cursor: Cursor | None
+    *, channel: Channel, user: User, leaf: Message, summary: Summary | None, cursor: Cursor | None
 ) -> Cursor:
     if cursor is None:
         cursor = Cursor.objects.create(channel=channel, user=user, leaf=leaf, summary=summary)
@@ -197,12 +197,12 @@ def _cursor_place(
 def message_append(
     *,
     channel: Channel,
-    user: AbstractBaseUser,
+    user: User,
     role: str,
     content: str,
     parent_id: int | None = None,
     metadata: dict | None = None,
-    author: AbstractBaseUser | None = None,
+    author: User | None = None,
     created_at=None,
     move_cursor: bool = True,
     root: bool = False,
@@ -259,12 +259,11 @@ def message_append(
     )
     channel.last_activity_at = timezone.now()
     if move_cursor:
-        on_active_path = cursor is not None and parent is not None and parent.pk == cursor.leaf_id
-        summary = (
-            cursor.summary
-            if on_active_path
-            else (selectors.summary_boundary_for(leaf_id=message.pk) if parent is not None else None)
-        )
+        summary = None
+        if cursor is not None and parent is not None and parent.pk == cursor.leaf_id:
+            summary = cursor.summary  # on the active path: the boundary in force stays
+        elif parent is not None:
+            summary = selectors.summary_boundary_for(leaf_id=message.pk)
         cursor = _cursor_place(channel=channel, user=user, leaf=message, summary=summary, cursor=cursor)
         if user.pk != channel.owner_id:
             channel.save(update_fields=["last_activity_at"])
@@ -275,7 +274,7 @@ def message_append(
 
 
 @transaction.atomic
-def cursor_move(*, channel: Channel, user: AbstractBaseUser, message_id: int, exact: bool = False) -> Cursor:
+def cursor_move(*, channel: Channel, user: User, message_id: int, exact: bool = False) -> Cursor:
     """Switch to the branch through `message_id`: its most recent leaf (with `exact`, that message itself)."""
     channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=channel.pk)
     if not Message.objects.filter(channel=channel, pk=message_id).exists():
@@ -305,7 +304,7 @@ def summary_write(
     channel: Channel,
     through_message: Message,
     content: str,
-    created_by: AbstractBaseUser | None,
+    created_by: User | None,
     trigger: str = Summary.Trigger.MANUAL,
     **meta: Any,
 ) -> Summary:
@@ -333,7 +332,7 @@ def summary_write(
 
 
 @transaction.atomic
-def summary_revert(*, summary: Summary, actor: AbstractBaseUser | None) -> Summary:
+def summary_revert(*, summary: Summary, actor: User | None) -> Summary:
     """Undo: the originals are back in the context at once."""
     # The channel first, as every other writer does, so that lock order never deadlocks.
     channel = (
@@ -359,7 +358,7 @@ def summary_revert(*, summary: Summary, actor: AbstractBaseUser | None) -> Summa
 def reply_generate(
     *,
     channel: Channel,
-    user: AbstractBaseUser,
+    user: User,
     content: str | None = None,
     parent_id: int | None = None,
     trigger: str = "manual",

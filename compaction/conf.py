@@ -96,8 +96,8 @@ def timeouts() -> dict[str, float]:
         "llm_timeout": llm_timeout,
         # Primary then fallback, each tried 1 + retries times.
         "longest_model_call": llm_timeout * (llm_retries + 1) * 2,
-        "task_timeout": float(q_cluster.get("timeout") or getattr(settings, "Q_TASK_TIMEOUT_SECONDS", 300)),
-        "retry": float(q_cluster.get("retry") or getattr(settings, "Q_RETRY_SECONDS", 360)),
+        "task_timeout": float(q_cluster.get("timeout") or getattr(settings, "Q_TASK_TIMEOUT_SECONDS", 300) or 300),
+        "retry": float(q_cluster.get("retry") or getattr(settings, "Q_RETRY_SECONDS", 360) or 360),
         "lease": float(_settings.LEASE_SECONDS),
     }
 

@@ -1,6 +1,8 @@
 """Form parsing for the compaction pages. Parsing only: the rules (ranges,
 allowed settings, what may be compacted) live in the services."""
 
+from typing import cast
+
 from django import forms
 
 
@@ -18,7 +20,8 @@ class CompactForm(forms.Form):
     def __init__(self, *args, profiles=(), **kwargs):
         super().__init__(*args, **kwargs)
         # Empty means "the channel's default", which the service resolves.
-        self.fields["profile"].choices = [("", "default")] + [(p.slug, p.name) for p in profiles]
+        field = cast(forms.ChoiceField, self.fields["profile"])
+        field.choices = [("", "default")] + [(p.slug, p.name) for p in profiles]
 
 
 class ChannelCompactionForm(forms.Form):
@@ -31,7 +34,7 @@ class ChannelCompactionForm(forms.Form):
 
     def settings_value(self) -> dict:
         """The API's `settings` object: None removes a key (back to the site-wide value)."""
-        auto = self.cleaned_data.get("auto_compaction")
+        auto = self.cleaned_data.get("auto_compaction") or ""
         percent = self.cleaned_data.get("threshold_percent")
         return {
             "auto_compaction": {"on": True, "off": False}.get(auto),

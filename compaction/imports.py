@@ -20,7 +20,7 @@ import dataclasses
 import datetime as dt
 import re
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -89,9 +89,7 @@ def locomo_turns(data: dict) -> list[Turn]:
 
 
 @transaction.atomic
-def conversation_import(
-    *, owner: AbstractBaseUser, data: dict, format: str = "locomo", title: str | None = None
-) -> Channel:
+def conversation_import(*, owner: User, data: dict, format: str = "locomo", title: str | None = None) -> Channel:
     """A new channel of `owner` holding the conversation, one message per turn, all or nothing."""
     if format not in FORMATS:
         raise ValidationError({"format": f"Format must be one of: {', '.join(FORMATS)}."})

@@ -238,7 +238,8 @@ def _detectors() -> list:
         logger.warning("detect-secrets unavailable; redaction uses the project's own patterns only")
         return []
     wanted = set(_DETECT_SECRETS_PLUGINS)
-    return [cls() for cls in get_mapping_from_secret_type_to_class().values() if cls.__name__ in wanted]
+    classes: list[type] = list(get_mapping_from_secret_type_to_class().values())
+    return [cls() for cls in classes if cls.__name__ in wanted]
 
 
 def _kind_from_type(secret_type: str) -> str:

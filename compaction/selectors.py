@@ -1,6 +1,6 @@
 """Reads of the compaction app, shared by services, views, admin and commands."""
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import F, Q, QuerySet
 
 from chatcore.errors import NotFound
@@ -13,7 +13,7 @@ def profile_list() -> QuerySet[CompactionProfile]:
 
 
 def profiles_visible(
-    *, user: AbstractBaseUser | None = None, channel: Channel | None = None, persona: Persona | None = None
+    *, user: User | None = None, channel: Channel | None = None, persona: Persona | None = None
 ) -> QuerySet[CompactionProfile]:
     """Profiles a user may pick: global ones, plus those of the persona in question.
 
@@ -40,13 +40,13 @@ def profile_get(*, profile_id: int) -> CompactionProfile:
         raise NotFound("Profile not found.") from None
 
 
-def summaries_for_user(*, user: AbstractBaseUser) -> QuerySet[Summary]:
+def summaries_for_user(*, user: User) -> QuerySet[Summary]:
     return Summary.objects.filter(channel__owner=user, channel__deleted_at__isnull=True).select_related(
         "channel", "through_message", "created_by"
     )
 
 
-def summary_get(*, user: AbstractBaseUser, summary_id: int) -> Summary:
+def summary_get(*, user: User, summary_id: int) -> Summary:
     """A summary of one of the user's channels; anything else is 'not found'."""
     try:
         return summaries_for_user(user=user).get(pk=summary_id)

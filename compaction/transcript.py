@@ -53,7 +53,8 @@ def _tool_calls_of(metadata: dict, counts: Counter) -> list[dict]:
     for raw in metadata.get("tool_calls") or []:
         if not isinstance(raw, dict):
             continue
-        function = raw.get("function") if isinstance(raw.get("function"), dict) else raw
+        nested = raw.get("function")
+        function: dict = nested if isinstance(nested, dict) else raw
         arguments = function.get("arguments", "")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)

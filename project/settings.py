@@ -7,6 +7,7 @@ SECRET_KEY must be set or the process refuses to start.
 import os
 import re
 from pathlib import Path
+from typing import overload
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -38,6 +39,10 @@ def env_int(name: str, default: int) -> int:
     return _env_number(name, default, int)
 
 
+@overload
+def env_float(name: str, default: float) -> float: ...
+@overload
+def env_float(name: str, default: None) -> float | None: ...
 def env_float(name: str, default: float | None) -> float | None:
     return _env_number(name, default, float)
 

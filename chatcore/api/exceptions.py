@@ -34,10 +34,10 @@ def _first_message(errors) -> str:
 def exception_handler(exc, context):
     if isinstance(exc, ServiceError):
         body = {"detail": exc.message, "code": exc.code, **exc.extra}
-        response = Response(body, status=exc.status_code)
+        service_response = Response(body, status=exc.status_code)
         if exc.status_code == 429 and exc.extra.get("retry_after"):
-            response["Retry-After"] = str(exc.extra["retry_after"])
-        return response
+            service_response["Retry-After"] = str(exc.extra["retry_after"])
+        return service_response
     if isinstance(exc, DjangoValidationError):
         errors = _validation_errors(exc)
         return Response(
@@ -57,6 +57,7 @@ def exception_handler(exc, context):
             "detail": str(detail),
             "code": exc.get_codes() if isinstance(exc.get_codes(), str) else exc.default_code,
         }
-        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-            response.data["retry_after"] = int(math.ceil(exc.wait))
+        wait = getattr(exc, "wait", None) if isinstance(exc, exceptions.Throttled) else None
+        if wait is not None:
+            response.data["retry_after"] = int(math.ceil(wait))
     return response

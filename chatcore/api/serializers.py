@@ -23,8 +23,10 @@ class ContextStatsSerializer(serializers.Serializer):
 
 class ChannelSerializer(serializers.ModelSerializer):
     persona = PersonaSerializer(read_only=True)
-    model = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    context = ContextStatsSerializer(source="*", read_only=True)
+    model: "serializers.SlugRelatedField[LLMModel]" = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    # The API's field is named "context"; DRF's metaclass moves declared fields out of the class,
+    # so it never shadows Field.context, which the stubs see.
+    context = ContextStatsSerializer(source="*", read_only=True)  # type: ignore[assignment]
 
     class Meta:
         model = Channel

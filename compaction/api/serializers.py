@@ -89,8 +89,8 @@ class BranchRequestSerializer(serializers.Serializer):
 
 
 class ProfileSerializer(serializers.ModelSerializer):
-    model = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    persona = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    model: "serializers.SlugRelatedField[LLMModel]" = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    persona: "serializers.SlugRelatedField[Persona]" = serializers.SlugRelatedField(slug_field="slug", read_only=True)
 
     class Meta:
         model = CompactionProfile

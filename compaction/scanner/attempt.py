@@ -76,7 +76,8 @@ def _attempt(*, channel_id: int, ticket: str | None) -> AutoOutcome:
         if decision.action != Action.ENQUEUE:
             return AutoOutcome(channel_id, Outcome.SKIPPED, decision.detail)
         ticket = decision.ticket
-    if not _claim(channel_id=channel_id, ticket=parse_datetime(ticket)):
+    reserved = parse_datetime(ticket) if ticket else None
+    if reserved is None or not _claim(channel_id=channel_id, ticket=reserved):
         logger.info(
             "auto: channel %s: reservation %s is stale or was already handled; nothing to do", channel_id, ticket
         )

@@ -77,7 +77,7 @@ def channel_opted_out(channel: Channel) -> bool:
 
 def channel_budget(*, channel: Channel, settings: CompactionSettings, utility_window: int) -> int:
     """The channel's model's window, else the utility model's, else the settings' default."""
-    if channel.model_id is not None and channel.model.context_window:
+    if channel.model is not None and channel.model.context_window:
         return channel.model.context_window
     return utility_window or settings.default_context_budget
 
@@ -109,49 +109,61 @@ def decide(
         messages=leaf[1] + 1 if leaf else 0,
     )
 
-    def skip(reason: str, detail: str = "") -> Decision:
-        decision.reason, decision.detail = reason, detail or reason.replace("_", " ")
-        return decision
+    reason = _path_skip(channel=channel, decision=decision, settings=settings, has_leaf=leaf is not None)
+    if reason is None and lease is not None:
+        reason = _lease_skip(lease=lease, decision=decision, settings=settings, now=now)
+    if reason is None:
+        decision.action = Action.ENQUEUE
+    else:
+        decision.reason, decision.detail = reason[0], reason[1] or reason[0].replace("_", " ")
+    return decision
 
+
+def _path_skip(
+    *, channel: Channel, decision: Decision, settings: CompactionSettings, has_leaf: bool
+) -> tuple[str, str] | None:
+    """(reason, detail) when the channel's path does not qualify: opted out, too short, under the threshold."""
     if channel_opted_out(channel):
-        return skip("opted_out", "opted out")
-    if leaf is None:
-        return skip("no_path", "the owner has no active path")
+        return "opted_out", "opted out"
+    if not has_leaf:
+        return "no_path", "the owner has no active path"
     if decision.messages < settings.min_messages:
-        return skip("too_few_messages", f"{decision.messages} messages on the path < {settings.min_messages}")
+        return "too_few_messages", f"{decision.messages} messages on the path < {settings.min_messages}"
     if decision.new_messages < settings.min_new_messages:
-        return skip(
-            "too_few_new_messages", f"{decision.new_messages} messages since the summary < {settings.min_new_messages}"
+        return (
+            "too_few_new_messages",
+            f"{decision.new_messages} messages since the summary < {settings.min_new_messages}",
         )
     if decision.ratio < decision.threshold:
-        return skip("below_threshold", f"below threshold, {decision.ratio:.0%} < {decision.threshold:.0%}")
-    if lease is not None:
-        if lease.expires_at is not None and lease.expires_at > now:
-            return skip(
-                "lease_held",
-                f"lease held by {lease.holder or 'another worker'} "
-                f"for {int((lease.expires_at - now).total_seconds())}s more",
-            )
-        unfinished = lease.last_auto_at is not None and (
-            lease.last_finished_at is None or lease.last_finished_at < lease.last_auto_at
+        return "below_threshold", f"below threshold, {decision.ratio:.0%} < {decision.threshold:.0%}"
+    return None
+
+
+def _lease_skip(
+    *, lease: CompactionLease, decision: Decision, settings: CompactionSettings, now: datetime.datetime
+) -> tuple[str, str] | None:
+    """(reason, detail) when the lease row says wait: held, in flight, cooling down, or no loop.
+    An attempt unfinished past the lease time is abandoned: the decision says so and goes on."""
+    if lease.expires_at is not None and lease.expires_at > now:
+        seconds = int((lease.expires_at - now).total_seconds())
+        return "lease_held", f"lease held by {lease.holder or 'another worker'} for {seconds}s more"
+    last_auto = lease.last_auto_at
+    if last_auto is None:
+        return None
+    if lease.last_finished_at is None or lease.last_finished_at < last_auto:
+        if last_auto > now - datetime.timedelta(seconds=conf.LEASE_SECONDS):
+            return "in_flight", "an automatic compaction is already queued or running"
+        decision.abandoned = True
+        return None
+    cooldown_left = last_auto + datetime.timedelta(minutes=settings.cooldown_minutes) - now
+    if cooldown_left <= datetime.timedelta(0):
+        return None
+    if lease.last_outcome in COOLDOWN_OUTCOMES:
+        return "cooldown", f"cooldown, {_minutes(cooldown_left)} remaining"
+    if lease.last_outcome in NO_LOOP_OUTCOMES and lease.attempt_leaf_id == decision.leaf_id:
+        return (
+            "no_loop",
+            f"last attempt {lease.last_outcome}, no new messages since; "
+            f"{_minutes(cooldown_left)} of cooldown remaining",
         )
-        cooldown_left = (
-            lease.last_auto_at + datetime.timedelta(minutes=settings.cooldown_minutes) - now
-            if lease.last_auto_at is not None
-            else datetime.timedelta(0)
-        )
-        if unfinished:
-            if lease.last_auto_at > now - datetime.timedelta(seconds=conf.LEASE_SECONDS):
-                return skip("in_flight", "an automatic compaction is already queued or running")
-            decision.abandoned = True
-        elif cooldown_left > datetime.timedelta(0):
-            if lease.last_outcome in COOLDOWN_OUTCOMES:
-                return skip("cooldown", f"cooldown, {_minutes(cooldown_left)} remaining")
-            if lease.last_outcome in NO_LOOP_OUTCOMES and lease.attempt_leaf_id == decision.leaf_id:
-                return skip(
-                    "no_loop",
-                    f"last attempt {lease.last_outcome}, no new messages since; "
-                    f"{_minutes(cooldown_left)} of cooldown remaining",
-                )
-    decision.action = Action.ENQUEUE
-    return decision
+    return None

@@ -4,7 +4,7 @@ read afresh at every tick) and the django-q2 schedule that runs the tick."""
 import datetime
 import logging
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -83,7 +83,7 @@ def compaction_settings_validate(values: dict) -> None:
 
 
 @transaction.atomic
-def compaction_settings_update(*, actor: AbstractBaseUser | None, **changes) -> CompactionSettings:
+def compaction_settings_update(*, actor: User | None, **changes) -> CompactionSettings:
     unknown = set(changes) - set(SETTINGS_FIELDS)
     if unknown:
         raise ValidationError(f"Unknown setting(s): {', '.join(sorted(unknown))}.")

@@ -13,6 +13,7 @@ import datetime
 import logging
 import time
 from functools import partial
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -79,7 +80,7 @@ class ScanReport:
 
 def _reserve(*, decision: Decision, lease: CompactionLease | None, now: datetime.datetime) -> bool:
     """Mark the channel's attempt as reserved; False if someone changed the row meanwhile."""
-    values = {"last_auto_at": now, "attempt_leaf_id": decision.leaf_id}
+    values: dict[str, Any] = {"last_auto_at": now, "attempt_leaf_id": decision.leaf_id}
     if decision.abandoned:
         values.update(
             last_outcome=Outcome.ABANDONED,

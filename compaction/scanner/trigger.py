@@ -27,7 +27,7 @@ def reply_pressure_check(*, channel: Channel, input_tokens: int | None) -> bool:
     settings = compaction_settings_get()
     if not settings.enabled:
         return False
-    declared = channel.model_id is not None and channel.model.context_window
+    declared = channel.model is not None and channel.model.context_window
     budget = channel_budget(
         channel=channel, settings=settings, utility_window=0 if declared else selectors.utility_context_window()
     )

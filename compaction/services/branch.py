@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -44,7 +44,7 @@ class _Source:
 def summary_branch(
     *,
     channel: Channel,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     summary: Summary | None = None,
     content: str | None = None,
     profile_slug: str | None = None,
@@ -79,7 +79,7 @@ def summary_branch(
 def _draft(
     *,
     channel: Channel,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     content: str | None,
     profile_slug: str | None,
     focus: str,
@@ -102,7 +102,11 @@ def _draft(
             # Too little for a compaction to cut: the draft stands for the whole active path.
             cursor = chatcore_selectors.cursor_get(channel=channel, user=channel.owner)
             through_message_id = cursor.leaf_id if cursor else None
-    through = Message.objects.filter(channel=channel, pk=through_message_id).first()
+    through = (
+        Message.objects.filter(channel=channel, pk=through_message_id).first()
+        if through_message_id is not None
+        else None
+    )
     if through is None:
         raise ValidationError({"through_message_id": "No such message in this channel."})
     return redact(content.strip()).text, through
@@ -134,7 +138,7 @@ def _copy_of(message: Message, *, channel: Channel) -> NewMessage:
 
 
 @transaction.atomic
-def _branch_write(*, channel: Channel, actor: AbstractBaseUser | None, source: _Source) -> Channel:
+def _branch_write(*, channel: Channel, actor: User | None, source: _Source) -> Channel:
     owner = channel.owner
     suffix = conf.BRANCH_TITLE_SUFFIX
     summary = source.summary

@@ -4,7 +4,7 @@ writes the summary, the audit row, and announces it after commit."""
 
 from collections.abc import Callable
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from chatcore import selectors as chatcore_selectors
@@ -41,7 +41,7 @@ def draft_commit(
     *,
     request: DraftRequest,
     draft: Draft,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     holder: str,
     record: bool,
     announce: Callable[[Channel, Summary], None],

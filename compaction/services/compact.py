@@ -13,10 +13,10 @@ import dataclasses
 import logging
 from collections import Counter
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
-from chatcore.errors import Conflict, Unprocessable
+from chatcore.errors import Conflict, Unprocessable, error_text
 from chatcore.models import Channel, Summary
 from compaction import conf, signals
 from compaction.leases import lease_acquire, lease_holder_name, lease_release
@@ -75,7 +75,7 @@ def _check_arguments(
 def channel_compact(
     *,
     channel: Channel,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     trigger: str = "manual",
     profile_slug: str | None = None,
     focus: str = "",
@@ -129,11 +129,11 @@ def channel_compact(
             holder=holder,
             outcome=CompactionLease.Outcome.NOTHING,
             record=record,
-            error=getattr(error, "message", None) or "; ".join(error.messages),
+            error=error_text(error),
         )
         raise
     except BaseException as error:
-        message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+        message = error_text(error, name_unexpected=True)
         logger.warning("compaction: channel %s failed (%s)", channel.pk, message)
         lease_release(
             channel_id=channel.pk, holder=holder, outcome=CompactionLease.Outcome.FAILED, error=message, record=record
@@ -158,7 +158,7 @@ def compaction_cut(*, channel: Channel, profile_slug: str | None = None, keep_re
 
 
 def _compact_holding_lease(
-    *, request: DraftRequest, actor: AbstractBaseUser | None, dry_run: bool, holder: str, record: bool
+    *, request: DraftRequest, actor: User | None, dry_run: bool, holder: str, record: bool
 ) -> CompactionResult:
     draft = draft_make(request)
     plan, summarized = draft.plan, draft.summarized

@@ -3,7 +3,7 @@
 import json
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.text import slugify
@@ -31,12 +31,12 @@ EDITABLE_FIELDS = [
 EXPORT_VERSION = 1
 
 
-def _staff_only(actor: AbstractBaseUser | None) -> None:
+def _staff_only(actor: User | None) -> None:
     if actor is None or not actor.is_staff:
         raise PermissionDenied("Only staff can change compaction profiles.")
 
 
-def profile_resolve(*, channel: Channel, user: AbstractBaseUser | None, slug: str | None = None) -> CompactionProfile:
+def profile_resolve(*, channel: Channel, user: User | None, slug: str | None = None) -> CompactionProfile:
     """The profile asked for → the channel persona's default → the global default.
 
     A slug that names no profile visible for this channel is an error rather
@@ -70,7 +70,7 @@ def profile_resolve(*, channel: Channel, user: AbstractBaseUser | None, slug: st
 def _clear_other_defaults(profile: CompactionProfile) -> None:
     if profile.is_default:
         (
-            CompactionProfile.objects.filter(persona_id=profile.persona_id, is_default=True)
+            CompactionProfile.objects.filter(persona=profile.persona_id, is_default=True)
             .exclude(pk=profile.pk)
             .update(is_default=False)
         )
@@ -94,7 +94,7 @@ def _unique_slug(base: str) -> str:
 
 
 @transaction.atomic
-def profile_create(*, actor: AbstractBaseUser | None, **fields: Any) -> CompactionProfile:
+def profile_create(*, actor: User | None, **fields: Any) -> CompactionProfile:
     _staff_only(actor)
     unknown = set(fields) - set(EDITABLE_FIELDS)
     if unknown:
@@ -107,7 +107,7 @@ def profile_create(*, actor: AbstractBaseUser | None, **fields: Any) -> Compacti
 
 
 @transaction.atomic
-def profile_update(*, profile: CompactionProfile, actor: AbstractBaseUser | None, **changes: Any) -> CompactionProfile:
+def profile_update(*, profile: CompactionProfile, actor: User | None, **changes: Any) -> CompactionProfile:
     """Built-ins may be edited too (reset puts them back), but keep their slug."""
     _staff_only(actor)
     unknown = set(changes) - set(EDITABLE_FIELDS)
@@ -130,7 +130,7 @@ def profile_update(*, profile: CompactionProfile, actor: AbstractBaseUser | None
 
 
 @transaction.atomic
-def profile_delete(*, profile: CompactionProfile, actor: AbstractBaseUser | None) -> None:
+def profile_delete(*, profile: CompactionProfile, actor: User | None) -> None:
     _staff_only(actor)
     if profile.is_builtin:
         raise Conflict(
@@ -144,9 +144,7 @@ def profile_delete(*, profile: CompactionProfile, actor: AbstractBaseUser | None
 
 
 @transaction.atomic
-def profile_duplicate(
-    *, profile: CompactionProfile, actor: AbstractBaseUser | None, name: str | None = None
-) -> CompactionProfile:
+def profile_duplicate(*, profile: CompactionProfile, actor: User | None, name: str | None = None) -> CompactionProfile:
     """An editable copy (never built-in, never a default)."""
     _staff_only(actor)
     name = (name or f"{profile.name} (copy)")[:100]
@@ -160,7 +158,7 @@ def profile_duplicate(
 
 
 @transaction.atomic
-def profile_reset(*, profile: CompactionProfile, actor: AbstractBaseUser | None) -> CompactionProfile:
+def profile_reset(*, profile: CompactionProfile, actor: User | None) -> CompactionProfile:
     """Put a built-in back to the text it shipped with (scope and default flag are kept)."""
     _staff_only(actor)
     shipped = builtins.BUILTIN_BY_SLUG.get(profile.slug)
@@ -227,7 +225,7 @@ def _import_item(index: int, item: Any) -> dict:
 
 
 @transaction.atomic
-def profile_import(*, data: Any, actor: AbstractBaseUser | None) -> list[CompactionProfile]:
+def profile_import(*, data: Any, actor: User | None) -> list[CompactionProfile]:
     """Create or update profiles from an export; all or nothing.
 
     A slug that exists is updated, except a built-in's, which is imported as

@@ -1,6 +1,6 @@
 """Create or update the scan schedule; optionally switch auto-compaction on or off."""
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from compaction.scanner.selectors import compaction_settings_get
@@ -24,6 +24,8 @@ class Command(BaseCommand):
                 compaction_settings_update(actor=None, enabled=enable)
             settings = compaction_settings_get(lock=True)
             schedule, state = scan_schedule_sync(settings=settings, create=True)
+        if schedule is None:  # create=True always leaves one
+            raise CommandError("The scan schedule could not be created.")
         self.stdout.write(
             f"Scan schedule '{schedule.name}' {state}: every {schedule.minutes} minute(s), task {schedule.func}."
         )
