@@ -1,4 +1,5 @@
-"""Dependencies point one way: compaction → chatcore; devtools → both; never back."""
+"""Dependencies point one way: compaction → chatcore; devtools → both; never back;
+and no view module imports another app's view module."""
 
 import ast
 from pathlib import Path
@@ -29,5 +30,17 @@ def test_an_app_never_imports_what_builds_on_it(package, forbidden):
         (path, module)
         for path, module in imported_modules(package)
         if any(module == name or module.startswith(name + ".") for name in forbidden)
+    ]
+    assert wrong == []
+
+
+def test_no_view_module_imports_another_apps_views():
+    wrong = [
+        (path, module)
+        for package in ("chatcore", "compaction")
+        for path, module in imported_modules(package)
+        if module.split(".")[-1] == "views"
+        and module.split(".")[0] in ("chatcore", "compaction")
+        and module.split(".")[0] != path.split("/")[0]
     ]
     assert wrong == []
