@@ -12,6 +12,14 @@ TOOL_OUTPUT_PRUNE_CHARS: tool results longer than this, older than the latest
 MAX_MESSAGE_CHARS: longest message content accepted from clients.
 ATTACHMENT_TOKENS: tokens counted for each image, audio or file content part
     of a message (OpenAI's figure for one 1024 x 1024 image at high detail).
+SEARCH_LANGUAGE: text search configuration of the message index (PostgreSQL's
+    `english`, `french`, `simple`...; SQLite stems English only). The index is
+    built with it: `manage.py search_reindex` after a change.
+SEARCH_MAX_LIMIT: most results one search returns.
+SEARCH_TERM_CAP: a query word matching more messages of the path than this is
+    "common": it still counts in the ranking of the candidates the rarer words
+    bring, but brings none itself, so a search's cost follows its rare words.
+SEARCH_CANDIDATES: most candidates ranked per search.
 """
 
 from typing import Any
@@ -26,6 +34,10 @@ _settings = AppSettings(
         "TOOL_OUTPUT_PRUNE_CHARS": 4_000,
         "MAX_MESSAGE_CHARS": 1_000_000,
         "ATTACHMENT_TOKENS": 765,
+        "SEARCH_LANGUAGE": "english",
+        "SEARCH_MAX_LIMIT": 50,
+        "SEARCH_TERM_CAP": 300,
+        "SEARCH_CANDIDATES": 600,
     },
 )
 
@@ -35,6 +47,10 @@ MESSAGE_OVERHEAD_TOKENS: int
 TOOL_OUTPUT_PRUNE_CHARS: int
 MAX_MESSAGE_CHARS: int
 ATTACHMENT_TOKENS: int
+SEARCH_LANGUAGE: str
+SEARCH_MAX_LIMIT: int
+SEARCH_TERM_CAP: int
+SEARCH_CANDIDATES: int
 
 
 def __getattr__(name: str) -> Any:

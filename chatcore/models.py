@@ -182,12 +182,17 @@ class Message(models.Model):
         blank=True,
         related_name="+",
     )
+    # Set by the database (chatcore.search.schema): the id of the first message
+    # of this message's chain of first children. A path is a few (segment,
+    # last depth) pairs, so membership of a path is an index lookup.
+    segment = models.BigIntegerField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["depth", "id"]
         indexes = [
             models.Index(fields=["channel", "parent", "id"], name="message_siblings_idx"),
             models.Index(fields=["chain_hash"], name="message_chain_idx"),
+            models.Index(fields=["segment", "depth"], name="message_segment_idx"),
         ]
 
     def __str__(self) -> str:

@@ -243,6 +243,9 @@ else:
 
 OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
+# Full-text search of messages: PostgreSQL's text search configuration (english, french, simple...);
+# SQLite stems English only. After a change: python manage.py search_reindex.
+CHATCORE_SEARCH_LANGUAGE = os.environ.get("SEARCH_LANGUAGE", "english").strip().lower() or "english"
 
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
 LOGGING = {

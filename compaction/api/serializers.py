@@ -142,3 +142,55 @@ class ProfileDuplicateSerializer(serializers.Serializer):
 class ProfileImportSerializer(serializers.Serializer):
     version = serializers.IntegerField(required=False)
     profiles = serializers.ListField(child=serializers.DictField())
+
+
+class SearchQuerySerializer(serializers.Serializer):
+    """Query parameters of GET /api/channels/{id}/search/."""
+
+    q = serializers.CharField(max_length=500, help_text="Words, \"quoted phrases\", dates such as 'May 2023'.")
+    limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=50)
+    role = serializers.CharField(
+        required=False, default="", allow_blank=True, help_text="Comma-separated roles: user, assistant, tool, system."
+    )
+    since = serializers.CharField(
+        required=False, default="", allow_blank=True, help_text="ISO date or date-time; messages from then on."
+    )
+    until = serializers.CharField(
+        required=False, default="", allow_blank=True, help_text="ISO date (that day included) or date-time (excluded)."
+    )
+    scope = serializers.ChoiceField(
+        choices=["all", "summarized"],
+        required=False,
+        default="all",
+        help_text="'summarized': only what a summary covers.",
+    )
+    context = serializers.IntegerField(
+        required=False, default=1, min_value=0, max_value=3, help_text="Neighbouring turns shown each side of a hit."
+    )
+
+
+class RecallResultSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="The matching message.")
+    rank = serializers.IntegerField(help_text="1 for the best match.")
+    score = serializers.FloatField(help_text="Relevance (higher is better), comparable within one search only.")
+    role = serializers.CharField()
+    speaker = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    content = serializers.CharField(
+        help_text="The message with its neighbouring turns, one per line: 'date, time · speaker: text', redacted."
+    )
+    snippet = serializers.CharField(help_text="HTML: the message's best passage, escaped, matched words in <mark>.")
+    summarized = serializers.BooleanField(help_text="Covered by the summary in force (the model no longer sees it).")
+    message_ids = serializers.ListField(child=serializers.IntegerField(), help_text="The messages in `content`.")
+    url = serializers.CharField(help_text="The channel page, opened at this message.")
+
+
+class SearchResultSerializer(serializers.Serializer):
+    query = serializers.CharField()
+    terms = serializers.ListField(child=serializers.CharField(), help_text="The words and phrases searched for.")
+    count = serializers.IntegerField()
+    searched = serializers.IntegerField(help_text="Messages on the active path searched.")
+    summarized_through = serializers.IntegerField(
+        allow_null=True, help_text="Last message the summary in force covers (null: no summary)."
+    )
+    results = RecallResultSerializer(many=True)

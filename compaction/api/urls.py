@@ -5,6 +5,7 @@ from compaction.api import views
 urlpatterns = [
     path("channels/<int:channel_id>/compact/", views.CompactView.as_view(), name="api-compact"),
     path("channels/<int:channel_id>/branch/", views.BranchView.as_view(), name="api-branch"),
+    path("channels/<int:channel_id>/search/", views.ChannelSearchView.as_view(), name="api-channel-search"),
     path("channels/<int:channel_id>/summaries/", views.ChannelSummaryListView.as_view(), name="api-summaries"),
     path("summaries/<int:summary_id>/revert/", views.SummaryRevertView.as_view(), name="api-summary-revert"),
     path("profiles/", views.ProfileListView.as_view(), name="api-profiles"),

@@ -1,5 +1,12 @@
 """REST endpoints of compaction: parse, authorise, call a service, serialise."""
 
+import dataclasses
+import datetime as dt
+
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
@@ -14,6 +21,7 @@ from chatcore.throttling import ExpensiveRateThrottle
 from compaction import selectors, services
 from compaction.api import serializers as s
 from compaction.api.permissions import StaffOnly, StaffWrites
+from compaction.recall import recall_search
 
 
 class CompactView(GenericAPIView):
@@ -187,3 +195,60 @@ class ProfileImportView(GenericAPIView):
     def post(self, request):
         profiles = services.profile_import(data=request.data, actor=request.user)
         return Response(s.ProfileSerializer(profiles, many=True).data, status=status.HTTP_201_CREATED)
+
+
+def _moment(value: str, field: str, *, end: bool) -> dt.datetime | None:
+    """An ISO date (a whole day: from its start, or up to its end) or date-time; 400 otherwise."""
+    value = (value or "").strip()
+    if not value:
+        return None
+    try:
+        day = parse_date(value) if len(value) == 10 else None
+        if day is not None:
+            moment = dt.datetime.combine(day + dt.timedelta(days=1 if end else 0), dt.time())
+        else:
+            moment = parse_datetime(value)
+            if moment is None:
+                raise ValueError
+    except ValueError:
+        raise ValidationError({field: "Give an ISO date (2023-05-08) or date-time (2023-05-08T13:56:00Z)."}) from None
+    return moment if timezone.is_aware(moment) else timezone.make_aware(moment, dt.UTC)
+
+
+class ChannelSearchView(GenericAPIView):
+    serializer_class = s.SearchResultSerializer
+    pagination_class = None
+
+    @extend_schema(parameters=[s.SearchQuerySerializer], responses={200: s.SearchResultSerializer})
+    def get(self, request, channel_id: int):
+        channel = chat_selectors.channel_get(user=request.user, channel_id=channel_id)
+        params = s.SearchQuerySerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        values = params.validated_data
+        found = recall_search(
+            channel=channel,
+            user=request.user,
+            query=values["q"],
+            limit=values["limit"],
+            roles=tuple(r.strip() for r in values["role"].split(",") if r.strip()),
+            since=_moment(values["since"], "since", end=False),
+            until=_moment(values["until"], "until", end=True),
+            scope=values["scope"],
+            context=values["context"],
+        )
+        results = [
+            {
+                **dataclasses.asdict(r),
+                "url": reverse("chat:channel", args=[channel.pk]) + f"?message={r.id}#message-{r.id}",
+            }
+            for r in found.results
+        ]
+        body = {
+            "query": found.query,
+            "terms": found.terms,
+            "count": len(results),
+            "searched": found.searched,
+            "summarized_through": found.summarized_through,
+            "results": results,
+        }
+        return Response(s.SearchResultSerializer(body).data)

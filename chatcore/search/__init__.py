@@ -1,0 +1,177 @@
+"""Full-text search over a channel's active path, summarised part included.
+
+`message_search` is the one entry point (the API, the page, the recall tool
+and the fidelity command all go through it, via compaction.recall, which
+adds redaction). How it works, and why it stays fast on long channels:
+
+1. the user's cursor gives the path: a few (segment, depth) pairs
+   (chatcore.search.schema), one query;
+2. each word or phrase of the query (chatcore.search.query) is matched by
+   the database's own engine (chatcore.search.engine) on that path, up to
+   `SEARCH_TERM_CAP` + 1 messages: a word under the cap is *rare* and brings
+   all its messages as candidates, a word over it is *common* and is only
+   checked against the rare words' candidates (one query each);
+3. the candidates are ranked in Python, the same on both databases
+   (chatcore.search.ranking), and the best `limit` come back with their
+   neighbouring turns on the path (one query).
+
+So a search costs a handful of indexed queries whatever the channel's
+length; only a query made of common words alone falls back to the most
+recent messages holding all (else any) of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db.models import Q
+
+from chatcore import conf, selectors
+from chatcore.errors import NotFound
+from chatcore.models import Channel, Message
+from chatcore.search import engine, ranking
+from chatcore.search.query import ParsedQuery, parse_query
+
+SCOPES = ("all", "summarized")
+MAX_CONTEXT = 3
+
+
+@dataclasses.dataclass
+class SearchHit:
+    message: Message
+    score: float
+    rank: int
+    window: list[Message]  # the hit and its neighbours on the path, in order
+    summarized: bool  # covered by the summary in force
+
+
+@dataclasses.dataclass
+class SearchResults:
+    query: ParsedQuery
+    hits: list[SearchHit]
+    boundary: Message | None  # the last summarised message, if a summary is in force
+    searched: int  # messages on the path searched
+
+
+def _validate(*, query: str, limit: int, scope: str, context: int, roles: tuple[str, ...]) -> ParsedQuery:
+    errors = {}
+    if not isinstance(limit, int) or not 1 <= limit <= conf.SEARCH_MAX_LIMIT:
+        errors["limit"] = f"limit must be between 1 and {conf.SEARCH_MAX_LIMIT}."
+    if scope not in SCOPES:
+        errors["scope"] = f"scope must be one of: {', '.join(SCOPES)}."
+    if not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
+        errors["context"] = f"context must be between 0 and {MAX_CONTEXT} neighbouring turns."
+    unknown = sorted(set(roles) - set(Message.Role.values))
+    if unknown:
+        errors["role"] = f"Unknown role(s): {', '.join(unknown)}. Roles: {', '.join(Message.Role.values)}."
+    parsed = parse_query(query if isinstance(query, str) else "")
+    if parsed.empty:
+        errors["q"] = "Give at least one word to search for (very common words such as 'the' are not searched)."
+    if errors:
+        raise ValidationError(errors)
+    return parsed
+
+
+def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_tokens: float, context: int):
+    cap = conf.SEARCH_TERM_CAP
+    found: dict[int, engine.Candidate] = {}
+    matched: dict[str, set[int]] = {}
+    weights: dict[str, float] = {}
+    common: list[str] = []
+    for unit in parsed.units:
+        rows = engine.candidates(units=(unit,), operator="OR", filters=filters, limit=cap + 1)
+        weights[unit] = ranking.idf(matches=len(rows), messages=messages)
+        if len(rows) > cap:
+            common.append(unit)
+            continue
+        matched[unit] = {row.id for row in rows}
+        found.update((row.id, row) for row in rows)
+    if not found and common:
+        for operator in ("AND", "OR"):
+            rows = engine.candidates(
+                units=tuple(common), operator=operator, filters=filters, limit=conf.SEARCH_CANDIDATES, recent_first=True
+            )
+            if rows:
+                break
+        found.update((row.id, row) for row in rows)
+    for unit in common:
+        matched[unit] = engine.members(unit=unit, ids=list(found))
+    scores = ranking.base_scores(
+        query=parsed, candidates=found.values(), matched=matched, weights=weights, average_tokens=average_tokens
+    )
+    depth_of = {i: found[i].depth for i in scores}
+    return ranking.with_neighbours(scores=scores, depth_of=depth_of, context=context)
+
+
+def _windows(hits: list[tuple[int, int]], segments: tuple[engine.Segment, ...], context: int) -> dict[int, Message]:
+    """The messages at the hits' depths ± context on the path, by depth: one query."""
+    condition = Q(pk__in=[])
+    for _message_id, depth in hits:
+        low, high = depth - context, depth + context
+        for segment in segments:
+            lo, hi = max(low, segment.first_depth), min(high, segment.last_depth)
+            if lo <= hi:
+                condition |= Q(segment=segment.segment, depth__range=(lo, hi))
+    messages = Message.objects.filter(condition).select_related("author")
+    return {m.depth: m for m in messages}
+
+
+def message_search(
+    *,
+    channel: Channel,
+    user: AbstractBaseUser,
+    query: str,
+    limit: int = 10,
+    roles: tuple[str, ...] = (),
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+    scope: str = "all",
+    context: int = 1,
+) -> SearchResults:
+    """The best `limit` messages of the owner's active path for `query`, each with `context` turns either side.
+
+    `scope="summarized"` searches only what the summary in force covers (the
+    recall tool: what the model no longer sees). Only the channel's owner may
+    search it; anyone else gets NotFound, as for every read of a channel.
+    """
+    if channel.owner_id != getattr(user, "pk", None):
+        raise NotFound("Channel not found.")
+    parsed = _validate(query=query, limit=limit, scope=scope, context=context, roles=tuple(roles))
+    cursor = selectors.cursor_get(channel=channel, user=user)
+    if cursor is None:
+        return SearchResults(parsed, [], None, 0)
+    boundary = cursor.summary.through_message if cursor.summary else None
+    boundary_depth = boundary.depth if boundary else None
+    if scope == "summarized" and boundary is None:
+        return SearchResults(parsed, [], None, 0)
+    segments = engine.path_segments(leaf_id=cursor.leaf_id)
+    last = boundary if scope == "summarized" else cursor.leaf
+    messages = last.depth + 1
+    filters = engine.Filters(
+        channel_id=channel.pk,
+        segments=segments,
+        max_depth=boundary_depth if scope == "summarized" else None,
+        roles=tuple(roles),
+        since=since,
+        until=until,
+    )
+    ranked = _rank(parsed, filters, messages, last.path_tokens / messages, context)[:limit]
+    by_depth = _windows([(i, d) for _s, d, i in ranked], segments, context)
+    hits = []
+    for position, (score, depth, _message_id) in enumerate(ranked, start=1):
+        window = [by_depth[d] for d in range(depth - context, depth + context + 1) if d in by_depth]
+        if scope == "summarized":
+            window = [m for m in window if m.depth <= boundary_depth]
+        hits.append(
+            SearchHit(
+                message=by_depth[depth],
+                score=round(score, 4),
+                rank=position,
+                window=window,
+                summarized=boundary_depth is not None and depth <= boundary_depth,
+            )
+        )
+    return SearchResults(parsed, hits, boundary, messages)

@@ -1,0 +1,169 @@
+"""The database's own full-text engines behind one interface.
+
+PostgreSQL: `search_vector @@ plainto_tsquery(config, word)` on the GIN
+index (phrases: `phraseto_tsquery`). SQLite: `chatcore_message_fts MATCH
+'"word"'` on the FTS5 index. Both stem with the index's language, and
+both are always filtered to one channel, the caller's path (its segments,
+see chatcore.search.schema), the roles and dates asked for and, for the
+summarised part only, a depth bound. Ranking happens above this module, the
+same for both (chatcore.search.ranking): here only matching and counting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+from django.db import connection
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from chatcore import conf
+from chatcore.search.schema import FTS_TABLE, TABLE
+
+
+@dataclasses.dataclass(frozen=True)
+class Segment:
+    segment: int
+    first_depth: int
+    last_depth: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Filters:
+    """What every query of one search shares."""
+
+    channel_id: int
+    segments: tuple[Segment, ...]
+    max_depth: int | None = None
+    roles: tuple[str, ...] = ()
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+
+    def sql(self) -> tuple[str, list]:
+        parts = ["m.channel_id = %s", "m.deleted_at IS NULL"]
+        params: list = [self.channel_id]
+        path = []
+        for segment in self.segments:
+            last = segment.last_depth if self.max_depth is None else min(segment.last_depth, self.max_depth)
+            if last >= segment.first_depth:
+                path.append("(m.segment = %s AND m.depth <= %s)")
+                params += [segment.segment, last]
+        parts.append("(" + (" OR ".join(path) or "1 = 0") + ")")
+        if self.roles:
+            parts.append("m.role IN (" + ", ".join(["%s"] * len(self.roles)) + ")")
+            params += list(self.roles)
+        if self.since is not None:
+            parts.append("m.created_at >= %s")
+            params.append(self.since)
+        if self.until is not None:
+            parts.append("m.created_at < %s")
+            params.append(self.until)
+        return " AND ".join(parts), params
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    id: int
+    depth: int
+    tokens: int
+    created_at_raw: object  # as the driver returns it; read through `created_at` (only periods need it)
+    role: str
+    speaker: str
+
+    @property
+    def created_at(self) -> dt.datetime | None:
+        return _aware(self.created_at_raw)
+
+
+def path_segments(*, leaf_id: int) -> tuple[Segment, ...]:
+    """The segments of the path from the root to `leaf_id`, leaf first: one row per branch point."""
+    sql = f"""
+        WITH RECURSIVE segs(segment, first_depth, last_depth, start_parent) AS (
+            SELECT m.segment, s.depth, m.depth, s.parent_id
+            FROM {TABLE} m JOIN {TABLE} s ON s.id = m.segment WHERE m.id = %s
+            UNION ALL
+            SELECT p.segment, s.depth, p.depth, s.parent_id
+            FROM segs JOIN {TABLE} p ON p.id = segs.start_parent JOIN {TABLE} s ON s.id = p.segment
+        )
+        SELECT segment, first_depth, last_depth FROM segs
+    """  # noqa: S608 (constant table names)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [leaf_id])
+        return tuple(Segment(*row) for row in cursor.fetchall())
+
+
+def _fts5_literal(unit: str) -> str:
+    return '"' + unit.replace('"', " ") + '"'
+
+
+def _match(units: tuple[str, ...], operator: str) -> tuple[str, list]:
+    """The WHERE fragment matching `units` joined by AND or OR, and its parameters."""
+    if connection.vendor == "postgresql":
+        language = conf.SEARCH_LANGUAGE
+        pieces = [("phraseto_tsquery" if " " in unit else "plainto_tsquery") + "(%s::regconfig, %s)" for unit in units]
+        joiner = " && " if operator == "AND" else " || "
+        params: list = []
+        for unit in units:
+            params += [language, unit]
+        return f"m.search_vector @@ ({joiner.join(pieces)})", params
+    return f"{FTS_TABLE} MATCH %s", [f" {operator} ".join(_fts5_literal(u) for u in units)]
+
+
+def _from() -> str:
+    if connection.vendor == "postgresql":
+        return f"{TABLE} m"
+    return f"{FTS_TABLE} CROSS JOIN {TABLE} m ON m.id = {FTS_TABLE}.rowid"
+
+
+def _speaker_column() -> str:
+    if connection.vendor == "postgresql":
+        return "coalesce(m.metadata->>'speaker', '')"
+    return f"{FTS_TABLE}.speaker"
+
+
+def _aware(value) -> dt.datetime | None:
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    if value is not None and timezone.is_naive(value):
+        value = timezone.make_aware(value, dt.UTC)
+    return value
+
+
+def candidates(
+    *, units: tuple[str, ...], operator: str, filters: Filters, limit: int, recent_first: bool = False
+) -> list[Candidate]:
+    """Messages matching the units (all of them with AND, any with OR), at most `limit`."""
+    match, match_params = _match(units, operator)
+    where, where_params = filters.sql()
+    order = "ORDER BY m.depth DESC" if recent_first else ""
+    sql = f"""
+        SELECT m.id, m.depth, m.tokens, m.created_at, m.role, {_speaker_column()}
+        FROM {_from()} WHERE {match} AND {where} {order} LIMIT %s
+    """  # noqa: S608 (fragments built here, values as parameters)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*match_params, *where_params, limit])
+        rows = cursor.fetchall()
+    return [Candidate(row[0], row[1], row[2], row[3], row[4], row[5] or "") for row in rows]
+
+
+def members(*, unit: str, ids: list[int]) -> set[int]:
+    """Which of `ids` match `unit` (the common words' share of the ranking)."""
+    found: set[int] = set()
+    for start in range(0, len(ids), 2_000):
+        found |= _members(unit, ids[start : start + 2_000])
+    return found
+
+
+def _members(unit: str, ids: list[int]) -> set[int]:
+    match, match_params = _match((unit,), "AND")
+    if connection.vendor == "postgresql":
+        sql = f"SELECT m.id FROM {_from()} WHERE {match} AND m.id = ANY(%s)"  # noqa: S608
+        params = [*match_params, list(ids)]
+    else:
+        marks = ", ".join(["%s"] * len(ids))
+        sql = f"SELECT {FTS_TABLE}.rowid FROM {FTS_TABLE} WHERE {match} AND {FTS_TABLE}.rowid IN ({marks})"  # noqa: S608
+        params = [*match_params, *ids]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {row[0] for row in cursor.fetchall()}

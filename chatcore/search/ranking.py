@@ -1,0 +1,89 @@
+"""One ranking for both engines: BM25's weighting, then the hit's neighbours.
+
+Each query unit (a word or a phrase) weighs its inverse document frequency
+over the messages of the path searched, damped by the message's length
+(BM25 with a term frequency of one: k1 = 1.2, b = 0.5, so that a long
+message is not buried under short replies that happen to repeat a word).
+Then, measured on LoCoMo conversations (README, "Recall"):
+
+- a word that is the name of the message's speaker counts as a match of
+  the speaker, not of the text: ×1.3 rather than its weight;
+- a message from a period the query names (a month and a year, a day) ×1.5;
+- half of its neighbours' scores is added (within `context` turns on the
+  path): an answer often sits beside the turn that asked for it, and a
+  result is shown with those neighbours;
+- ties go to the more recent message.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+
+from chatcore.search.engine import Candidate
+from chatcore.search.query import ParsedQuery
+
+K1 = 1.2
+B = 0.5
+SPEAKER_BOOST = 1.3
+PERIOD_BOOST = 1.5
+NEIGHBOUR_SHARE = 0.5
+
+_NAME_RE = re.compile(r"[^\W_]+")
+
+
+def idf(*, matches: int, messages: int) -> float:
+    messages = max(messages, matches, 1)
+    return math.log(1 + (messages - matches + 0.5) / (matches + 0.5))
+
+
+def _speaker_words(speaker: str) -> frozenset[str]:
+    return frozenset(_NAME_RE.findall(speaker.lower()))
+
+
+def base_scores(
+    *,
+    query: ParsedQuery,
+    candidates: Iterable[Candidate],
+    matched: dict[str, set[int]],
+    weights: dict[str, float],
+    average_tokens: float,
+) -> dict[int, float]:
+    """Each candidate's own score, before its neighbours are counted."""
+    scores: dict[int, float] = {}
+    for candidate in candidates:
+        names = _speaker_words(candidate.speaker) if candidate.speaker else frozenset()
+        length = K1 * (1 - B + B * candidate.tokens / max(average_tokens, 1.0))
+        score, speaker = 0.0, False
+        for unit in query.units:
+            if candidate.id not in matched.get(unit, ()):
+                continue
+            if unit in names:
+                speaker = True
+                continue
+            score += weights[unit] * (K1 + 1) / (1 + length)
+        if score <= 0:
+            continue
+        if speaker:
+            score *= SPEAKER_BOOST
+        if query.periods:
+            when = candidate.created_at
+            if when is not None and any(period.holds(when.date()) for period in query.periods):
+                score *= PERIOD_BOOST
+        scores[candidate.id] = score
+    return scores
+
+
+def with_neighbours(
+    *, scores: dict[int, float], depth_of: dict[int, int], context: int
+) -> list[tuple[float, int, int]]:
+    """(score, depth, id), best first; all candidates are on one path, so depth says who is next to whom."""
+    by_depth = {depth_of[i]: s for i, s in scores.items()}
+    ranked = []
+    for message_id, score in scores.items():
+        depth = depth_of[message_id]
+        around = sum(by_depth.get(depth + step, 0.0) for step in range(-context, context + 1) if step)
+        ranked.append((score + NEIGHBOUR_SHARE * around, depth, message_id))
+    ranked.sort(reverse=True)
+    return ranked

@@ -1,0 +1,148 @@
+"""The search index and path segments, kept by the database itself.
+
+Triggers rather than application code keep both in step with the message
+table, so that every way a row arrives (the services, `chatcore.bulk`, a
+benchmark's `bulk_create`, raw SQL) is indexed the same, in the same
+transaction, and a purge (which blanks a message's content) drops its words.
+
+- **Segment.** A message that is its parent's first child continues its
+  parent's segment; a root, an edit or a regeneration (a later child) starts
+  a segment of its own (`segment = id`). One segment holds at most one
+  message per depth, so a path from the root is a handful of (segment, last
+  depth) pairs, one per branch point, and "is this message on my path?" is
+  an index lookup, not a walk of the whole path.
+- **PostgreSQL.** A `search_vector tsvector` column on the message (content
+  weighted A, the speaker's name B) computed by a BEFORE INSERT/UPDATE
+  trigger with the configured text search configuration, and a GIN index.
+- **SQLite.** An FTS5 table `chatcore_message_fts(content, speaker)` whose
+  rowid is the message's id, filled by AFTER INSERT/UPDATE/DELETE triggers;
+  the tokenizer is `porter unicode61` for English (stemming), plain
+  `unicode61` for other languages (FTS5 ships no other stemmer).
+
+`install()` and `uninstall()` are used by the migration and by
+`manage.py search_reindex`, which rebuilds everything after a change of
+`CHATCORE_SEARCH_LANGUAGE`.
+"""
+
+from __future__ import annotations
+
+import re
+
+TABLE = "chatcore_message"
+FTS_TABLE = "chatcore_message_fts"
+PG_FUNCTION = "chatcore_message_index"
+PG_INDEX = "chatcore_message_search_idx"
+
+_LANGUAGE_RE = re.compile(r"^[a-z_]+$")
+
+
+def _checked(language: str) -> str:
+    if not _LANGUAGE_RE.match(language or ""):
+        raise ValueError(f"Not a text search language name: {language!r}")
+    return language
+
+
+def sqlite_tokenizer(language: str) -> str:
+    return "porter unicode61 remove_diacritics 2" if language == "english" else "unicode61 remove_diacritics 2"
+
+
+_SEGMENT_CASE = f"""CASE WHEN NEW.parent_id IS NULL OR EXISTS (
+            SELECT 1 FROM {TABLE} c WHERE c.parent_id = NEW.parent_id AND c.id < NEW.id)
+        THEN NEW.id ELSE (SELECT p.segment FROM {TABLE} p WHERE p.id = NEW.parent_id) END"""
+
+
+def _postgresql(language: str) -> list[str]:
+    config = f"'{_checked(language)}'::regconfig"
+    return [
+        f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS search_vector tsvector",
+        f"""CREATE OR REPLACE FUNCTION {PG_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                NEW.segment := {_SEGMENT_CASE};
+            END IF;
+            NEW.search_vector := setweight(to_tsvector({config}, coalesce(NEW.content, '')), 'A')
+                || setweight(to_tsvector({config}, coalesce(NEW.metadata->>'speaker', '')), 'B');
+            RETURN NEW;
+        END $$""",
+        f"COMMENT ON FUNCTION {PG_FUNCTION}() IS '{language}'",
+        f"DROP TRIGGER IF EXISTS {PG_FUNCTION} ON {TABLE}",
+        f"""CREATE TRIGGER {PG_FUNCTION} BEFORE INSERT OR UPDATE OF content, metadata ON {TABLE}
+            FOR EACH ROW EXECUTE FUNCTION {PG_FUNCTION}()""",
+        f"""UPDATE {TABLE} SET search_vector =
+            setweight(to_tsvector({config}, coalesce(content, '')), 'A')
+            || setweight(to_tsvector({config}, coalesce(metadata->>'speaker', '')), 'B')""",
+        f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON {TABLE} USING gin (search_vector)",
+    ]
+
+
+def _sqlite(language: str) -> list[str]:
+    speaker = "coalesce(json_extract(NEW.metadata, '$.speaker'), '')"
+    return [
+        f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(content, speaker, tokenize = '{sqlite_tokenizer(language)}')",
+        f"""CREATE TRIGGER {FTS_TABLE}_insert AFTER INSERT ON {TABLE} BEGIN
+            UPDATE {TABLE} SET segment = {_SEGMENT_CASE} WHERE id = NEW.id;
+            INSERT INTO {FTS_TABLE}(rowid, content, speaker) VALUES (NEW.id, NEW.content, {speaker});
+        END""",
+        f"""CREATE TRIGGER {FTS_TABLE}_update AFTER UPDATE OF content, metadata ON {TABLE} BEGIN
+            DELETE FROM {FTS_TABLE} WHERE rowid = OLD.id;
+            INSERT INTO {FTS_TABLE}(rowid, content, speaker) VALUES (NEW.id, NEW.content, {speaker});
+        END""",
+        f"""CREATE TRIGGER {FTS_TABLE}_delete AFTER DELETE ON {TABLE} BEGIN
+            DELETE FROM {FTS_TABLE} WHERE rowid = OLD.id;
+        END""",
+        f"""INSERT INTO {FTS_TABLE}(rowid, content, speaker)
+            SELECT id, content, coalesce(json_extract(metadata, '$.speaker'), '') FROM {TABLE}""",
+    ]
+
+
+def install_statements(vendor: str, language: str) -> list[str]:
+    if vendor == "postgresql":
+        return _postgresql(language)
+    if vendor == "sqlite":
+        return _sqlite(language)
+    return []
+
+
+def uninstall_statements(vendor: str) -> list[str]:
+    if vendor == "postgresql":
+        return [
+            f"DROP TRIGGER IF EXISTS {PG_FUNCTION} ON {TABLE}",
+            f"DROP FUNCTION IF EXISTS {PG_FUNCTION}()",
+            f"DROP INDEX IF EXISTS {PG_INDEX}",
+            f"ALTER TABLE {TABLE} DROP COLUMN IF EXISTS search_vector",
+        ]
+    if vendor == "sqlite":
+        return [
+            f"DROP TRIGGER IF EXISTS {FTS_TABLE}_insert",
+            f"DROP TRIGGER IF EXISTS {FTS_TABLE}_update",
+            f"DROP TRIGGER IF EXISTS {FTS_TABLE}_delete",
+            f"DROP TABLE IF EXISTS {FTS_TABLE}",
+        ]
+    return []
+
+
+def segments_backfill(cursor) -> None:
+    """Segments of the messages that existed before the triggers: in id order,
+    a parent's first child continues its segment, everyone else starts one."""
+    cursor.execute(f"SELECT id, parent_id FROM {TABLE} ORDER BY id")  # noqa: S608 (constant table name)
+    segment: dict[int, int] = {}
+    first_child_seen: set[int] = set()
+    rows = []
+    for message_id, parent_id in cursor.fetchall():
+        if parent_id is None or parent_id in first_child_seen or parent_id not in segment:
+            segment[message_id] = message_id
+        else:
+            segment[message_id] = segment[parent_id]
+        if parent_id is not None:
+            first_child_seen.add(parent_id)
+        rows.append((segment[message_id], message_id))
+    for start in range(0, len(rows), 1000):
+        cursor.executemany(f"UPDATE {TABLE} SET segment = %s WHERE id = %s", rows[start : start + 1000])  # noqa: S608
+
+
+def reindex_statements(vendor: str, language: str) -> list[str]:
+    """Rebuild with `language`: PostgreSQL replaces the trigger and recomputes the column in place;
+    SQLite's tokenizer is fixed when the FTS5 table is made, so the table is made again."""
+    if vendor == "postgresql":
+        return install_statements(vendor, language)
+    return uninstall_statements(vendor) + install_statements(vendor, language)

@@ -1,0 +1,129 @@
+"""Recall: search results as people and models read them.
+
+chatcore finds and ranks (chatcore.search); this package turns each hit into
+what a reader sees, redacted like everything else that leaves the database
+for a page, an API client or a model: the hit with its neighbouring turns,
+one line per turn as "date · speaker: text" (relative dates anchored, as in
+summaries: "yesterday (7 May 2023)"), and a highlighted snippet of the hit.
+The API (`GET /api/channels/{id}/search/`), the channel page's search box,
+the `recall_history` tool of the reply loop and `compaction_fidelity
+--recall` all call `recall_search`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections import Counter
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from chatcore.models import Channel, Message
+from chatcore.search import SearchHit, message_search
+from chatcore.search.highlight import snippet
+from compaction.dates import anchor_dates, format_day
+from compaction.redaction import redact
+
+DEFAULT_CONTEXT = 1
+
+
+@dataclasses.dataclass
+class RecallResult:
+    id: int
+    rank: int
+    score: float
+    role: str
+    speaker: str
+    created_at: dt.datetime
+    content: str
+    snippet: str
+    summarized: bool
+    message_ids: list[int]
+    redactions: dict[str, int]
+
+
+@dataclasses.dataclass
+class Recall:
+    query: str
+    terms: list[str]
+    results: list[RecallResult]
+    searched: int
+    summarized_through: int | None  # id of the last message the summary in force covers
+
+
+def speaker_of(message: Message, channel: Channel) -> str:
+    """Who said it: the imported speaker's name, else the author, the persona or the role."""
+    named = message.metadata.get("speaker") if isinstance(message.metadata, dict) else None
+    if isinstance(named, str) and named.strip():
+        return named.strip()[:100]
+    if message.role == Message.Role.USER and message.author is not None:
+        return message.author.get_username()
+    if message.role == Message.Role.ASSISTANT and channel.persona is not None:
+        return channel.persona.name
+    if message.role == Message.Role.TOOL:
+        return str(message.metadata.get("name") or message.metadata.get("tool_name") or "tool")
+    return message.role
+
+
+def _when(message: Message) -> str:
+    return f"{format_day(message.created_at.date())}, {message.created_at:%H:%M}"
+
+
+def _turn(message: Message, channel: Channel, counts: Counter) -> str:
+    redacted = redact(message.content)
+    counts.update(redacted.counts)
+    text = anchor_dates(" ".join(redacted.text.split()), said_on=message.created_at)
+    return f"{_when(message)} · {speaker_of(message, channel)}: {text}"
+
+
+def _result(hit: SearchHit, channel: Channel, units: tuple[str, ...]) -> RecallResult:
+    counts: Counter = Counter()
+    lines = [_turn(m, channel, counts) for m in hit.window]
+    own = redact(hit.message.content).text
+    return RecallResult(
+        id=hit.message.pk,
+        rank=hit.rank,
+        score=hit.score,
+        role=hit.message.role,
+        speaker=speaker_of(hit.message, channel),
+        created_at=hit.message.created_at,
+        content="\n".join(lines),
+        snippet=snippet(own, units),
+        summarized=hit.summarized,
+        message_ids=[m.pk for m in hit.window],
+        redactions=dict(sorted(counts.items())),
+    )
+
+
+def recall_search(
+    *,
+    channel: Channel,
+    user: AbstractBaseUser,
+    query: str,
+    limit: int = 10,
+    roles: tuple[str, ...] = (),
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+    scope: str = "all",
+    context: int = DEFAULT_CONTEXT,
+) -> Recall:
+    """`message_search`, each hit shown with its neighbours, redacted, dated and highlighted."""
+    found = message_search(
+        channel=channel,
+        user=user,
+        query=query,
+        limit=limit,
+        roles=roles,
+        since=since,
+        until=until,
+        scope=scope,
+        context=context,
+    )
+    units = found.query.units
+    return Recall(
+        query=query,
+        terms=list(units),
+        results=[_result(hit, channel, units) for hit in found.hits],
+        searched=found.searched,
+        summarized_through=found.boundary.pk if found.boundary else None,
+    )

@@ -1,0 +1,201 @@
+"""Full-text search over the active path (chatcore.search), on SQLite FTS5 and PostgreSQL alike."""
+
+import datetime as dt
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from chatcore import services
+from chatcore.bulk import NewMessage, messages_bulk_import
+from chatcore.data_control import summary_purge
+from chatcore.errors import NotFound
+from chatcore.models import Message
+from chatcore.search import engine, message_search
+from chatcore.search.highlight import snippet
+from chatcore.search.query import parse_query
+from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
+
+FILLER = [
+    "Let us look at the weather tomorrow.",
+    "I think the weather will be fine.",
+    "Sounds good, talk later.",
+    "Sure, see you then.",
+]
+
+
+def say(channel, role, content, **kwargs):
+    return services.message_append(channel=channel, user=channel.owner, role=role, content=content, **kwargs)
+
+
+def ids(results):
+    return [hit.message.pk for hit in results.hits]
+
+
+@pytest.fixture
+def channel(db):
+    return ChannelFactory()
+
+
+@pytest.fixture
+def conversation(channel):
+    messages = [say(channel, "user" if i % 2 == 0 else "assistant", text) for i, text in enumerate(FILLER)]
+    messages.append(say(channel, "user", "The database migration failed with a deadlock on the orders table."))
+    messages.append(say(channel, "assistant", "Run the migration again with a lock timeout; deadlocks are retried."))
+    messages += [say(channel, "user" if i % 2 == 0 else "assistant", text) for i, text in enumerate(FILLER)]
+    return messages
+
+
+def test_ranks_the_message_with_more_and_rarer_words_first(channel, conversation):
+    found = message_search(channel=channel, user=channel.owner, query="deadlock migration orders", limit=5, context=0)
+    assert ids(found)[:2] == [conversation[4].pk, conversation[5].pk]
+    assert found.hits[0].score > found.hits[1].score > 0
+    assert [hit.rank for hit in found.hits] == list(range(1, len(found.hits) + 1))
+    assert found.searched == len(conversation)
+
+
+def test_stems_words_as_the_engine_does(channel, conversation):
+    found = message_search(channel=channel, user=channel.owner, query="deadlocked migrations", limit=5, context=0)
+    assert set(ids(found)) == {conversation[4].pk, conversation[5].pk}
+
+
+def test_natural_question_finds_the_answer_and_its_neighbours(channel, conversation):
+    found = message_search(
+        channel=channel, user=channel.owner, query="Why did the migration fail on the orders table?", limit=1
+    )
+    hit = found.hits[0]
+    assert hit.message == conversation[4]
+    assert [m.pk for m in hit.window] == [m.pk for m in conversation[3:6]]
+
+
+def test_highlights_matched_words_in_escaped_html(channel, conversation):
+    text = "<b>The</b> migrations failed: deadlock & retry"
+    assert snippet(text, parse_query("migration deadlocks").units) == (
+        "&lt;b&gt;The&lt;/b&gt; <mark>migrations</mark> failed: <mark>deadlock</mark> &amp; retry"
+    )
+    long = " ".join(f"w{i}" for i in range(100)) + " deadlock " + " ".join(f"v{i}" for i in range(100))
+    cut = snippet(long, ("deadlock",))
+    assert cut.startswith("… ") and cut.endswith(" …") and "<mark>deadlock</mark>" in cut
+    assert len(cut.split()) < 40
+
+
+def test_a_message_on_another_branch_is_not_found(channel):
+    u0, a1 = build_path(channel, 2)
+    old = say(channel, "user", "Tell me about the kangaroo exhibit.")
+    say(channel, "assistant", "The kangaroo exhibit opens at nine.")
+    # Edit the question: a sibling branch; the kangaroo messages are now off the active path.
+    edited = say(channel, "user", "Tell me about the penguin exhibit.", parent_id=a1.pk)
+    say(channel, "assistant", "The penguin exhibit opens at ten.")
+    assert Message.objects.get(pk=edited.pk).segment == edited.pk
+    assert Message.objects.get(pk=a1.pk).segment == u0.pk
+    found = message_search(channel=channel, user=channel.owner, query="kangaroo", limit=5)
+    assert found.hits == []
+    assert len(message_search(channel=channel, user=channel.owner, query="penguin exhibit").hits) == 2
+    services.cursor_move(channel=channel, user=channel.owner, message_id=old.pk)
+    assert ids(message_search(channel=channel, user=channel.owner, query="kangaroo", context=0))[0] in {
+        old.pk,
+        old.pk + 1,
+    }
+    assert message_search(channel=channel, user=channel.owner, query="penguin").hits == []
+
+
+def test_only_the_owner_may_search(channel, conversation):
+    with pytest.raises(NotFound):
+        message_search(channel=channel, user=UserFactory(), query="deadlock")
+
+
+def test_other_channels_are_never_searched(channel, conversation):
+    other = ChannelFactory(owner=channel.owner)
+    say(other, "user", "A deadlock in another channel.")
+    found = message_search(channel=channel, user=channel.owner, query="deadlock", context=0)
+    assert set(ids(found)) == {conversation[4].pk, conversation[5].pk}
+
+
+def test_summarized_scope_searches_only_what_the_summary_covers(channel, conversation):
+    services.summary_write(channel=channel, through_message=conversation[4], content="Summary.", created_by=None)
+    found = message_search(channel=channel, user=channel.owner, query="migration", scope="summarized", context=1)
+    assert ids(found) == [conversation[4].pk]
+    assert found.hits[0].summarized is True
+    assert [m.pk for m in found.hits[0].window] == [conversation[3].pk, conversation[4].pk]
+    everything = message_search(channel=channel, user=channel.owner, query="migration", context=0)
+    assert {hit.message.pk: hit.summarized for hit in everything.hits} == {
+        conversation[4].pk: True,
+        conversation[5].pk: False,
+    }
+
+
+def test_summarized_scope_without_a_summary_finds_nothing(channel, conversation):
+    assert message_search(channel=channel, user=channel.owner, query="migration", scope="summarized").hits == []
+
+
+def test_filters_by_role_and_date(channel):
+    day = dt.datetime(2023, 5, 8, 12, tzinfo=dt.UTC)
+    first = say(channel, "user", "Pottery class on Monday.", created_at=day)
+    second = say(channel, "assistant", "Pottery sounds lovely.", created_at=day + dt.timedelta(days=40))
+    owner = channel.owner
+    assert ids(message_search(channel=channel, user=owner, query="pottery", roles=("assistant",), context=0)) == [
+        second.pk
+    ]
+    since = day + dt.timedelta(days=1)
+    assert ids(message_search(channel=channel, user=owner, query="pottery", since=since, context=0)) == [second.pk]
+    assert ids(message_search(channel=channel, user=owner, query="pottery", until=since, context=0)) == [first.pk]
+
+
+def test_a_date_in_the_query_ranks_messages_of_that_time_first(channel):
+    may = say(channel, "user", "We went camping by the lake.", created_at=dt.datetime(2023, 5, 8, tzinfo=dt.UTC))
+    june = say(channel, "user", "We went camping by the lake.", created_at=dt.datetime(2023, 6, 8, tzinfo=dt.UTC))
+    owner = channel.owner
+    assert ids(message_search(channel=channel, user=owner, query="camping in May 2023", context=0)) == [may.pk, june.pk]
+    assert ids(message_search(channel=channel, user=owner, query="camping 8 June 2023", context=0)) == [june.pk, may.pk]
+
+
+def test_phrases_match_as_a_whole(channel):
+    together = say(channel, "user", "The support group met on Tuesday.")
+    say(channel, "assistant", "Group work needs support from everyone.")
+    found = message_search(channel=channel, user=channel.owner, query='"support group"', context=0)
+    assert ids(found) == [together.pk]
+
+
+def test_common_words_alone_fall_back_to_the_most_recent_messages(channel, settings):
+    settings.CHATCORE_SEARCH_TERM_CAP = 2
+    messages = [say(channel, "user", f"Weather report number {i}.") for i in range(5)]
+    found = message_search(channel=channel, user=channel.owner, query="weather", limit=2, context=0)
+    assert ids(found) == [messages[4].pk, messages[3].pk]
+
+
+def test_bulk_imports_and_purges_keep_the_index_in_step(channel):
+    u0 = say(channel, "user", "Start.")
+    items = [NewMessage(role="assistant", content="The zeppelin landed.")]
+    items += [NewMessage(role="user", content=f"Line {i}.", parent=i) for i in range(3)]
+    built = messages_bulk_import(channel=channel, user=channel.owner, items=items, under=u0)
+    assert {m.segment for m in Message.objects.filter(channel=channel)} == {u0.pk}
+    assert ids(message_search(channel=channel, user=channel.owner, query="zeppelin", context=0)) == [built[0].pk]
+    summary = services.summary_write(channel=channel, through_message=built[1], content="Landed.", created_by=None)
+    summary_purge(summary=summary, actor=channel.owner, confirm=True)
+    assert message_search(channel=channel, user=channel.owner, query="zeppelin").hits == []
+
+
+def test_invalid_input_says_what_is_wrong(channel, conversation):
+    with pytest.raises(ValidationError) as error:
+        message_search(channel=channel, user=channel.owner, query="the of and", limit=0, roles=("robot",))
+    assert set(error.value.message_dict) == {"q", "limit", "role"}
+
+
+def test_path_segments_follow_branch_points(channel):
+    u0, a1, u2, a3 = build_path(channel, 4)
+    edit = say(channel, "user", "Edited.", parent_id=a1.pk)
+    leaf = say(channel, "assistant", "Answer.")
+    segments = engine.path_segments(leaf_id=leaf.pk)
+    assert segments == (engine.Segment(edit.pk, 2, 3), engine.Segment(u0.pk, 0, 1))
+
+
+def test_query_count_does_not_grow_with_the_path(channel):
+    build_path(channel, 10)
+    say(channel, "user", "A quokka appeared.")
+    with CaptureQueriesContext(connection) as short:
+        message_search(channel=channel, user=channel.owner, query="quokka word3-1")
+    build_path(channel, 60, start=20)
+    with CaptureQueriesContext(connection) as long:
+        message_search(channel=channel, user=channel.owner, query="quokka word3-1")
+    assert len(short.captured_queries) == len(long.captured_queries) <= 6
