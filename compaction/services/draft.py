@@ -18,6 +18,7 @@ from compaction.extracts import extracts_collect
 from compaction.facts import facts_pin
 from compaction.models import CompactionProfile
 from compaction.redaction import redact
+from compaction.services.anchor import cut_anchor, cut_check
 from compaction.services.summarize import (
     OFFLINE_MODEL_NAME,
     Summarized,
@@ -114,6 +115,7 @@ def plan_make(*, channel: Channel, keep_recent: int, through_message_id: int | N
                 "active path after the current summary. Make a new draft.",
                 code="channel_changed",
             )
+        cut_check(path, cut)
     else:
         cut = max(len(path) - keep_recent, 0)
         # Never separate a tool result from the call that asked for it.
@@ -127,6 +129,7 @@ def plan_make(*, channel: Channel, keep_recent: int, through_message_id: int | N
                 if total > input_budget and index >= conf.MIN_NEW_MESSAGES:
                     cut = index
                     break
+        cut = cut_anchor(path, cut)
     to_summarize, kept = path[:cut], path[cut:]
     if len(to_summarize) < conf.MIN_NEW_MESSAGES:
         since = "the last summary" if boundary else "the start"

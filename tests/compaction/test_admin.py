@@ -120,7 +120,7 @@ def test_summary_branch_action_and_the_branch_in_the_admin(admin_client_staff, s
     from compaction.services import channel_compact
 
     source = ChannelFactory(title="Invoice relay")
-    converse(source, 12)
+    converse(source, 12, start=1)  # the newest 3 start with a user's message
     summary = channel_compact(channel=source, actor=staff_user, keep_recent=3).summary
     response = _action(admin_client_staff, "/admin/chatcore/summary/", "branch_from_summary", [summary.pk])
     branch = Channel.objects.get(branched_from=source)

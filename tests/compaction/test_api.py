@@ -284,7 +284,7 @@ def test_branch_from_a_summary_201(api, user):
     persona = PersonaFactory()
     model = LLMModelFactory(name="chat-x")
     source = ChannelFactory(owner=user, persona=persona, model=model, title="Ledger work")
-    converse(source, 10)
+    converse(source, 10, start=1)  # opens with the assistant, so the newest 3 start with a user's message
     summary = channel_compact(channel=source, actor=user, keep_recent=3).summary
     source.refresh_from_db()
     before = (source.context_tokens, source.context_messages, Message.objects.filter(channel=source).count())

@@ -102,7 +102,7 @@ def test_branch_after_an_iterative_update_and_with_tool_turns(db):
 
 def test_branch_from_a_summary_whose_branch_is_not_active_follows_its_newest_leaf(db):
     source = ChannelFactory()
-    messages = converse(source, 12)
+    messages = converse(source, 12, start=1)  # the newest 3 start with a user's message
     summary = channel_compact(channel=source, actor=source.owner, keep_recent=3).summary
     # The owner goes back to a message the summary covers and starts another branch there.
     chatcore_services.message_append(

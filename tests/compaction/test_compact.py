@@ -163,11 +163,12 @@ def test_too_few_messages_is_refused_with_the_reason_and_nothing_written(utility
     with pytest.raises(Unprocessable) as caught:
         channel_compact(channel=channel, actor=channel.owner, keep_recent=4)
     assert caught.value.code == "nothing_to_compact"
+    # The newest 4 start with an assistant's answer: its request is kept with it.
     assert caught.value.extra == {
         "reason": "too_few_messages",
         "new_messages": 7,
-        "keep_recent": 4,
-        "would_summarize": 3,
+        "keep_recent": 5,
+        "would_summarize": 2,
         "minimum": 4,
     }
     assert "at least 4" in caught.value.message
@@ -394,7 +395,7 @@ def test_auto_trigger_is_audited_as_the_system(db):
 
 def test_tool_results_are_not_separated_from_their_call(db):
     channel = ChannelFactory()
-    converse(channel, 6)
+    messages = converse(channel, 6)
     call = chat_services.message_append(
         channel=channel,
         user=channel.owner,
@@ -419,7 +420,10 @@ def test_tool_results_are_not_separated_from_their_call(db):
     )
     chat_services.message_append(channel=channel, user=channel.owner, role="assistant", content="It prints hi.")
     result = channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
-    assert result.through_message_id == call.parent_id
+    # Not after the call (its result would part from it), nor after the answer that precedes it
+    # (the request and everything that answers it stay together): the cut is before the request.
+    assert call.parent_id == messages[5].pk
+    assert result.through_message_id == messages[3].pk
     assert result.summary.extracts["tools"] == {}
 
 

@@ -47,6 +47,7 @@ ACCESS: dict[str, dict[str, str]] = {
     "api-compact": {"POST": "owner"},
     "api-branch": {"POST": "owner"},
     "api-summaries": {"GET": "owner"},
+    "api-channel-search": {"GET": "owner"},
     "api-summary-revert": {"POST": "owner"},
     "api-profiles": {"GET": "authenticated", "POST": "staff"},
     "api-profile": {"GET": "authenticated", "PATCH": "staff", "DELETE": "staff"},
