@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db.models import Q
 
@@ -122,7 +122,7 @@ def _windows(hits: list[tuple[int, int]], segments: tuple[engine.Segment, ...], 
 def message_search(
     *,
     channel: Channel,
-    user: AbstractBaseUser,
+    user: User,
     query: str,
     limit: int = 10,
     roles: tuple[str, ...] = (),
@@ -148,7 +148,7 @@ def message_search(
     if scope == "summarized" and boundary is None:
         return SearchResults(parsed, [], None, 0)
     segments = engine.path_segments(leaf_id=cursor.leaf_id)
-    last = boundary if scope == "summarized" else cursor.leaf
+    last: Message = boundary if scope == "summarized" and boundary is not None else cursor.leaf
     messages = last.depth + 1
     filters = engine.Filters(
         channel_id=channel.pk,
@@ -163,7 +163,7 @@ def message_search(
     hits = []
     for position, (score, depth, _message_id) in enumerate(ranked, start=1):
         window = [by_depth[d] for d in range(depth - context, depth + context + 1) if d in by_depth]
-        if scope == "summarized":
+        if scope == "summarized" and boundary_depth is not None:
             window = [m for m in window if m.depth <= boundary_depth]
         hits.append(
             SearchHit(

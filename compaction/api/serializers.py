@@ -164,7 +164,9 @@ class SearchQuerySerializer(serializers.Serializer):
         default="all",
         help_text="'summarized': only what a summary covers.",
     )
-    context = serializers.IntegerField(
+    # A query parameter named "context": DRF takes declared fields off the class, so it does not shadow
+    # Serializer.context at run time; the type checker cannot know that.
+    context = serializers.IntegerField(  # type: ignore[assignment]
         required=False, default=1, min_value=0, max_value=3, help_text="Neighbouring turns shown each side of a hit."
     )
 

@@ -204,12 +204,14 @@ def _moment(value: str, field: str, *, end: bool) -> dt.datetime | None:
         return None
     try:
         day = parse_date(value) if len(value) == 10 else None
-        if day is not None:
-            moment = dt.datetime.combine(day + dt.timedelta(days=1 if end else 0), dt.time())
-        else:
-            moment = parse_datetime(value)
-            if moment is None:
-                raise ValueError
+        parsed = (
+            dt.datetime.combine(day + dt.timedelta(days=1 if end else 0), dt.time())
+            if day is not None
+            else parse_datetime(value)
+        )
+        if parsed is None:
+            raise ValueError
+        moment: dt.datetime = parsed
     except ValueError:
         raise ValidationError({field: "Give an ISO date (2023-05-08) or date-time (2023-05-08T13:56:00Z)."}) from None
     return moment if timezone.is_aware(moment) else timezone.make_aware(moment, dt.UTC)
@@ -221,13 +223,14 @@ class ChannelSearchView(GenericAPIView):
 
     @extend_schema(parameters=[s.SearchQuerySerializer], responses={200: s.SearchResultSerializer})
     def get(self, request, channel_id: int):
-        channel = chat_selectors.channel_get(user=request.user, channel_id=channel_id)
+        user = request_user(request)
+        channel = chat_selectors.channel_get(user=user, channel_id=channel_id)
         params = s.SearchQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         values = params.validated_data
         found = recall_search(
             channel=channel,
-            user=request.user,
+            user=user,
             query=values["q"],
             limit=values["limit"],
             roles=tuple(r.strip() for r in values["role"].split(",") if r.strip()),

@@ -16,7 +16,7 @@ import dataclasses
 import datetime as dt
 from collections import Counter
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from chatcore.models import Channel, Message
 from chatcore.search import SearchHit, message_search
@@ -98,7 +98,7 @@ def _result(hit: SearchHit, channel: Channel, units: tuple[str, ...]) -> RecallR
 def recall_search(
     *,
     channel: Channel,
-    user: AbstractBaseUser,
+    user: User,
     query: str,
     limit: int = 10,
     roles: tuple[str, ...] = (),
