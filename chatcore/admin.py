@@ -7,6 +7,7 @@ from django.utils.html import format_html
 
 from chatcore import data_control, services
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, ModelRole, Persona, Summary, UsageEntry
+from chatcore.widgets import ADMIN_FORMFIELD_OVERRIDES
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -44,6 +45,7 @@ class ModelRoleAdmin(admin.ModelAdmin):
 
 @admin.register(Channel)
 class ChannelAdmin(admin.ModelAdmin):
+    formfield_overrides = ADMIN_FORMFIELD_OVERRIDES
     list_display = [
         "id",
         "title",

@@ -11,6 +11,7 @@ from django.utils.html import format_html, format_html_join
 from django_q.models import Schedule
 
 from chatcore.errors import error_text
+from chatcore.widgets import ADMIN_FORMFIELD_OVERRIDES
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
 from compaction.scanner import selectors as scanner_selectors
@@ -134,6 +135,7 @@ class CompactionSettingsAdmin(admin.ModelAdmin):
 
 @admin.register(CompactionLease)
 class CompactionLeaseAdmin(admin.ModelAdmin):
+    formfield_overrides = ADMIN_FORMFIELD_OVERRIDES
     """The database state of single-flight, cooldown and failures per channel: read-only."""
 
     list_display = [

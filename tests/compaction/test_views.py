@@ -33,7 +33,7 @@ def test_panel_lists_global_and_persona_profiles_only(client_user, user):
     response = client_user.get(panel_url(channel))
     assert response.status_code == 200
     body = response.content.decode()
-    assert '<h2 id="panel-title">Summarize &amp; Continue</h2>' in body
+    assert '<h1 id="panel-title">Summarize &amp; Continue</h1>' in body  # the panel as a page of its own
     assert f'<option value="{mine.slug}"' in body and "Audit trail — Auditor" in body
     assert '<option value="">🗂️ Structured (default)</option>' in body
     assert '<option value="structured"' not in body and '<option value="brief" >' in body

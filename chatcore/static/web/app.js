@@ -7,7 +7,81 @@
 
   function scrollToEnd() {
     var area = document.querySelector(".chat-scroll");
-    if (area) area.scrollTop = area.scrollHeight;
+    if (!area) return;
+    // A short or narrow window shows the page as one document (see the reflow rules in app.css).
+    if (area.scrollHeight > area.clientHeight + 1) area.scrollTop = area.scrollHeight;
+    else window.scrollTo(0, document.documentElement.scrollHeight);
+  }
+
+  // One tab stop for the whole conversation (a roving tabindex): the message you are on is in the
+  // tab order with its actions; the arrow keys, Home and End move to another message. Without
+  // JavaScript every control stays in the tab order.
+  var CONTROLS = "a[href], button, input, select, textarea, summary, [tabindex]:not(.msg)";
+
+  function conversationMessages(main) {
+    return Array.prototype.filter.call(main.querySelectorAll(".msg"), function (m) { return !m.closest(".originals"); });
+  }
+
+  function setCurrent(main, current) {
+    conversationMessages(main).forEach(function (m) {
+      var on = m === current;
+      m.tabIndex = on ? 0 : -1;
+      m.querySelectorAll(CONTROLS).forEach(function (c) {
+        if (on) { if (c.hasAttribute("data-roving")) { c.removeAttribute("tabindex"); c.removeAttribute("data-roving"); } }
+        else if (!c.hasAttribute("data-roving")) { c.setAttribute("tabindex", "-1"); c.setAttribute("data-roving", ""); }
+      });
+    });
+  }
+
+  function initRoving() {
+    var main = document.getElementById("channel-main");
+    if (!main) return;
+    var list = conversationMessages(main);
+    if (list.length) setCurrent(main, list[list.length - 1]);
+  }
+
+  document.addEventListener("focusin", function (event) {
+    var main = document.getElementById("channel-main");
+    var message = event.target.closest && event.target.closest(".msg");
+    if (main && message && main.contains(message) && !message.closest(".originals") && message.tabIndex !== 0) {
+      setCurrent(main, message);
+    }
+  });
+
+  document.addEventListener("keydown", function (event) {
+    var target = event.target;
+    if (!target.classList || !target.classList.contains("msg") || event.altKey || event.ctrlKey || event.metaKey) return;
+    var main = document.getElementById("channel-main");
+    if (!main || !main.contains(target)) return;
+    var list = conversationMessages(main);
+    var index = list.indexOf(target);
+    var next = { ArrowDown: index + 1, ArrowUp: index - 1, Home: 0, End: list.length - 1 }[event.key];
+    if (next === undefined || index < 0) return;
+    event.preventDefault();
+    var to = list[Math.max(0, Math.min(list.length - 1, next))];
+    setCurrent(main, to);
+    to.focus();
+  });
+
+  // Skip links: the composer, or the newest message of the conversation as it is now.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("[data-skip]");
+    if (!link) return;
+    var main = document.getElementById("channel-main");
+    var target = link.hasAttribute("data-skip-latest") && main ?
+      conversationMessages(main).pop() || main : document.querySelector(link.getAttribute("href"));
+    if (!target) return;
+    event.preventDefault();
+    if (main && target.classList.contains("msg")) setCurrent(main, target);
+    target.focus();
+    target.scrollIntoView({ block: "nearest" });
+  });
+
+  function announce(text) {
+    var region = document.getElementById("announcer");
+    if (!region) return;
+    region.textContent = "";
+    window.setTimeout(function () { region.textContent = text; }, 50);
   }
 
   function composer() { return document.getElementById("composer"); }
@@ -85,12 +159,16 @@
   });
 
   document.addEventListener("htmx:afterSettle", function (event) {
+    initRoving();
     var form = composer();
     if (form && event.detail.requestConfig && event.detail.requestConfig.elt === form) { scrollToEnd(); return; }
     var main = document.getElementById("channel-main");
     if (!refocus || !main) return;
     var forms = main.querySelectorAll(refocus.selector);
     var match = forms[Math.min(refocus.index, forms.length - 1)];
+    var version = match && match.classList.contains("siblings") && match.querySelector("[data-version]");
+    if (version) announce(version.textContent + " shown");
+    if (match && match.closest(".msg")) setCurrent(main, match.closest(".msg"));
     var button = match && ((refocus.value && match.querySelector("button[value='" + refocus.value + "']:not([disabled])")) ||
                            match.querySelector("button:not([disabled])"));
     (button || document.getElementById("composer-input") || main).focus();
@@ -179,6 +257,7 @@
         opener = null;
       });
     }
+    initRoving();
     if (composer() && !window.location.hash) scrollToEnd();
   });
 
