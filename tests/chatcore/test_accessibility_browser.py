@@ -48,6 +48,7 @@ def fully_visible(page, locator) -> bool:
 def test_every_page_state_passes_axe(chromium, live_server, user):
     staff = UserFactory(is_staff=True, is_superuser=True)
     channel = pressured_channel(user, messages=16)
+    second = pressured_channel(user, messages=18, title="Capacity plan")
     page = open_page(chromium, live_server, {"width": 1180, "height": 860})
     try:
         page.goto("/login/")
@@ -77,6 +78,14 @@ def test_every_page_state_passes_axe(chromium, live_server, user):
         assert_accessible(page, "the channel settings")
         page.goto(f"/channels/{channel.pk}/compact/")
         assert_accessible(page, "the Summarize & Continue page without the dialog")
+
+        page.goto(f"/channels/{second.pk}/")
+        scripts_ready(page)
+        page.get_by_role("link", name="Summarize…").click()
+        page.get_by_role("dialog").get_by_role("button", name="Preview").click()
+        page.get_by_role("dialog").get_by_role("button", name="Branch into a new channel").click()
+        expect(page.locator(".carried-summary")).to_be_visible()
+        assert_accessible(page, "a branched channel opening with its carried-over summary")
     finally:
         page.context.close()
 
