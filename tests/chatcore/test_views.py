@@ -267,7 +267,7 @@ def test_edit_makes_a_sibling_and_the_arrows_switch_between_them(client_user, ch
     assert response.status_code == 200
     body = response.content.decode()
     assert "Version two" in body and "Second answer." in body and "Version one" not in body
-    assert 'aria-hidden="true">2/2</span><span class="visually-hidden" data-version>Version 2 of 2</span>' in body
+    assert version_markup(2, 2) in body
     assert channel.messages.filter(role="user", parent__isnull=True).count() == 2
 
     back = client_user.post(
@@ -277,7 +277,7 @@ def test_edit_makes_a_sibling_and_the_arrows_switch_between_them(client_user, ch
     )
     assert back.status_code == 200
     assert "Version one" in back.content.decode() and "First answer." in back.content.decode()
-    assert 'aria-hidden="true">1/2</span><span class="visually-hidden" data-version>Version 1 of 2</span>' in back.content.decode()
+    assert version_markup(1, 2) in back.content.decode()
 
 
 def test_edit_of_a_later_message_and_regenerate(client_user, channel, chat_model, llm_server):
@@ -294,7 +294,7 @@ def test_edit_of_a_later_message_and_regenerate(client_user, channel, chat_model
     assert response.status_code == 200
     again = channel.messages.get(content="A2 again")
     assert again.parent_id == edited.pk
-    assert 'aria-hidden="true">2/2</span><span class="visually-hidden" data-version>Version 2 of 2</span>' in response.content.decode()
+    assert version_markup(2, 2) in response.content.decode()
 
 
 def test_context_bar_warns_at_three_quarters(client_user, user):
@@ -392,7 +392,7 @@ def test_channel_page_query_count_does_not_grow_with_the_history(client_user, us
     body = client_user.get(url("chat:channel", long.pk)).content.decode()
     assert "290 earlier messages summarised" in body
     assert body.count('class="msg msg-') == 10
-    assert 'aria-hidden="true">1/2</span><span class="visually-hidden" data-version>Version 1 of 2</span>' in body
+    assert version_markup(1, 2) in body
 
 
 def test_forms_need_the_csrf_token(user, channel):
@@ -414,3 +414,9 @@ def test_forms_need_the_csrf_token(user, channel):
     assert channel.messages.count() == 2
     assert Channel.objects.filter(owner=user).count() == 1
     assert Summary.objects.count() == 0
+
+
+def version_markup(index: int, count: int) -> str:
+    """The branch position: "2/2" for the eye, "Version 2 of 2" for a screen reader."""
+    hidden = f'<span class="visually-hidden" data-version>Version {index} of {count}</span>'
+    return f'aria-hidden="true">{index}/{count}</span>{hidden}'
