@@ -24,10 +24,6 @@ from chatcore.tokens import count_tokens
 SETTINGS_KEYS = {"auto_compaction", "compaction_threshold"}
 
 
-def _on_commit_send(signal, sender, **kwargs) -> None:
-    transaction.on_commit(lambda: signal.send(sender=sender, **kwargs))
-
-
 def audit_record(
     *, actor: User | None, action: str, resource: str, details: dict | None = None, actor_label: str = ""
 ) -> AuditEntry:
@@ -269,7 +265,6 @@ def message_append(
             channel.save(update_fields=["last_activity_at"])
     else:
         channel.save(update_fields=["last_activity_at"])
-    _on_commit_send(signals.message_appended, Channel, channel=channel, message=message)
     return message
 
 
@@ -284,7 +279,6 @@ def cursor_move(*, channel: Channel, user: User, message_id: int, exact: bool = 
     cursor = _cursor_place(
         channel=channel, user=user, leaf=leaf, summary=summary, cursor=selectors.cursor_get(channel=channel, user=user)
     )
-    _on_commit_send(signals.cursor_moved, Channel, channel=channel, cursor=cursor)
     return cursor
 
 
@@ -327,7 +321,6 @@ def summary_write(
         **meta,
     )
     _cursors_refresh(channel=channel)
-    _on_commit_send(signals.summary_written, Summary, summary=summary)
     return summary
 
 
@@ -351,7 +344,6 @@ def summary_revert(*, summary: Summary, actor: User | None) -> Summary:
     audit_record(
         actor=actor, action="summary.revert", resource=f"summary:{summary.pk}", details={"channel": channel.pk}
     )
-    _on_commit_send(signals.summary_reverted, Summary, summary=summary)
     return summary
 
 

@@ -8,10 +8,3 @@ from django.dispatch import Signal
 
 # sender=Channel; kwargs: channel, message, input_tokens (provider-reported or None)
 reply_stored = Signal()
-# sender=Channel; kwargs: channel, message
-message_appended = Signal()
-# sender=Channel; kwargs: channel, cursor
-cursor_moved = Signal()
-# sender=Summary; kwargs: summary
-summary_written = Signal()
-summary_reverted = Signal()

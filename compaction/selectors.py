@@ -5,7 +5,7 @@ from django.db.models import F, Q, QuerySet
 
 from chatcore.errors import NotFound
 from chatcore.models import Channel, Persona, Summary
-from compaction.models import CompactionLease, CompactionProfile
+from compaction.models import CompactionProfile
 
 
 def profile_list() -> QuerySet[CompactionProfile]:
@@ -52,7 +52,3 @@ def summary_get(*, user: User, summary_id: int) -> Summary:
         return summaries_for_user(user=user).get(pk=summary_id)
     except (Summary.DoesNotExist, ValueError, TypeError):
         raise NotFound("Summary not found.") from None
-
-
-def lease_get(*, channel: Channel) -> CompactionLease | None:
-    return CompactionLease.objects.filter(channel=channel).first()

@@ -1,13 +1,14 @@
 """Admin of compaction profiles, and the "compact now" action on channels.
 
-Imported at the end of compaction/admin.py. Every change goes through the
-services (the same ones the API calls); the admin only parses and reports.
+Every change goes through the services (the same ones the API calls); the
+admin only parses and reports.
 """
 
 import json
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.exceptions import NotRegistered
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -193,8 +194,11 @@ def branch_from_summary(modeladmin, request, queryset):
 def _add_actions() -> None:
     """chatcore's admin stays unaware of compaction: the actions are attached here."""
     for model, action in ((Channel, compact_now), (Summary, branch_from_summary)):
-        model_admin = admin.site._registry.get(model)
-        if model_admin is not None and action not in (model_admin.actions or []):
+        try:
+            model_admin = admin.site.get_model_admin(model)
+        except NotRegistered:
+            continue
+        if action not in (model_admin.actions or []):
             model_admin.actions = [*(model_admin.actions or []), action]
 
 

@@ -1,3 +1,5 @@
+"""Admin of automatic compaction: the settings card and the lease rows (scanner)."""
+
 import datetime
 
 from django import forms
@@ -16,10 +18,6 @@ from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
 from compaction.scanner import selectors as scanner_selectors
 from compaction.scanner import services as scanner_services
-
-# ---------------------------------------------------------------------------
-# Automatic compaction: the settings card and the lease rows (scanner).
-# ---------------------------------------------------------------------------
 
 
 class CompactionSettingsForm(forms.ModelForm):
@@ -165,9 +163,3 @@ class CompactionLeaseAdmin(admin.ModelAdmin):
     @admin.display(description="Last error")
     def short_error(self, obj):
         return obj.last_error[:120]
-
-
-# --- end of the automatic compaction block ----------------------------------
-
-# Profiles and the "compact now" channel action (compaction service).
-from compaction import admin_profiles  # noqa: E402,F401
