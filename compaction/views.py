@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from chatcore import services as chatcore_services
 from chatcore.errors import ServiceError
+from chatcore.models import Channel
 from chatcore.web import (
     AuthenticatedRequest,
     after_change,
@@ -83,30 +84,10 @@ def compact_panel(request: AuthenticatedRequest, channel_id: int) -> HttpRespons
         context["stage"] = "draft"
     try:
         if action == "preview":
-            result = services.channel_compact(channel=channel, actor=request.user, dry_run=True, **options)
-            context.update(stage="draft", result=result)
-            context["form"] = CompactForm(
-                initial={
-                    **data,
-                    "draft": result.content,
-                    "original": result.content,
-                    "through_message_id": result.through_message_id,
-                },
-                profiles=profiles,
-            )
-            return _panel(request, context)
-        if action == "now":
-            result = services.channel_compact(channel=channel, actor=request.user, **options)
-            return _done(request, channel, _result_note(result))
-        if action == "replace":
-            draft = data["draft"]
+            return _preview(request, context, channel=channel, data=data, options=options, profiles=profiles)
+        if action in ("now", "replace"):
             result = services.channel_compact(
-                channel=channel,
-                actor=request.user,
-                content=draft,
-                edited=draft.strip() != data["original"].strip(),
-                through_message_id=data["through_message_id"],
-                **options,
+                channel=channel, actor=request.user, **options, **_draft_args(data, action)
             )
             return _done(request, channel, _result_note(result))
         branch = services.summary_branch(
@@ -121,6 +102,40 @@ def compact_panel(request: AuthenticatedRequest, channel_id: int) -> HttpRespons
         context["error"] = page_error_text(error)
         context["error_code"] = getattr(error, "code", "invalid")
         return _panel(request, context, status=error_status(error))
+    return _branched(request, channel, branch)
+
+
+def _draft_args(data: dict, action: str) -> dict:
+    """Summarize now: nothing more; Replace: the (maybe edited) draft, pinned where the preview placed it."""
+    if action == "now":
+        return {}
+    draft = data["draft"]
+    return {
+        "content": draft,
+        "edited": draft.strip() != data["original"].strip(),
+        "through_message_id": data["through_message_id"],
+    }
+
+
+def _preview(
+    request: AuthenticatedRequest, context: dict, *, channel: Channel, data: dict, options: dict, profiles: list
+) -> HttpResponse:
+    """A dry run: the draft in the panel's editor, with what it would change."""
+    result = services.channel_compact(channel=channel, actor=request.user, dry_run=True, **options)
+    context.update(stage="draft", result=result)
+    context["form"] = CompactForm(
+        initial={
+            **data,
+            "draft": result.content,
+            "original": result.content,
+            "through_message_id": result.through_message_id,
+        },
+        profiles=profiles,
+    )
+    return _panel(request, context)
+
+
+def _branched(request: AuthenticatedRequest, channel: Channel, branch: Channel) -> HttpResponse:
     messages.success(
         request,
         f"Branched from “{channel.title}”: this channel starts from the summary and the messages after it.",

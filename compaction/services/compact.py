@@ -100,47 +100,43 @@ def channel_compact(
     )
     channel = Channel.objects.select_related("owner", "persona", "model").get(pk=channel.pk)
     profile = profile_resolve(channel=channel, user=channel.owner, slug=profile_slug)
-    max_tokens = max_summary_tokens or profile.max_summary_tokens
-    keep = profile.keep_recent if keep_recent is None else keep_recent
-
-    holder = lease_holder_name()
-    # The scanner's task records automatic attempts itself; a dry run changes nothing worth recording.
-    record = trigger != Summary.Trigger.AUTO and not dry_run
-    if not lease_acquire(channel_id=channel.pk, holder=holder, seconds=conf.LEASE_SECONDS):
-        raise Conflict(
-            "A compaction of this channel is already in progress; try again when it has finished.", code="in_progress"
-        )
     request = DraftRequest(
         channel=channel,
         profile=profile,
         trigger=trigger,
         focus=focus,
-        keep=keep,
-        max_tokens=max_tokens,
+        keep=profile.keep_recent if keep_recent is None else keep_recent,
+        max_tokens=max_summary_tokens or profile.max_summary_tokens,
         content=content,
         through_message_id=through_message_id,
         edited=content is not None if edited is None else bool(edited and content is not None),
     )
+    # The scanner's task records automatic attempts itself; a dry run changes nothing worth recording.
+    record = trigger != Summary.Trigger.AUTO and not dry_run
+    return _compact_with_lease(request=request, actor=actor, dry_run=dry_run, record=record)
+
+
+def _compact_with_lease(*, request: DraftRequest, actor: User | None, dry_run: bool, record: bool) -> CompactionResult:
+    """Take the channel's lease, compact, and give the lease back however it ends (recording why, with `record`)."""
+    channel_id, holder = request.channel.pk, lease_holder_name()
+    if not lease_acquire(channel_id=channel_id, holder=holder, seconds=conf.LEASE_SECONDS):
+        raise Conflict(
+            "A compaction of this channel is already in progress; try again when it has finished.", code="in_progress"
+        )
     try:
         result = _compact_holding_lease(request=request, actor=actor, dry_run=dry_run, holder=holder, record=record)
     except (Unprocessable, ValidationError) as error:
-        lease_release(
-            channel_id=channel.pk,
-            holder=holder,
-            outcome=CompactionLease.Outcome.NOTHING,
-            record=record,
-            error=error_text(error),
-        )
+        outcome = CompactionLease.Outcome.NOTHING
+        lease_release(channel_id=channel_id, holder=holder, outcome=outcome, record=record, error=error_text(error))
         raise
     except BaseException as error:
         message = error_text(error, name_unexpected=True)
-        logger.warning("compaction: channel %s failed (%s)", channel.pk, message)
-        lease_release(
-            channel_id=channel.pk, holder=holder, outcome=CompactionLease.Outcome.FAILED, error=message, record=record
-        )
+        logger.warning("compaction: channel %s failed (%s)", channel_id, message)
+        outcome = CompactionLease.Outcome.FAILED
+        lease_release(channel_id=channel_id, holder=holder, outcome=outcome, error=message, record=record)
         raise
     if dry_run:
-        lease_release(channel_id=channel.pk, holder=holder, record=False)
+        lease_release(channel_id=channel_id, holder=holder, record=False)
     return result
 
 
