@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django_q.models import Schedule
 
+from chatcore.admin import ReadOnlyAdmin
 from chatcore.errors import error_text
 from chatcore.widgets import ADMIN_FORMFIELD_OVERRIDES
 from compaction import conf
@@ -47,20 +48,7 @@ class CompactionSettingsAdmin(admin.ModelAdmin):
         (
             "Auto-compaction",
             {
-                "fields": [
-                    "enabled",
-                    "threshold",
-                    "interval_minutes",
-                    "concurrency",
-                    "cooldown_minutes",
-                    "min_messages",
-                    "min_new_messages",
-                    "idle_minutes",
-                    "active_within_days",
-                    "batch_size",
-                    "hourly_budget",
-                    "default_context_budget",
-                ],
+                "fields": list(scanner_services.SETTINGS_FIELDS),
                 "description": "Read afresh at every scan: changes apply from the next tick, no restart. "
                 "Channels may opt out or set their own threshold in their settings.",
             },
@@ -132,7 +120,7 @@ class CompactionSettingsAdmin(admin.ModelAdmin):
 
 
 @admin.register(CompactionLease)
-class CompactionLeaseAdmin(admin.ModelAdmin):
+class CompactionLeaseAdmin(ReadOnlyAdmin):
     formfield_overrides = ADMIN_FORMFIELD_OVERRIDES
     """The database state of single-flight, cooldown and failures per channel: read-only."""
 
@@ -150,15 +138,6 @@ class CompactionLeaseAdmin(admin.ModelAdmin):
     list_select_related = ["channel"]
     search_fields = ["channel__title", "last_error"]
     ordering = ["-last_finished_at"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="Last error")
     def short_error(self, obj):

@@ -5,6 +5,7 @@ from rest_framework import serializers
 from chatcore.api.serializers import SummarySerializer
 from chatcore.models import LLMModel, Persona
 from compaction.models import CompactionProfile
+from compaction.services.profiles import EDITABLE_FIELDS
 
 
 class CompactRequestSerializer(serializers.Serializer):
@@ -94,24 +95,7 @@ class ProfileSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = CompactionProfile
-        fields = [
-            "id",
-            "slug",
-            "name",
-            "description",
-            "symbol",
-            "system_prompt",
-            "instructions",
-            "keep_recent",
-            "max_summary_tokens",
-            "temperature",
-            "model",
-            "persona",
-            "is_builtin",
-            "is_default",
-            "created_at",
-            "updated_at",
-        ]
+        fields = ["id", *EDITABLE_FIELDS, "is_builtin", "created_at", "updated_at"]
 
 
 class ProfileWriteSerializer(serializers.Serializer):

@@ -66,15 +66,10 @@ def draft_commit(
             created_by=actor,
             trigger=request.trigger,
             profile_slug=request.profile.slug,
-            model=summarized.model,
-            used_fallback=summarized.used_fallback,
-            input_tokens=summarized.input_tokens,
-            output_tokens=summarized.output_tokens,
-            tokens_before=draft.tokens_before,
-            tokens_after=draft.tokens_after,
             messages_covered=draft.through.depth + 1,
             extracts=draft.extracts,
             edited=request.edited,
+            **draft.figures(),
         )
         audit_record(
             actor=actor,

@@ -157,17 +157,11 @@ def _compact_holding_lease(
     *, request: DraftRequest, actor: User | None, dry_run: bool, holder: str, record: bool
 ) -> CompactionResult:
     draft = draft_make(request)
-    plan, summarized = draft.plan, draft.summarized
+    plan = draft.plan
     result = CompactionResult(
         summary=None,
         content=draft.text,
         summarized_count=len(plan.to_summarize),
-        model=summarized.model,
-        used_fallback=summarized.used_fallback,
-        input_tokens=summarized.input_tokens,
-        output_tokens=summarized.output_tokens,
-        tokens_before=draft.tokens_before,
-        tokens_after=draft.tokens_after,
         through_message_id=draft.through.pk,
         profile_slug=request.profile.slug,
         extracts=draft.extracts,
@@ -177,6 +171,7 @@ def _compact_holding_lease(
         edited=request.edited,
         truncated=draft.truncated,
         redactions=draft.redactions,
+        **draft.figures(),
     )
     if dry_run:
         return result

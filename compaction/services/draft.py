@@ -4,6 +4,7 @@ would stand for them, computed while the lease is held and nothing is written
 
 import dataclasses
 from collections import Counter
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db.models import prefetch_related_objects
@@ -75,6 +76,17 @@ class Draft:
     @property
     def previous(self) -> Summary | None:
         return self.plan.boundary
+
+    def figures(self) -> dict[str, Any]:
+        """What the summary and the result both record: the model, its usage, the pressure before and after."""
+        return {
+            "model": self.summarized.model,
+            "used_fallback": self.summarized.used_fallback,
+            "input_tokens": self.summarized.input_tokens,
+            "output_tokens": self.summarized.output_tokens,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+        }
 
 
 @dataclasses.dataclass
