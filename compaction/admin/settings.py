@@ -121,8 +121,9 @@ class CompactionSettingsAdmin(admin.ModelAdmin):
 
 @admin.register(CompactionLease)
 class CompactionLeaseAdmin(ReadOnlyAdmin):
-    formfield_overrides = ADMIN_FORMFIELD_OVERRIDES
     """The database state of single-flight, cooldown and failures per channel: read-only."""
+
+    formfield_overrides = ADMIN_FORMFIELD_OVERRIDES
 
     list_display = [
         "channel",
