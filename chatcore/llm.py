@@ -91,13 +91,25 @@ def _cost(model: LLMModel, tokens_in: int, tokens_out: int) -> Decimal:
     ) / million
 
 
+def _root_cause(error: BaseException) -> BaseException:
+    """The first cause that says something: the async HTTP stack wraps a reset in exceptions with empty
+    messages (httpx.ReadError('') from httpcore.ReadError('') from ConnectionResetError(104, ...))."""
+    cause = error.__cause__ or error.__context__
+    seen = 0
+    while cause is not None and seen < 10:
+        if str(cause):
+            return cause
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return error.__cause__ or error
+
+
 def _describe(error: Exception) -> str:
     import openai
 
     if isinstance(error, openai.APITimeoutError):
         return "timeout: the model did not answer in time"
     if isinstance(error, openai.APIConnectionError):
-        return f"connection: {error.__cause__ or error}"
+        return f"connection: {_root_cause(error)}"
     if isinstance(error, openai.RateLimitError):
         retry_after = error.response.headers.get("retry-after") if error.response is not None else None
         return f"rate limited (429): {error.message}" + (f" (retry after {retry_after}s)" if retry_after else "")

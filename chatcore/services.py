@@ -15,7 +15,6 @@ from django.utils import timezone
 
 from chatcore import conf, selectors, signals
 from chatcore.chain import chain_hash, chain_seed
-from chatcore.context import context_assemble
 from chatcore.errors import Conflict
 from chatcore.llm import llm_complete
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Persona, Summary
@@ -356,45 +355,27 @@ def reply_generate(
     trigger: str = "manual",
 ) -> Message:
     """Answer the active leaf (after appending `content` as the user's turn),
-    or re-answer `parent_id` as a new sibling reply.
+    or re-answer `parent_id` as a new sibling reply, in this thread (commands,
+    tasks, sync callers; the web tier uses `chatcore.streaming`).
 
     The user's message is kept even when the model fails; no assistant
     message is stored then, and ModelCallFailed says why.
     """
-    leaf = None
-    if content is not None:
-        message_append(channel=channel, user=user, role=Message.Role.USER, content=content, parent_id=parent_id)
-    elif parent_id is not None:
-        leaf = Message.objects.filter(channel=channel, pk=parent_id).first()
-        if leaf is None:
-            raise ValidationError({"parent_id": "No such message in this channel."})
-    assembled = context_assemble(channel=channel, user=user, leaf=leaf)
-    if assembled.leaf is None:
-        raise ValidationError({"content": "The channel is empty: send a message first."})
+    from chatcore.replies import reply_prepare, reply_store  # replies builds on this module's message_append
+
+    plan = reply_prepare(channel=channel, user=user, content=content, parent_id=parent_id)
     completion = llm_complete(
-        role="chat", messages=assembled.messages, user=user, channel=channel, trigger=trigger, override=channel.model
+        role="chat", messages=plan.messages, user=user, channel=channel, trigger=trigger, override=plan.model
     )
-    reply = message_append(
+    return reply_store(
         channel=channel,
         user=user,
-        role=Message.Role.ASSISTANT,
+        parent=plan.parent,
         content=completion.content,
-        parent_id=assembled.leaf.pk,
-        metadata={
-            "model": completion.model,
-            "used_fallback": completion.used_fallback,
-            "usage": {"input_tokens": completion.input_tokens, "output_tokens": completion.output_tokens},
-            **({"offline": True} if completion.offline else {}),
-        },
+        model=completion.model,
+        used_fallback=completion.used_fallback,
+        input_tokens=completion.input_tokens,
+        output_tokens=completion.output_tokens,
+        prompt_tokens_estimate=plan.prompt_tokens,
+        extra={"offline": True} if completion.offline else None,
     )
-    input_tokens = completion.input_tokens or assembled.tokens
-    transaction.on_commit(
-        lambda: signals.reply_stored.send(
-            sender=Channel,
-            channel=channel,
-            message=reply,
-            input_tokens=input_tokens,
-            reported=bool(completion.input_tokens),
-        )
-    )
-    return reply

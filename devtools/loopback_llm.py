@@ -15,6 +15,7 @@ content, slow streams).
 import dataclasses
 import json
 import random
+import re
 import socket
 import threading
 import time
@@ -35,6 +36,12 @@ class Reply:
     body: dict | None = None  # an exact JSON body for error statuses
     finish_reason: str = "stop"
     chunk_delay: float = 0.05  # pause between 16-byte chunks of a "slow_body"
+    tool_calls: list[dict] | None = None  # [{"id", "type", "function": {"name", "arguments"}}]
+    # Streamed answers (requests with "stream": true): wait before the first chunk, then between pieces.
+    # Faults for streams: "stream_cut" (the connection drops after two pieces), "stream_error" (an error
+    # event after two pieces).
+    first_token_delay: float = 0.0
+    token_delay: float = 0.0
 
 
 def _words(text: str) -> int:
@@ -89,16 +96,20 @@ class _Handler(BaseHTTPRequestHandler):
             payload = reply.body or {"error": {"message": f"injected error {reply.status}", "type": "server_error"}}
             self._send_json(reply.status, payload, reply.headers)
             return
+        if request.get("stream"):
+            self._stream(request, reply)
+            return
         content = reply.content
         prompt_text = json.dumps(request.get("messages", []))
+        message: dict = {"role": "assistant", "content": content}
+        if reply.tool_calls:
+            message["tool_calls"] = reply.tool_calls
         payload = {
             "id": f"chatcmpl-{random.randrange(10**9)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.get("model", "loopback"),
-            "choices": [
-                {"index": 0, "finish_reason": reply.finish_reason, "message": {"role": "assistant", "content": content}}
-            ],
+            "choices": [{"index": 0, "finish_reason": reply.finish_reason, "message": message}],
             "usage": {
                 "prompt_tokens": reply.prompt_tokens if reply.prompt_tokens is not None else _words(prompt_text),
                 "completion_tokens": (
@@ -129,6 +140,49 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
         if reply.fault == "truncated":
             self.close_connection = True
+
+    def _stream(self, request: dict, reply: Reply) -> None:
+        """Server-sent events as OpenAI streams them: role, text pieces, tool-call fragments, finish, usage."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        base = {"id": f"chatcmpl-{random.randrange(10**9)}", "object": "chat.completion.chunk"}
+        base |= {"created": int(time.time()), "model": request.get("model", "loopback")}
+
+        def send(delta: dict | None, finish: str | None = None, **extra) -> None:
+            choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+            self.wfile.write(f"data: {json.dumps({**base, 'choices': choices, **extra})}\n\n".encode())
+            self.wfile.flush()
+
+        time.sleep(reply.first_token_delay)
+        send({"role": "assistant", "content": ""})
+        pieces = [piece for piece in re.split(r"(?<=\s)(?=\S)", reply.content or "") if piece]
+        for index, piece in enumerate(pieces):
+            if index == 2 and reply.fault in ("stream_cut", "stream_error"):
+                if reply.fault == "stream_error":
+                    self.wfile.write(
+                        b'data: {"error": {"message": "injected mid-stream error", "type": "server_error"}}\n\n'
+                    )
+                return
+            send({"content": piece})
+            time.sleep(reply.token_delay)
+        for index, call in enumerate(reply.tool_calls or []):
+            function = call.get("function") or {}
+            arguments = function.get("arguments") or ""
+            head = {"index": index, "id": call.get("id"), "type": "function"}
+            send({"tool_calls": [{**head, "function": {"name": function.get("name"), "arguments": ""}}]})
+            for part in (arguments[: len(arguments) // 2], arguments[len(arguments) // 2 :]):
+                send({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+        send({}, reply.finish_reason)
+        if (request.get("stream_options") or {}).get("include_usage"):
+            prompt = reply.prompt_tokens if reply.prompt_tokens is not None else _words(json.dumps(request["messages"]))
+            completion = reply.completion_tokens if reply.completion_tokens is not None else _words(reply.content or "")
+            usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+            send(None, usage=usage)
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
 
 
 class _Server(ThreadingHTTPServer):

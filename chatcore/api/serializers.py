@@ -109,6 +109,12 @@ class ReplySerializer(serializers.Serializer):
         help_text="With content: post it under this message (an edit). "
         "Without: re-answer this message (a regeneration).",
     )
+    stream = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="true (or the header Accept: text/event-stream): answer text/event-stream, a `delta` event "
+        "per piece of the reply, then `done` with the stored message and usage (or `error`).",
+    )
 
 
 class CursorSerializer(serializers.Serializer):

@@ -1,16 +1,19 @@
 """REST endpoints of the conversation substrate: parse, authorise, call a
 service, serialise."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
 from rest_framework.mixins import ListModelMixin
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
-from chatcore import data_control, selectors, services
+from chatcore import data_control, replies, selectors, services
 from chatcore.api import serializers as s
 from chatcore.api.data_control import purge_flag
 from chatcore.api.requests import request_user
+from chatcore.api.streaming import EventStreamRenderer, PendingReply, async_api_view, json_errors, wants_stream
 from chatcore.context import context_assemble
 from chatcore.throttling import ExpensiveRateThrottle
 
@@ -87,17 +90,40 @@ class MessageListView(GenericAPIView):
 
 
 class ReplyView(GenericAPIView):
+    """Served through `reply_endpoint`: this part runs in a thread, the model is awaited in the event loop."""
+
     serializer_class = s.ReplySerializer
     throttle_scope = "expensive"
     throttle_classes = [ExpensiveRateThrottle]
+    renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, EventStreamRenderer]
 
-    @extend_schema(request=s.ReplySerializer, responses={201: s.MessageSerializer})
+    @extend_schema(
+        request=s.ReplySerializer,
+        responses={
+            (201, "application/json"): s.MessageSerializer,
+            (200, "text/event-stream"): OpenApiResponse(
+                OpenApiTypes.STR,
+                description='With stream: `event: delta` / `data: {"content": ...}` per piece, then '
+                '`event: done` / `data: {"message": {...}, "usage": {...}}`, or `event: error` with '
+                "the error body.",
+            ),
+        },
+    )
     def post(self, request, channel_id: int):
-        channel = selectors.channel_get(user=request.user, channel_id=channel_id)
+        user = request_user(request)
+        channel = selectors.channel_get(user=user, channel_id=channel_id)
         data = s.ReplySerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        reply = services.reply_generate(channel=channel, user=request.user, **data.validated_data)
-        return Response(s.MessageSerializer(reply).data, status=status.HTTP_201_CREATED)
+        options = dict(data.validated_data)
+        stream = wants_stream(request, options.pop("stream", False))
+        plan = replies.reply_prepare(channel=channel, user=user, **options)
+        return PendingReply(plan=plan, stream=stream)
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        return json_errors(super().finalize_response(request, response, *args, **kwargs))
+
+
+reply_endpoint = async_api_view(ReplyView)
 
 
 class CursorView(GenericAPIView):

@@ -6,17 +6,23 @@ listed in CSRF_TRUSTED_ORIGINS, as the README's Deploy section says to set.
 """
 
 import gzip
+import http.client
+import json
 import re
+import time
 import urllib.request
 
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
+from rest_framework.authtoken.models import Token
 
+from chatcore.loopback_llm import Reply
+from chatcore.models import Message
 from tests.chatcore.factories import ChannelFactory, UserFactory
 from tests.servers import Served
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.slow]
 
 PROXY = {"X-Forwarded-Proto": "https"}
 
@@ -45,6 +51,7 @@ def _get(url: str, **headers: str) -> urllib.request.addinfourl:
     return urllib.request.urlopen(urllib.request.Request(url, headers={**PROXY, **headers}), timeout=30)
 
 
+@pytest.mark.browser
 def test_serve_sh_serves_the_pages_with_css_and_scripts_at_debug_off(served, chromium):
     user = server_user("reader")
     channel = ChannelFactory(owner=user, title="Served for real")
@@ -99,3 +106,64 @@ def test_plain_http_is_redirected_to_https_and_debug_is_off(served):
         _get(served.url + "/no-such-page/")
     assert missing.value.code == 404
     assert b"Traceback" not in missing.value.read()  # no debug page
+
+
+ANSWER = " ".join(f"word{index}" for index in range(40))
+
+
+def _open_stream(served, channel, token: str) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    body = json.dumps({"content": "Tell me a long story", "stream": True})
+    headers = {**PROXY, "Authorization": f"Token {token}", "Content-Type": "application/json"}
+    connection.request("POST", f"/api/channels/{channel.pk}/reply/", body=body, headers=headers)
+    response = connection.getresponse()
+    assert response.status == 200, response.read()
+    assert response.headers["Content-Type"] == "text/event-stream"
+    return connection, response
+
+
+def _next_event(response) -> tuple[str, dict, float]:
+    fields = {}
+    while True:
+        line = response.readline().decode().rstrip("\n")
+        if not line:
+            if fields:
+                return fields["event"], json.loads(fields["data"]), time.monotonic()
+            continue
+        name, _, value = line.partition(": ")
+        fields[name] = value
+
+
+def test_the_api_streams_through_the_production_server_piece_by_piece(served, chat_model, llm_server):
+    user = UserFactory()
+    channel = ChannelFactory(owner=user)
+    token = Token.objects.create(user=user).key
+    llm_server.script(Reply(content=ANSWER, token_delay=0.05))
+    connection, response = _open_stream(served, channel, token)
+    events = []
+    while not events or events[-1][0] == "delta":
+        events.append(_next_event(response))
+    connection.close()
+    assert [name for name, _, _ in events] == ["delta"] * 40 + ["done"]
+    assert "".join(data["content"] for name, data, _ in events[:-1]) == ANSWER
+    # The pieces arrive as the model writes them (40 x 50 ms), not all at the end.
+    assert events[-1][2] - events[0][2] > 1.0
+    stored = Message.objects.get(channel=channel, role="assistant")
+    assert events[-1][1]["message"]["id"] == stored.pk and events[-1][1]["message"]["content"] == ANSWER
+
+
+def test_a_client_that_disconnects_mid_stream_leaves_an_interrupted_reply(served, chat_model, llm_server):
+    user = UserFactory()
+    channel = ChannelFactory(owner=user)
+    token = Token.objects.create(user=user).key
+    llm_server.script(Reply(content=ANSWER, token_delay=0.1))
+    connection, response = _open_stream(served, channel, token)
+    seen = [_next_event(response)[1]["content"] for _ in range(3)]
+    connection.sock.shutdown(2)
+    connection.close()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not Message.objects.filter(channel=channel, role="assistant").exists():
+        time.sleep(0.1)
+    partial = Message.objects.get(channel=channel, role="assistant")
+    assert partial.metadata["interrupted"] is True
+    assert partial.content.startswith("".join(seen)) and len(partial.content) < len(ANSWER)

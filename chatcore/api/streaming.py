@@ -1,0 +1,128 @@
+"""The reply endpoint's two answers: JSON when the model has finished, or
+Server-Sent Events as it writes.
+
+DRF views are synchronous, so the endpoint is split: `ReplyView` (DRF:
+authentication, throttle, validation, the user's turn and the context, all
+in a thread) returns a `PendingReply`, and `reply_endpoint` (an async Django
+view around it) waits for the model in the event loop, holding no thread:
+
+- `"stream": true` or `Accept: text/event-stream` → `text/event-stream`:
+  `event: delta` with `{"content": "..."}` per piece, then one
+  `event: done` with `{"message": <the stored message>, "usage":
+  {"input_tokens", "output_tokens"}}`, or `event: error` with the error body
+  (`detail`, `code`, `errors`) when the model fails (nothing stored);
+- otherwise `201` with the stored message, or the `502` error body.
+"""
+
+import json
+from collections.abc import AsyncIterator
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework import status
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
+from rest_framework.utils.encoders import JSONEncoder
+
+from chatcore.api.exceptions import exception_handler
+from chatcore.api.serializers import MessageSerializer
+from chatcore.errors import ServiceError
+from chatcore.replies import ReplyPlan
+from chatcore.streaming import ReplyDelta, ReplyDone, ReplyFailed, reply_complete, reply_events
+
+EVENT_STREAM = "text/event-stream"
+STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def sse(event: str, data: dict) -> bytes:
+    """One Server-Sent Event (JSON data on one line)."""
+    return f"event: {event}\ndata: {json.dumps(data, cls=JSONEncoder, ensure_ascii=False)}\n\n".encode()
+
+
+class EventStreamRenderer(BaseRenderer):
+    """Lets a client that accepts only `text/event-stream` through content negotiation. The stream
+    itself is a StreamingHttpResponse; an error answered before it starts (400, 404, 429) is JSON
+    (see `json_errors`), since clients read an error's status and body before any stream."""
+
+    media_type = EVENT_STREAM
+    format = "sse"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+        return json.dumps(data, cls=JSONEncoder).encode() if data is not None else b""
+
+
+def json_errors(response):
+    """An error response negotiated as an event stream is sent as JSON instead."""
+    if response.status_code >= 400 and isinstance(getattr(response, "accepted_renderer", None), EventStreamRenderer):
+        response.accepted_renderer, response.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
+    return response
+
+
+def wants_stream(request, flag: bool) -> bool:
+    return flag or EVENT_STREAM in request.headers.get("Accept", "")
+
+
+def error_body(error: ServiceError, view) -> tuple[dict, int]:
+    response = exception_handler(error, {"view": view})
+    return response.data, response.status_code
+
+
+def _done_data(done: ReplyDone) -> dict:
+    return {
+        "message": MessageSerializer(done.message).data,
+        "usage": {"input_tokens": done.input_tokens, "output_tokens": done.output_tokens},
+    }
+
+
+async def event_stream(plan: ReplyPlan, view) -> AsyncIterator[bytes]:
+    async for event in reply_events(plan=plan):
+        if isinstance(event, ReplyDelta):
+            yield sse("delta", {"content": event.content})
+        elif isinstance(event, ReplyDone):
+            yield sse("done", await sync_to_async(_done_data)(event))
+        elif isinstance(event, ReplyFailed):
+            yield sse("error", error_body(event.error, view)[0])
+
+
+class PendingReply(Response):
+    """What ReplyView hands to `reply_endpoint`: the prepared reply, not yet answered."""
+
+    def __init__(self, *, plan: ReplyPlan, stream: bool):
+        super().__init__(status=status.HTTP_201_CREATED)
+        self.plan, self.stream = plan, stream
+
+    async def finish(self) -> HttpResponse:
+        view = self.renderer_context.get("view") if self.renderer_context else None
+        if self.stream:
+            return StreamingHttpResponse(
+                event_stream(self.plan, view), content_type=EVENT_STREAM, status=200, headers=STREAM_HEADERS
+            )
+        try:
+            message = await reply_complete(plan=self.plan)
+        except ServiceError as error:
+            self.data, self.status_code = error_body(error, view)
+        else:
+            self.data = await sync_to_async(lambda: MessageSerializer(message).data)()
+        return self
+
+
+def async_api_view(view_class) -> object:
+    """An async view around a DRF view whose handlers may return a PendingReply.
+
+    It keeps the DRF class visible (`cls`, `initkwargs`) so that the schema generator documents it.
+    """
+    sync_view = view_class.as_view()
+
+    @csrf_exempt  # DRF's own authentication enforces CSRF for session clients
+    async def view(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        response = await sync_to_async(sync_view)(request, *args, **kwargs)
+        if isinstance(response, PendingReply):
+            return await response.finish()
+        return response
+
+    view.cls = view_class
+    view.initkwargs = getattr(sync_view, "initkwargs", {})
+    view.view_class = view_class
+    return view

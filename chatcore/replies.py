@@ -1,0 +1,108 @@
+"""The steps of a reply that touch the database, shared by every way a reply
+arrives: `reply_prepare` (the user's turn, the context) before the model
+call, and `reply_store` after it. `services.reply_generate` (sync),
+`chatcore.streaming` (async, streamed or not) and the OpenAI-compatible
+gateway all go through both, so the bookkeeping is one code path.
+
+Storing an assistant turn that a caller obtained itself (the OpenAI-compatible
+gateway calls the model with the client's tools and options, possibly
+streamed), with the same bookkeeping as `services.reply_generate`: the
+message appended under its parent with the model's usage, the cursor moved
+there, and `reply_stored` announced after commit so that the automatic
+compaction trigger sees the prompt's size.
+"""
+
+import dataclasses
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from chatcore import signals
+from chatcore.context import context_assemble
+from chatcore.models import Channel, LLMModel, Message
+from chatcore.services import message_append
+
+
+@dataclasses.dataclass(frozen=True)
+class ReplyPlan:
+    """A reply ready to ask for: the user's turn is stored, the context assembled.
+
+    `parent` is the message the reply answers; `model` the channel's own model
+    (None: the chat role's), resolved here so that async callers touch no lazy
+    relation; `prompt_tokens` our count of what is sent, which the compaction
+    trigger reads when the provider reports no usage.
+    """
+
+    channel: Channel
+    user: AbstractBaseUser
+    parent: Message
+    messages: list[dict]
+    prompt_tokens: int
+    model: LLMModel | None
+
+
+def reply_prepare(
+    *, channel: Channel, user: AbstractBaseUser, content: str | None = None, parent_id: int | None = None
+) -> ReplyPlan:
+    """Append `content` as the user's turn (under `parent_id` if given: an edit), or take
+    `parent_id` as the message to answer again (a regeneration), and assemble the context.
+
+    The user's message is committed here, before any model call: it is kept whatever the model does.
+    """
+    leaf = None
+    if content is not None:
+        message_append(channel=channel, user=user, role=Message.Role.USER, content=content, parent_id=parent_id)
+    elif parent_id is not None:
+        leaf = Message.objects.filter(channel=channel, pk=parent_id).first()
+        if leaf is None:
+            raise ValidationError({"parent_id": "No such message in this channel."})
+    assembled = context_assemble(channel=channel, user=user, leaf=leaf)
+    if assembled.leaf is None:
+        raise ValidationError({"content": "The channel is empty: send a message first."})
+    return ReplyPlan(
+        channel=channel,
+        user=user,
+        parent=assembled.leaf,
+        messages=assembled.messages,
+        prompt_tokens=assembled.tokens,
+        model=channel.model,
+    )
+
+
+@transaction.atomic
+def reply_store(
+    *,
+    channel: Channel,
+    user: AbstractBaseUser,
+    parent: Message,
+    content: str,
+    model: str,
+    used_fallback: bool,
+    input_tokens: int,
+    output_tokens: int,
+    prompt_tokens_estimate: int,
+    extra: dict | None = None,
+) -> Message:
+    """The reply under `parent`. `input_tokens` is what the provider reported (0 if nothing), in which case
+    the trigger reads `prompt_tokens_estimate`, our own count of what was sent."""
+    reply = message_append(
+        channel=channel,
+        user=user,
+        role=Message.Role.ASSISTANT,
+        content=content,
+        parent_id=parent.pk,
+        metadata={
+            "model": model,
+            "used_fallback": used_fallback,
+            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+            **(extra or {}),
+        },
+    )
+    prompt_tokens = input_tokens or prompt_tokens_estimate
+    transaction.on_commit(
+        lambda: signals.reply_stored.send(
+            sender=Channel, channel=channel, message=reply, input_tokens=prompt_tokens, reported=bool(input_tokens)
+        )
+    )
+    return reply
