@@ -6,7 +6,22 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
 from chatcore.models import Channel, Message
+from chatcore.replies import ReplyPlan, reply_prepare
 from chatcore.services import message_append, reply_generate
+
+
+def message_edit_prepare(*, channel: Channel, user: User, original: Message, content: str) -> ReplyPlan:
+    """Store `content` as a sibling of the user turn `original` and get its reply ready to ask for
+    (the pages then stream it: chatcore.streaming).
+
+    ValidationError when `original` is not a user turn of this channel.
+    """
+    if original.channel_id != channel.pk or original.role != Message.Role.USER:
+        raise ValidationError({"message_id": "Only a user message of this channel can be edited."})
+    if original.parent_id is None:
+        message_append(channel=channel, user=user, role=Message.Role.USER, content=content, root=True)
+        return reply_prepare(channel=channel, user=user)
+    return reply_prepare(channel=channel, user=user, content=content, parent_id=original.parent_id)
 
 
 def message_edit(*, channel: Channel, user: User, original: Message, content: str) -> Message:

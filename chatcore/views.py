@@ -3,19 +3,28 @@
 Every form posts and redirects, so the pages work without JavaScript. When
 htmx sends the request (header HX-Request), the view answers with the
 fragment that changed instead of a redirect, and with the error's HTTP
-status so that scripts can tell success from failure.
+status so that scripts can tell success from failure. The views that ask
+for a reply are async: their database step runs in a thread, the model is
+awaited in the event loop, and a request that accepts text/event-stream
+(static/web/stream.js) gets the reply piece by piece.
 """
 
+from collections.abc import AsyncIterator
+
+from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from chatcore import branching, selectors, services
+from chatcore import branching, replies, selectors, services
+from chatcore.api.streaming import STREAM_HEADERS, sse
 from chatcore.errors import ServiceError
 from chatcore.forms import ChannelCreateForm, CursorForm, MessageForm
 from chatcore.models import Message
+from chatcore.replies import ReplyPlan
+from chatcore.streaming import ReplyDelta, ReplyDone, ReplyFailed, reply_complete, reply_events
 from chatcore.web import (
     AuthenticatedRequest,
     after_change,
@@ -25,6 +34,7 @@ from chatcore.web import (
     own_message,
     own_summary,
     page_error_text,
+    render_main,
 )
 
 
@@ -49,7 +59,10 @@ def channel_list(request: AuthenticatedRequest) -> HttpResponse:
 @login_required
 @require_GET
 def channel_detail(request: AuthenticatedRequest, channel_id: int) -> HttpResponse:
+    """The page; with htmx, the conversation area alone (the stream script refreshes it after a reply)."""
     channel = own_channel(request, channel_id)
+    if is_htmx(request):
+        return render_main(request, channel)
     context = channel_page_context(request=request, channel=channel)
     context["composer"] = MessageForm()
     if channel.branched_from_id:
@@ -57,54 +70,96 @@ def channel_detail(request: AuthenticatedRequest, channel_id: int) -> HttpRespon
     return render(request, "chatcore/channel.html", context)
 
 
-@login_required
-@require_POST
-def message_send(request: AuthenticatedRequest, channel_id: int) -> HttpResponse:
-    """The user's turn, then the model's reply (the turn is kept if the model fails)."""
+def wants_stream(request: AuthenticatedRequest) -> bool:
+    return "text/event-stream" in request.headers.get("Accept", "")
+
+
+async def page_events(plan: ReplyPlan) -> AsyncIterator[bytes]:
+    """The page's stream: the reply's pieces, then `done` (the script then fetches the conversation) or `error`."""
+    async for event in reply_events(plan=plan):
+        if isinstance(event, ReplyDelta):
+            yield sse("delta", {"content": event.content})
+        elif isinstance(event, ReplyDone):
+            yield sse("done", {"message_id": event.message.pk})
+        elif isinstance(event, ReplyFailed):
+            yield sse("error", {"detail": page_error_text(event.error), "code": event.error.code})
+
+
+async def reply_answer(
+    request: AuthenticatedRequest, step: ReplyPlan | HttpResponse, *, anchor: str = ""
+) -> HttpResponse:
+    """After the sync step (the user's turn stored, the context assembled): stream the reply to the
+    script, or wait for it without holding a thread and redirect (no JavaScript) as before."""
+    if isinstance(step, HttpResponse):
+        return step
+    if wants_stream(request):
+        return StreamingHttpResponse(page_events(step), content_type="text/event-stream", headers=STREAM_HEADERS)
+    try:
+        await reply_complete(plan=step)
+    except ServiceError as error:
+        return await sync_to_async(after_change)(request, step.channel, error=error)
+    return await sync_to_async(after_change)(request, step.channel, anchor=anchor)
+
+
+def _send_prepare(request: AuthenticatedRequest, channel_id: int) -> ReplyPlan | HttpResponse:
     channel = own_channel(request, channel_id)
     form = MessageForm(request.POST)
     if not form.is_valid() or not form.cleaned_data["content"].strip():
         return after_change(request, channel, error=ValidationError("Write a message first."))
     try:
-        services.reply_generate(channel=channel, user=request.user, content=form.cleaned_data["content"])
+        return replies.reply_prepare(channel=channel, user=request.user, content=form.cleaned_data["content"])
     except (ValidationError, ServiceError) as error:
         return after_change(request, channel, error=error)
-    return after_change(request, channel, anchor="#composer")
 
 
 @login_required
 @require_POST
-def message_edit(request: AuthenticatedRequest, channel_id: int, message_id: int) -> HttpResponse:
-    """An edited user message is a new sibling of the original, then answered."""
+async def message_send(request: AuthenticatedRequest, channel_id: int) -> HttpResponse:
+    """The user's turn, then the model's reply (the turn is kept if the model fails)."""
+    return await reply_answer(request, await sync_to_async(_send_prepare)(request, channel_id), anchor="#composer")
+
+
+def _edit_prepare(request: AuthenticatedRequest, channel_id: int, message_id: int) -> ReplyPlan | HttpResponse:
     channel = own_channel(request, channel_id)
     original = own_message(channel, message_id, role=Message.Role.USER)
     form = MessageForm(request.POST)
     if not form.is_valid() or not form.cleaned_data["content"].strip():
         return after_change(request, channel, error=ValidationError("The edited message may not be empty."))
     try:
-        branching.message_edit(
+        return branching.message_edit_prepare(
             channel=channel, user=request.user, original=original, content=form.cleaned_data["content"]
         )
     except (ValidationError, ServiceError) as error:
         return after_change(request, channel, error=error)
-    return after_change(request, channel)
 
 
 @login_required
 @require_POST
-def message_regenerate(request: AuthenticatedRequest, channel_id: int, message_id: int) -> HttpResponse:
-    """A new reply to the same user turn, as a sibling of the old one.
+async def message_edit(request: AuthenticatedRequest, channel_id: int, message_id: int) -> HttpResponse:
+    """An edited user message is a new sibling of the original, then answered."""
+    return await reply_answer(request, await sync_to_async(_edit_prepare)(request, channel_id, message_id))
 
-    Given a user message (no reply yet, or the last attempt failed), answers it.
-    """
+
+def _regenerate_prepare(
+    request: AuthenticatedRequest, channel_id: int, message_id: int
+) -> ReplyPlan | HttpResponse:
     channel = own_channel(request, channel_id)
     message = own_message(channel, message_id)
     parent_id = message.pk if message.role == Message.Role.USER else message.parent_id
     try:
-        services.reply_generate(channel=channel, user=request.user, parent_id=parent_id)
+        return replies.reply_prepare(channel=channel, user=request.user, parent_id=parent_id)
     except (ValidationError, ServiceError) as error:
         return after_change(request, channel, error=error)
-    return after_change(request, channel)
+
+
+@login_required
+@require_POST
+async def message_regenerate(request: AuthenticatedRequest, channel_id: int, message_id: int) -> HttpResponse:
+    """A new reply to the same user turn, as a sibling of the old one (an interrupted reply too).
+
+    Given a user message (no reply yet, or the last attempt failed), answers it.
+    """
+    return await reply_answer(request, await sync_to_async(_regenerate_prepare)(request, channel_id, message_id))
 
 
 @login_required

@@ -1,6 +1,19 @@
+"""The ASGI application (uvicorn in production: project/scripts/serve.sh)."""
+
 import os
+import warnings
 
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 application = get_asgi_application()
+
+# The web tier calls models: load the client library now, in each worker as it starts, rather than
+# inside the event loop at the first reply (it takes a second or more to import, during which a
+# worker would serve nothing).
+import openai  # noqa: E402, F401
+
+# WhiteNoise answers static files with a file iterator, which Django's ASGI handler reads in a thread
+# and warns about on every file. That is fine for files served once per browser (hashed names,
+# cached for a year); the warning would only bury real ones in the server's log.
+warnings.filterwarnings("ignore", message="StreamingHttpResponse must consume synchronous iterators")

@@ -10,20 +10,17 @@ import socket
 import subprocess
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 from django.db import connection
+
+from devtools import processes
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def database_url() -> str:
     """The test database as a URL that child processes can open."""
-    settings = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{settings['NAME']}"
-    credentials = quote(settings["USER"] or "") + (f":{quote(settings['PASSWORD'])}" if settings["PASSWORD"] else "")
-    return f"postgres://{credentials}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}"
+    return processes.database_url(connection.settings_dict)
 
 
 def free_port() -> int:

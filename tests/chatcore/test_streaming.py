@@ -16,9 +16,9 @@ from django.urls import reverse
 
 from chatcore import replies, signals
 from chatcore.api.serializers import MessageSerializer
-from chatcore.loopback_llm import Reply
 from chatcore.models import Message, ModelRole, UsageEntry
 from chatcore.streaming import ReplyDelta, ReplyDone, ReplyFailed, reply_events
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, build_path
 
 ANSWER = "Use a rolling restart: drain one node, deploy, check health, then the next."

@@ -17,14 +17,15 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 from rest_framework.authtoken.models import Token
 
-from chatcore.loopback_llm import Reply
 from chatcore.models import Message
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, UserFactory
 from tests.servers import Served
 
 pytestmark = [pytest.mark.slow]
 
 PROXY = {"X-Forwarded-Proto": "https"}
+expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +50,25 @@ def server_user(username: str):
 
 def _get(url: str, **headers: str) -> urllib.request.addinfourl:
     return urllib.request.urlopen(urllib.request.Request(url, headers={**PROXY, **headers}), timeout=30)
+
+
+def browser_page(chromium, served, *, javascript: bool = True):
+    context = chromium.new_context(base_url=served.url, extra_http_headers=PROXY, java_script_enabled=javascript)
+    context.set_default_timeout(15_000)
+    return context, context.new_page()
+
+
+def log_in(page, username: str) -> None:
+    page.goto("/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill("pass-word-123")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Your channels")).to_be_visible()
+
+
+def open_channel(page, channel) -> None:
+    page.goto(f"/channels/{channel.pk}/")
+    page.wait_for_function("document.readyState === 'complete' && !!window.htmx")
 
 
 @pytest.mark.browser
@@ -167,3 +187,75 @@ def test_a_client_that_disconnects_mid_stream_leaves_an_interrupted_reply(served
     partial = Message.objects.get(channel=channel, role="assistant")
     assert partial.metadata["interrupted"] is True
     assert partial.content.startswith("".join(seen)) and len(partial.content) < len(ANSWER)
+
+
+@pytest.mark.browser
+def test_the_page_shows_the_reply_token_by_token_then_the_stored_message(served, chromium, chat_model, llm_server):
+    user = server_user("streamer")
+    channel = ChannelFactory(owner=user, title="Streaming")
+    llm_server.script(Reply(content=ANSWER, token_delay=0.08))
+    context, page = browser_page(chromium, served)
+    try:
+        log_in(page, "streamer")
+        open_channel(page, channel)
+        page.get_by_label("Message", exact=True).fill("Tell me a long story")
+        page.get_by_label("Message", exact=True).press("Enter")
+        streaming = page.locator(".msg.streaming .stream-body")
+        expect(streaming).to_contain_text("word5")
+        # Visible before the end: the model has not finished, the stop control is offered.
+        partial = streaming.inner_text()
+        assert "word39" not in partial
+        expect(page.locator("#composer-stop")).to_be_visible()
+        # At the end the conversation is swapped for the stored, rendered messages.
+        expect(page.locator(".msg.streaming")).to_have_count(0)
+        expect(page.locator(".msg-assistant .msg-body").last).to_contain_text("word39")
+        expect(page.locator("#composer-stop")).to_be_hidden()
+    finally:
+        context.close()
+    stored = Message.objects.get(channel=channel, role="assistant")
+    assert stored.content == ANSWER and "interrupted" not in stored.metadata
+
+
+@pytest.mark.browser
+def test_stop_keeps_the_partial_reply_marked_interrupted_and_it_can_be_regenerated(
+    served, chromium, chat_model, llm_server
+):
+    user = server_user("stopper")
+    channel = ChannelFactory(owner=user, title="Stopping")
+    llm_server.script(Reply(content=ANSWER, token_delay=0.15), Reply(content="A fresh, complete answer."))
+    context, page = browser_page(chromium, served)
+    try:
+        log_in(page, "stopper")
+        open_channel(page, channel)
+        page.get_by_label("Message", exact=True).fill("Tell me a long story")
+        page.get_by_label("Message", exact=True).press("Enter")
+        expect(page.locator(".msg.streaming .stream-body")).to_contain_text("word3")
+        page.get_by_role("button", name="Stop", exact=True).click()
+        interrupted = page.locator(".msg-assistant", has=page.locator(".chip-warn"))
+        expect(interrupted).to_contain_text("interrupted")
+        expect(interrupted).to_contain_text("word3")
+        partial = Message.objects.get(channel=channel, role="assistant")
+        assert partial.metadata["interrupted"] is True and len(partial.content) < len(ANSWER)
+
+        interrupted.get_by_role("button", name="Regenerate").click()
+        expect(page.locator(".msg-assistant .msg-body").last).to_contain_text("A fresh, complete answer.")
+        expect(page.locator(".sibling-pos").last).to_have_text("2/2")
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
+def test_without_javascript_the_form_posts_and_redirects(served, chromium, chat_model, llm_server):
+    user = server_user("plain")
+    channel = ChannelFactory(owner=user, title="No scripts")
+    llm_server.script(Reply(content="An answer without scripts."))
+    context, page = browser_page(chromium, served, javascript=False)
+    try:
+        log_in(page, "plain")
+        page.goto(f"/channels/{channel.pk}/")
+        page.get_by_label("Message", exact=True).fill("Hello there")
+        page.get_by_role("button", name="Send").click()
+        expect(page.locator(".msg-assistant .msg-body")).to_contain_text("An answer without scripts.")
+        assert page.url.endswith(f"/channels/{channel.pk}/#composer")
+    finally:
+        context.close()

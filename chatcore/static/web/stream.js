@@ -19,8 +19,8 @@
     return node;
   }
 
-  function bubble(role, who, text) {
-    var article = el("article", "msg msg-" + role + " pending");
+  function bubble(role, who, text, state) {
+    var article = el("article", "msg msg-" + role + " " + state);
     var head = el("header", "msg-head");
     head.appendChild(el("span", "msg-who", who));
     article.appendChild(head);
@@ -109,9 +109,8 @@
     var run = current;
     clearFrom(form);
     slot.replaceChildren();
-    if (text.trim()) slot.appendChild(bubble("user", "You", text).article);
-    var reply = bubble("assistant", form.getAttribute("data-assistant") || "Assistant", "");
-    reply.article.classList.add("streaming");
+    if (text.trim()) slot.appendChild(bubble("user", "You", text, "pending").article);
+    var reply = bubble("assistant", form.getAttribute("data-assistant") || "Assistant", "", "streaming");
     reply.article.setAttribute("aria-live", "polite");
     slot.appendChild(reply.article);
     setBusy(true);
