@@ -19,6 +19,7 @@ REGISTRY: dict[str, str] = {
     "compaction": "devtools.benchmarks.compaction",
     "throughput": "devtools.benchmarks.throughput",
     "tokens": "devtools.benchmarks.tokens",
+    "serving": "devtools.benchmarks.serving",
 }
 
 
