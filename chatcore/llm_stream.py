@@ -111,6 +111,7 @@ class ChatStream:
         raise _failure(errors, status)
 
     async def _record_failure(self, cause: str) -> None:
+        assert self.model is not None
         elapsed = int((time.monotonic() - self._started) * 1000)
         await _record(**self.usage, model=self.model.name, success=False, error=cause[:2000], duration_ms=elapsed)
 
@@ -131,6 +132,7 @@ class ChatStream:
             delta = collected.add(self._first)
             if delta is not None:
                 yield delta
+            assert self._iterator is not None
             async for chunk in self._iterator:
                 delta = collected.add(chunk)
                 if delta is not None:

@@ -14,7 +14,7 @@ compaction trigger sees the prompt's size.
 
 import dataclasses
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -35,7 +35,7 @@ class ReplyPlan:
     """
 
     channel: Channel
-    user: AbstractBaseUser
+    user: User
     parent: Message
     messages: list[dict]
     prompt_tokens: int
@@ -43,7 +43,7 @@ class ReplyPlan:
 
 
 def reply_prepare(
-    *, channel: Channel, user: AbstractBaseUser, content: str | None = None, parent_id: int | None = None
+    *, channel: Channel, user: User, content: str | None = None, parent_id: int | None = None
 ) -> ReplyPlan:
     """Append `content` as the user's turn (under `parent_id` if given: an edit), or take
     `parent_id` as the message to answer again (a regeneration), and assemble the context.
@@ -74,7 +74,7 @@ def reply_prepare(
 def reply_store(
     *,
     channel: Channel,
-    user: AbstractBaseUser,
+    user: User,
     parent: Message,
     content: str,
     model: str,

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -87,7 +87,7 @@ async def page_events(plan: ReplyPlan) -> AsyncIterator[bytes]:
 
 async def reply_answer(
     request: AuthenticatedRequest, step: ReplyPlan | HttpResponse, *, anchor: str = ""
-) -> HttpResponse:
+) -> HttpResponseBase:
     """After the sync step (the user's turn stored, the context assembled): stream the reply to the
     script, or wait for it without holding a thread and redirect (no JavaScript) as before."""
     if isinstance(step, HttpResponse):
@@ -114,7 +114,7 @@ def _send_prepare(request: AuthenticatedRequest, channel_id: int) -> ReplyPlan |
 
 @login_required
 @require_POST
-async def message_send(request: AuthenticatedRequest, channel_id: int) -> HttpResponse:
+async def message_send(request: AuthenticatedRequest, channel_id: int) -> HttpResponseBase:
     """The user's turn, then the model's reply (the turn is kept if the model fails)."""
     return await reply_answer(request, await sync_to_async(_send_prepare)(request, channel_id), anchor="#composer")
 
@@ -135,14 +135,12 @@ def _edit_prepare(request: AuthenticatedRequest, channel_id: int, message_id: in
 
 @login_required
 @require_POST
-async def message_edit(request: AuthenticatedRequest, channel_id: int, message_id: int) -> HttpResponse:
+async def message_edit(request: AuthenticatedRequest, channel_id: int, message_id: int) -> HttpResponseBase:
     """An edited user message is a new sibling of the original, then answered."""
     return await reply_answer(request, await sync_to_async(_edit_prepare)(request, channel_id, message_id))
 
 
-def _regenerate_prepare(
-    request: AuthenticatedRequest, channel_id: int, message_id: int
-) -> ReplyPlan | HttpResponse:
+def _regenerate_prepare(request: AuthenticatedRequest, channel_id: int, message_id: int) -> ReplyPlan | HttpResponse:
     channel = own_channel(request, channel_id)
     message = own_message(channel, message_id)
     parent_id = message.pk if message.role == Message.Role.USER else message.parent_id
@@ -154,7 +152,7 @@ def _regenerate_prepare(
 
 @login_required
 @require_POST
-async def message_regenerate(request: AuthenticatedRequest, channel_id: int, message_id: int) -> HttpResponse:
+async def message_regenerate(request: AuthenticatedRequest, channel_id: int, message_id: int) -> HttpResponseBase:
     """A new reply to the same user turn, as a sibling of the old one (an interrupted reply too).
 
     Given a user message (no reply yet, or the last attempt failed), answers it.

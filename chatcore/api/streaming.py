@@ -15,15 +15,17 @@ view around it) waits for the model in the event loop, holding no thread:
 """
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import status
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.utils.encoders import JSONEncoder
+from rest_framework.views import APIView
 
 from chatcore.api.exceptions import exception_handler
 from chatcore.api.serializers import MessageSerializer
@@ -93,8 +95,9 @@ class PendingReply(Response):
         super().__init__(status=status.HTTP_201_CREATED)
         self.plan, self.stream = plan, stream
 
-    async def finish(self) -> HttpResponse:
-        view = self.renderer_context.get("view") if self.renderer_context else None
+    async def finish(self) -> HttpResponseBase:
+        context = getattr(self, "renderer_context", None)
+        view = context.get("view") if context else None
         if self.stream:
             return StreamingHttpResponse(
                 event_stream(self.plan, view), content_type=EVENT_STREAM, status=200, headers=STREAM_HEADERS
@@ -108,7 +111,7 @@ class PendingReply(Response):
         return self
 
 
-def async_api_view(view_class) -> object:
+def async_api_view(view_class: type[APIView]) -> Callable[..., Coroutine[Any, Any, HttpResponseBase]]:
     """An async view around a DRF view whose handlers may return a PendingReply.
 
     It keeps the DRF class visible (`cls`, `initkwargs`) so that the schema generator documents it.
@@ -116,13 +119,13 @@ def async_api_view(view_class) -> object:
     sync_view = view_class.as_view()
 
     @csrf_exempt  # DRF's own authentication enforces CSRF for session clients
-    async def view(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    async def view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         response = await sync_to_async(sync_view)(request, *args, **kwargs)
         if isinstance(response, PendingReply):
             return await response.finish()
         return response
 
-    view.cls = view_class
-    view.initkwargs = getattr(sync_view, "initkwargs", {})
-    view.view_class = view_class
+    for name, value in (("cls", view_class), ("initkwargs", getattr(sync_view, "initkwargs", {}))):
+        setattr(view, name, value)
+    view.view_class = view_class  # type: ignore[attr-defined]
     return view

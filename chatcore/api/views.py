@@ -95,7 +95,7 @@ class ReplyView(GenericAPIView):
     serializer_class = s.ReplySerializer
     throttle_scope = "expensive"
     throttle_classes = [ExpensiveRateThrottle]
-    renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, EventStreamRenderer]
+    renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, EventStreamRenderer]  # type: ignore[list-item]
 
     @extend_schema(
         request=s.ReplySerializer,
