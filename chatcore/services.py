@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from chatcore import conf, selectors, signals
+from chatcore import conf, selectors
 from chatcore.chain import chain_hash, chain_seed
 from chatcore.errors import Conflict
 from chatcore.llm import llm_complete
