@@ -238,6 +238,14 @@ class UsageEntryAdmin(ReadOnlyAdmin):
 
 @admin.register(AuditEntry)
 class AuditEntryAdmin(ReadOnlyAdmin):
-    list_display = ["created_at", "actor_label", "action", "resource"]
+    list_display = ["created_at", "actor_label", "action", "resource", "redactions"]
     list_filter = ["action"]
     search_fields = ["actor_label", "action", "resource"]
+
+    @admin.display(description="Secrets redacted")
+    def redactions(self, obj: AuditEntry) -> str:
+        """The secrets hidden by the audited operation, by kind (a compaction records them in its details)."""
+        counts = (obj.details or {}).get("redactions") if isinstance(obj.details, dict) else None
+        if not isinstance(counts, dict) or not counts:
+            return "—"
+        return ", ".join(f"{kind} × {count}" for kind, count in sorted(counts.items()))

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from compaction.redaction import redact
+from compaction.redaction import redact_many
 
 # (head, tail) characters kept of long bodies.
 MESSAGE_KEEP = (4_000, 1_200)
@@ -48,7 +48,8 @@ def _speaker_of(message: Any) -> str:
     return message.role
 
 
-def _tool_calls_of(metadata: dict, counts: Counter) -> list[dict]:
+def _tool_calls_of(metadata: dict) -> list[dict]:
+    """The calls of an assistant message as {"id", "name", "arguments"}, arguments still unredacted."""
     calls = []
     for raw in metadata.get("tool_calls") or []:
         if not isinstance(raw, dict):
@@ -58,43 +59,52 @@ def _tool_calls_of(metadata: dict, counts: Counter) -> list[dict]:
         arguments = function.get("arguments", "")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
-        cleaned = redact(arguments)
-        counts.update(cleaned.counts)
-        calls.append(
-            {"id": str(raw.get("id") or ""), "name": str(function.get("name") or "tool"), "arguments": cleaned.text}
-        )
+        name = str(function.get("name") or "tool")
+        calls.append({"id": str(raw.get("id") or ""), "name": name, "arguments": arguments})
     return calls
 
 
 def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
     """Redacted records of `messages` (root first); system messages are left out.
 
-    Reads only fields already loaded on each message: no queries.
+    Reads only fields already loaded on each message: no queries. Every
+    content and tool-call argument is redacted in one batch (`redact_many`:
+    one scan of the whole stretch, the cost that dominates a long compaction).
     """
     items = []
+    texts: list[str] = []
     for message in messages:
         if message.role == "system":
             continue
         metadata = message.metadata or {}
-        counts: Counter = Counter()
-        cleaned = redact(message.content or "")
-        counts.update(cleaned.counts)
-        tool_calls = _tool_calls_of(metadata, counts) if message.role == "assistant" else []
+        tool_calls = _tool_calls_of(metadata) if message.role == "assistant" else []
         tool_name = ""
         if message.role == "tool":
             tool_name = str(metadata.get("name") or metadata.get("tool_name") or "tool")
+        texts.append(message.content or "")
+        texts.extend(call["arguments"] for call in tool_calls)
         items.append(
             TranscriptItem(
                 message_id=message.pk,
                 role=message.role,
                 speaker=_speaker_of(message),
-                content=cleaned.text,
+                content="",
                 created_at=getattr(message, "created_at", None),
                 tool_name=tool_name,
                 tool_calls=tool_calls,
-                redactions=dict(counts),
             )
         )
+    cleaned = iter(redact_many(texts))
+    for item in items:
+        counts: Counter = Counter()
+        for target in [item, *item.tool_calls]:
+            redacted = next(cleaned)
+            counts.update(redacted.counts)
+            if isinstance(target, TranscriptItem):
+                target.content = redacted.text
+            else:
+                target["arguments"] = redacted.text
+        item.redactions = dict(sorted(counts.items()))
     return items
 
 

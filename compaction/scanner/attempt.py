@@ -200,4 +200,4 @@ def worker_warm() -> None:
     from compaction.redaction import redact
 
     count_tokens("warm")
-    redact("warm up the detectors: api_key = 'not-a-secret'")
+    redact("warm up the detectors: SSN 000-00-0000")

@@ -245,6 +245,8 @@ def _sources(*, plan: Plan, focus: str) -> _Sources:
     prefetch_related_objects(plan.to_summarize, "author")
     items = transcript_items(plan.to_summarize)
     redactions: Counter[str] = Counter()
+    for item in items:  # every message's secrets count, not only those of the summary and the focus
+        redactions.update(item.redactions)
     previous_text = None
     if plan.boundary is not None:
         redacted = redact(plan.boundary.content)

@@ -62,11 +62,8 @@ def test_empty_text():
     assert redact("") == Redacted("", {})
 
 
-def test_detect_secrets_second_pass_catches_what_our_patterns_do_not():
-    from compaction import redaction
-
+def test_artifactory_token_once_left_to_detect_secrets_is_in_the_catalogue():
     text = "artifactory pull with AKCp5budTFpbypBqQbGJPz3pGCi7KqKRqhbNSL7A today"
-    assert [kind for kind, regex, _ in redaction._COMPILED if regex.search(text)] == []
     result = redact(text)
     assert result.text == "artifactory pull with [REDACTED:artifactory_credentials] today"
     assert result.counts == {"artifactory_credentials": 1}

@@ -1,0 +1,90 @@
+"""Layer 5 (last): random-looking tokens.
+
+A token is "random" when it mixes character classes the way generated keys
+do and reads like no language: high Shannon entropy, few vowels among its
+letters (words and CamelCase identifiers have about 40 %, base62 about 19 %).
+Hex strings are never random on their own here: commit hashes, digests and
+UUIDs are what a summary must keep (a hex secret is found by the word before
+it, in the keyword layer).
+
+Near a secret-ish word (same line, up to 80 characters before) a token of 16
+or more characters is enough; anywhere else it must be 24 or more and mix
+upper case, lower case and digits, and not sit inside a URL.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections import Counter
+
+from compaction.redaction.spans import Scan, Spans
+
+_HEX_RE = re.compile(r"[0-9a-fA-F]+")
+_VOWELS = frozenset("aeiouAEIOU")
+# Candidate tokens inside a run: base64/base62 bodies (a '/' or '+' belongs to base64; ':' and '.' split).
+_TOKEN_RE = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
+# Words that make a random token nearby a credential, beyond the keyword layer's own words.
+_CONTEXT_RE = re.compile(
+    r"api|access|login|account|signing|webhook|ssh|session|licen[cs]e|credential|vault|hmac|bearer|"
+    r"secret|token|key|auth|pass|pwd|otp|seed|wallet|cookie|sid|client|private|cert|sign|encrypt"
+)
+
+
+def shannon(text: str) -> float:
+    counts = Counter(text)
+    length = len(text)
+    return -sum(count / length * math.log2(count / length) for count in counts.values())
+
+
+def looks_random(token: str, *, strict: bool) -> bool:
+    """True when `token` reads like a generated secret rather than a word, an identifier or a hash."""
+    body = "".join(char for char in token if char.isascii() and char.isalnum())
+    length = len(body)
+    if length < (24 if strict else 16) or _HEX_RE.fullmatch(body):
+        return False
+    digits = sum(char.isdigit() for char in body)
+    upper = sum(char.isupper() for char in body)
+    lower = length - digits - upper
+    letters = upper + lower
+    if strict and not (digits and upper and lower):
+        return False
+    if not digits and (upper < 2 or lower < 2):
+        return False
+    if letters >= 8 and sum(char in _VOWELS for char in body) / letters > 0.3:
+        return False
+    if letters and digits and min(digits, letters) < 2 and length < 24:
+        return False
+    return shannon(body) >= 0.72 * math.log2(min(length, 62))
+
+
+def _has_context(scan: Scan, start: int) -> bool:
+    line_start = max(scan.text.rfind("\n", 0, start) + 1, start - 80)
+    hits = scan.keyword_hits
+    index = bisect.bisect_left(hits, (line_start, 0))
+    if index < len(hits) and hits[index][0] < start:
+        return True
+    return bool(_CONTEXT_RE.search(scan.lower, line_start, start))
+
+
+def find(scan: Scan, spans: Spans) -> None:
+    """Random tokens left in the scan's runs after the other layers."""
+    text = scan.text
+    for run_start, run_end in scan.runs:
+        if spans.covered(run_start, run_end) and all(
+            s <= run_start and run_end <= e for s, e, _ in spans.items if s < run_end and run_start < e
+        ):
+            continue
+        run = text[run_start:run_end]
+        in_url = "://" in run or (run_start >= 3 and text[run_start - 3 : run_start] == "://")
+        for match in _TOKEN_RE.finditer(run):
+            start, end = run_start + match.start(), run_start + match.end()
+            if spans.covered(start, end):
+                continue
+            token = match.group()
+            if _has_context(scan, start):
+                if looks_random(token, strict=False):
+                    spans.add(start, end, "high_entropy_secret")
+            elif not in_url and looks_random(token, strict=True):
+                spans.add(start, end, "high_entropy_secret")

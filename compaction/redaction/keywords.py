@@ -1,0 +1,284 @@
+"""Layer 3: values named by a secret-ish word.
+
+For every secret-ish word the scan found, the identifier around it is read
+(`DB_PASSWORD`, `x-api-key`, `"client_secret"`, `--password`, `apiKey`,
+`spring.datasource.password`); words glued into ordinary words (`keyboard`,
+`passenger`, `author`) and properties of a secret (`password_reset_url`,
+`max_tokens`, `public_key`) are skipped. Then the value after it, in any of
+the shapes people write:
+
+- assignments: `KEY=value`, `key: value`, `"key": "value"`, `key => 'v'`,
+  `define('KEY', 'v')`, `<password>v</password>`, YAML `key: |` blocks;
+- CLI flags: `--password=v`, `--token v` (short flags are in `cli.py`);
+- headers: `Authorization: <any scheme> <credentials>`, `X-Api-Key: v`,
+  `Cookie: ...`, `Bearer v`;
+- sentences: "the secret access key is v", "mot de passe : v",
+  "das Passwort lautet v", "密码是v", with up to four words in between.
+
+The whole value is hidden, quoted or not, symbols included.
+"""
+
+from __future__ import annotations
+
+import re
+
+from compaction.redaction import cli
+from compaction.redaction.spans import Scan, Spans
+from compaction.redaction.values import (
+    cjk_word,
+    credential_like,
+    is_reference,
+    looks_like_name,
+    passphrase,
+    quoted,
+    rest_of_line,
+    shell_word,
+    trim_prose,
+)
+from compaction.redaction.vocabulary import CLI_COMMANDS, COPULAS, NOT_SECRET_AFTER, NOT_SECRET_BEFORE, STRONG_WORDS
+
+STRONG, MEDIUM, WEAK, DIGITS = 3, 2, 1, 0
+_PASSWORD_WORDS = (
+    frozenset(STRONG_WORDS[: STRONG_WORDS.index("passcode") + 2])
+    | frozenset(STRONG_WORDS[STRONG_WORDS.index("passwort") : STRONG_WORDS.index("credenziali") + 1])
+    - {"zugangsdaten", "identifiants", "credenciales", "credenciais", "credenziali", "geheimnis"}
+    | {
+        "пароль",
+        "гасло",
+        "κωδικός",
+        "סיסמה",
+        "סיסמא",
+        "كلمة المرور",
+        "كلمة السر",
+        "पासवर्ड",
+        "密码",
+        "密碼",
+        "口令",
+        "パスワード",
+        "暗証番号",
+        "비밀번호",
+        "암호",
+        "mật khẩu",
+        "mat khau",
+        "kata sandi",
+        "kata laluan",
+        "รหัสผ่าน",
+        "pass",
+    }
+)
+_WHOLE_LINE = {"mnemonic": "seed_phrase", "seed phrase": "seed_phrase", "recovery phrase": "seed_phrase"}
+_CODES = {"recovery code", "recovery codes", "backup code", "backup codes"}
+_DIGIT_WORDS = {"pin": "pin", "cvv": "card_security_code", "cvc": "card_security_code", "otp": "one_time_code"}
+_DIGIT_WORDS["totp"] = "one_time_code"
+_QUALIFIERS = (
+    "api access auth secret private refresh session bot client master admin root db user oauth id signing "
+    "encryption ssh deploy service account webhook storage shared bearer csrf xsrf sas jwt store key trust "
+    "smtp mail ftp sql redis ldap bind wifi vpn proxy login license licence hmac crypto personal github gitlab "
+    "slack npm pypi registry runner app consumer subscription ingest write read sdk server project org "
+    "integration partner live prod test dev"
+).split()
+_IDCHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
+_SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_FILE_SUFFIXES = frozenset("yaml yml json txt py js ts md html css cfg ini conf toml xml csv log pub pem crt".split())
+_SEPARATOR = re.compile(r"[ \t]*(:=|=>|==|=|:(?![:/])|：)")
+_LATIN_COPULA = "|".join(c for c in COPULAS.split("|") if c.isascii() and c[0].isalpha() or c in ("è", "é", "är"))
+_PROSE = re.compile(
+    r"(?P<fill>(?:[ \t]+[^\s:=.,;!?\"'“«「]+){0,4}?)[ \t]*"
+    r"(?P<cop>(?:" + _LATIN_COPULA + r")(?=[ \t\"'“«「:])|[:=：—–→是为為は가는은]|->|это)[ \t]*:?[ \t]*"
+)
+
+
+def _extent(text: str, start: int, end: int) -> tuple[int, int]:
+    a, b = start, end
+    while a > 0 and text[a - 1] in _IDCHARS:
+        a -= 1
+    while b < len(text) and text[b] in _IDCHARS:
+        b += 1
+    while b > end and text[b - 1] in ".-":
+        b -= 1
+    return a, b
+
+
+def _glued(text: str, lower: str, start: int, end: int, word: str) -> bool:
+    """True when the word sits inside an ordinary word (keyboard, passenger, author, monkey)."""
+    if not word.isascii():
+        return False
+    tail_end = end
+    while tail_end < len(text) and text[tail_end].isascii() and text[tail_end].isalpha():
+        tail_end += 1
+    camel_tail = end < len(text) and text[end].isupper() and text[end - 1].islower()
+    tail = "" if camel_tail else lower[end:tail_end]
+    if tail and not (tail == "s" and word not in ("token", "key", "pass", "pin")) and tail not in _TAILS:
+        return True
+    head_start = start
+    while head_start > 0 and text[head_start - 1].isascii() and text[head_start - 1].isalpha():
+        head_start -= 1
+    camel_head = text[start].isupper() and start > 0 and text[start - 1].islower()
+    head = "" if camel_head else lower[head_start:start]
+    if not head or word in _PASSWORD_WORDS - {"pass", "pwd"} or word == "secret":
+        return False
+    return not head.endswith(tuple(_QUALIFIERS))
+
+
+_TAILS = frozenset("token key secret id word words phrase pass auth".split())
+
+
+def _level(word: str, ident: str, before: list[str]) -> int:
+    if word in _DIGIT_WORDS:
+        return DIGITS
+    if word in _PASSWORD_WORDS or word in _WHOLE_LINE or word in _CODES:
+        return STRONG
+    if word in STRONG_WORDS:
+        return MEDIUM
+    compound = len(_SEGMENT.findall(ident)) > 1 or "_" in ident or "-" in ident
+    if word in ("token", "key", "auth", "pass") and compound:
+        return STRONG if word == "pass" else MEDIUM
+    return WEAK
+
+
+def _kind(word: str, ident: str, separator: str) -> str:
+    lowered = ident.lower()
+    if word in _DIGIT_WORDS:
+        return _DIGIT_WORDS[word]
+    if word in _WHOLE_LINE:
+        return _WHOLE_LINE[word]
+    if word in _CODES:
+        return "recovery_code"
+    if "aws" in lowered and "secret" in lowered:
+        return "aws_secret_key"
+    if "aws" in lowered and "session" in lowered:
+        return "aws_session_token"
+    if "private_key_id" in lowered:
+        return "gcp_service_account_key"
+    if word in _PASSWORD_WORDS or "password" in lowered or "passwd" in lowered:
+        return "password"
+    if word in ("dsn", "connectionstring", "connstr", "conn_str"):
+        return "connection_string"
+    if separator == ":" and "-" in ident and (lowered.startswith("x-") or lowered.endswith(("-key", "-token"))):
+        return "api_key_header"
+    return "secret"
+
+
+def _value_span(scan: Scan, a: int, b: int, word: str, level: int) -> tuple[int, int, str, bool] | None:
+    """(start, end, form, quoted) of the value after the identifier text[a:b]; form is assign/call/flag/prose."""
+    text = scan.text
+    opening = text[a - 1] if a > 0 and text[a - 1] in "\"'`" else ""
+    enclosing = ""
+    position = b
+    if opening:
+        if text[position : position + 1] == opening:
+            position += 1
+        else:
+            enclosing = opening
+    if a > 0 and text[a - 1] == "<" and text[position : position + 1] == ">":
+        close = text.find("</", position + 1, scan.line_bounds(position)[1])
+        return (position + 1, close, "assign", True) if close > position + 1 else None
+    separator = _SEPARATOR.match(text, position)
+    if separator is not None:
+        form, start = "assign", separator.end()
+        spaced = separator.start(1) > position or text[start : start + 1] in " \t"
+    elif opening and not enclosing and re.match(r"[ \t]*,[ \t]*", text[position:]):
+        form, start, spaced = "call", position + text[position:].index(",") + 1, True
+    elif text[a : a + 1] == "-" and text[position : position + 1] in " \t":
+        form, start, spaced = "flag", position, False
+    else:
+        prose = _PROSE.match(text, position)
+        fill = prose.group("fill").split() if prose else []
+        if prose and not (fill and fill[0].lower().strip("'") in NOT_SECRET_AFTER):
+            form, start, spaced = "prose", prose.end(), True
+        elif text[position : position + 1] in " \t":
+            form, start, spaced = "direct", position, True
+        else:
+            return None
+    while start < len(text) and text[start] in " \t":
+        start += 1
+    if start >= len(text) or text[start] == "\n":
+        return None
+    inside = quoted(text, start)
+    if inside is not None:
+        return inside[0], inside[1], form, True
+    if form in ("call", "direct") and level < STRONG:
+        return None
+    if not word.isascii() or not text[start].isascii():
+        return start, cjk_word(text, start), form, False
+    if form == "assign" and enclosing:
+        end = shell_word(text, start, stop=enclosing)
+    elif form == "assign" and opening:
+        end = shell_word(text, start, stop=",}]")
+    elif form == "assign" and (word in _WHOLE_LINE or word in _CODES):
+        end = scan.line_bounds(start)[1]
+    elif form == "assign" and spaced and level == STRONG:
+        end = rest_of_line(text, start)
+    else:
+        end = shell_word(text, start, stop=enclosing)
+    if form in ("prose", "direct") or (form == "assign" and spaced):
+        end = trim_prose(text, start, end)
+    elif text[end - 1 : end] in ",;":
+        end -= 1
+    return start, end, form, False
+
+
+def _plausible(value: str, *, word: str, level: int, form: str, is_quoted: bool) -> bool:
+    bare = value.strip()
+    if not bare or is_reference(bare):
+        return False
+    if not is_quoted and looks_like_name(bare, word):
+        return False
+    if level == DIGITS:
+        return bool(re.fullmatch(r"\d{3,8}", bare)) or credential_like(bare)
+    if form in ("prose", "direct") and not is_quoted:
+        return credential_like(bare) or (level == STRONG and len(bare) >= 6 and not bare.isalpha())
+    if level == STRONG:
+        return len(bare) >= 3
+    if level == MEDIUM:
+        return len(bare) >= 6 and not (re.fullmatch(r"[A-Za-z][a-z]*(?:[_\-][A-Za-z][a-z]*)*", bare) and len(bare) < 24)
+    return credential_like(bare)
+
+
+def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
+    """Look at one secret-ish word; take its value if it has one. Returns where the next look may start."""
+    text, lower = scan.text, scan.lower
+    word = lower[start:end]
+    if word in _CLI:
+        return cli.command(scan, spans, start, end, word)
+    if word.isascii() and _glued(text, lower, start, end, word):
+        return end
+    a, b = _extent(text, start, end) if word.isascii() else (start, end)
+    ident = text[a:b]
+    before = [s.lower() for s in _SEGMENT.findall(text[a:start])]
+    after = [s.lower() for s in _SEGMENT.findall(text[end:b])]
+    excluded = (after and after[0] in NOT_SECRET_AFTER | _FILE_SUFFIXES) or (before and before[-1] in NOT_SECRET_BEFORE)
+    if excluded and "private_key_id" not in ident.lower():
+        return b
+    if word in ("authorization", "bearer", "cookie") or (after and after[-1] in ("authorization", "cookie")):
+        return cli.header(scan, spans, a, b, word)
+    level = _level(word, ident, before)
+    found = _value_span(scan, a, b, word, level)
+    if found is None:
+        return b
+    value_start, value_end, form, is_quoted = found
+    if word == "pass" and ident.lower() == "pass" and not re.match(r"[\"']?[ \t]*(?::=|=>|=)", text[b:]):
+        return b
+    value = text[value_start:value_end]
+    if not _plausible(value, word=word, level=level, form=form, is_quoted=is_quoted):
+        if level == STRONG and form in ("prose", "direct") and not is_quoted:
+            phrase_end = passphrase(text, value_start)
+            if phrase_end is not None:
+                spans.add(value_start, phrase_end, _kind(word, ident, ""), swallow=True)
+                return phrase_end
+        return b
+    separator = text[b:value_start].strip(" \t\"'")[:1]
+    spans.add(value_start, value_end, _kind(word, ident, separator), swallow=True)
+    return value_end
+
+
+_CLI = frozenset(CLI_COMMANDS)
+
+
+def find(scan: Scan, spans: Spans) -> None:
+    """Values named by the secret-ish words the scan found."""
+    resume = 0
+    for start, end in scan.keyword_hits:
+        if start < resume or spans.covered(start, end):
+            continue
+        resume = _analyse(scan, spans, start, end)

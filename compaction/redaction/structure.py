@@ -1,0 +1,110 @@
+"""Layer 1: secrets found by the structure around them.
+
+- Private-key blocks (PEM, OpenSSH, PGP, SSH2, PuTTY), whole, also with
+  literal `\\n` inside JSON strings; a block cut before its END line ends
+  with its last base64 line.
+- URL userinfo: `scheme://user:password@host` keeps the scheme, the user and
+  the host; a userinfo that is a token on its own (`https://<key>@sentry.io`)
+  is hidden whole.
+- Kubernetes `Secret` manifests: every value under `data:`/`stringData:`.
+- Docker `auths`: the `auth`, `identitytoken`, `registrytoken` values.
+- Password hashes (bcrypt, argon2, crypt's `$6$`): credential material too.
+"""
+
+from __future__ import annotations
+
+import re
+
+from compaction.redaction.entropy import looks_random
+from compaction.redaction.spans import Scan, Spans
+from compaction.redaction.values import is_reference
+
+_PEM_BEGIN = re.compile(r"-{4,5} ?BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}")
+_PEM_END = re.compile(r"-{4,5} ?END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}")
+_PEM_BODY_LINE = re.compile(r"(?:\\n|\r?\n)[ \t]*(?:[A-Za-z0-9+/=]{1,}|[A-Za-z-]+: [^\n\\]*)[ \t]*")
+_PUTTY = re.compile(r"PuTTY-User-Key-File-\d+:[^\n]*\n[\s\S]*?Private-MAC: *[0-9a-f]+")
+_AUTHORITY = re.compile(r"://([^\s/?#\"'<>`]+)@")
+_K8S_SECRET = re.compile(r"""kind["']?\s*:\s*["']?Secret\b""")
+_YAML_BLOCK = re.compile(r"^([ \t]*)(?:data|stringData)[ \t]*:[ \t]*$", re.MULTILINE)
+_YAML_ENTRY = re.compile(r"^([ \t]+)(?:- )?[\"']?[\w.\-/]+[\"']?[ \t]*:[ \t]*(.*)$")
+_JSON_BLOCK = re.compile(r"\"(?:data|stringData)\"\s*:\s*\{([^{}]*)\}")
+_JSON_VALUE = re.compile(r"\"[^\"]+\"\s*:\s*\"([^\"]*)\"")
+_DOCKER_VALUE = re.compile(r"\"(?:auth|identitytoken|registrytoken|password)\"\s*:\s*\"([^\"]+)\"", re.IGNORECASE)
+_HASH = re.compile(
+    r"\$(?:2[abxy]\$\d\d\$[./A-Za-z0-9]{53}|argon2(?:id|i|d)\$[^\s\"']{20,}|apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}"
+    r"|[156]\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,86}|y\$[./A-Za-z0-9]+\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{43})"
+)
+
+
+def _private_keys(scan: Scan, spans: Spans) -> None:
+    text = scan.text
+    for begin in _PEM_BEGIN.finditer(text):
+        limit = text.find("\x00", begin.end())  # a batch's separator: a block never spans two texts
+        end = _PEM_END.search(text, begin.end(), limit if limit != -1 else len(text))
+        if end is not None:
+            spans.add(begin.start(), end.end(), "private_key")
+            continue
+        position = begin.end()
+        while (line := _PEM_BODY_LINE.match(text, position)) is not None:
+            position = line.end()
+        spans.add(begin.start(), position, "private_key")
+    if "PuTTY-User-Key-File" in text:
+        for match in _PUTTY.finditer(text):
+            spans.add(match.start(), match.end(), "ssh_private_key")
+
+
+def _url_userinfo(scan: Scan, spans: Spans) -> None:
+    for match in _AUTHORITY.finditer(scan.text):
+        userinfo = match.group(1)
+        start = match.start(1)
+        if ":" in userinfo:
+            user, password = userinfo.split(":", 1)
+            if password and not is_reference(password) and set(password) != {"*"}:
+                spans.add(start + len(user) + 1, match.end(1), "connection_string_password")
+        elif len(userinfo) >= 16 and (looks_random(userinfo, strict=False) or re.fullmatch(r"[0-9a-f]{32,}", userinfo)):
+            spans.add(start, match.end(1), "url_token")
+
+
+def _yaml_secret_values(scan: Scan, spans: Spans, kind: str) -> None:
+    text = scan.text
+    for block in _YAML_BLOCK.finditer(text):
+        indent = len(block.group(1))
+        position = block.end() + 1
+        block_indent: int | None = None
+        while position < len(text):
+            line_end = text.find("\n", position)
+            line_end = len(text) if line_end == -1 else line_end
+            line = text[position:line_end]
+            stripped = len(line) - len(line.lstrip(" \t"))
+            if line.strip() and stripped <= indent:
+                break
+            if block_indent is not None and line.strip() and stripped > block_indent:
+                spans.add(position + stripped, line_end, kind)  # a line of a `|` block value
+            elif (entry := _YAML_ENTRY.match(line)) is not None:
+                block_indent = None
+                value = entry.group(2).strip()
+                if value in ("|", ">", "|-", ">-", "|+", ">+"):
+                    block_indent = len(entry.group(1))
+                elif value and not is_reference(value):
+                    spans.add(position + entry.start(2), position + entry.end(2), kind)
+            position = line_end + 1
+
+
+def find(scan: Scan, spans: Spans) -> None:
+    """Structural secrets: key blocks, URL userinfo, Kubernetes Secrets, Docker auths, password hashes."""
+    text = scan.text
+    if "PRIVATE KEY" in text or "PuTTY-User-Key-File" in text:
+        _private_keys(scan, spans)
+    if "://" in text and "@" in text:
+        _url_userinfo(scan, spans)
+    if "Secret" in text and _K8S_SECRET.search(text):
+        _yaml_secret_values(scan, spans, "kubernetes_secret")
+        for block in _JSON_BLOCK.finditer(text):
+            for value in _JSON_VALUE.finditer(block.group(1)):
+                spans.add(block.start(1) + value.start(1), block.start(1) + value.end(1), "kubernetes_secret")
+    if '"auths"' in text:
+        for match in _DOCKER_VALUE.finditer(text):
+            spans.add(match.start(1), match.end(1), "docker_auth")
+    if "$" in text:
+        for match in _HASH.finditer(text):
+            spans.add(match.start(), match.end(), "password_hash")

@@ -1,0 +1,176 @@
+"""Where a value after a secret-ish word starts and ends, and whether it can be a secret.
+
+A quoted value is everything inside the quotes (any quote style, escapes
+kept). An unquoted one is a shell word (`KEY=value`, symbols included), or,
+after `key: ` / `key = ` with a STRONG word, the rest of the line (`password:
+correct horse battery staple`), up to a comment or a clause break. Values
+that only point at a secret (`${DB_PASSWORD}`, `os.environ[...]`,
+`settings.SECRET_KEY`), code (`forms.CharField(...)`), types (`str`),
+placeholders (`changeme`, `********`) and words of state (`expired`) are not
+secrets and stay.
+"""
+
+from __future__ import annotations
+
+import re
+
+from compaction.redaction.entropy import looks_random
+from compaction.redaction.vocabulary import NOT_SECRET_VALUES, STOPWORDS
+
+QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "«": "»", "‘": "’", "„": "“", "「": "」", "『": "』"}
+_REFERENCE_START = (
+    "$",
+    "%(",
+    "{{",
+    "{%",
+    "<",
+    "os.environ",
+    "os.getenv",
+    "getenv(",
+    "env(",
+    "env.",
+    "process.env",
+    "env[",
+    "ENV[",
+    "vault:",
+    "ref+",
+    "!Ref",
+    "!Sub",
+    "!GetAtt",
+    "secretKeyRef",
+    "valueFrom",
+    "ssm:",
+    "arn:aws:secretsmanager",
+    "[REDACTED:",
+    "(",
+    "{",
+    "[",
+)
+_CODE = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*\s*(?:\(|\[|\.\w+\()")
+_DOTTED = re.compile(r"^[a-z_][a-z_0-9]*(?:\.[A-Za-z_]\w*)+$")
+_UPPER_NAME = re.compile(r"^[A-Z][A-Z_]*[A-Z]$")
+_SNAKE_NAME = re.compile(r"^[a-z]+(?:_[a-z]+)+$")
+_TYPE_WORDS = frozenset(
+    "str string int integer bytes bool boolean secretstr optional text varchar char any none object".split()
+)
+_WORDY = re.compile(r"^[A-Za-z][a-z]*(?:[ _\-][A-Za-z][a-z]*)*$")
+_PLAIN_SEGMENT = re.compile(r"[A-Z]?[a-z0-9_.\-~]*|[A-Z0-9_.\-]*")
+_MASK = re.compile(r"^(.)\1{2,}$")
+# Where an unquoted rest-of-line value ends: a comment, a clause break, a closing bracket of inline JSON.
+_REST_END = re.compile(r"\s#|\s//|[,;]\s|\s-\s|\s(?:and|but|then|und|et|y)\s")
+_CJK_END = re.compile(r"[\s，。、；！？）」』]|です|입니다|이에요|예요")
+
+
+def quoted(text: str, start: int) -> tuple[int, int] | None:
+    """(start, end) inside the quotes opening at `start`, on one line; None when they do not close."""
+    closing = QUOTES.get(text[start : start + 1])
+    if closing is None:
+        return None
+    position = start + 1
+    while position < len(text):
+        char = text[position]
+        if char == "\\":
+            position += 2
+            continue
+        if char == closing:
+            return start + 1, position
+        if char == "\n":
+            return None
+        position += 1
+    return None
+
+
+def shell_word(text: str, start: int, stop: str = "") -> int:
+    """End of the unquoted word at `start` (symbols included), before whitespace or a `stop` character.
+
+    A lone quote before the end or a closing bracket ends it too: it closes a string the word sits in (`"cmd": "deploy --password=x"}`).
+    """
+    position = start
+    while position < len(text) and not text[position].isspace() and text[position] not in stop:
+        position += 1
+    word = text[start:position]
+    for quote in "\"'`":
+        if word.count(quote) % 2:
+            cut = word.rindex(quote)
+            if cut + 1 == len(word) or word[cut + 1] in ",;)}]>":
+                position = start + cut
+                word = text[start:position]
+    return position
+
+
+def rest_of_line(text: str, start: int) -> int:
+    """End of a value that runs to the end of the line, a comment or a clause break."""
+    line_end = text.find("\n", start)
+    line_end = len(text) if line_end == -1 else line_end
+    stop = _REST_END.search(text, start, line_end)
+    end = stop.start() if stop else line_end
+    while end > start and text[end - 1] in " \t\r,;":
+        end -= 1
+    return end
+
+
+def cjk_word(text: str, start: int) -> int:
+    stop = _CJK_END.search(text, start)
+    return stop.start() if stop else len(text)
+
+
+def trim_prose(text: str, start: int, end: int) -> int:
+    """A value at the end of a sentence loses the sentence's punctuation and closing brackets."""
+    while end > start and text[end - 1] in ".,;:)]}>\"'”»":
+        end -= 1
+    return end
+
+
+def is_reference(value: str) -> bool:
+    """The value names where the secret is, or is code, a type or a placeholder: not the secret itself."""
+    bare = value.strip().strip("\"'`")
+    if not bare:
+        return True
+    lowered = bare.lower()
+    if lowered in NOT_SECRET_VALUES or lowered.rstrip(",;") in NOT_SECRET_VALUES:
+        return True
+    if bare.startswith(_REFERENCE_START) or _CODE.match(bare) or _DOTTED.match(bare) or _MASK.match(bare):
+        return True
+    first = re.split(r"[\s=,|\]\[)]", lowered, maxsplit=1)[0]
+    if first in _TYPE_WORDS:
+        return True
+    if set(bare) <= set("*•xX.-_#?") or lowered.startswith(("your_", "your-", "your ", "my_", "<")):
+        return True
+    return lowered.startswith(("example", "dummy", "fake", "test123", "placeholder", "changeme", "xxx"))
+
+
+def looks_like_name(value: str, keyword: str) -> bool:
+    """`password=password`, `token=DB_TOKEN`, `api_key=api_key`: an identifier passed along, not a value."""
+    bare = value.strip().strip("\"'`")
+    return bool(_UPPER_NAME.match(bare) or _SNAKE_NAME.match(bare)) or keyword in bare.lower()
+
+
+def credential_like(value: str) -> bool:
+    """A value that reads like a credential on its own: letters mixed with digits or symbols, or random."""
+    bare = value.strip()
+    if len(bare) < 8 or " " in bare:
+        return False
+    if re.fullmatch(r"[0-9a-fA-F]{16,}", bare):
+        return True
+    letters = sum(char.isalpha() for char in bare)
+    digits = sum(char.isdigit() for char in bare)
+    symbols = len(bare) - letters - digits
+    if letters and (digits or symbols) and not _WORDY.match(bare):
+        if re.fullmatch(r"[\w.\-/]+\.(?:py|js|ts|md|txt|json|yaml|yml|html|css|go|rs|rb|java|sh|toml|cfg|ini)", bare):
+            return False
+        if "/" in bare and all(_PLAIN_SEGMENT.fullmatch(part) for part in bare.split("/")):
+            return False  # a path or a route: src/app/module_3.py, Documents/Reports/2024
+        return not re.fullmatch(r"v?\d+(?:\.\d+)+\w*|\d{4}-\d\d-\d\d\S*", bare)
+    return looks_random(bare, strict=False)
+
+
+def passphrase(text: str, start: int) -> int | None:
+    """End of a run of 3 to 8 plain words that reads as a passphrase (no function words), or None."""
+    end = rest_of_line(text, start)
+    end = trim_prose(text, start, end)
+    words = text[start:end].split()
+    if not 3 <= len(words) <= 8 or not all(re.fullmatch(r"[A-Za-z][a-z]*", word) for word in words):
+        return None
+    if any(word.lower() in STOPWORDS for word in words):
+        return None
+    return end
