@@ -48,8 +48,9 @@ class Redacted:
 
 def _spans(scan: Scan) -> Spans:
     spans = Spans(scan.text)
-    for placeholder in PLACEHOLDER_RE.finditer(scan.text):
-        spans.protect(placeholder.start(), placeholder.end())
+    if "[REDACTED:" in scan.text:
+        for placeholder in PLACEHOLDER_RE.finditer(scan.text):
+            spans.protect(placeholder.start(), placeholder.end())
     structure.find(scan, spans)
     tokens.find(scan, spans)
     keywords.find(scan, spans)
@@ -82,6 +83,10 @@ def redact_many(texts: Sequence[str]) -> list[Redacted]:
     index = 0
     for text in texts:
         end = offset + len(text)
+        if index >= len(items) or items[index][0] >= end:
+            results.append(Redacted(text, {}))
+            offset = end + len(_SEPARATOR)
+            continue
         parts: list[str] = []
         counts: Counter = Counter()
         position = offset

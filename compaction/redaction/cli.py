@@ -20,8 +20,9 @@ import re
 from compaction.redaction.spans import Scan, Spans
 from compaction.redaction.values import credential_like, is_reference, quoted, rest_of_line
 
-_WORD = re.compile(r"""(?:[^\s'"|;&]+|"[^"\n]*"|'[^'\n]*')+""")
-_SEGMENT_END = re.compile(r"\|\||&&|[|;\n]")
+# A shell word; '&', ';' and '|' count as part of it unless they stand as operators (followed by a space).
+_WORD = re.compile(r"""(?:[^\s'"|;&]+|[&;|](?![&|\s])|"[^"\n]*"|'[^'\n]*')+""")
+_SEGMENT_END = re.compile(r"\|\||&&|[|;&](?=\s)|\n")
 # command -> (flags whose next word is the password, flags with the password attached)
 _FLAGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "mysql": ((), ("-p",)),
@@ -140,6 +141,8 @@ def _header_value(scan: Scan, a: int, b: int) -> tuple[int, int] | None:
     if match is None:
         return None
     start = match.end()
+    if re.match(r"[fbrFBR]{1,2}[\"']", text[start : start + 3]):
+        start += 1 if text[start + 1] in "\"'" else 2  # a Python string prefix: f"Bearer {token}"
     inside = quoted(text, start)
     if inside is not None:
         return inside

@@ -32,6 +32,10 @@ _CONTEXT_RE = re.compile(
 )
 
 
+# A fingerprint or digest written with its algorithm (SHA256:nThbg6kX…) is not a secret.
+_DIGEST_BEFORE = re.compile(r"(?i)(?:sha\d*|md5|blake2\w*)[:=-]$")
+
+
 def shannon(text: str) -> float:
     counts = Counter(text)
     length = len(text)
@@ -72,15 +76,13 @@ def find(scan: Scan, spans: Spans) -> None:
     """Random tokens left in the scan's runs after the other layers."""
     text = scan.text
     for run_start, run_end in scan.runs:
-        if spans.covered(run_start, run_end) and all(
-            s <= run_start and run_end <= e for s, e, _ in spans.items if s < run_end and run_start < e
-        ):
+        if spans.within_one(run_start, run_end):
             continue
         run = text[run_start:run_end]
         in_url = "://" in run or (run_start >= 3 and text[run_start - 3 : run_start] == "://")
         for match in _TOKEN_RE.finditer(run):
             start, end = run_start + match.start(), run_start + match.end()
-            if spans.covered(start, end):
+            if spans.covered(start, end) or _DIGEST_BEFORE.search(text, max(0, start - 8), start):
                 continue
             token = match.group()
             if _has_context(scan, start):

@@ -29,7 +29,7 @@ _NATIONAL: list[tuple[str, tuple[int, ...], str | None, bool]] = [
     ("ch.ssn", (13,), r"756\.\d{4}\.\d{4}\.\d{2}", False),
     ("se.personnummer", (10, 12), r"(?:\d{2})?\d{6}[-+]\d{4}", False),
     ("dk.cpr", (10,), r"\d{6}-\d{4}", False),
-    ("fi.hetu", (11,), r"\d{6}[-+A-FU-Y]\d{3}[0-9A-Z]", False),
+    ("fi.hetu", (10,), r"\d{6}[-+A-FU-Y]\d{3}[0-9A-Z]", False),
     ("kr.rrn", (13,), r"\d{6}-\d{7}", False),
     ("in_.aadhaar", (12,), r"\d{4} \d{4} \d{4}", False),
     ("ca.sin", (9,), r"\d{3}[ -]\d{3}[ -]\d{3}", False),
@@ -62,7 +62,8 @@ _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,
 _NINO = re.compile(r"(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]")
 
 _CONTEXT = re.compile(
-    r"ssn|social security|social insurance|national (?:id|insurance|identity)|insurance number|\bnino\b|"
+    r"ssn|social security|social insurance|national (?:id|insurance|identity|number)|rijksregister|registre national|"
+    r"num[ée]ro national|insurance number|\bnino\b|"
     r"\bni number|\bbsn\b|burgerservice|sofi|pesel|\bnir\b|insee|s[ée]curit[ée] sociale|steuer|\bidnr|"
     r"identifikationsnummer|personnummer|\bcpr\b|hetu|henkil|f[øo]dselsnummer|aadhaa?r|\bpan\b|\bcpf\b|"
     r"\bdni\b|\bnie\b|\bnif\b|\bnss\b|codice fiscale|\btin\b|tax ?(?:id|number|file|payer)|taxpayer|\bnhs\b|"
@@ -127,7 +128,7 @@ def find(scan: Scan, spans: Spans) -> None:
         if spans.covered(start, end):
             continue
         candidate = text[start:end]
-        if sum(char.isdigit() for char in candidate) < 6:
+        if sum(char.isdigit() for char in candidate) < (4 if candidate[0].isalpha() else 6):
             continue
 
         def context(start: int = start) -> bool:

@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 
 from compaction.redaction import cli
-from compaction.redaction.spans import Scan, Spans
+from compaction.redaction.entropy import looks_random
+from compaction.redaction.spans import KEYWORD_RE, Scan, Spans
 from compaction.redaction.values import (
     cjk_word,
     credential_like,
@@ -35,7 +36,15 @@ from compaction.redaction.values import (
     shell_word,
     trim_prose,
 )
-from compaction.redaction.vocabulary import CLI_COMMANDS, COPULAS, NOT_SECRET_AFTER, NOT_SECRET_BEFORE, STRONG_WORDS
+from compaction.redaction.vocabulary import (
+    CLI_COMMANDS,
+    COPULAS,
+    NOT_SECRET_AFTER,
+    NOT_SECRET_BEFORE,
+    PREPOSITIONS,
+    STRONG_WORDS,
+    TRIGGER_WORDS,
+)
 
 STRONG, MEDIUM, WEAK, DIGITS = 3, 2, 1, 0
 _PASSWORD_WORDS = (
@@ -64,6 +73,7 @@ _PASSWORD_WORDS = (
         "kata laluan",
         "รหัสผ่าน",
         "pass",
+        "identified by",
     }
 )
 _WHOLE_LINE = {"mnemonic": "seed_phrase", "seed phrase": "seed_phrase", "recovery phrase": "seed_phrase"}
@@ -80,11 +90,12 @@ _QUALIFIERS = (
 _IDCHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 _SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _FILE_SUFFIXES = frozenset("yaml yml json txt py js ts md html css cfg ini conf toml xml csv log pub pem crt".split())
-_SEPARATOR = re.compile(r"[ \t]*(:=|=>|==|=|:(?![:/])|：)")
+_SEPARATOR = re.compile(r"[ \t]*\]?[ \t]*(:=|=>|==|=|:(?![:/])|：)")
 _LATIN_COPULA = "|".join(c for c in COPULAS.split("|") if c.isascii() and c[0].isalpha() or c in ("è", "é", "är"))
 _PROSE = re.compile(
-    r"(?P<fill>(?:[ \t]+[^\s:=.,;!?\"'“«「]+){0,4}?)[ \t]*"
-    r"(?P<cop>(?:" + _LATIN_COPULA + r")(?=[ \t\"'“«「:])|[:=：—–→是为為は가는은]|->|это)[ \t]*:?[ \t]*"
+    r"(?P<fill>(?:[ \t]+[^\s:=.,;!?\"'“«「]+){0,4}?)"
+    r"(?:[ \t]+(?P<word>(?:" + _LATIN_COPULA + r")(?=[ \t\"'“«「:])|это)|[ \t]*(?P<symbol>[:=：—–→是为為は가는은]|->))"
+    r"[ \t]*:?[ \t]*"
 )
 
 
@@ -97,6 +108,13 @@ def _extent(text: str, start: int, end: int) -> tuple[int, int]:
     while b > end and text[b - 1] in ".-":
         b -= 1
     return a, b
+
+
+def _letters_end(text: str, end: int) -> int:
+    """A word in a language that inflects keeps its ending (şifresi, Passwortes, пароля)."""
+    while end < len(text) and text[end].isalpha() and ord(text[end]) < 0x2E80:
+        end += 1
+    return end
 
 
 def _glued(text: str, lower: str, start: int, end: int, word: str) -> bool:
@@ -183,9 +201,13 @@ def _value_span(scan: Scan, a: int, b: int, word: str, level: int) -> tuple[int,
         form, start, spaced = "flag", position, False
     else:
         prose = _PROSE.match(text, position)
-        fill = prose.group("fill").split() if prose else []
-        if prose and not (fill and fill[0].lower().strip("'") in NOT_SECRET_AFTER):
-            form, start, spaced = "prose", prose.end(), True
+        fill = [w.lower().strip("'") for w in prose.group("fill").split()] if prose else []
+        symbol = prose is not None and prose.group("symbol") is not None and prose.group("symbol").isascii()
+        # "name="password" autocomplete=..." or "pin postgres:16": the word before ':'/'=' is another key.
+        if prose and fill and (fill[0] in NOT_SECRET_AFTER or (symbol and not _fill_ok(fill))):
+            prose = None
+        if prose:
+            form, start, spaced = ("prose" if not fill else "prose_fill"), prose.end(), True
         elif text[position : position + 1] in " \t":
             form, start, spaced = "direct", position, True
         else:
@@ -197,8 +219,6 @@ def _value_span(scan: Scan, a: int, b: int, word: str, level: int) -> tuple[int,
     inside = quoted(text, start)
     if inside is not None:
         return inside[0], inside[1], form, True
-    if form in ("call", "direct") and level < STRONG:
-        return None
     if not word.isascii() or not text[start].isascii():
         return start, cjk_word(text, start), form, False
     if form == "assign" and enclosing:
@@ -211,11 +231,22 @@ def _value_span(scan: Scan, a: int, b: int, word: str, level: int) -> tuple[int,
         end = rest_of_line(text, start)
     else:
         end = shell_word(text, start, stop=enclosing)
-    if form in ("prose", "direct") or (form == "assign" and spaced):
+    if form in ("prose", "prose_fill", "direct") or (form == "assign" and spaced):
         end = trim_prose(text, start, end)
     elif text[end - 1 : end] in ",;":
         end -= 1
     return start, end, form, False
+
+
+def _fill_ok(fill: list[str]) -> bool:
+    """Words between a secret word and ':' that still read as one name ("for grafana", "API", "access key")."""
+    return fill[0] in PREPOSITIONS or all(word in _QUALIFIERS or word in _TRIGGERS for word in fill)
+
+
+def _long_hex(value: str, word: str) -> bool:
+    return word in ("hmac", "key", "secret", "seed", "salt", "token", "pat") and bool(
+        re.fullmatch(r"(?:0x)?[0-9a-fA-F]{32,}", value)
+    )
 
 
 def _plausible(value: str, *, word: str, level: int, form: str, is_quoted: bool) -> bool:
@@ -225,9 +256,15 @@ def _plausible(value: str, *, word: str, level: int, form: str, is_quoted: bool)
     if not is_quoted and looks_like_name(bare, word):
         return False
     if level == DIGITS:
-        return bool(re.fullmatch(r"\d{3,8}", bare)) or credential_like(bare)
-    if form in ("prose", "direct") and not is_quoted:
-        return credential_like(bare) or (level == STRONG and len(bare) >= 6 and not bare.isalpha())
+        return bool(re.fullmatch(r"\d{3,8}", bare)) or (form != "direct" and credential_like(bare))
+    if form == "direct":  # no separator at all ("hmac key 5f2b…", "netrc password s3cr3t"): only what is plainly a key
+        if level == STRONG and (is_quoted or credential_like(bare)):
+            return True
+        return looks_random(bare, strict=False) or _long_hex(bare, word)
+    if form == "call" and not is_quoted:
+        return False
+    if form in ("prose", "prose_fill") and not is_quoted:
+        return credential_like(bare)
     if level == STRONG:
         return len(bare) >= 3
     if level == MEDIUM:
@@ -242,8 +279,12 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
     if word in _CLI:
         return cli.command(scan, spans, start, end, word)
     if word.isascii() and _glued(text, lower, start, end, word):
-        return end
-    a, b = _extent(text, start, end) if word.isascii() else (start, end)
+        # The scan's hits do not overlap: "otp" in "rootPassword" hides "password". Look again just after.
+        overlapping = KEYWORD_RE.search(lower[start + 1 : end + 40])
+        if overlapping is None or start + 1 + overlapping.start() >= end:
+            return end
+        return _analyse(scan, spans, start + 1 + overlapping.start(), start + 1 + overlapping.end())
+    a, b = _extent(text, start, end) if word.isascii() else (start, _letters_end(text, end))
     ident = text[a:b]
     before = [s.lower() for s in _SEGMENT.findall(text[a:start])]
     after = [s.lower() for s in _SEGMENT.findall(text[end:b])]
@@ -260,19 +301,26 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
     if word == "pass" and ident.lower() == "pass" and not re.match(r"[\"']?[ \t]*(?::=|=>|=)", text[b:]):
         return b
     value = text[value_start:value_end]
-    if not _plausible(value, word=word, level=level, form=form, is_quoted=is_quoted):
-        if level == STRONG and form in ("prose", "direct") and not is_quoted:
+    if word in _USER_PASS_WORDS and _USER_PASS.match(text, value_end):
+        pass  # the value is a user name; the password after it is taken below
+    elif not _plausible(value, word=word, level=level, form=form, is_quoted=is_quoted):
+        if level == STRONG and form == "prose" and not is_quoted:
             phrase_end = passphrase(text, value_start)
             if phrase_end is not None:
                 spans.add(value_start, phrase_end, _kind(word, ident, ""), swallow=True)
                 return phrase_end
         return b
     separator = text[b:value_start].strip(" \t\"'")[:1]
+    if word in _USER_PASS_WORDS and (pair := _USER_PASS.match(text, value_end)) is not None:
+        value_start, value_end = pair.span(1)  # "credentials: admin / s3cr3t": the user stays
     spans.add(value_start, value_end, _kind(word, ident, separator), swallow=True)
     return value_end
 
 
 _CLI = frozenset(CLI_COMMANDS)
+_TRIGGERS = frozenset(TRIGGER_WORDS) | {"api", "access", "secret", "private", "client"}
+_USER_PASS_WORDS = frozenset(("credential", "credentials", "creds", "login", "zugangsdaten", "identifiants"))
+_USER_PASS = re.compile(r"[ \t]*[/:][ \t]*([^\s,;]+)")
 
 
 def find(scan: Scan, spans: Spans) -> None:

@@ -10,9 +10,9 @@ contains a token keeps one placeholder, of the keyword's kind).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
-from collections import Counter
 
 import re2
 
@@ -27,7 +27,7 @@ KEYWORD_RE = re2.compile("|".join(re.escape(word) for word in sorted(TRIGGER_WOR
 # Tokens are found through their core: 12 or more letters and digits in a row that are not a word
 # (`understanding`, `TimeoutError`) nor a number; the run of token characters around a core is the
 # candidate ("digits:token" formats keep their ':'; later layers split further).
-CORE_RE = re.compile(r"[A-Za-z0-9]{12,}")
+CORE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]{11,}")
 _PIECE_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 
@@ -35,9 +35,10 @@ def _wordish(core: str) -> bool:
     """A number, or words: lower-case, Capitalised, CamelCase or UPPER, each piece with vowels like a word."""
     if core.isdigit():
         return True
-    if not core.isalpha():
+    parts = re.split(r"[_\-]", core)
+    if not all(part.isalpha() for part in parts if part):
         return False
-    for piece in _PIECE_RE.findall(core):
+    for piece in _PIECE_RE.findall("".join(parts)):
         vowels = sum(char in "aeiouyAEIOUY" for char in piece)
         if len(piece) > 20 or not 0.2 <= vowels / len(piece) <= 0.7:
             return False
@@ -48,11 +49,11 @@ _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 _RUN_TAIL_RE = re.compile(r"[A-Za-z0-9_\-+/=.~:%$]*")
 # Digit groups (cards, national ids) ...
 DIGITS_RE = re.compile(
-    r"(?<![\w.,:/-])(?!\d{4}[-./]\d\d?[-./]\d\d?(?![\d.]|[-/]\d)|\d\d?[-./]\d\d?[-./]\d{2,4}(?![\d.]|[-/]\d))"
-    r"\d[\d \-./+]{5,40}\d[A-Z]?(?![\w])"
+    r"\d(?<![\w.,:/-]\d)(?!\d{3}[-./]\d\d?[-./]\d\d?(?![\d.]|[-/]\d)|\d?[-./]\d\d?[-./]\d{2,4}(?![\d.]|[-/]\d))"
+    r"[\d \-./+]{5,40}\d[A-Z]?(?![\w])"
 )
 # ... and upper-case ids with digits (IBAN, NINO, codice fiscale, PAN, CURP, NIE), few: RE2 again.
-UPPER_ID_RE = re2.compile(r"\b[A-Z]{1,6} ?\d[A-Z0-9 \-]{5,38}[A-Z0-9]\b")
+UPPER_ID_RE = re2.compile(r"\b[A-Z]{1,6} ?\d[A-Z0-9 \-]{3,38}[A-Z0-9]\b")
 # Literal marks of the structure layer.
 MARKS = ("-----BEGIN", "PuTTY-User-Key-File", "://")
 
@@ -111,8 +112,8 @@ class Scan:
 
     @functools.cached_property
     def id_candidates(self) -> list[tuple[int, int]]:
-        found = [m.span() for m in DIGITS_RE.finditer(self.text)]
-        return found + [m.span() for m in UPPER_ID_RE.finditer(self.text)]
+        found = [m.span() for m in UPPER_ID_RE.finditer(self.text)]  # IBANs before the digit groups inside them
+        return found + [m.span() for m in DIGITS_RE.finditer(self.text)]
 
     def line_bounds(self, position: int) -> tuple[int, int]:
         start = self.text.rfind("\n", 0, position) + 1
@@ -124,24 +125,46 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 
 
 class Spans:
-    """Non-overlapping (start, end, kind) spans of one text, and placeholders that must stay as they are."""
+    """Non-overlapping (start, end, kind) spans of one text, kept sorted, and placeholders that must stay
+    as they are (kind None). Lookups are by bisection: a long text with many secrets stays linear."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.items: list[tuple[int, int, str]] = []
-        self.protected: list[tuple[int, int]] = []
+        self._spans: list[tuple[int, int, str | None]] = []
+        self._starts: list[int] = []
 
     def __bool__(self) -> bool:
         return bool(self.items)
 
+    @property
+    def items(self) -> list[tuple[int, int, str]]:
+        return [span for span in self._spans if span[2] is not None]  # type: ignore[misc]
+
+    def _overlapping(self, start: int, end: int) -> tuple[int, int]:
+        """Index range of the spans that overlap [start, end)."""
+        low = bisect.bisect_left(self._starts, start)
+        if low > 0 and self._spans[low - 1][1] > start:
+            low -= 1
+        high = low
+        while high < len(self._spans) and self._spans[high][0] < end:
+            high += 1
+        return low, high
+
     def protect(self, start: int, end: int) -> None:
-        self.protected.append((start, end))
+        low, high = self._overlapping(start, end)
+        if low == high:
+            self._spans.insert(low, (start, end, None))
+            self._starts.insert(low, start)
 
     def covered(self, start: int, end: int) -> bool:
         """True when [start, end) overlaps a span or a placeholder already there."""
-        return any(s < end and start < e for s, e in self.protected) or any(
-            s < end and start < e for s, e, _ in self.items
-        )
+        low, high = self._overlapping(start, end)
+        return high > low
+
+    def within_one(self, start: int, end: int) -> bool:
+        """True when [start, end) lies inside a single span already there."""
+        low, high = self._overlapping(start, end)
+        return high - low == 1 and self._spans[low][0] <= start and end <= self._spans[low][1]
 
     def add(self, start: int, end: int, kind: str, *, swallow: bool = False) -> bool:
         """Take [start, end) as a secret of `kind`; False if it clashes with what is there.
@@ -152,26 +175,15 @@ class Spans:
             start += 1
         while end > start and self.text[end - 1].isspace():
             end -= 1
-        if start >= end or any(s < end and start < e for s, e in self.protected):
+        if start >= end:
             return False
-        clashing = [item for item in self.items if item[0] < end and start < item[1]]
+        low, high = self._overlapping(start, end)
+        clashing = self._spans[low:high]
         if clashing:
-            if not swallow or any(s < start or e > end for s, e, _ in clashing):
+            if not swallow or any(k is None or s < start or e > end for s, e, k in clashing):
                 return False
             if sum(e - s for s, e, _ in clashing) >= end - start:
                 return False  # already hidden whole, under a more precise kind
-            self.items = [item for item in self.items if item not in clashing]
-        self.items.append((start, end, kind))
+        self._spans[low:high] = [(start, end, kind)]
+        self._starts[low:high] = [start]
         return True
-
-    def apply(self) -> tuple[str, Counter]:
-        counts: Counter = Counter()
-        parts = []
-        position = 0
-        for start, end, kind in sorted(self.items):
-            parts.append(self.text[position:start])
-            parts.append(PLACEHOLDER.format(kind=kind))
-            counts[kind] += 1
-            position = end
-        parts.append(self.text[position:])
-        return "".join(parts), counts

@@ -36,6 +36,30 @@ _HASH = re.compile(
 )
 
 
+# A value named by a separate field: <add key="ApiSecret" value="..."/>, or a Kubernetes env entry
+# "- name: DB_PASSWORD" with "value: ..." on the next line.
+_NAMED_VALUES = [
+    re.compile(r'key\s*=\s*"(?P<name>[^"\n]+)"\s+value\s*=\s*"(?P<value>[^"\n]*)"'),
+    re.compile(r'name\s*=\s*"(?P<name>[^"\n]+)"\s+value\s*=\s*"(?P<value>[^"\n]*)"'),
+    re.compile(r"""name:[ \t]*["']?(?P<name>[\w.\-]+)["']?[ \t]*\r?\n[ \t]*value:[ \t]*(?P<value>[^\n]+)"""),
+]
+_SECRET_NAME = re.compile(r"(?i)pass|pwd|secret|token|api_?key|apikey|credential|private_?key|auth")
+
+
+def _named_values(scan: Scan, spans: Spans) -> None:
+    for expression in _NAMED_VALUES:  # each starts with a literal: a fast search
+        for match in expression.finditer(scan.text):
+            name = match.group("name")
+            if not _SECRET_NAME.search(name):
+                continue
+            start, end = match.span("value")
+            value = scan.text[start:end].strip()
+            if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1:
+                start, end = start + 1, start + len(value) - 1
+            if scan.text[start:end].strip() and not is_reference(scan.text[start:end]):
+                spans.add(start, end, "password" if re.search(r"(?i)pass|pwd", name) else "secret")
+
+
 def _private_keys(scan: Scan, spans: Spans) -> None:
     text = scan.text
     for begin in _PEM_BEGIN.finditer(text):
@@ -102,6 +126,8 @@ def find(scan: Scan, spans: Spans) -> None:
         for block in _JSON_BLOCK.finditer(text):
             for value in _JSON_VALUE.finditer(block.group(1)):
                 spans.add(block.start(1) + value.start(1), block.start(1) + value.end(1), "kubernetes_secret")
+    if "value" in text:
+        _named_values(scan, spans)
     if '"auths"' in text:
         for match in _DOCKER_VALUE.finditer(text):
             spans.add(match.start(1), match.end(1), "docker_auth")

@@ -159,7 +159,12 @@ CATALOGUE_RE = re.compile(
 
 # Any provider's "prefix_" (one to three short parts) followed by a random body of 20 or more characters.
 GENERIC_RE = re.compile(
-    r"(?<![A-Za-z0-9_\-.])[A-Za-z][A-Za-z0-9]{1,9}(?:[_\-][A-Za-z0-9]{1,9}){0,2}[_\-]([A-Za-z0-9]{20,})(?![A-Za-z0-9])"
+    r"(?<![A-Za-z0-9_\-.])([A-Za-z][A-Za-z0-9]{1,9}(?:[_\-][A-Za-z0-9]{1,9}){0,2})[_\-]"
+    r"([A-Za-z0-9][A-Za-z0-9_\-]{19,})(?![A-Za-z0-9_\-])"
+)
+# Prefixes of digests and ids, not keys: a hex body after them is a hash.
+_HASH_PREFIXES = re.compile(
+    r"(?i)^(?:sha\d*|md5|hash|digest|commit|rev|ref|etag|id|uuid|build|run|trace|span|req|request)$"
 )
 
 
@@ -171,5 +176,7 @@ def find(scan: Scan, spans: Spans) -> None:
         for match in CATALOGUE_RE.finditer(run):
             spans.add(start + match.start(), start + match.end(), _GROUP_KIND[match.lastgroup or "t0"])
         for match in GENERIC_RE.finditer(run):
-            if looks_random(match.group(1), strict=False):
+            prefix, body = match.group(1), match.group(2)
+            hex_key = len(body) >= 32 and all(c in "0123456789abcdefABCDEF" for c in body)
+            if looks_random(body, strict=False) or (hex_key and not _HASH_PREFIXES.match(prefix.split("_")[0])):
                 spans.add(start + match.start(), start + match.end(), "prefixed_token")

@@ -18,8 +18,10 @@ from compaction.redaction.entropy import looks_random
 from compaction.redaction.vocabulary import NOT_SECRET_VALUES, STOPWORDS
 
 QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "«": "»", "‘": "’", "„": "“", "「": "」", "『": "』"}
+_VARIABLE = re.compile(r"^\$(?:\{[^}]*\}|\(.*\)|[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*)$")
 _REFERENCE_START = (
-    "$",
+    "${",
+    "$(",
     "%(",
     "{{",
     "{%",
@@ -83,7 +85,8 @@ def quoted(text: str, start: int) -> tuple[int, int] | None:
 def shell_word(text: str, start: int, stop: str = "") -> int:
     """End of the unquoted word at `start` (symbols included), before whitespace or a `stop` character.
 
-    A lone quote before the end or a closing bracket ends it too: it closes a string the word sits in (`"cmd": "deploy --password=x"}`).
+    A lone quote before the end or a closing bracket ends it too: it closes a string the word sits in
+    (`"cmd": "deploy --password=x"}`).
     """
     position = start
     while position < len(text) and not text[position].isspace() and text[position] not in stop:
@@ -128,6 +131,8 @@ def is_reference(value: str) -> bool:
         return True
     lowered = bare.lower()
     if lowered in NOT_SECRET_VALUES or lowered.rstrip(",;") in NOT_SECRET_VALUES:
+        return True
+    if _VARIABLE.match(bare) or re.match(r"^[fbru]{1,2}[\"'].*\{", bare):
         return True
     if bare.startswith(_REFERENCE_START) or _CODE.match(bare) or _DOTTED.match(bare) or _MASK.match(bare):
         return True

@@ -114,6 +114,9 @@ WEAK_WORDS = (
     "sas",
     "hmac",
     "salt",
+    "seed",
+    "pat",
+    "login",
     # translations of "key" and "token"
     "schlüssel",
     "schluessel",
@@ -221,6 +224,8 @@ NOT_SECRET_AFTER = frozenset(
     set sets length_limit when at date time timestamp age expiry_ status state ok valid check
     checks checked verify verified verification test tests example examples file_path manager_
     usage_ encoding encoder decoder length_ rotate rotated recovery_ holder owner owners
+    guidance guide guidelines requirement requirements complexity domain secure samesite httponly
+    attempt attempts failed failure failures page screen button link dialog modal
     """.split()
 )
 
@@ -247,6 +252,12 @@ STOPWORDS = frozenset(
     le la les un une des est et ou der die das ein eine ist und oder el los las es y o
     il lo gli è e o de da do é um uma het een en of
     """.split()
+)
+
+# Words that may open the words between a secret word and a ':' or '=' ("password for grafana: v").
+PREPOSITIONS = frozenset(
+    """for of to on at in from with the my our your his her their this da de del della des du di do dla
+    für fuer van voor vom zum zur für pour para per para na no em от для""".split()
 )
 
 # Copulas between a secret word and its value in sentences, in several languages.

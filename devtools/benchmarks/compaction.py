@@ -33,6 +33,7 @@ from chatcore.services import message_size
 from compaction.services import channel_compact
 from compaction.summarizers.offline import summarize_offline
 from compaction.transcript import transcript_items
+from devtools import redaction_eval
 from devtools.loopback_llm import LoopbackLLM, Reply
 
 SIZES = (50, 500, 5_000)
@@ -277,4 +278,25 @@ def run(*, scale: float, stdout) -> dict:
         f"  query count {'flat' if figures['queries_flat'] else 'NOT flat'} across sizes "
         f"({figures['queries_min']}–{figures['queries_max']})\n"
     )
+    figures["redaction"] = _redaction_speed(scale)
+    speed = figures["redaction"]
+    stdout.write(
+        f"  redaction: {speed['batch_ms_per_mb']:.1f} ms per MB of this chat text as a compaction redacts it "
+        f"({speed['messages']:,} messages, {speed['megabytes']} MB, redact_many; "
+        f"{speed['single_text_ms_per_mb']:.1f} ms per MB as one text), CPU time, best of {REDACTION_RUNS}\n"
+    )
     return figures
+
+
+REDACTION_RUNS = redaction_eval.SPEED_RUNS
+
+
+def _redaction_speed(scale: float) -> dict:
+    """Redaction of about 1 MB (times the scale) of the benchmark's own chat text, the messages `_text` writes."""
+    size = max(20_000, int(redaction_eval.SPEED_BYTES * min(scale, 1.0)))
+    texts: list[str] = []
+    total = 0
+    while total < size:
+        texts.append(_text(len(texts)))
+        total += len(texts[-1]) + 1
+    return redaction_eval.speed(texts)

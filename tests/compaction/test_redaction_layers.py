@@ -54,7 +54,11 @@ def test_secret_named_in_prose(text, secret):
         ("curl -u deploy:Tr1cky#Pass https://ci.example.com/api", "Tr1cky#Pass", "password"),
         ("sshpass -p 'Hx7$kL2mQ' ssh ops@10.0.0.5", "Hx7$kL2mQ", "password"),
         ("Authorization: Token 5f2b8c1d9e7a4f3b6c0d2e8a", "5f2b8c1d9e7a4f3b6c0d2e8a", "authorization"),
-        ('curl -H "Authorization: SSWS 00Qx8Lm2Kp9Rv4Tw1Zs6Yb3N" https://x.okta.com', "00Qx8Lm2Kp9Rv4Tw1Zs6Yb3N", "authorization"),
+        (
+            'curl -H "Authorization: SSWS 00Qx8Lm2Kp9Rv4Tw1Zs6Yb3N" https://x.okta.com',
+            "00Qx8Lm2Kp9Rv4Tw1Zs6Yb3N",
+            "authorization",
+        ),
         (
             'Authorization: Digest username="ana", nonce="dcd98b71", response="6629fae49393a05397450978507c4ef1"',
             "6629fae49393a05397450978507c4ef1",

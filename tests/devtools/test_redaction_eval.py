@@ -1,0 +1,65 @@
+"""`manage.py redaction_eval` on a small corpus: the figures' shape, a known miss and a known false alarm."""
+
+import json
+from io import StringIO
+
+from django.core.management import call_command
+
+POSITIVE = [
+    {
+        "family": "provider_token",
+        "kind": "aws",
+        "text": "key AKIAIOSFODNN7EXAMPLE here",
+        "secrets": ["AKIAIOSFODNN7EXAMPLE"],
+    },
+    {"family": "env_file", "kind": "db", "text": "DB_PASSWORD=p@ss;w0rd!x", "secrets": ["p@ss;w0rd!x"]},
+    # Nothing marks this as a secret: it is the miss the figures must show.
+    {"family": "keyword_prose", "kind": "bare", "text": "remember: tulip", "secrets": ["tulip"]},
+]
+NEGATIVE = "an ordinary line\n%%\nanother one, with a password=hunter22 that is not ordinary\nand a third\n"
+
+
+def _run(tmp_path, *extra):
+    (tmp_path / "positive.jsonl").write_text("\n".join(json.dumps(s) for s in POSITIVE) + "\n")
+    (tmp_path / "negative").mkdir()
+    (tmp_path / "negative" / "chat.txt").write_text(NEGATIVE)
+    out = StringIO()
+    call_command(
+        "redaction_eval",
+        "--corpus",
+        str(tmp_path),
+        "--locomo",
+        "--no-code",
+        "--speed-bytes",
+        "20000",
+        *extra,
+        stdout=out,
+    )
+    return out.getvalue()
+
+
+def test_json_figures(tmp_path):
+    figures = json.loads(_run(tmp_path, "--json"))
+    recall = figures["recall"]
+    assert (recall["kinds"], recall["samples"], recall["secrets"]) == (3, 3, 3)
+    assert recall["recall"] == 2 / 3
+    assert recall["families"] == {
+        "provider_token": {"kinds": 1, "secrets": 1, "recall": 1.0},
+        "keyword_prose": {"kinds": 1, "secrets": 1, "recall": 0.0},
+        "env_file": {"kinds": 1, "secrets": 1, "recall": 1.0},
+    }
+    assert [m["kind"] for m in recall["misses"]] == ["bare"]
+    chat = figures["ordinary"]["sources"]["corpus:chat"]
+    assert chat == {"messages": 2, "lines": 3, "altered": 1}
+    assert figures["ordinary"]["sources"]["demo"]["altered"] == 0
+    assert figures["sources"]["locomo"] == [] and figures["sources"]["project_source_files"] == 0
+    speed = figures["speed"]
+    assert speed["messages"] > 0 and speed["batch_ms_per_mb"] > 0 and speed["single_text_ms_per_mb"] > 0
+
+
+def test_table(tmp_path):
+    text = _run(tmp_path)
+    assert "recall: 0.6667 overall — 3 secrets, 3 kinds" in text
+    assert "LoCoMo: not found" in text
+    assert "missed keyword_prose/bare: 'remember: tulip'" in text
+    assert "ms per MB as a compaction redacts" in text
