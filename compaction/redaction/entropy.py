@@ -23,6 +23,7 @@ from compaction.redaction.spans import Scan, Spans
 
 _HEX_RE = re.compile(r"[0-9a-fA-F]+")
 _VOWELS = frozenset("aeiouAEIOU")
+_WORD_PIECE = re.compile(r"[A-Z]?[a-z]{3,}|(?<![A-Za-z])[A-Z]{4,}(?![a-z0-9])")
 # Candidate tokens inside a run: base64/base62 bodies (a '/' or '+' belongs to base64; ':' and '.' split).
 _TOKEN_RE = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 # Words that make a random token nearby a credential, beyond the keyword layer's own words.
@@ -58,6 +59,8 @@ def looks_random(token: str, *, strict: bool) -> bool:
         return False
     if letters >= 8 and sum(char in _VOWELS for char in body) / letters > 0.3:
         return False
+    if letters and sum(len(w) for w in _WORD_PIECE.findall(token) if set(w) & _VOWELS) >= 0.6 * letters:
+        return False  # mostly words: PBKDF2SHA1PasswordHasher, HTTP_101_SWITCHING_PROTOCOLS
     if letters and digits and min(digits, letters) < 2 and length < 24:
         return False
     return shannon(body) >= 0.72 * math.log2(min(length, 62))

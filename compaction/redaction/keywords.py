@@ -26,6 +26,7 @@ from compaction.redaction import cli
 from compaction.redaction.entropy import looks_random
 from compaction.redaction.spans import KEYWORD_RE, Scan, Spans
 from compaction.redaction.values import (
+    block_scalar,
     cjk_word,
     credential_like,
     is_reference,
@@ -48,7 +49,7 @@ from compaction.redaction.vocabulary import (
 
 STRONG, MEDIUM, WEAK, DIGITS = 3, 2, 1, 0
 _PASSWORD_WORDS = (
-    frozenset(STRONG_WORDS[: STRONG_WORDS.index("passcode") + 2])
+    frozenset(STRONG_WORDS[: STRONG_WORDS.index("passcode") + 3])
     | frozenset(STRONG_WORDS[STRONG_WORDS.index("passwort") : STRONG_WORDS.index("credenziali") + 1])
     - {"zugangsdaten", "identifiants", "credenciales", "credenciais", "credenziali", "geheimnis"}
     | {
@@ -93,7 +94,7 @@ _FILE_SUFFIXES = frozenset("yaml yml json txt py js ts md html css cfg ini conf 
 _SEPARATOR = re.compile(r"[ \t]*\]?[ \t]*(:=|=>|==|=|:(?![:/])|：)")
 _LATIN_COPULA = "|".join(c for c in COPULAS.split("|") if c.isascii() and c[0].isalpha() or c in ("è", "é", "är"))
 _PROSE = re.compile(
-    r"(?P<fill>(?:[ \t]+[^\s:=.,;!?\"'“«「]+){0,4}?)"
+    r"(?P<fill>(?:[ \t]+[^\s:=.,;!?\"'“«「][^\s:=.,;!?\"“«「]*){0,4}?)"
     r"(?:[ \t]+(?P<word>(?:" + _LATIN_COPULA + r")(?=[ \t\"'“«「:])|это)|[ \t]*(?P<symbol>[:=：—–→是为為は가는은]|->))"
     r"[ \t]*:?[ \t]*"
 )
@@ -138,7 +139,9 @@ def _glued(text: str, lower: str, start: int, end: int, word: str) -> bool:
     return not head.endswith(tuple(_QUALIFIERS))
 
 
-_TAILS = frozenset("token key secret id word words phrase pass auth".split())
+_TAILS = frozenset("token key secret id pass auth".split())
+# A setter call whose first argument names the secret: define('DB_PASSWORD', 'v'), os.environ.setdefault("K", "v").
+_SETTER = re.compile(r"\b(?:define|setdefault|set\w*|put\w*|add\w*|store\w*|save\w*|setenv)\s*\(\s*$", re.IGNORECASE)
 
 
 def _level(word: str, ident: str, before: list[str]) -> int:
@@ -148,7 +151,8 @@ def _level(word: str, ident: str, before: list[str]) -> int:
         return STRONG
     if word in STRONG_WORDS:
         return MEDIUM
-    compound = len(_SEGMENT.findall(ident)) > 1 or "_" in ident or "-" in ident
+    segments = [s for s in _SEGMENT.findall(ident) if not s.isdigit()]
+    compound = len(segments) > 1
     if word in ("token", "key", "auth", "pass") and compound:
         return STRONG if word == "pass" else MEDIUM
     return WEAK
@@ -195,7 +199,7 @@ def _value_span(scan: Scan, a: int, b: int, word: str, level: int) -> tuple[int,
     if separator is not None:
         form, start = "assign", separator.end()
         spaced = separator.start(1) > position or text[start : start + 1] in " \t"
-    elif opening and not enclosing and re.match(r"[ \t]*,[ \t]*", text[position:]):
+    elif opening and not enclosing and re.match(r"[ \t]*,[ \t]*", text[position:]) and _SETTER.search(text, 0, a - 1):
         form, start, spaced = "call", position + text[position:].index(",") + 1, True
     elif text[a : a + 1] == "-" and text[position : position + 1] in " \t":
         form, start, spaced = "flag", position, False
@@ -219,6 +223,8 @@ def _value_span(scan: Scan, a: int, b: int, word: str, level: int) -> tuple[int,
     inside = quoted(text, start)
     if inside is not None:
         return inside[0], inside[1], form, True
+    if form == "assign" and (block_end := block_scalar(text, start)) is not None:
+        return text.index("\n", start) + 1, block_end, form, True
     if not word.isascii() or not text[start].isascii():
         return start, cjk_word(text, start), form, False
     if form == "assign" and enclosing:
@@ -238,6 +244,16 @@ def _value_span(scan: Scan, a: int, b: int, word: str, level: int) -> tuple[int,
     return start, end, form, False
 
 
+def _header_position(text: str, a: int) -> bool:
+    """A header name starts a line, a quoted string or a curl -H argument (not `cookie: Cookie` in code)."""
+    before = text[text.rfind("\n", 0, a) + 1 : a]
+    return (
+        not before.strip()
+        or before.rstrip().endswith(("'", '"', "-H", "--header", "{", ","))
+        or before.endswith(("'", '"'))
+    )
+
+
 def _fill_ok(fill: list[str]) -> bool:
     """Words between a secret word and ':' that still read as one name ("for grafana", "API", "access key")."""
     return fill[0] in PREPOSITIONS or all(word in _QUALIFIERS or word in _TRIGGERS for word in fill)
@@ -251,19 +267,29 @@ def _long_hex(value: str, word: str) -> bool:
 
 def _plausible(value: str, *, word: str, level: int, form: str, is_quoted: bool) -> bool:
     bare = value.strip()
-    if not bare or is_reference(bare):
+    if not bare or is_reference(bare) or re.search(r"</?\w+>", bare):
         return False
-    if not is_quoted and looks_like_name(bare, word):
-        return False
+    if not is_quoted and (looks_like_name(bare.rstrip(",;)]}"), word) or re.match(r"[A-Za-z_][\w.]*[),]", bare)):
+        return False  # a name passed along: password=password, filter(key=self.key), salt=salt,
+    if level < STRONG and re.fullmatch(r"_*[A-Za-z][a-z]*(?:[_\- ]?[A-Za-z][a-z]*)*_*\.?", bare):
+        return False  # a name or a sentence: SESSION_KEY = "_auth_user_id", "CSRF token missing."
+    if form == "flag" and not (is_quoted or credential_like(bare)):
+        return False  # prose about a flag: "--password leaks it to ps"
     if level == DIGITS:
         return bool(re.fullmatch(r"\d{3,8}", bare)) or (form != "direct" and credential_like(bare))
     if form == "direct":  # no separator at all ("hmac key 5f2b…", "netrc password s3cr3t"): only what is plainly a key
-        if level == STRONG and (is_quoted or credential_like(bare)):
+        if not is_quoted and re.match(r"[\w-]+=[\"']", bare):
+            return False  # another attribute follows: type="password" name="password"
+        if level == STRONG and (is_quoted or (credential_like(bare) and any(c.isdigit() for c in bare))):
+            return True
+        if level == MEDIUM and len(bare) >= 16 and credential_like(bare):
             return True
         return looks_random(bare, strict=False) or _long_hex(bare, word)
     if form == "call" and not is_quoted:
         return False
     if form in ("prose", "prose_fill") and not is_quoted:
+        if level == STRONG and sum(c.isdigit() for c in bare) >= 4 and re.fullmatch(r"[\d#*!@$%^&+=\-]+", bare):
+            return True  # "the passcode is 8841#"
         return credential_like(bare)
     if level == STRONG:
         return len(bare) >= 3
@@ -287,11 +313,21 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
     a, b = _extent(text, start, end) if word.isascii() else (start, _letters_end(text, end))
     ident = text[a:b]
     before = [s.lower() for s in _SEGMENT.findall(text[a:start])]
-    after = [s.lower() for s in _SEGMENT.findall(text[end:b])]
-    excluded = (after and after[0] in NOT_SECRET_AFTER | _FILE_SUFFIXES) or (before and before[-1] in NOT_SECRET_BEFORE)
+    after = [s.lower() for s in _SEGMENT.findall(text[end:b]) if not s.isdigit()]
+    if word == "identified by" and not re.search(
+        r"(?i)\b(?:user|role|login)\b", text[scan.line_bounds(start)[0] : start]
+    ):
+        return b  # SQL's CREATE/ALTER USER … IDENTIFIED BY, not prose
+    if "." in text[end:b]:
+        return b  # module.attribute: the secret word is not in the last part (changepassword.UserModel)
+    excluded = any(s in NOT_SECRET_AFTER or s in _FILE_SUFFIXES for s in after) or (
+        before and before[-1] in NOT_SECRET_BEFORE
+    )
     if excluded and "private_key_id" not in ident.lower():
         return b
-    if word in ("authorization", "bearer", "cookie") or (after and after[-1] in ("authorization", "cookie")):
+    if (word == "bearer" and ident.lower() == "bearer") or (
+        ident.lower().replace("_", "-") in _HEADER_NAMES and _header_position(text, a)
+    ):
         return cli.header(scan, spans, a, b, word)
     level = _level(word, ident, before)
     found = _value_span(scan, a, b, word, level)
@@ -299,7 +335,7 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
         return b
     value_start, value_end, form, is_quoted = found
     if word == "pass" and ident.lower() == "pass" and not re.match(r"[\"']?[ \t]*(?::=|=>|=)", text[b:]):
-        return b
+        level = WEAK  # "First pass: ledger totals" is prose; "pass: Zq8$Lm3@Kt" is not
     value = text[value_start:value_end]
     if word in _USER_PASS_WORDS and _USER_PASS.match(text, value_end):
         pass  # the value is a user name; the password after it is taken below
@@ -318,6 +354,7 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
 
 
 _CLI = frozenset(CLI_COMMANDS)
+_HEADER_NAMES = frozenset(("authorization", "proxy-authorization", "http-authorization", "cookie", "set-cookie"))
 _TRIGGERS = frozenset(TRIGGER_WORDS) | {"api", "access", "secret", "private", "client"}
 _USER_PASS_WORDS = frozenset(("credential", "credentials", "creds", "login", "zugangsdaten", "identifiants"))
 _USER_PASS = re.compile(r"[ \t]*[/:][ \t]*([^\s,;]+)")

@@ -134,6 +134,9 @@ def is_reference(value: str) -> bool:
         return True
     if _VARIABLE.match(bare) or re.match(r"^[fbru]{1,2}[\"'].*\{", bare):
         return True
+    core = bare.rstrip(",;)]}")  # an argument inside a call: seed=cfg.seed), list_key=Conf.PREFIX)
+    if _DOTTED.match(core) or re.fullmatch(r"[A-Z][A-Za-z0-9]*\.[A-Z_][A-Z0-9_]*", core):
+        return True
     if bare.startswith(_REFERENCE_START) or _CODE.match(bare) or _DOTTED.match(bare) or _MASK.match(bare):
         return True
     first = re.split(r"[\s=,|\]\[)]", lowered, maxsplit=1)[0]
@@ -147,7 +150,27 @@ def is_reference(value: str) -> bool:
 def looks_like_name(value: str, keyword: str) -> bool:
     """`password=password`, `token=DB_TOKEN`, `api_key=api_key`: an identifier passed along, not a value."""
     bare = value.strip().strip("\"'`")
-    return bool(_UPPER_NAME.match(bare) or _SNAKE_NAME.match(bare)) or keyword in bare.lower()
+    return bool(_UPPER_NAME.match(bare) or _SNAKE_NAME.match(bare)) or bare.lower() == keyword
+
+
+def block_scalar(text: str, start: int) -> int | None:
+    """End of a YAML block value (`key: |` then more-indented lines) whose indicator is at `start`, or None."""
+    line_end = text.find("\n", start)
+    if line_end == -1 or not re.fullmatch(r"[|>][-+0-9]*[ \t]*", text[start:line_end]):
+        return None
+    key_line = text.rfind("\n", 0, start) + 1
+    indent = len(text[key_line:start]) - len(text[key_line:start].lstrip(" \t"))
+    end = position = line_end
+    while position < len(text):
+        next_end = text.find("\n", position + 1)
+        next_end = len(text) if next_end == -1 else next_end
+        line = text[position + 1 : next_end]
+        if line.strip() and len(line) - len(line.lstrip(" \t")) <= indent:
+            break
+        if line.strip():
+            end = next_end
+        position = next_end
+    return end if end > line_end else None
 
 
 def credential_like(value: str) -> bool:

@@ -17,6 +17,7 @@ STRONG_WORDS = (
     "passphrase",
     "passcode",
     "pwd",
+    "pw",
     "secret",
     "credential",
     "credentials",
@@ -204,7 +205,8 @@ TRIGGER_WORDS = STRONG_WORDS + WEAK_WORDS + CLI_COMMANDS
 NOT_SECRET_BEFORE = frozenset(
     """max min num number total count public primary foreign sort partition cache lookup row
     unique composite natural dict hash_ idempotency map registry index next_page item object
-    s3 bucket file ssh_public cursor continuation page foreign_ routing
+    s3 bucket file ssh_public cursor continuation page foreign_ routing list queue message translation field
+    column group
     """.split()
 )
 
@@ -225,7 +227,8 @@ NOT_SECRET_AFTER = frozenset(
     checks checked verify verified verification test tests example examples file_path manager_
     usage_ encoding encoder decoder length_ rotate rotated recovery_ holder owner owners
     guidance guide guidelines requirement requirements complexity domain secure samesite httponly
-    attempt attempts failed failure failures page screen button link dialog modal
+    attempt attempts failed failure failures page screen button link dialog modal missing mismatch
+    invalid incorrect required_ reason threshold param create delete get list
     """.split()
 )
 
