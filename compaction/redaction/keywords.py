@@ -271,7 +271,7 @@ def _plausible(value: str, *, word: str, level: int, form: str, is_quoted: bool)
         return False
     if not is_quoted and (looks_like_name(bare.rstrip(",;)]}"), word) or re.match(r"[A-Za-z_][\w.]*[),]", bare)):
         return False  # a name passed along: password=password, filter(key=self.key), salt=salt,
-    if level < STRONG and re.fullmatch(r"_*[A-Za-z][a-z]*(?:[_\- ]?[A-Za-z][a-z]*)*_*\.?", bare):
+    if level < STRONG and _NAME_OR_SENTENCE.fullmatch(bare):
         return False  # a name or a sentence: SESSION_KEY = "_auth_user_id", "CSRF token missing."
     if form == "flag" and not (is_quoted or credential_like(bare)):
         return False  # prose about a flag: "--password leaks it to ps"
@@ -354,6 +354,8 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
 
 
 _CLI = frozenset(CLI_COMMANDS)
+# Words joined by separators or CamelCase (each repetition starts unambiguously: no backtracking blow-up).
+_NAME_OR_SENTENCE = re.compile(r"_*[A-Za-z][a-z]*(?:(?:[_\- ][A-Za-z]|[A-Z])[a-z]*)*_*\.?")
 _HEADER_NAMES = frozenset(("authorization", "proxy-authorization", "http-authorization", "cookie", "set-cookie"))
 _TRIGGERS = frozenset(TRIGGER_WORDS) | {"api", "access", "secret", "private", "client"}
 _USER_PASS_WORDS = frozenset(("credential", "credentials", "creds", "login", "zugangsdaten", "identifiants"))
