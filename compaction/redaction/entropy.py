@@ -28,13 +28,17 @@ _WORD_PIECE = re.compile(r"[A-Z]?[a-z]{3,}|(?<![A-Za-z])[A-Z]{4,}(?![a-z0-9])")
 _TOKEN_RE = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 # Words that make a random token nearby a credential, beyond the keyword layer's own words.
 _CONTEXT_RE = re.compile(
-    r"api|access|login|account|signing|webhook|ssh|session|licen[cs]e|credential|vault|hmac|bearer|"
-    r"secret|token|key|auth|pass|pwd|otp|seed|wallet|cookie|sid|client|private|cert|sign|encrypt"
+    r"(?<![a-z])(?:api|access|login|account|signing|webhook|ssh|session|licen[cs]e|credential|vault|hmac|bearer|"
+    r"secret|token|key|auth|pass|pwd|otp|seed|wallet|cookie|sid|client|private|cert|sign|encrypt)"
 )
 
 
-# A fingerprint or digest written with its algorithm (SHA256:nThbg6kX…) is not a secret.
-_DIGEST_BEFORE = re.compile(r"(?i)(?:sha\d*|md5|blake2\w*)[:=-]$")
+# A fingerprint or digest written with its algorithm (SHA256:nThbg6kX…), or a value named as an id,
+# hash or revision just before it (server_uid 0dfuIz…, cookie hash : …), is not a secret.
+_NOT_SECRET_BEFORE = re.compile(
+    r"(?i)(?:(?:sha\d*|md5|blake2\w*)[:=-]|(?<![A-Za-z])(?:uid|uuid|guid|hash|digest|checksum|revision|commit|sha\d*|etag|"
+    r"fingerprint|(?:trace|span|request|correlation|cluster|node|instance)[ _-]?id|build|version|nonce)\b[\s:=#\"'(]*)$"
+)
 
 
 def shannon(text: str) -> float:
@@ -75,6 +79,16 @@ def _has_context(scan: Scan, start: int) -> bool:
     return bool(_CONTEXT_RE.search(scan.lower, line_start, start))
 
 
+def _longest_part(token: str) -> str:
+    """On its own, a token is judged by its longest part: rabbitmq-cluster-id-yWcY… is a name and a short id."""
+    return max(re.split(r"[_\-]", token), key=len)
+
+
+def _path_like(token: str) -> bool:
+    """A path with a word in it (628WB79CIFDYO9LJI6DKMI09L/msg_store_transient), not base64."""
+    return "/" in token and any(re.fullmatch(r"[a-z]{4,}|[a-z]+(?:_[a-z]+)+", part) for part in token.split("/"))
+
+
 def find(scan: Scan, spans: Spans) -> None:
     """Random tokens left in the scan's runs after the other layers."""
     text = scan.text
@@ -85,11 +99,11 @@ def find(scan: Scan, spans: Spans) -> None:
         in_url = "://" in run or (run_start >= 3 and text[run_start - 3 : run_start] == "://")
         for match in _TOKEN_RE.finditer(run):
             start, end = run_start + match.start(), run_start + match.end()
-            if spans.covered(start, end) or _DIGEST_BEFORE.search(text, max(0, start - 8), start):
+            if spans.covered(start, end) or _NOT_SECRET_BEFORE.search(text, max(0, start - 24), start):
                 continue
             token = match.group()
             if _has_context(scan, start):
                 if looks_random(token, strict=False):
                     spans.add(start, end, "high_entropy_secret")
-            elif not in_url and looks_random(token, strict=True):
+            elif not in_url and not _path_like(token) and looks_random(_longest_part(token), strict=True):
                 spans.add(start, end, "high_entropy_secret")

@@ -81,6 +81,8 @@ _WHOLE_LINE = {"mnemonic": "seed_phrase", "seed phrase": "seed_phrase", "recover
 _CODES = {"recovery code", "recovery codes", "backup code", "backup codes"}
 _DIGIT_WORDS = {"pin": "pin", "cvv": "card_security_code", "cvc": "card_security_code", "otp": "one_time_code"}
 _DIGIT_WORDS["totp"] = "one_time_code"
+_DIGIT_WORDS["security code"] = "card_security_code"
+_DIGIT_WORDS["verification code"] = "one_time_code"
 _QUALIFIERS = (
     "api access auth secret private refresh session bot client master admin root db user oauth id signing "
     "encryption ssh deploy service account webhook storage shared bearer csrf xsrf sas jwt store key trust "
@@ -134,7 +136,7 @@ def _glued(text: str, lower: str, start: int, end: int, word: str) -> bool:
         head_start -= 1
     camel_head = text[start].isupper() and start > 0 and text[start - 1].islower()
     head = "" if camel_head else lower[head_start:start]
-    if not head or word in _PASSWORD_WORDS - {"pass", "pwd"} or word == "secret":
+    if not head or word in _PASSWORD_WORDS - {"pass", "pwd"}:
         return False
     return not head.endswith(tuple(_QUALIFIERS))
 
@@ -318,6 +320,8 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
         r"(?i)\b(?:user|role|login)\b", text[scan.line_bounds(start)[0] : start]
     ):
         return b  # SQL's CREATE/ALTER USER … IDENTIFIED BY, not prose
+    if re.match(r"-\d", text[end:b]):
+        return b  # a package and its version: libsecret-1-0, gir1.2-secret-1
     if "." in text[end:b]:
         return b  # module.attribute: the secret word is not in the last part (changepassword.UserModel)
     excluded = any(s in NOT_SECRET_AFTER or s in _FILE_SUFFIXES for s in after) or (

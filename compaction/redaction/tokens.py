@@ -164,7 +164,8 @@ GENERIC_RE = re.compile(
 )
 # Prefixes of digests and ids, not keys: a hex body after them is a hash.
 _HASH_PREFIXES = re.compile(
-    r"(?i)^(?:sha\d*|md5|hash|digest|commit|rev|ref|etag|id|uuid|build|run|trace|span|req|request)$"
+    r"(?i)^(?:sha\d*|md5|hash|digest|commit|rev|ref|etag|id|uid|uuid|guid|build|run|job|trace|span|req|request|"
+    r"cluster|node|instance|version)$"
 )
 
 
@@ -177,6 +178,10 @@ def find(scan: Scan, spans: Spans) -> None:
             spans.add(start + match.start(), start + match.end(), _GROUP_KIND[match.lastgroup or "t0"])
         for match in GENERIC_RE.finditer(run):
             prefix, body = match.group(1), match.group(2)
+            if any(_HASH_PREFIXES.match(part) for part in re.split(r"[_\-]", prefix)):
+                continue  # rabbitmq-cluster-id-…, build-…, sha256-…: an id or a digest
+            if len(body) < 32 and max(len(part) for part in re.split(r"[_\-]", body)) < 10:
+                continue  # short parts joined: DigiCert_TLS_ECC_P384_Root_G5 is a name
             hex_key = len(body) >= 32 and all(c in "0123456789abcdefABCDEF" for c in body)
-            if looks_random(body, strict=False) or (hex_key and not _HASH_PREFIXES.match(prefix.split("_")[0])):
+            if looks_random(body, strict=False) or hex_key:
                 spans.add(start + match.start(), start + match.end(), "prefixed_token")

@@ -119,7 +119,7 @@ def cjk_word(text: str, start: int) -> int:
 
 def trim_prose(text: str, start: int, end: int) -> int:
     """A value at the end of a sentence loses the sentence's punctuation and closing brackets."""
-    while end > start and text[end - 1] in ".,;:)]}>\"'”»":
+    while end > start and text[end - 1] in ".,;:!?)]}>\"'”»":
         end -= 1
     return end
 
@@ -183,6 +183,8 @@ def credential_like(value: str) -> bool:
     letters = sum(char.isalpha() for char in bare)
     digits = sum(char.isdigit() for char in bare)
     symbols = len(bare) - letters - digits
+    if re.fullmatch(r"[a-z]+(?:[-_.](?:[a-z]+|\d+))+", bare):
+        return False  # a kebab or dotted name: scram-sha-256, en-us, utf-8
     if letters and (digits or symbols) and not _WORDY.match(bare):
         if re.fullmatch(r"[\w.\-/]+\.(?:py|js|ts|md|txt|json|yaml|yml|html|css|go|rs|rb|java|sh|toml|cfg|ini)", bare):
             return False

@@ -104,6 +104,8 @@ WEAK_WORDS = (
     "auth",
     "pass",
     "pin",
+    "security code",
+    "verification code",
     "cvv",
     "cvc",
     "otp",
