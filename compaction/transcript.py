@@ -96,14 +96,14 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
         )
     cleaned = iter(redact_many(texts))
     for item in items:
-        counts: Counter = Counter()
-        for target in [item, *item.tool_calls]:
-            redacted = next(cleaned)
-            counts.update(redacted.counts)
-            if isinstance(target, TranscriptItem):
-                target.content = redacted.text
-            else:
-                target["arguments"] = redacted.text
+        counts: Counter[str] = Counter()
+        content = next(cleaned)
+        item.content = content.text
+        counts.update(content.counts)
+        for call in item.tool_calls:
+            arguments = next(cleaned)
+            call["arguments"] = arguments.text
+            counts.update(arguments.counts)
         item.redactions = dict(sorted(counts.items()))
     return items
 

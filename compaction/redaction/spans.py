@@ -107,7 +107,8 @@ class Scan:
             start = core.start()
             while start > 0 and text[start - 1] in _RUN_CHARS:
                 start -= 1
-            end = _RUN_TAIL_RE.match(text, core.end()).end()
+            tail = _RUN_TAIL_RE.match(text, core.end())
+            end = tail.end() if tail else core.end()
             found.append((start, end))
         return found
 
