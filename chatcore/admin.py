@@ -5,9 +5,26 @@ from django.http import HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from chatcore import data_control, services
-from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, ModelRole, Persona, Summary, UsageEntry
+from chatcore import admin_display as d
+from chatcore import api_tokens, data_control, services
+from chatcore.admin_confirm import confirmed_action
+from chatcore.models import (
+    ApiToken,
+    AuditEntry,
+    Channel,
+    Cursor,
+    LLMModel,
+    Message,
+    ModelRole,
+    Persona,
+    Summary,
+    UsageEntry,
+)
 from chatcore.widgets import ADMIN_FORMFIELD_OVERRIDES
+
+# The lists are the admin's main view: at 1280 px the navigation sidebar would
+# take a quarter of the width from them (the index and breadcrumbs remain).
+admin.site.enable_nav_sidebar = False
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -47,20 +64,17 @@ class ModelRoleAdmin(admin.ModelAdmin):
 class ChannelAdmin(admin.ModelAdmin):
     formfield_overrides = ADMIN_FORMFIELD_OVERRIDES
     list_display = [
-        "id",
-        "title",
-        "owner",
-        "type",
+        d.channel_name,
+        d.channel_owner,
         "persona",
         "model",
-        "context_ratio",
-        "context_messages",
-        "archived",
-        "ephemeral",
-        "deleted_at",
-        "last_activity_at",
+        d.context_used,
+        d.since_summary,
+        d.channel_state,
+        d.when("last_activity_at", "Last activity"),
     ]
-    list_filter = ["type", "archived", "ephemeral", ("deleted_at", admin.EmptyFieldListFilter), "persona"]
+    list_filter = ["type", "archived", "ephemeral", ("deleted_at", admin.EmptyFieldListFilter), "persona", "model"]
+    date_hierarchy = "last_activity_at"
     list_select_related = ["owner", "persona", "model"]
     search_fields = ["title", "owner__username"]
     readonly_fields = [
@@ -147,8 +161,18 @@ class ChannelAdmin(admin.ModelAdmin):
 
 @admin.register(Message)
 class MessageAdmin(ReadOnlyAdmin):
-    list_display = ["id", "channel", "role", "depth", "tokens", "path_tokens", "created_at", "provenance"]
+    list_display = [
+        "id",
+        d.channel_title,
+        "role",
+        d.message_excerpt,
+        "depth",
+        "tokens",
+        d.when("created_at", "Created"),
+        "provenance",
+    ]
     list_filter = ["role"]
+    date_hierarchy = "created_at"
     list_select_related = ["channel"]
     search_fields = ["content"]
     raw_id_fields = ["channel", "parent", "author"]
@@ -187,27 +211,54 @@ class CursorAdmin(ReadOnlyAdmin):
 class SummaryAdmin(ReadOnlyAdmin):
     list_display = [
         "id",
-        "channel",
+        d.channel_title,
         "trigger",
         "profile_slug",
         "model",
         "messages_covered",
-        "tokens_before",
-        "tokens_after",
-        "used_fallback",
+        d.tokens_before_after,
         "edited",
-        "reverted_at",
-        "created_at",
+        d.in_force,
+        d.when("created_at", "Created"),
     ]
-    list_filter = ["trigger", "used_fallback", "edited", ("reverted_at", admin.EmptyFieldListFilter)]
+    list_filter = ["trigger", "model", "used_fallback", "edited", ("reverted_at", admin.EmptyFieldListFilter)]
     list_select_related = ["channel"]
     search_fields = ["content", "channel__title"]
+    date_hierarchy = "created_at"
     actions = ["revert_selected"]
+    fields = [
+        "channel",
+        "through_message",
+        "previous",
+        "content",
+        "trigger",
+        "profile_slug",
+        "model",
+        "used_fallback",
+        ("tokens_before", "tokens_after", "tokens"),
+        ("input_tokens", "output_tokens"),
+        "messages_covered",
+        "formatted_extracts",
+        "edited",
+        "reverted_at",
+        "created_by",
+        "created_at",
+    ]
+    readonly_fields = ["formatted_extracts"]
 
     def has_change_permission(self, request, obj=None):
         return obj is None and request.user.is_staff
 
-    @admin.action(description="Revert (undo) selected summaries")
+    @admin.display(description="Extracts")
+    def formatted_extracts(self, obj: Summary):
+        return d.formatted_extracts(obj)
+
+    @confirmed_action(
+        description="Revert (undo) selected summaries",
+        question="Revert these summaries?",
+        consequence="The messages each summary stands for go back into the channel's context at once "
+        "(nothing is deleted; a new compaction can summarize them again).",
+    )
     def revert_selected(self, request, queryset):
         done = 0
         for summary in queryset.filter(reverted_at__isnull=True):
@@ -219,28 +270,30 @@ class SummaryAdmin(ReadOnlyAdmin):
 @admin.register(UsageEntry)
 class UsageEntryAdmin(ReadOnlyAdmin):
     list_display = [
-        "created_at",
-        "user",
-        "channel",
+        d.when("created_at", "When"),
+        d.usage_user,
+        d.channel_title,
         "role",
         "model",
         "trigger",
-        "input_tokens",
-        "output_tokens",
-        "cost",
-        "success",
-        "duration_ms",
+        d.usage_tokens,
+        d.usage_cost,
+        d.usage_duration,
+        d.usage_outcome,
     ]
     list_filter = ["role", "trigger", "success", "model"]
     list_select_related = ["user", "channel"]
     search_fields = ["model", "error"]
+    date_hierarchy = "created_at"
 
 
 @admin.register(AuditEntry)
 class AuditEntryAdmin(ReadOnlyAdmin):
-    list_display = ["created_at", "actor_label", "action", "resource", "redactions"]
+    list_display = [d.when("created_at", "When"), d.audit_actor, "action", "resource", "redactions"]
     list_filter = ["action"]
-    search_fields = ["actor_label", "action", "resource"]
+    list_select_related = ["actor"]
+    search_fields = ["actor__username", "actor_label", "action", "resource"]
+    date_hierarchy = "created_at"
 
     @admin.display(description="Secrets redacted")
     def redactions(self, obj: AuditEntry) -> str:
@@ -249,3 +302,26 @@ class AuditEntryAdmin(ReadOnlyAdmin):
         if not isinstance(counts, dict) or not counts:
             return "—"
         return ", ".join(f"{kind} × {count}" for kind, count in sorted(counts.items()))
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(ReadOnlyAdmin):
+    """People make their own tokens (the key is shown to them once); staff see
+    who has which, by prefix, and may revoke (delete) them."""
+
+    list_display = ["name", "user", "prefix", "created", "expiry", "last_used_at"]
+    list_select_related = ["user"]
+    list_filter = [("expiry", admin.EmptyFieldListFilter)]
+    search_fields = ["name", "token_key", "user__username"]
+    date_hierarchy = "created"
+    fields = ["name", "user", "token_key", "created", "expiry", "last_used_at"]
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_staff
+
+    def delete_model(self, request, obj):
+        api_tokens.api_token_revoke(token=obj, actor=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for token in queryset:
+            api_tokens.api_token_revoke(token=token, actor=request.user)

@@ -97,7 +97,7 @@ def context_assemble(*, channel: Channel, user: User, leaf: Message | None = Non
         messages.append({"role": "system", "content": persona.system_prompt})
     tokens = sum(count_tokens(m["content"]) + conf.MESSAGE_OVERHEAD_TOKENS for m in messages)
     if summary is not None:
-        # A branch that opens with a system message keeps it as its system prompt, summarised or not.
+        # A branch that opens with a system message keeps it as its system prompt, summarized or not.
         root = leaf.root if leaf is not None and leaf.root_id else None
         if root is not None and root.role == Message.Role.SYSTEM and root.depth <= summary.through_message.depth:
             messages.append(_as_api_message(root, prune=False))

@@ -28,3 +28,18 @@ class CursorForm(forms.Form):
     step = forms.TypedChoiceField(
         choices=[("-1", "previous"), ("1", "next"), ("0", "this")], coerce=int, required=False, empty_value=None
     )
+
+
+class ApiTokenForm(forms.Form):
+    name = forms.CharField(
+        max_length=100,
+        required=False,  # the service says what a missing name means, as for the API
+        widget=forms.TextInput(attrs={"placeholder": "e.g. laptop script", "required": True, "autocomplete": "off"}),
+    )
+    expires_in_days = forms.TypedChoiceField(
+        label="Expires",
+        choices=[("", "Never"), ("7", "In 7 days"), ("30", "In 30 days"), ("90", "In 90 days"), ("365", "In a year")],
+        coerce=int,
+        empty_value=None,
+        required=False,
+    )

@@ -78,10 +78,36 @@ def _cached_client(api_key: str, base_url: str | None, timeout: float, max_retri
     return openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
 
 
+class MissingApiKey(ValueError):
+    """The model's endpoint needs a key and its variable is not set: said plainly, before any network call."""
+
+
+def _api_key(model: LLMModel, base_url: str | None) -> str:
+    """The key from the variable the model names. OpenAI's own API (no base URL
+    anywhere) always needs one, so a missing variable is named at once rather
+    than surfacing as a network or 401 error; a local endpoint (vLLM, Ollama,
+    LM Studio) often needs none, so there a placeholder is sent."""
+    api_key = os.environ.get(model.api_key_env or "", "")
+    if api_key:
+        return api_key
+    if base_url is None:
+        variable = model.api_key_env or "OPENAI_API_KEY"
+        raise MissingApiKey(
+            f"{variable} is not set (model {model.name} calls OpenAI's API, which needs a key: set {variable}, "
+            "or give the model a base URL)"
+        )
+    return "not-needed"
+
+
 def _client(model: LLMModel) -> "openai.OpenAI":
-    api_key = os.environ.get(model.api_key_env or "", "") or "not-needed"
     base_url = model.base_url or settings.OPENAI_BASE_URL or None
+    api_key = _api_key(model, base_url)
     return _cached_client(api_key, base_url, float(settings.LLM_TIMEOUT_SECONDS), int(settings.LLM_MAX_RETRIES))
+
+
+def _unset_key_hint(model: LLMModel) -> str:
+    variable = model.api_key_env
+    return f" ({variable} is not set)" if variable and not os.environ.get(variable) else ""
 
 
 def _cost(model: LLMModel, tokens_in: int, tokens_out: int) -> Decimal:
@@ -103,9 +129,13 @@ def _root_cause(error: BaseException) -> BaseException:
     return error.__cause__ or error
 
 
-def _describe(error: Exception) -> str:
+def _describe(error: Exception, model: LLMModel | None = None) -> str:
     import openai
 
+    if isinstance(error, MissingApiKey):
+        return str(error)
+    if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
+        return f"HTTP {error.status_code}: {error.message}{_unset_key_hint(model)}"
     if isinstance(error, openai.APITimeoutError):
         return "timeout: the model did not answer in time"
     if isinstance(error, openai.APIConnectionError):
@@ -172,7 +202,7 @@ def llm_complete(
         try:
             content, tokens_in, tokens_out = _call(model, messages, max_tokens, temperature)
         except (openai.OpenAIError, ValueError, TypeError, AttributeError) as error:
-            cause = _describe(error)
+            cause = _describe(error, model)
             logger.warning("llm: %s model %s failed (%s)", role, model.name, cause)
             errors.append(f"{model.name}: {cause}")
             UsageEntry.objects.create(

@@ -12,6 +12,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from knox.models import AbstractAuthToken
+from knox.settings import CONSTANTS
 
 
 class Persona(models.Model):
@@ -246,7 +248,9 @@ class Summary(models.Model):
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "summaries"
         indexes = [
-            models.Index(fields=["through_message"], name="summary_active_idx", condition=Q(reverted_at__isnull=True))
+            models.Index(fields=["through_message"], name="summary_active_idx", condition=Q(reverted_at__isnull=True)),
+            # The usage dashboard's per-day aggregates read a date range.
+            models.Index(fields=["created_at"], name="summary_created_idx"),
         ]
 
     def __str__(self) -> str:
@@ -274,6 +278,8 @@ class UsageEntry(models.Model):
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "usage entries"
+        # The usage dashboard reads one role (utility) over a date range.
+        indexes = [models.Index(fields=["role", "created_at"], name="usage_role_created_idx")]
 
     def __str__(self) -> str:
         return f"{self.role} call to {self.model} ({self.input_tokens}+{self.output_tokens} tokens)"
@@ -293,3 +299,29 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor_label} {self.action} {self.resource}"
+
+
+class ApiToken(AbstractAuthToken):
+    """A personal API token (django-rest-knox's model, swapped in by
+    KNOX_TOKEN_MODEL): only a SHA-512 digest and the first characters are
+    stored, so the key is shown once, at creation, and never again.
+
+    An integer id (knox keys rows by the digest) lets a token be revoked by
+    URL without exposing its digest; a name tells a person's tokens apart."""
+
+    id = models.BigAutoField(primary_key=True)
+    digest = models.CharField(max_length=CONSTANTS.DIGEST_LENGTH, unique=True)
+    name = models.CharField(max_length=100)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.token_key}…) of {self.user}"
+
+    @property
+    def prefix(self) -> str:
+        """The key's first characters (knox's lookup key): enough to recognize it, useless to use it."""
+        return self.token_key

@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 
 from chatcore import conf
 from chatcore.errors import NotFound
-from chatcore.models import Channel, Cursor, LLMModel, Message, ModelRole, Summary
+from chatcore.models import ApiToken, Channel, Cursor, LLMModel, Message, ModelRole, Summary
 
 
 def channel_list(*, user: User) -> QuerySet[Channel]:
@@ -134,6 +134,13 @@ def model_role_get(*, role: str) -> ModelRole | None:
     return ModelRole.objects.select_related("primary", "fallback").filter(role=role).first()
 
 
+def chat_model_default_name() -> str:
+    """The model a channel without one of its own talks to: the chat role's
+    primary, else the built-in offline provider (as the reply path resolves it)."""
+    role = model_role_get(role=ModelRole.Role.CHAT)
+    return role.primary.name if role is not None else "offline"
+
+
 def channel_context_budget(*, channel: Channel) -> int:
     """Channel's model → the utility model → the global default."""
     if channel.model is not None and channel.model.context_window:
@@ -171,3 +178,15 @@ def summary_earlier_boundary(*, summary: Summary) -> Summary | None:
 
 def message_get(*, channel: Channel, message_id: int) -> Message | None:
     return Message.objects.filter(channel=channel, pk=message_id).first()
+
+
+def api_token_list(*, user: User) -> QuerySet[ApiToken]:
+    return ApiToken.objects.filter(user=user).order_by("-created", "-id")
+
+
+def api_token_get(*, user: User, token_id: int) -> ApiToken:
+    """Someone else's token is 'not found', like a channel."""
+    try:
+        return api_token_list(user=user).get(pk=token_id)
+    except (ApiToken.DoesNotExist, ValueError, TypeError):
+        raise NotFound("Token not found.") from None

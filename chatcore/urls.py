@@ -1,11 +1,13 @@
 from django.urls import path
 
-from chatcore import views
+from chatcore import account_views, views
 
 app_name = "chat"
 
 urlpatterns = [
     path("", views.channel_list, name="channels"),
+    path("account/tokens/", account_views.token_list, name="tokens"),
+    path("account/tokens/<int:token_id>/revoke/", account_views.token_revoke, name="token-revoke"),
     path("channels/<int:channel_id>/", views.channel_detail, name="channel"),
     path("channels/<int:channel_id>/send/", views.message_send, name="send"),
     path("channels/<int:channel_id>/cursor/", views.cursor_switch, name="cursor"),

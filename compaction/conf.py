@@ -52,7 +52,7 @@ COMPACTION_LEASE_SECONDS (420, from project settings): how long one
     lease simply expires.
 COMPACTION_INPUT_SHARE (0.75): share of the summarizing model's context
     window the request may fill; older messages beyond it stay raw and are
-    summarised by the next compaction.
+    summarized by the next compaction.
 COMPACTION_MAX_FOCUS_CHARS (2,000): longest focus text accepted.
 COMPACTION_MAX_CONTENT_CHARS (200,000): longest edited draft accepted.
 COMPACTION_BRANCH_TITLE_SUFFIX (" (continued)"): appended to the title of a

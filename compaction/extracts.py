@@ -54,3 +54,26 @@ def extracts_collect(items: list[TranscriptItem]) -> dict:
         "tools": {name: count for name, count in sorted(tools.items()) if count},
         "open_questions": list(dict.fromkeys(open_questions))[-MAX_ITEMS:],
     }
+
+
+def extracts_from_text(text: str, *, tools: dict[str, int]) -> dict:
+    """The extracts of a summary someone wrote or edited: what *its* text
+    decides, names and leaves open (every question it keeps is open), so an
+    edit that drops a decision drops it from the extracts too. Tools used are
+    facts of the transcript, not of the wording: they are passed in."""
+    decisions: list[str] = []
+    questions: list[str] = []
+    for sentence in lexicon.split_sentences(text):
+        sentence = sentence.lstrip("#-*+> \t")  # Markdown's bullets and headings are not words
+        if not sentence or lexicon.looks_like_injection(sentence):
+            continue
+        if sentence.endswith("?") and len(lexicon.content_words(sentence)) >= 3:
+            questions.append(_short(sentence))
+        elif not sentence.endswith("?") and lexicon.mentions_decision(sentence):
+            decisions.append(_short(sentence))
+    return {
+        "decisions": list(dict.fromkeys(decisions))[-MAX_ITEMS:],
+        "files": list(dict.fromkeys(lexicon.find_paths(text)))[:MAX_ITEMS],
+        "tools": dict(sorted(tools.items())),
+        "open_questions": list(dict.fromkeys(questions))[-MAX_ITEMS:],
+    }

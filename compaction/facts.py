@@ -3,7 +3,7 @@
 Whatever wrote the summary (a model or the offline summarizer), exact
 details are what a later turn cannot reconstruct: file paths, URLs,
 identifiers, error messages, dates and numbers. Those present in the
-summarised text but absent from the summary are appended, verbatim, in a
+summarized text but absent from the summary are appended, verbatim, in a
 short "References" section. Candidates that read like instructions to a
 model are never pinned, and the text is redacted again on the way.
 
@@ -22,7 +22,7 @@ from chatcore.tokens import count_tokens
 from compaction import lexicon
 from compaction.redaction import redact
 
-HEADING = "## References (pinned from the summarised messages)"
+HEADING = "## References (pinned from the summarized messages)"
 MAX_PER_KIND = {"error": 4, "path": 12, "url": 8, "identifier": 12, "date": 6, "number": 8}
 MAX_ITEM_CHARS = 160
 

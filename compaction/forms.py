@@ -1,9 +1,13 @@
 """Form parsing for the compaction pages. Parsing only: the rules (ranges,
 allowed settings, what may be compacted) live in the services."""
 
+import datetime
 from typing import cast
 
 from django import forms
+from django.utils import timezone
+
+from chatcore.models import LLMModel, Persona
 
 
 class CompactForm(forms.Form):
@@ -14,6 +18,7 @@ class CompactForm(forms.Form):
     keep_recent = forms.IntegerField(required=False, min_value=0, label="Keep the newest messages as they are")
     draft = forms.CharField(required=False, strip=False, label="Draft summary")
     original = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
+    draft_model = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
     through_message_id = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
     action = forms.ChoiceField(choices=ACTIONS, required=False, initial="preview")
 
@@ -40,3 +45,34 @@ class ChannelCompactionForm(forms.Form):
             "auto_compaction": {"on": True, "off": False}.get(auto),
             "compaction_threshold": None if percent is None else round(percent / 100, 4),
         }
+
+
+class DashboardFilterForm(forms.Form):
+    """The usage dashboard's filters (a GET form). Parsing only; empty means the last 30 days, everyone."""
+
+    start = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label="From")
+    end = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label="To")
+    persona = forms.ModelChoiceField(
+        queryset=Persona.objects.order_by("name"), required=False, empty_label="All personas"
+    )
+    model = forms.ChoiceField(required=False, label="Model")
+
+    MAX_DAYS = 366
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        names = LLMModel.objects.exclude(name="offline").order_by("name").values_list("name", flat=True)
+        field = cast(forms.ChoiceField, self.fields["model"])
+        field.choices = [("", "All models"), ("offline", "offline"), *((n, n) for n in names)]
+
+    def clean(self) -> dict:
+        cleaned = super().clean() or {}
+        today = timezone.now().date()
+        end = cleaned.get("end") or today
+        start = cleaned.get("start") or end - datetime.timedelta(days=29)
+        if start > end:
+            raise forms.ValidationError("The start date is after the end date.")
+        if (end - start).days >= self.MAX_DAYS:
+            raise forms.ValidationError(f"Choose at most {self.MAX_DAYS} days.")
+        cleaned["start"], cleaned["end"] = start, end
+        return cleaned

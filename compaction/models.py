@@ -7,7 +7,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
-from chatcore.models import Channel, LLMModel, Persona
+from chatcore.models import Channel, LLMModel, Persona, UsageEntry
 
 
 class CompactionProfile(models.Model):
@@ -163,3 +163,13 @@ class CompactionLease(models.Model):
 
     def __str__(self) -> str:
         return f"Lease of channel {self.channel_id}"
+
+
+class UsageDashboard(UsageEntry):
+    """No table of its own: the admin's entry for the staff usage dashboard
+    (compaction/admin_dashboard.py), listed on the admin index."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "usage dashboard"
+        verbose_name_plural = "usage dashboard"

@@ -1,8 +1,8 @@
-"""The part of a conversation being summarised, as the summarizer sees it.
+"""The part of a conversation being summarized, as the summarizer sees it.
 
 `transcript_items` turns stored messages into plain records with every
 secret already redacted (content and tool-call arguments), so no later step
-can forget to. `render_transcript` lays them out as labelled turns: who
+can forget to. `render_transcript` lays them out as labeled turns: who
 spoke, in which role, on which date, what tools were called with which
 arguments and what they returned. Long bodies keep their head and tail with
 a visible marker in between: the start usually states the intent and the end

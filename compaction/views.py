@@ -49,7 +49,7 @@ def _done(request: AuthenticatedRequest, channel, text: str) -> HttpResponse:
 
 def _result_note(result) -> str:
     return (
-        f"Summarised {result.summarized_count} message{'s' if result.summarized_count != 1 else ''}: "
+        f"Summarized {result.summarized_count} message{'s' if result.summarized_count != 1 else ''}: "
         f"{result.tokens_before:,} → {result.tokens_after:,} tokens in the context. "
         f"The originals are kept; Undo brings them back."
     )
@@ -113,6 +113,7 @@ def _draft_args(data: dict, action: str) -> dict:
     return {
         "content": draft,
         "edited": draft.strip() != data["original"].strip(),
+        "draft_model": data["draft_model"],
         "through_message_id": data["through_message_id"],
     }
 
@@ -128,6 +129,7 @@ def _preview(
             **data,
             "draft": result.content,
             "original": result.content,
+            "draft_model": result.model,
             "through_message_id": result.through_message_id,
         },
         profiles=profiles,
@@ -157,8 +159,15 @@ def summary_undo(request: AuthenticatedRequest, channel_id: int, summary_id: int
         chatcore_services.summary_revert(summary=summary, actor=request.user)
     except (ValidationError, ServiceError) as error:
         return after_change(request, channel, error=error)
-    messages.success(request, "Summary undone: the original messages are back in the context.")
-    return after_change(request, channel)
+    # The confirmation goes where the summary's bar was (after the last message it covered), and the
+    # page keeps that place in view: the restored originals appear above it, not in front of the reader.
+    through = summary.through_message_id
+    messages.success(
+        request,
+        "Summary undone: the original messages above are back in the context.",
+        extra_tags=f"at-m{through}",
+    )
+    return after_change(request, channel, anchor=f"#confirm-m{through}")
 
 
 _AUTO_CHOICE: dict[object, str] = {True: "on", False: "off"}

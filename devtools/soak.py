@@ -287,10 +287,10 @@ class Soak:
             persona=persona,
             is_default=True,
             model=utility,
-            system_prompt="You summarise conversations faithfully.",
+            system_prompt="You summarize conversations faithfully.",
             keep_recent=2,
             max_summary_tokens=400,
-            instructions="Summarise the conversation below.\n{previous_summary}\n{focus}\n{transcript}",
+            instructions="Summarize the conversation below.\n{previous_summary}\n{focus}\n{transcript}",
         )
         for index in range(self.config.channels):
             channel = chat_services.channel_create(

@@ -5,7 +5,7 @@ Deleting a channel with all its data is `DELETE /api/channels/{id}/?purge=true`
 """
 
 from django.core.exceptions import ValidationError
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.generics import GenericAPIView
 from rest_framework.permissions import IsAdminUser
@@ -17,6 +17,9 @@ from chatcore import data_control
 class PurgeRequestSerializer(serializers.Serializer):
     confirm = serializers.BooleanField(help_text="Must be true: purging cannot be undone.")
 
+    class Meta:
+        ref_name = "Purge"
+
 
 class PurgeResultSerializer(serializers.Serializer):
     summary_id = serializers.IntegerField()
@@ -27,8 +30,16 @@ class PurgeResultSerializer(serializers.Serializer):
 
 class SummaryPurgeView(GenericAPIView):
     serializer_class = PurgeRequestSerializer
+    schema_errors = {"post": (409,)}
 
-    @extend_schema(request=PurgeRequestSerializer, responses={200: PurgeResultSerializer})
+    @extend_schema(
+        summary="Purge the originals a summary covers",
+        description="Blanks, for good, the content of the messages the summary stands for (the summary stays the "
+        "context). Needs `{confirm: true}`; 409 if the summary was reverted.",
+        request=PurgeRequestSerializer,
+        responses={200: PurgeResultSerializer},
+        examples=[OpenApiExample("Confirm", value={"confirm": True}, request_only=True)],
+    )
     def post(self, request, summary_id: int):
         summary = data_control.summary_get_for_owner(user=request.user, summary_id=summary_id)
         data = PurgeRequestSerializer(data=request.data)
@@ -59,6 +70,11 @@ class ChannelExportView(GenericAPIView):
     permission_classes = [IsAdminUser]
     serializer_class = ChannelExportSerializer
 
+    @extend_schema(
+        summary="Export a channel (staff)",
+        description="Staff only: the channel with every message of every branch, every summary and cursor, as one "
+        "JSON document.",
+    )
     def get(self, request, channel_id: int):
         channel = data_control.channel_get_for_staff(channel_id=channel_id)
         return Response(data_control.channel_export(channel=channel, actor=request.user))

@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from chatcore import selectors
 from chatcore.models import Channel, LLMModel, Message, Persona, Summary
 
 
@@ -23,10 +24,22 @@ class ContextStatsSerializer(serializers.Serializer):
 
 class ChannelSerializer(serializers.ModelSerializer):
     persona = PersonaSerializer(read_only=True)
-    model: "serializers.SlugRelatedField[LLMModel]" = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    model = serializers.SerializerMethodField(
+        help_text="The model the channel talks to: its own, else the site's chat model (never null)."
+    )
     # The API's field is named "context"; DRF's metaclass moves declared fields out of the class,
     # so it never shadows Field.context, which the stubs see.
     context = ContextStatsSerializer(source="*", read_only=True)  # type: ignore[assignment]
+
+    def get_model(self, channel: Channel) -> str:
+        if channel.model is not None:
+            return channel.model.name
+        # Looked up once per response (kept on the root serializer), however many channels it lists.
+        name = getattr(self.root, "_default_chat_model", None)
+        if name is None:
+            name = selectors.chat_model_default_name()
+            setattr(self.root, "_default_chat_model", name)  # noqa: B010
+        return name
 
     class Meta:
         model = Channel

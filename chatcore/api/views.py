@@ -2,7 +2,7 @@
 service, serialise."""
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
 from rest_framework.mixins import ListModelMixin
@@ -24,10 +24,28 @@ class ChannelListView(ListModelMixin, GenericAPIView):
     def get_queryset(self):
         return selectors.channel_list(user=request_user(self.request))
 
+    @extend_schema(
+        summary="List your channels",
+        description="Your channels (not deleted), most recent activity first, each with its context gauge. "
+        "Paginated: `?limit=&offset=`.",
+    )
     def get(self, request):
         return self.list(request)
 
-    @extend_schema(request=s.ChannelCreateSerializer, responses={201: s.ChannelSerializer})
+    @extend_schema(
+        summary="Start a channel",
+        description="Creates a channel of yours. `persona` is a persona's slug and `model` a model's name from the "
+        "catalogue; without a model the channel talks to the site's chat model (the answer's `model` says which).",
+        request=s.ChannelCreateSerializer,
+        responses={201: s.ChannelSerializer},
+        examples=[
+            OpenApiExample(
+                "A channel with a persona",
+                value={"title": "Release planning", "persona": "engineer", "model": "gpt-4o-mini"},
+                request_only=True,
+            )
+        ],
+    )
     def post(self, request):
         data = s.ChannelCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -37,11 +55,30 @@ class ChannelListView(ListModelMixin, GenericAPIView):
 
 class ChannelDetailView(GenericAPIView):
     serializer_class = s.ChannelSerializer
+    schema_errors = {"delete": (400,)}
 
+    @extend_schema(
+        summary="Get a channel",
+        description="One of your channels with `context`: tokens on the active path since the summary in force, "
+        "the model's budget, their ratio and the messages since the summary.",
+    )
     def get(self, request, channel_id: int):
         return Response(s.ChannelSerializer(selectors.channel_get(user=request.user, channel_id=channel_id)).data)
 
-    @extend_schema(request=s.ChannelUpdateSerializer, responses={200: s.ChannelSerializer})
+    @extend_schema(
+        summary="Change a channel",
+        description="Title, persona, model, archived, and settings: `auto_compaction` (true/false) and "
+        "`compaction_threshold` in (0, 1); a settings key set to null goes back to the site default.",
+        request=s.ChannelUpdateSerializer,
+        responses={200: s.ChannelSerializer},
+        examples=[
+            OpenApiExample(
+                "Automatic compaction at 80%",
+                value={"settings": {"auto_compaction": True, "compaction_threshold": 0.8}},
+                request_only=True,
+            )
+        ],
+    )
     def patch(self, request, channel_id: int):
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
         data = s.ChannelUpdateSerializer(data=request.data, partial=True)
@@ -50,6 +87,9 @@ class ChannelDetailView(GenericAPIView):
         return Response(s.ChannelSerializer(channel).data)
 
     @extend_schema(
+        summary="Delete a channel",
+        description="Hides the channel (its data stays, for audit and export). With `?purge=true` the channel is "
+        "deleted for good with every message and summary; a purge cannot be undone.",
         responses={204: None},
         parameters=[
             OpenApiParameter(
@@ -69,18 +109,41 @@ class ChannelDetailView(GenericAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class MessageListView(GenericAPIView):
-    serializer_class = s.PathMessageSerializer
-    pagination_class = None
+class PathPageMixin(GenericAPIView):
+    """A path (root to leaf) answered as one page of the API's list envelope."""
 
-    @extend_schema(responses={200: s.PathMessageSerializer(many=True)})
+    def path_page(self, path: list) -> Response:
+        page = self.paginate_queryset(path)
+        return self.get_paginated_response(s.PathMessageSerializer(page, many=True).data)
+
+
+class MessageListView(PathPageMixin, GenericAPIView):
+    serializer_class = s.PathMessageSerializer
+
+    @extend_schema(
+        summary="List the active path's messages",
+        description="The messages of your active branch, root to leaf, each with `sibling_index` and "
+        "`sibling_count` (edits and regenerations are siblings). Paginated like every list: `count` is the path's "
+        "length, so `?offset=count-limit` gives the newest messages.",
+        operation_id="channels_messages_list",
+        responses={200: s.PathMessageSerializer(many=True)},
+    )
     def get(self, request, channel_id: int):
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
         cursor = selectors.cursor_get(channel=channel, user=request.user)
         path = selectors.message_path(leaf_id=cursor.leaf_id, with_siblings=True) if cursor else []
-        return Response(s.PathMessageSerializer(path, many=True).data)
+        return self.path_page(path)
 
-    @extend_schema(request=s.MessageCreateSerializer, responses={201: s.MessageSerializer})
+    @extend_schema(
+        summary="Append a message",
+        description="Adds a message under the active leaf (or under `parent_id`, which makes a sibling branch) and "
+        "moves your cursor to it. No model is called: use the reply endpoint for an answer.",
+        request=s.MessageCreateSerializer,
+        responses={201: s.MessageSerializer},
+        examples=[
+            OpenApiExample("A user turn", value={"role": "user", "content": "Where were we?"}, request_only=True)
+        ],
+    )
     def post(self, request, channel_id: int):
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
         data = s.MessageCreateSerializer(data=request.data)
@@ -96,8 +159,14 @@ class ReplyView(GenericAPIView):
     throttle_scope = "expensive"
     throttle_classes = [ExpensiveRateThrottle]
     renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, EventStreamRenderer]  # type: ignore[list-item]
+    schema_errors = {"post": (502,)}
 
     @extend_schema(
+        summary="Get the model's reply",
+        description="`{content}`: stores your message and the assistant's answer to it. `{parent_id}` alone: "
+        "regenerates the answer to that message as a sibling. If the model fails the answer is 502 and your "
+        "message is kept. With `stream: true` (or `Accept: text/event-stream`) the answer streams as "
+        "server-sent events.",
         request=s.ReplySerializer,
         responses={
             (201, "application/json"): s.MessageSerializer,
@@ -108,6 +177,7 @@ class ReplyView(GenericAPIView):
                 "the error body.",
             ),
         },
+        examples=[OpenApiExample("Ask", value={"content": "Summarize the options we listed."}, request_only=True)],
     )
     def post(self, request, channel_id: int):
         user = request_user(request)
@@ -126,22 +196,33 @@ class ReplyView(GenericAPIView):
 reply_endpoint = async_api_view(ReplyView)
 
 
-class CursorView(GenericAPIView):
+class CursorView(PathPageMixin, GenericAPIView):
     serializer_class = s.CursorSerializer
 
-    @extend_schema(request=s.CursorSerializer, responses={200: s.PathMessageSerializer(many=True)})
+    @extend_schema(
+        summary="Switch branch",
+        description="Moves your cursor to the branch that contains `message_id` (its most recent leaf) and "
+        "answers with the new active path, paginated like the message list.",
+        request=s.CursorSerializer,
+        responses={200: s.PathMessageSerializer(many=True)},
+        examples=[OpenApiExample("Switch", value={"message_id": 42}, request_only=True)],
+    )
     def post(self, request, channel_id: int):
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
         data = s.CursorSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         cursor = services.cursor_move(channel=channel, user=request.user, **data.validated_data)
-        path = selectors.message_path(leaf_id=cursor.leaf_id, with_siblings=True)
-        return Response(s.PathMessageSerializer(path, many=True).data)
+        return self.path_page(selectors.message_path(leaf_id=cursor.leaf_id, with_siblings=True))
 
 
 class ContextView(GenericAPIView):
     serializer_class = s.ContextSerializer
 
+    @extend_schema(
+        summary="See what the model would receive",
+        description="The exact messages a reply would send now (system prompt, the summary in force as "
+        "reference-only background, then the messages after it), with their token count and the budget.",
+    )
     def get(self, request, channel_id: int):
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
         assembled = context_assemble(channel=channel, user=request.user)

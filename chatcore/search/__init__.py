@@ -1,4 +1,4 @@
-"""Full-text search over a channel's active path, summarised part included.
+"""Full-text search over a channel's active path, summarized part included.
 
 `message_search` is the one entry point (the API, the page, the recall tool
 and the fidelity command all go through it, via compaction.recall, which
@@ -52,7 +52,7 @@ class SearchHit:
 class SearchResults:
     query: ParsedQuery
     hits: list[SearchHit]
-    boundary: Message | None  # the last summarised message, if a summary is in force
+    boundary: Message | None  # the last summarized message, if a summary is in force
     searched: int  # messages on the path searched
 
 

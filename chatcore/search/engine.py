@@ -5,7 +5,7 @@ index (phrases: `phraseto_tsquery`). SQLite: `chatcore_message_fts MATCH
 '"word"'` on the FTS5 index. Both stem with the index's language, and
 both are always filtered to one channel, the caller's path (its segments,
 see chatcore.search.schema), the roles and dates asked for and, for the
-summarised part only, a depth bound. Ranking happens above this module, the
+summarized part only, a depth bound. Ranking happens above this module, the
 same for both (chatcore.search.ranking): here only matching and counting.
 """
 

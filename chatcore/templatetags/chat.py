@@ -110,3 +110,26 @@ def carried_summary_body(text: str) -> str:
     if separator and head.startswith("[") and head.endswith("]"):
         return body
     return text or ""
+
+
+@register.simple_tag
+def split_flashes(messages, path) -> dict:
+    """Flash messages, split by where they belong: one tagged `at-m<id>` (an
+    in-place action, such as Undo, that happened at that message) is shown
+    right after that message, where the person is looking; the rest (and any
+    whose message is not on the page) at the end of the conversation."""
+    on_page = {m.pk for m in path or ()}
+    placed: dict[int, list] = {}
+    rest: list = []
+    for message in messages or ():
+        anchor = next((tag[4:] for tag in str(message.tags).split() if tag.startswith("at-m")), "")
+        if anchor.isdigit() and int(anchor) in on_page:
+            placed.setdefault(int(anchor), []).append(message)
+        else:
+            rest.append(message)
+    return {"at": placed, "rest": rest}
+
+
+@register.filter
+def flashes_at(flashes: dict, message_id: int) -> list:
+    return flashes["at"].get(message_id, [])

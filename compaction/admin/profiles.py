@@ -15,6 +15,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from chatcore.admin_confirm import confirmed_action
 from chatcore.errors import ServiceError, error_text
 from chatcore.models import Channel, Summary
 from compaction import services
@@ -29,18 +30,16 @@ class ProfileImportForm(forms.Form):
 @admin.register(CompactionProfile)
 class CompactionProfileAdmin(admin.ModelAdmin):
     list_display = [
-        "symbol",
-        "name",
+        "__str__",
         "slug",
-        "persona",
+        "scope",
         "is_default",
         "is_builtin",
         "keep_recent",
         "max_summary_tokens",
         "model",
-        "updated_at",
     ]
-    list_display_links = ["name"]
+    list_display_links = ["__str__"]
     list_filter = ["is_builtin", "is_default", "persona"]
     list_select_related = ["persona", "model"]
     search_fields = ["name", "slug", "description", "instructions"]
@@ -96,7 +95,16 @@ class CompactionProfileAdmin(admin.ModelAdmin):
         for profile in queryset:
             self.delete_model(request, profile)
 
-    @admin.action(description="Reset selected built-in profiles to their shipped text")
+    @admin.display(description="Scope", ordering="persona__name")
+    def scope(self, obj: CompactionProfile) -> str:
+        return f"persona {obj.persona}" if obj.persona_id else "global"
+
+    @confirmed_action(
+        description="Reset selected built-in profiles to their shipped text",
+        question="Reset these profiles to their shipped text?",
+        consequence="Their prompts and options are replaced by the text the product ships with; any edits to "
+        "them are lost (custom profiles are left as they are).",
+    )
     def reset_to_shipped(self, request, queryset):
         done = 0
         for profile in queryset:
@@ -150,7 +158,7 @@ class CompactionProfileAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/compaction/compactionprofile/import.html", context)
 
 
-@admin.action(description="Compact now (summarise the older part of the owner's active path)")
+@admin.action(description="Compact now (summarize the older part of the owner's active path)")
 def compact_now(modeladmin, request, queryset):
     for channel in queryset.select_related("owner"):
         try:

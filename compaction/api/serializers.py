@@ -9,6 +9,9 @@ from compaction.services.profiles import EDITABLE_FIELDS
 
 
 class CompactRequestSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "Compact"
+
     profile = serializers.CharField(
         required=False,
         allow_null=True,
@@ -69,6 +72,9 @@ class CompactionResultSerializer(serializers.Serializer):
 
 
 class BranchRequestSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "Branch"
+
     summary = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, help_text="Id of a summary of this channel to start from."
     )

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
 from rest_framework.permissions import IsAuthenticated
@@ -28,10 +28,25 @@ class CompactView(GenericAPIView):
     serializer_class = s.CompactRequestSerializer
     throttle_scope = "expensive"
     throttle_classes = [ExpensiveRateThrottle]
+    schema_errors = {"post": (409, 422, 502)}
 
     @extend_schema(
+        summary="Summarize & Continue",
+        description="Summarizes the older part of your active path into a summary that stands in for it in the "
+        "context (nothing is deleted; revert undoes it). Options: `profile`, `focus`, `keep_recent` (default: the "
+        "profile's). `dry_run: true` answers 200 with the draft and its statistics and writes nothing; `content` "
+        'applies an edited draft (stored with `edited: true` and `model: "edited"`), pinned with the draft\'s '
+        "`through_message_id`. 201 with the summary otherwise.",
         request=s.CompactRequestSerializer,
         responses={201: s.CompactionResultSerializer, 200: s.CompactionResultSerializer},
+        examples=[
+            OpenApiExample("Preview a draft", value={"dry_run": True, "focus": "decisions"}, request_only=True),
+            OpenApiExample(
+                "Apply an edited draft",
+                value={"content": "## Goal\n- Ship the ledger on Friday.", "through_message_id": 1234},
+                request_only=True,
+            ),
+        ],
     )
     def post(self, request, channel_id: int):
         channel = chat_selectors.channel_get(user=request.user, channel_id=channel_id)
@@ -59,8 +74,17 @@ class BranchView(GenericAPIView):
     serializer_class = s.BranchRequestSerializer
     throttle_scope = "expensive"
     throttle_classes = [ExpensiveRateThrottle]
+    schema_errors = {"post": (409, 422, 502)}
 
-    @extend_schema(request=s.BranchRequestSerializer, responses={201: ChannelSerializer})
+    @extend_schema(
+        summary="Branch into a new channel",
+        description="Starts a new channel (same persona and model) that opens with a summary: a stored one "
+        "(`summary`), an edited draft (`content`), or, given neither, a fresh draft. The source channel is not "
+        "touched; the new one links to it.",
+        request=s.BranchRequestSerializer,
+        responses={201: ChannelSerializer},
+        examples=[OpenApiExample("From a stored summary", value={"summary": 17}, request_only=True)],
+    )
     def post(self, request, channel_id: int):
         channel = chat_selectors.channel_get(user=request.user, channel_id=channel_id)
         data = s.BranchRequestSerializer(data=request.data)
@@ -88,6 +112,13 @@ class ChannelSummaryListView(GenericAPIView):
         channel = chat_selectors.channel_get(user=request_user(self.request), channel_id=self.kwargs["channel_id"])
         return chat_selectors.summaries_for_channel(channel=channel)
 
+    @extend_schema(
+        summary="List a channel's summaries",
+        description="Every summary of the channel, newest first, reverted ones included (`reverted_at`), with "
+        "their statistics and extracts.",
+        operation_id="channels_summaries_list",
+        responses={200: SummarySerializer(many=True)},
+    )
     def get(self, request, channel_id: int):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(SummarySerializer(page, many=True).data)
@@ -95,8 +126,15 @@ class ChannelSummaryListView(GenericAPIView):
 
 class SummaryRevertView(GenericAPIView):
     serializer_class = SummarySerializer
+    schema_errors = {"post": (409,)}
 
-    @extend_schema(request=None, responses={200: SummarySerializer})
+    @extend_schema(
+        summary="Undo a summary",
+        description="Marks the summary reverted: the messages it stood for are back in the context at once. "
+        "409 if its originals were purged.",
+        request=None,
+        responses={200: SummarySerializer},
+    )
     def post(self, request, summary_id: int):
         summary = selectors.summary_get(user=request.user, summary_id=summary_id)
         summary = chat_services.summary_revert(summary=summary, actor=request.user)
@@ -106,9 +144,12 @@ class SummaryRevertView(GenericAPIView):
 class ProfileListView(GenericAPIView):
     permission_classes = [IsAuthenticated, StaffWrites]
     serializer_class = s.ProfileSerializer
-    pagination_class = None
+    schema_errors = {"get": (404,)}  # ?channel= that is not yours
 
     @extend_schema(
+        summary="List compaction profiles",
+        description="The profiles you may pick: global ones and the personas'. `?channel=` narrows to those that "
+        "apply to that channel (global + its persona's).",
         parameters=[
             OpenApiParameter(
                 "channel", int, description="Only the profiles that apply to this channel (global + its persona)."
@@ -120,10 +161,23 @@ class ProfileListView(GenericAPIView):
         channel = None
         if request.query_params.get("channel"):
             channel = chat_selectors.channel_get(user=request.user, channel_id=request.query_params["channel"])
-        profiles = selectors.profiles_visible(user=request.user, channel=channel)
-        return Response(s.ProfileSerializer(profiles, many=True).data)
+        page = self.paginate_queryset(selectors.profiles_visible(user=request.user, channel=channel))
+        return self.get_paginated_response(s.ProfileSerializer(page, many=True).data)
 
-    @extend_schema(request=s.ProfileWriteSerializer, responses={201: s.ProfileSerializer})
+    @extend_schema(
+        summary="Create a profile (staff)",
+        description="Staff only. A profile is a system prompt and a template (it must contain `{transcript}`), "
+        "with keep_recent, a summary length limit, temperature and an optional model; global or for one persona.",
+        request=s.ProfileWriteSerializer,
+        responses={201: s.ProfileSerializer},
+        examples=[
+            OpenApiExample(
+                "A terse profile",
+                value={"name": "Terse", "system_prompt": "Be terse.", "instructions": "Summarize:\n{transcript}"},
+                request_only=True,
+            )
+        ],
+    )
     def post(self, request):
         data = s.ProfileWriteSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -134,11 +188,19 @@ class ProfileListView(GenericAPIView):
 class ProfileDetailView(GenericAPIView):
     permission_classes = [IsAuthenticated, StaffWrites]
     serializer_class = s.ProfileSerializer
+    schema_errors = {"delete": (409,)}
 
+    @extend_schema(summary="Get a profile", description="One compaction profile with its prompts and options.")
     def get(self, request, profile_id: int):
         return Response(s.ProfileSerializer(selectors.profile_get(profile_id=profile_id)).data)
 
-    @extend_schema(request=s.ProfileWriteSerializer, responses={200: s.ProfileSerializer})
+    @extend_schema(
+        summary="Change a profile (staff)",
+        description="Staff only. Built-in profiles may be edited too (and reset to their shipped text later).",
+        request=s.ProfileWriteSerializer,
+        responses={200: s.ProfileSerializer},
+        examples=[OpenApiExample("Keep more", value={"keep_recent": 8}, request_only=True)],
+    )
     def patch(self, request, profile_id: int):
         profile = selectors.profile_get(profile_id=profile_id)
         data = s.ProfileWriteSerializer(data=request.data, partial=True)
@@ -146,7 +208,11 @@ class ProfileDetailView(GenericAPIView):
         profile = services.profile_update(profile=profile, actor=request.user, **data.validated_data)
         return Response(s.ProfileSerializer(profile).data)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(
+        summary="Delete a profile (staff)",
+        description="Staff only. Built-in profiles and the global default cannot be deleted (409).",
+        responses={204: None},
+    )
     def delete(self, request, profile_id: int):
         services.profile_delete(profile=selectors.profile_get(profile_id=profile_id), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -156,7 +222,13 @@ class ProfileDuplicateView(GenericAPIView):
     permission_classes = [IsAuthenticated, StaffOnly]
     serializer_class = s.ProfileDuplicateSerializer
 
-    @extend_schema(request=s.ProfileDuplicateSerializer, responses={201: s.ProfileSerializer})
+    @extend_schema(
+        summary="Duplicate a profile (staff)",
+        description="Staff only. A copy to edit, named `name` or “<name> (copy)”; never a default.",
+        request=s.ProfileDuplicateSerializer,
+        responses={201: s.ProfileSerializer},
+        examples=[OpenApiExample("Named copy", value={"name": "Structured for support"}, request_only=True)],
+    )
     def post(self, request, profile_id: int):
         data = s.ProfileDuplicateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -171,8 +243,14 @@ class ProfileDuplicateView(GenericAPIView):
 class ProfileResetView(GenericAPIView):
     permission_classes = [IsAuthenticated, StaffOnly]
     serializer_class = s.ProfileSerializer
+    schema_errors = {"post": (400,)}  # not a built-in profile
 
-    @extend_schema(request=None, responses={200: s.ProfileSerializer})
+    @extend_schema(
+        summary="Reset a built-in profile (staff)",
+        description="Staff only. Puts a built-in profile's prompts and options back to the shipped text.",
+        request=None,
+        responses={200: s.ProfileSerializer},
+    )
     def post(self, request, profile_id: int):
         profile = services.profile_reset(profile=selectors.profile_get(profile_id=profile_id), actor=request.user)
         return Response(s.ProfileSerializer(profile).data)
@@ -181,8 +259,13 @@ class ProfileResetView(GenericAPIView):
 class ProfileExportView(GenericAPIView):
     permission_classes = [IsAuthenticated, StaffOnly]
     serializer_class = s.ProfileImportSerializer
+    schema_errors = {"get": (403,)}
 
-    @extend_schema(responses={200: s.ProfileImportSerializer})
+    @extend_schema(
+        summary="Export profiles (staff)",
+        description="Staff only. Every profile as one JSON document that the import endpoint accepts.",
+        responses={200: s.ProfileImportSerializer},
+    )
     def get(self, request):
         return Response(services.profile_export(profiles=selectors.profile_list().order_by("pk")))
 
@@ -191,7 +274,33 @@ class ProfileImportView(GenericAPIView):
     permission_classes = [IsAuthenticated, StaffOnly]
     serializer_class = s.ProfileImportSerializer
 
-    @extend_schema(request=s.ProfileImportSerializer, responses={201: s.ProfileSerializer(many=True)})
+    @extend_schema(
+        summary="Import profiles (staff)",
+        description="Staff only. Creates or updates profiles (by slug) from an export document, all or nothing.",
+        request=s.ProfileImportSerializer,
+        responses={201: OpenApiResponse(s.ProfileSerializer(many=True), description="The imported profiles.")},
+        examples=[
+            OpenApiExample(
+                "One profile",
+                value={
+                    "version": 1,
+                    "profiles": [
+                        {
+                            "slug": "terse",
+                            "name": "Terse",
+                            "system_prompt": "Be terse.",
+                            "instructions": "Summarize:\n{transcript}",
+                            "keep_recent": 4,
+                            "max_summary_tokens": 600,
+                            "persona": None,
+                            "model": None,
+                        }
+                    ],
+                },
+                request_only=True,
+            )
+        ],
+    )
     def post(self, request):
         profiles = services.profile_import(data=request.data, actor=request.user)
         return Response(s.ProfileSerializer(profiles, many=True).data, status=status.HTTP_201_CREATED)
@@ -219,9 +328,18 @@ def _moment(value: str, field: str, *, end: bool) -> dt.datetime | None:
 
 class ChannelSearchView(GenericAPIView):
     serializer_class = s.SearchResultSerializer
+    # Ranked matches, the best `limit` of them: a search answer, not a list to page through.
     pagination_class = None
+    schema_errors = {"get": (400,)}
 
-    @extend_schema(parameters=[s.SearchQuerySerializer], responses={200: s.SearchResultSerializer})
+    @extend_schema(
+        summary="Search the active path",
+        description="Full-text search over the messages of your active path (summarized ones included), ranked, "
+        "with dated neighbouring turns and highlighted snippets; secrets are redacted. `limit` caps the results "
+        "(this answer is the best matches, not a page of a list).",
+        parameters=[s.SearchQuerySerializer],
+        responses={200: s.SearchResultSerializer},
+    )
     def get(self, request, channel_id: int):
         user = request_user(request)
         channel = chat_selectors.channel_get(user=user, channel_id=channel_id)

@@ -171,7 +171,7 @@ def _compact(*, channel_id: int) -> AutoOutcome:
             Outcome.DONE if under else Outcome.INEFFECTIVE,
             tokens_before=result.tokens_before,
             tokens_after=result.tokens_after,
-            detail=f"{result.summarized_count} messages summarised by {result.model}",
+            detail=f"{result.summarized_count} messages summarized by {result.model}",
         )
         logger.info(
             "auto: channel %s done: %s tokens -> %s (%.0f%% -> %.0f%% of %d)%s; %s",

@@ -1,10 +1,10 @@
 """Where a summary may end: just before one of the user's messages.
 
 The kept part of a channel then opens with a request, so a request and the
-answer to it (with any tool calls between) are summarised together or kept
+answer to it (with any tool calls between) are summarized together or kept
 together, whatever asked for the compaction (the button, the API, the
 scanner, the gateway). Keeping a little more than `keep_recent` is the
-price; with no user message to anchor at, nothing is summarised and the
+price; with no user message to anchor at, nothing is summarized and the
 caller says so.
 """
 

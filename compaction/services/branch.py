@@ -123,7 +123,7 @@ def _kept_after(*, channel: Channel, through: Message) -> list[Message]:
         path = chatcore_selectors.message_path(leaf_id=leaf_id, after_depth=through.depth - 1)
         if path and path[0].pk == through.pk:
             return path[1:]
-    raise Conflict("The summarised message is no longer in this channel's tree.", code="channel_changed")
+    raise Conflict("The summarized message is no longer in this channel's tree.", code="channel_changed")
 
 
 def _copy_of(message: Message, *, channel: Channel) -> NewMessage:

@@ -19,7 +19,7 @@ SYSTEM_ACTOR = "system:compaction"
 
 
 def _check_unchanged(*, channel: Channel, draft: Draft) -> None:
-    """Conflict unless the owner's path still holds the draft's boundary and summarised messages."""
+    """Conflict unless the owner's path still holds the draft's boundary and summarized messages."""
     previous, through = draft.previous, draft.through
     cursor = chatcore_selectors.cursor_get(channel=channel, user=channel.owner)
     if cursor is None or cursor.summary_id != (previous.pk if previous else None):
@@ -32,7 +32,7 @@ def _check_unchanged(*, channel: Channel, draft: Draft) -> None:
         if not on_path or on_path[0].pk != through.pk:
             raise Conflict(
                 "The channel changed during the compaction (the active branch no longer contains "
-                "the summarised messages); nothing was written.",
+                "the summarized messages); nothing was written.",
                 code="channel_changed",
             )
 

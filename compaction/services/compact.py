@@ -85,12 +85,13 @@ def channel_compact(
     max_summary_tokens: int | None = None,
     through_message_id: int | None = None,
     edited: bool | None = None,
+    draft_model: str = "",
 ) -> CompactionResult:
-    """Summarise the older part of the owner's active path into a new boundary.
+    """Summarize the older part of the owner's active path into a new boundary.
 
     `content` applies an edited draft instead of calling a model (stored with
     edited=True, unless the caller says `edited=False`: the previewed draft
-    applied unchanged); `through_message_id` pins the draft's last message so that
+    applied unchanged, whose `draft_model` wrote it); `through_message_id` pins the draft's last message so that
     the edit lands exactly where the dry run placed it. Raises Conflict
     (in_progress, channel_changed, lease_lost), Unprocessable
     (nothing_to_compact) or ModelCallFailed; on any of them nothing is written.
@@ -110,6 +111,7 @@ def channel_compact(
         content=content,
         through_message_id=through_message_id,
         edited=content is not None if edited is None else bool(edited and content is not None),
+        draft_model=draft_model,
     )
     # The scanner's task records automatic attempts itself; a dry run changes nothing worth recording.
     record = trigger != Summary.Trigger.AUTO and not dry_run
@@ -126,6 +128,8 @@ def _compact_with_lease(*, request: DraftRequest, actor: User | None, dry_run: b
     try:
         result = _compact_holding_lease(request=request, actor=actor, dry_run=dry_run, holder=holder, record=record)
     except (Unprocessable, ValidationError) as error:
+        if isinstance(error, Unprocessable):  # the values in force, whoever chose them
+            error.extra.update(profile=request.profile.slug, keep_recent=request.keep)
         outcome = CompactionLease.Outcome.NOTHING
         lease_release(channel_id=channel_id, holder=holder, outcome=outcome, record=record, error=error_text(error))
         raise
@@ -141,7 +145,7 @@ def _compact_with_lease(*, request: DraftRequest, actor: User | None, dry_run: b
 
 
 def compaction_cut(*, channel: Channel, profile_slug: str | None = None, keep_recent: int | None = None) -> int:
-    """The id of the last message a compaction of `channel` would summarise now (Unprocessable when none)."""
+    """The id of the last message a compaction of `channel` would summarize now (Unprocessable when none)."""
     profile = profile_resolve(channel=channel, user=channel.owner, slug=profile_slug)
     keep = profile.keep_recent if keep_recent is None else keep_recent
     plan = plan_make(

@@ -15,7 +15,7 @@ from chatcore.errors import Conflict, Unprocessable
 from chatcore.models import Channel, LLMModel, Message, ModelRole, Summary
 from chatcore.tokens import count_tokens
 from compaction import conf
-from compaction.extracts import extracts_collect
+from compaction.extracts import extracts_collect, extracts_from_text
 from compaction.facts import facts_pin
 from compaction.models import CompactionProfile
 from compaction.redaction import redact
@@ -45,6 +45,7 @@ class DraftRequest:
     content: str | None
     through_message_id: int | None
     edited: bool
+    draft_model: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,10 +114,10 @@ def plan_make(*, channel: Channel, keep_recent: int, through_message_id: int | N
     after_depth = boundary.through_message.depth if boundary else -1
     path = chatcore_selectors.message_path(leaf_id=cursor.leaf_id, after_depth=after_depth)
     if path and path[0].depth == 0 and path[0].role == Message.Role.SYSTEM:
-        # The branch's own system prompt: sent as it is after any summary (chatcore.context), never summarised.
+        # The branch's own system prompt: sent as it is after any summary (chatcore.context), never summarized.
         path = path[1:]
     if path and path[0].depth == 0 and path[0].role == Message.Role.SYSTEM:
-        # The branch's own system prompt: sent as it is after any summary (chatcore.context), never summarised.
+        # The branch's own system prompt: sent as it is after any summary (chatcore.context), never summarized.
         path = path[1:]
 
     if through_message_id is not None:
@@ -147,13 +148,14 @@ def plan_make(*, channel: Channel, keep_recent: int, through_message_id: int | N
         since = "the last summary" if boundary else "the start"
         raise Unprocessable(
             f"Nothing to compact: {len(path)} message(s) since {since}, of which the newest {len(kept)} are "
-            f"kept as they are, leaves {len(to_summarize)} to summarise; at least {conf.MIN_NEW_MESSAGES} "
-            f"are needed.",
+            f"kept as they are (keep_recent {keep_recent}), leaves {len(to_summarize)} to summarize; at least "
+            f"{conf.MIN_NEW_MESSAGES} are needed.",
             code="nothing_to_compact",
             extra={
                 "reason": "too_few_messages",
                 "new_messages": len(path),
-                "keep_recent": len(kept),
+                "keep_recent": keep_recent,
+                "kept": len(kept),
                 "would_summarize": len(to_summarize),
                 "minimum": conf.MIN_NEW_MESSAGES,
             },
@@ -168,7 +170,7 @@ def input_budget(profile: CompactionProfile, max_tokens: int) -> int | None:
     messages themselves, not a prompt, so no window limits it. The offline
     model's `context_window` is the *chat* window its channels are measured
     against (the demo sets it small on purpose); applying it here would
-    silently leave most of a long stretch unsummarised.
+    silently leave most of a long stretch unsummarized.
     """
     model = profile.model
     if model is None:
@@ -201,6 +203,18 @@ def extracts_merge(previous: dict | None, new: dict) -> dict:
     return merged
 
 
+# The `model` of a summary whose text a person wrote or edited: no model wrote it as it stands.
+EDITED_MODEL_NAME = "edited"
+
+
+def _draft_model_name(name: str) -> str:
+    """The model a previewed draft came from, as the page reports it back: only
+    a name the catalogue knows (or the offline summarizer) is believed."""
+    if name and (name == OFFLINE_MODEL_NAME or LLMModel.objects.filter(name=name).exists()):
+        return name
+    return EDITED_MODEL_NAME
+
+
 def draft_make(request: DraftRequest) -> Draft:
     """The summary that would be written, computed with no transaction open; raises
     Unprocessable (too few messages), ValidationError (an edit as long as what it
@@ -222,19 +236,24 @@ def draft_make(request: DraftRequest) -> Draft:
                 {"content": "The edited summary is as long as the messages it would replace; shorten it."}
             )
         text, truncated = applied.text, False
-        summarized = Summarized(text=text, model="", used_fallback=False, input_tokens=0, output_tokens=0)
+        model = EDITED_MODEL_NAME if request.edited else _draft_model_name(request.draft_model)
+        summarized = Summarized(text=text, model=model, used_fallback=False, input_tokens=0, output_tokens=0)
     else:
         summarized, text, truncated = _summary(request=request, sources=sources, input_tokens=input_tokens)
     through = plan.to_summarize[-1]
     summary_tokens = count_tokens(text) + chatcore_conf.MESSAGE_OVERHEAD_TOKENS
     boundary_offset = (previous.through_message.path_tokens - previous.tokens) if previous else 0
+    extracts = extracts_merge(previous.extracts if previous else None, extracts_collect(sources.items))
+    if request.edited:
+        # A person's text: its own decisions, files and questions (tools used stay the transcript's facts).
+        extracts = extracts_from_text(text, tools=extracts.get("tools", {}))
     return Draft(
         plan=plan,
         text=text,
         summarized=summarized,
         truncated=truncated,
         redactions=sources.redactions,
-        extracts=extracts_merge(previous.extracts if previous else None, extracts_collect(sources.items)),
+        extracts=extracts,
         tokens_before=plan.leaf.path_tokens - boundary_offset,
         tokens_after=plan.leaf.path_tokens - through.path_tokens + summary_tokens,
     )

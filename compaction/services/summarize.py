@@ -94,7 +94,7 @@ def _summarize_offline(request: SummaryRequest) -> Summarized:
 
     text = offline(limit)
     # It fills its budget, which would leave no room for the pinned references that the limit also
-    # covers: when they would not fit, summarise again in less room (at most a fifth less).
+    # covers: when they would not fit, summarize again in less room (at most a fifth less).
     overflow = count_tokens(facts_pin(source_text=request.source_text, summary=text)) - limit
     if overflow > 0:
         text = offline(max(50, limit - min(overflow, limit // 5)))

@@ -28,7 +28,7 @@ told together stay together. A section with nothing in it is left out.
 
 With a previous summary, its lines join the candidates with a bonus, so an
 iterative update keeps earlier facts while adding new ones inside the same
-budget, instead of summarising a summary.
+budget, instead of summarizing a summary.
 
 Text that addresses a summarizer or a model ("ignore previous instructions",
 "the summary must say …") is never selected: it cannot become a line of the

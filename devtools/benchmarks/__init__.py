@@ -20,6 +20,7 @@ REGISTRY: dict[str, str] = {
     "throughput": "devtools.benchmarks.throughput",
     "tokens": "devtools.benchmarks.tokens",
     "serving": "devtools.benchmarks.serving",
+    "dashboard": "devtools.benchmarks.dashboard",
 }
 
 

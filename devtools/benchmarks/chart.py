@@ -1,4 +1,4 @@
-"""One PNG that summarises the scenarios a benchmark run measured.
+"""One PNG that summarizes the scenarios a benchmark run measured.
 
 Each scenario that ran gets a panel. Scenarios whose figures this module
 knows (context, path, scanner, throughput, compaction, tokens) are drawn on
@@ -107,7 +107,7 @@ def _compaction(ax, figures: dict) -> None:
     )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("messages summarised")
+    ax.set_xlabel("messages summarized")
     ax.set_ylabel("ms per compaction")
     queries = sorted({r["offline_queries"] for r in rows} | {r["loopback_queries"] for r in rows})
     ax.set_title(f"compaction overhead; queries: {', '.join(map(str, queries))}", fontsize=9)

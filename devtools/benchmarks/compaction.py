@@ -3,10 +3,10 @@
 One compaction of 50, 500 and 5,000 messages (times the scale) through
 `channel_compact`, exactly as the API and the scanner call it: resolve the
 profile, take the lease, load the path after the boundary, redact, build
-the transcript, summarise, validate, pin facts, write the summary, usage
+the transcript, summarize, validate, pin facts, write the summary, usage
 and audit rows, move the pressure, release the lease.
 
-Two ways of summarising, each reported with and without the summariser:
+Two ways of summarizing, each reported with and without the summarizer:
 - offline: the built-in extractive summarizer (what a fresh install runs).
   Its own time is measured apart, on the same transcript, and subtracted:
   it is the stand-in for the model, not overhead.

@@ -15,21 +15,33 @@ $PY manage.py seed_demo
 $PY manage.py setup_schedules --enable
 
 # Both servers run in the background of this script, so that stopping it
-# (Ctrl-C, or a TERM to this script alone) stops them too: the worker gets a
-# TERM and time to finish its task, then is killed if it hangs.
+# (Ctrl-C, or a TERM to this script alone) stops them too. Each runs in a
+# process group of its own (set -m): Ctrl-C reaches this script only, which
+# sends one TERM to each, so the worker stops as django-q2 means it to (the
+# task in hand finishes, then "Q Cluster … has stopped." is logged) instead
+# of every worker process being interrupted at once and restarted by the
+# cluster's guard. A worker that hangs is killed after STOP_SECONDS (15).
+set -m
 $PY manage.py qcluster &
 WORKER=$!
 $PY manage.py runserver --noreload "$HOST:$PORT" &
 WEB=$!
+set +m
 stop() {
     trap - EXIT INT TERM
+    echo "Stopping the web server and the worker..."
     kill -TERM "$WEB" "$WORKER" 2>/dev/null || true
-    for _ in $(seq 40); do
+    for _ in $(seq $(( ${STOP_SECONDS:-15} * 10 ))); do
         kill -0 "$WORKER" 2>/dev/null || break
-        sleep 0.5
+        sleep 0.1
     done
-    kill -KILL "$WORKER" 2>/dev/null || true
+    if kill -0 "$WORKER" 2>/dev/null; then
+        echo "The worker did not stop in time: killing it."
+        kill -KILL -- -"$WORKER" 2>/dev/null || true
+    fi
+    kill -KILL -- -"$WEB" 2>/dev/null || true
     wait 2>/dev/null || true
+    echo "Stopped."
 }
 trap stop EXIT INT TERM
 

@@ -5,10 +5,10 @@ import io
 import pytest
 from django.contrib.staticfiles import finders
 from django.core.management import call_command
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from chatcore import services
+from chatcore import selectors, services
+from chatcore.api_tokens import api_token_create
 from chatcore.context import SUMMARY_FRAME, context_assemble
 from chatcore.llm import OFFLINE_REPLY
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, UsageEntry
@@ -35,7 +35,7 @@ def channel_body(channel: Channel) -> dict:
         "persona": None
         if persona is None
         else {"id": persona.pk, "slug": persona.slug, "name": persona.name, "symbol": persona.symbol},
-        "model": channel.model.name if channel.model else None,
+        "model": channel.model.name if channel.model else selectors.chat_model_default_name(),
         "settings": channel.settings,
         "archived": channel.archived,
         "ephemeral": channel.ephemeral,
@@ -68,6 +68,12 @@ def message_body(message: Message, siblings: tuple[int, int] | None = None) -> d
     if siblings is not None:
         body["sibling_index"], body["sibling_count"] = siblings
     return body
+
+
+def listing(results: list, count: int | None = None, next_url=None, previous_url=None) -> dict:
+    """The one envelope of every list the API returns."""
+    count = len(results) if count is None else count
+    return {"count": count, "next": next_url, "previous": previous_url, "results": results}
 
 
 def validation(errors: dict) -> dict:
@@ -287,7 +293,7 @@ def test_delete_hides_the_channel(api, channel, user):
 
 def test_messages_of_an_empty_channel(api, channel):
     response = api.get(f"/api/channels/{channel.pk}/messages/")
-    assert (response.status_code, response.json()) == (200, [])
+    assert (response.status_code, response.json()) == (200, listing([]))
 
 
 def test_messages_are_the_active_path_with_siblings(api, channel, user):
@@ -295,7 +301,7 @@ def test_messages_are_the_active_path_with_siblings(api, channel, user):
     edit = services.message_append(channel=channel, user=user, role="user", content="Edited.", parent_id=a1.pk)
     response = api.get(f"/api/channels/{channel.pk}/messages/")
     assert response.status_code == 200
-    assert response.json() == [message_body(u0, (1, 1)), message_body(a1, (1, 1)), message_body(edit, (2, 2))]
+    assert response.json() == listing([message_body(u0, (1, 1)), message_body(a1, (1, 1)), message_body(edit, (2, 2))])
 
 
 def test_post_message_under_the_active_leaf(api, channel, user):
@@ -324,7 +330,8 @@ def test_post_message_with_a_parent_branches(api, channel, user):
     message = Message.objects.get(pk=response.json()["id"])
     assert response.json() == message_body(message)
     assert (message.parent_id, message.author) == (a1.pk, user)
-    assert [m["id"] for m in api.get(f"/api/channels/{channel.pk}/messages/").json()] == [u0.pk, a1.pk, message.pk]
+    results = api.get(f"/api/channels/{channel.pk}/messages/").json()["results"]
+    assert [m["id"] for m in results] == [u0.pk, a1.pk, message.pk]
 
 
 @pytest.mark.parametrize(
@@ -372,16 +379,18 @@ def test_cursor_switches_branch(api, channel, user):
     edit = services.message_append(channel=channel, user=user, role="user", content="Edited.", parent_id=a1.pk)
     response = api.post(f"/api/channels/{channel.pk}/cursor/", {"message_id": u2.pk}, format="json")
     assert response.status_code == 200
-    assert response.json() == [
-        message_body(u0, (1, 1)),
-        message_body(a1, (1, 1)),
-        message_body(u2, (1, 2)),
-        message_body(a3, (1, 1)),
-    ]
+    assert response.json() == listing(
+        [
+            message_body(u0, (1, 1)),
+            message_body(a1, (1, 1)),
+            message_body(u2, (1, 2)),
+            message_body(a3, (1, 1)),
+        ]
+    )
     assert Cursor.objects.get(channel=channel, user=user).leaf == a3
     assert api.get(f"/api/channels/{channel.pk}/").json()["context"]["tokens"] == a3.path_tokens
     response = api.post(f"/api/channels/{channel.pk}/cursor/", {"message_id": edit.pk}, format="json")
-    assert [m["id"] for m in response.json()] == [u0.pk, a1.pk, edit.pk]
+    assert [m["id"] for m in response.json()["results"]] == [u0.pk, a1.pk, edit.pk]
 
 
 @pytest.mark.parametrize(
@@ -447,7 +456,7 @@ def test_regenerate(api, served_channel, llm_server):
     again = Message.objects.get(pk=response.json()["id"])
     assert response.json() == message_body(again)
     assert again.parent_id == first["parent_id"] and again.content == "Two."
-    path = api.get(f"/api/channels/{served_channel.pk}/messages/").json()
+    path = api.get(f"/api/channels/{served_channel.pk}/messages/").json()["results"]
     assert [(m["id"], m["sibling_index"], m["sibling_count"]) for m in path] == [
         (first["parent_id"], 1, 1),
         (again.pk, 2, 2),
@@ -575,9 +584,9 @@ def test_anonymous_is_refused(db, foreign, method, url, payload):
 
 
 def test_token_authentication(db, user, channel):
-    token = Token.objects.create(user=user)
+    _token, key = api_token_create(user=user, name="test")
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     response = client.get(f"/api/channels/{channel.pk}/")
     assert (response.status_code, response.json()) == (200, channel_body(channel))
     client.credentials(HTTP_AUTHORIZATION="Token wrong")
@@ -604,7 +613,7 @@ def test_session_authentication_needs_csrf(db, user, channel):
 def test_message_list_queries_do_not_grow_with_the_path(api, channel, size, django_assert_num_queries):
     build_path(channel, size, words=2)
     with django_assert_num_queries(3):  # channel, cursor, path
-        assert len(api.get(f"/api/channels/{channel.pk}/messages/").json()) == size
+        assert len(api.get(f"/api/channels/{channel.pk}/messages/?limit=500").json()["results"]) == size
     with django_assert_num_queries(3):  # channel, cursor, path
         assert len(api.get(f"/api/channels/{channel.pk}/context/").json()["messages"]) == size + 1
 

@@ -21,7 +21,7 @@ def _client(user=None) -> APIClient:
 
 
 @pytest.fixture
-def summarised(user):
+def summarized(user):
     """Six messages, a summary through the fourth, and a branch that left after the second."""
     channel = ChannelFactory(owner=user)
     path = build_path(channel, 6)
@@ -34,8 +34,8 @@ def summarised(user):
     return channel, path, summary, branch
 
 
-def test_purge_blanks_the_covered_path_only(user, summarised):
-    channel, path, summary, branch = summarised
+def test_purge_blanks_the_covered_path_only(user, summarized):
+    channel, path, summary, branch = summarized
     before = {m.pk: (m.depth, m.tokens, m.path_tokens, m.parent_id) for m in Message.objects.filter(channel=channel)}
     channel.refresh_from_db()
     pressure = (channel.context_tokens, channel.context_messages, channel.context_ratio)
@@ -66,8 +66,8 @@ def test_purge_blanks_the_covered_path_only(user, summarised):
     assert audit.details == {"channel": channel.pk, "through_message": path[3].pk, "purged": 4, "already_purged": 0}
 
 
-def test_purge_twice_reports_what_was_already_gone(user, summarised):
-    channel, path, summary, _ = summarised
+def test_purge_twice_reports_what_was_already_gone(user, summarized):
+    channel, path, summary, _ = summarized
     data_control.summary_purge(summary=summary, actor=user, confirm=True)
     later = services.summary_write(
         channel=channel, through_message=path[5], content="Later: more words.", created_by=user
@@ -77,8 +77,8 @@ def test_purge_twice_reports_what_was_already_gone(user, summarised):
 
 
 @pytest.mark.parametrize("body", [{}, {"confirm": False}, {"confirm": "no"}])
-def test_purge_requires_explicit_confirmation(user, summarised, body):
-    channel, path, summary, _ = summarised
+def test_purge_requires_explicit_confirmation(user, summarized, body):
+    channel, path, summary, _ = summarized
     response = _client(user).post(reverse("api-summary-purge", args=[summary.pk]), body, format="json")
     assert response.status_code == 400
     payload = response.json()
@@ -88,8 +88,8 @@ def test_purge_requires_explicit_confirmation(user, summarised, body):
     assert not AuditEntry.objects.filter(action="summary.purge").exists()
 
 
-def test_purge_refuses_another_users_summary_as_not_found(other_user, summarised):
-    channel, path, summary, _ = summarised
+def test_purge_refuses_another_users_summary_as_not_found(other_user, summarized):
+    channel, path, summary, _ = summarized
     response = _client(other_user).post(
         reverse("api-summary-purge", args=[summary.pk]), {"confirm": True}, format="json"
     )
@@ -98,8 +98,8 @@ def test_purge_refuses_another_users_summary_as_not_found(other_user, summarised
     assert not Message.objects.filter(channel=channel, purged_at__isnull=False).exists()
 
 
-def test_purge_through_a_reverted_summary_is_a_conflict(user, summarised):
-    channel, path, summary, _ = summarised
+def test_purge_through_a_reverted_summary_is_a_conflict(user, summarized):
+    channel, path, summary, _ = summarized
     services.summary_revert(summary=summary, actor=user)
     response = _client(user).post(reverse("api-summary-purge", args=[summary.pk]), {"confirm": True}, format="json")
     assert response.status_code == 409
@@ -107,8 +107,8 @@ def test_purge_through_a_reverted_summary_is_a_conflict(user, summarised):
     assert not Message.objects.filter(channel=channel, purged_at__isnull=False).exists()
 
 
-def test_a_summary_whose_originals_were_purged_cannot_be_reverted(user, summarised):
-    channel, path, summary, _ = summarised
+def test_a_summary_whose_originals_were_purged_cannot_be_reverted(user, summarized):
+    channel, path, summary, _ = summarized
     data_control.summary_purge(summary=summary, actor=user, confirm=True)
     with pytest.raises(Conflict) as caught:
         services.summary_revert(summary=summary, actor=user)
@@ -117,8 +117,8 @@ def test_a_summary_whose_originals_were_purged_cannot_be_reverted(user, summaris
     assert summary.reverted_at is None
 
 
-def test_delete_with_purge_removes_the_channel_and_everything_in_it(user, summarised, chat_model):
-    channel, path, summary, _ = summarised
+def test_delete_with_purge_removes_the_channel_and_everything_in_it(user, summarized, chat_model):
+    channel, path, summary, _ = summarized
     keep = ChannelFactory(owner=user)
     kept = build_path(keep, 2)
     _client(user).post(reverse("api-reply", args=[channel.pk]), {"content": "one more"}, format="json")
@@ -144,16 +144,16 @@ def test_delete_with_purge_removes_the_channel_and_everything_in_it(user, summar
     assert list(Message.objects.filter(channel=keep).order_by("id")) == kept
 
 
-def test_delete_without_purge_only_hides(user, summarised):
-    channel, *_ = summarised
+def test_delete_without_purge_only_hides(user, summarized):
+    channel, *_ = summarized
     assert _client(user).delete(reverse("api-channel", args=[channel.pk])).status_code == 204
     channel.refresh_from_db()
     assert channel.deleted_at is not None
     assert Message.objects.filter(channel=channel).count() == 7
 
 
-def test_delete_with_an_unclear_purge_flag_is_refused(user, summarised):
-    channel, *_ = summarised
+def test_delete_with_an_unclear_purge_flag_is_refused(user, summarized):
+    channel, *_ = summarized
     response = _client(user).delete(reverse("api-channel", args=[channel.pk]) + "?purge=maybe")
     assert response.status_code == 400
     assert response.json() == {
@@ -165,8 +165,8 @@ def test_delete_with_an_unclear_purge_flag_is_refused(user, summarised):
     assert channel.deleted_at is None
 
 
-def test_staff_export_has_every_branch_and_summary(user, staff_user, summarised):
-    channel, path, summary, branch = summarised
+def test_staff_export_has_every_branch_and_summary(user, staff_user, summarized):
+    channel, path, summary, branch = summarized
     services.summary_revert(summary=summary, actor=user)
 
     response = _client(staff_user).get(reverse("api-channel-export", args=[channel.pk]))
@@ -197,8 +197,8 @@ def test_staff_export_has_every_branch_and_summary(user, staff_user, summarised)
     assert (audit.actor, audit.details) == (staff_user, {"messages": 7, "summaries": 1})
 
 
-def test_export_is_staff_only(user, summarised):
-    channel, *_ = summarised
+def test_export_is_staff_only(user, summarized):
+    channel, *_ = summarized
     owner = _client(user).get(reverse("api-channel-export", args=[channel.pk]))
     assert owner.status_code == 403
     assert owner.json() == {"detail": "You do not have permission to perform this action.", "code": "permission_denied"}
@@ -212,8 +212,8 @@ def test_export_of_a_missing_channel_is_not_found(staff_user):
     assert response.json() == {"detail": "Channel not found.", "code": "not_found"}
 
 
-def test_admin_action_exports_json(client, staff_user, summarised):
-    channel, path, *_ = summarised
+def test_admin_action_exports_json(client, staff_user, summarized):
+    channel, path, *_ = summarized
     client.force_login(staff_user)
     response = client.post(
         reverse("admin:chatcore_channel_changelist"), {"action": "export_json", "_selected_action": [channel.pk]}
@@ -225,8 +225,8 @@ def test_admin_action_exports_json(client, staff_user, summarised):
     assert len(documents[0]["messages"]) == 7
 
 
-def test_admin_delete_purges_with_an_audit_row(client, staff_user, summarised):
-    channel, *_ = summarised
+def test_admin_delete_purges_with_an_audit_row(client, staff_user, summarized):
+    channel, *_ = summarized
     client.force_login(staff_user)
     response = client.post(reverse("admin:chatcore_channel_delete", args=[channel.pk]), {"post": "yes"})
     assert response.status_code == 302

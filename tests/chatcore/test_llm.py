@@ -172,3 +172,28 @@ def test_offline_utility_role_tells_the_caller(db, user):
     with pytest.raises(OfflineModel):
         llm_complete(role="chat", messages=MESSAGES, user=user, channel=None, allow_offline=False)
     assert not UsageEntry.objects.exists()
+
+
+@pytest.mark.parametrize("variable", ["OPENAI_API_KEY", ""])
+def test_missing_key_for_openai_itself_is_named_before_any_call(db, user, settings, monkeypatch, variable):
+    """No base URL anywhere means OpenAI's API: an unset key variable is the error, not a DNS failure."""
+    settings.OPENAI_BASE_URL = ""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model = LLMModelFactory(name="gpt-x", base_url="", api_key_env=variable)
+    ModelRoleFactory(role=ModelRole.Role.CHAT, primary=model)
+    with pytest.raises(ModelCallFailed) as error:
+        llm_complete(role="chat", messages=MESSAGES, user=user, channel=None)
+    cause = (
+        "OPENAI_API_KEY is not set (model gpt-x calls OpenAI's API, which needs a key: set OPENAI_API_KEY, "
+        "or give the model a base URL)"
+    )
+    assert error.value.message == f"The model call failed: gpt-x: {cause}"
+    assert list(UsageEntry.objects.values_list("success", "error")) == [(False, cause)]
+
+
+def test_refused_key_names_the_unset_variable(chat_model, llm_server, user, monkeypatch):
+    monkeypatch.delenv("LOOPBACK_TEST_KEY", raising=False)
+    llm_server.script(Reply(status=401, body={"error": {"message": "bad key"}}))
+    with pytest.raises(ModelCallFailed) as error:
+        llm_complete(role="chat", messages=MESSAGES, user=user, channel=None)
+    assert error.value.message.endswith("HTTP 401: Error code: 401 - bad key (LOOPBACK_TEST_KEY is not set)")

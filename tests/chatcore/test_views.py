@@ -332,7 +332,7 @@ def _summarised(channel, count, *, trigger="manual", through_index=None):
 def test_boundary_bar_hides_older_messages_and_marks_auto(client_user, channel):
     messages, summary = _summarised(channel, 12, trigger="auto")
     body = client_user.get(url("chat:channel", channel.pk)).content.decode()
-    assert '8 earlier messages summarised <span class="auto-tag">(auto)</span>' in body
+    assert '8 earlier messages summarized <span class="auto-tag">(auto)</span>' in body
     assert "<h2>Goal</h2>" in body
     assert messages[0].content not in body and messages[7].content not in body
     assert messages[8].content in body and messages[11].content in body
@@ -342,7 +342,7 @@ def test_boundary_bar_hides_older_messages_and_marks_auto(client_user, channel):
 def test_manual_boundary_has_no_auto_label(client_user, channel):
     _summarised(channel, 12)
     body = client_user.get(url("chat:channel", channel.pk)).content.decode()
-    assert "8 earlier messages summarised</span>" in body
+    assert "8 earlier messages summarized</span>" in body
     assert "(auto)" not in body
 
 
@@ -357,7 +357,7 @@ def test_originals_load_on_demand_with_the_earlier_boundary(client_user, channel
     for message in messages[4:8]:
         assert message.content in body
     assert messages[3].content not in body
-    assert f'id="boundary-{first.pk}"' in body and "4 earlier messages summarised" in body
+    assert f'id="boundary-{first.pk}"' in body and "4 earlier messages summarized" in body
     page = client_user.get(url("chat:originals", channel.pk, second.pk))
     assert page.status_code == 200
     assert b"Messages covered by a summary" in page.content
@@ -390,7 +390,7 @@ def test_channel_page_query_count_does_not_grow_with_the_history(client_user, us
     _page_queries(client_user, short)  # warm the session and content-type caches
     assert _page_queries(client_user, long) == _page_queries(client_user, short)
     body = client_user.get(url("chat:channel", long.pk)).content.decode()
-    assert "290 earlier messages summarised" in body
+    assert "290 earlier messages summarized" in body
     assert body.count('class="msg msg-') == 10
     assert version_markup(1, 2) in body
 

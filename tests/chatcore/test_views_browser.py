@@ -1,6 +1,6 @@
 """The pages in a real browser (Debian's Chromium through Playwright) against
 a live server and the loopback model server: chatting, branches, the context
-bar, Summarize & Continue, the summarised-history bar, Undo and Branch.
+bar, Summarize & Continue, the summarized-history bar, Undo and Branch.
 
 Screenshots of the channel page before and after a compaction, and of a
 channel branched from a summary, are written to var/screenshots/ for people
@@ -195,9 +195,9 @@ def test_preview_edit_and_replace_then_undo(page, user):
     expect(dialog).to_be_hidden()
 
     bar = page.locator(".boundary-bar").first
-    expect(bar).to_have_text(re.compile(r"▸\s+12 earlier messages summarised\s"))
+    expect(bar).to_have_text(re.compile(r"▸\s+12 earlier messages summarized\s"))
     expect(bar).not_to_contain_text("(auto)")
-    expect(page.get_by_role("status").filter(has_text="Summarised 12 messages")).to_be_visible()
+    expect(page.get_by_role("status").filter(has_text="Summarized 12 messages")).to_be_visible()
     expect(page.locator(".msg")).to_have_count(4)
     expect(page.locator(".ctx-warning")).to_have_count(0)
     summary = Summary.objects.get()
@@ -221,7 +221,7 @@ def test_automatic_summary_bar_expands_and_undoes(page, user):
     log_in(page, user)
     page.goto(f"/channels/{channel.pk}/")
     bar = page.locator(".boundary-bar")
-    expect(bar).to_have_text(re.compile(rf"▸\s+{result.summarized_count} earlier messages summarised \(auto\)"))
+    expect(bar).to_have_text(re.compile(rf"▸\s+{result.summarized_count} earlier messages summarized \(auto\)"))
     expect(page.locator(".msg")).to_have_count(4)
 
     bar.click()
@@ -272,7 +272,7 @@ def test_branch_into_a_new_channel_and_one_click_summary(page, user):
     page.get_by_role("link", name="Summarize…").click()
     page.get_by_role("dialog").get_by_role("button", name="Summarize now").click()
     expect(page.get_by_role("dialog")).to_be_hidden()
-    expect(page.locator(".boundary-bar")).to_contain_text("earlier messages summarised")
+    expect(page.locator(".boundary-bar")).to_contain_text("earlier messages summarized")
     assert Summary.objects.get().edited is False
 
 

@@ -4,7 +4,7 @@ from chatcore import services
 from chatcore.models import Channel
 from compaction.models import CompactionProfile
 
-PROFILE_TEMPLATE = "Summarise for {persona}.\n{previous_summary}\n{focus}\n{transcript}"
+PROFILE_TEMPLATE = "Summarize for {persona}.\n{previous_summary}\n{focus}\n{transcript}"
 
 
 class CompactionProfileFactory(factory.django.DjangoModelFactory):
@@ -15,7 +15,7 @@ class CompactionProfileFactory(factory.django.DjangoModelFactory):
     slug = factory.Sequence(lambda n: f"profile-{n}")
     description = "A test profile."
     symbol = "🧪"
-    system_prompt = "You summarise conversations faithfully."
+    system_prompt = "You summarize conversations faithfully."
     instructions = PROFILE_TEMPLATE
     keep_recent = 2
     max_summary_tokens = 800

@@ -59,7 +59,7 @@ def test_add_form_rejects_a_bad_template_and_saves_a_good_one_through_the_servic
         "symbol": "🗒",
         "description": "",
         "persona": "",
-        "system_prompt": "Summarise.",
+        "system_prompt": "Summarize.",
         "instructions": "{transcript.__dict__}",
         "keep_recent": 3,
         "max_summary_tokens": 500,

@@ -1,4 +1,4 @@
-"""The cut between summarised and kept messages falls before a user's message, for every trigger."""
+"""The cut between summarized and kept messages falls before a user's message, for every trigger."""
 
 import json
 
@@ -42,7 +42,7 @@ def test_the_kept_part_opens_with_a_user_message(db, trigger, keep_recent):
             channel=channel, actor=channel.owner, trigger=trigger, keep_recent=keep_recent, dry_run=True
         )
     except Unprocessable as refused:
-        # Too few left before the nearest user message: nothing is summarised, and the reply says why.
+        # Too few left before the nearest user message: nothing is summarized, and the reply says why.
         assert refused.extra["would_summarize"] < 4
         return
     cut = next(i for i, m in enumerate(messages) if m.pk == result.through_message_id) + 1

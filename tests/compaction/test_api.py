@@ -4,11 +4,12 @@ import pytest
 from rest_framework.test import APIClient
 
 from chatcore.models import AuditEntry, Channel, Message, Summary, UsageEntry
+from compaction.extracts import extracts_from_text
 from compaction.leases import lease_acquire
 from compaction.models import CompactionProfile
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory
-from tests.chatcore.test_api import channel_body, iso
+from tests.chatcore.test_api import channel_body, iso, listing
 from tests.compaction.factories import PROFILE_TEMPLATE, CompactionProfileFactory, converse
 
 NOT_FOUND = {"detail": "Channel not found.", "code": "not_found"}
@@ -155,7 +156,7 @@ def test_compact_dry_run_200_then_edited_apply_201(api, channel, utility_model, 
         "profile": "structured",
         "through_message_id": messages[9].pk,
         "summarized_count": 10,
-        "model": "",
+        "model": "edited",
         "used_fallback": False,
         "input_tokens": 0,
         "output_tokens": 0,
@@ -169,6 +170,9 @@ def test_compact_dry_run_200_then_edited_apply_201(api, channel, utility_model, 
         "redactions": {},
     }
     assert summary.edited and summary.content == edited and len(llm_server.requests) == 1
+    assert summary.model == "edited"
+    # The edit's own extracts: what its text says (tools stay the transcript's facts), not the draft's.
+    assert summary.extracts == extracts_from_text(edited, tools=body["extracts"]["tools"])
 
 
 def test_compact_409_when_in_progress(api, channel):
@@ -187,15 +191,40 @@ def test_compact_422_with_the_reason(api, user):
     response = api.post(f"/api/channels/{channel.pk}/compact/", {"keep_recent": 3}, format="json")
     assert response.status_code == 422
     assert response.json() == {
-        "detail": "Nothing to compact: 5 message(s) since the start, of which the newest 3 are kept as they are, "
-        "leaves 2 to summarise; at least 4 are needed.",
+        "detail": "Nothing to compact: 5 message(s) since the start, of which the newest 3 are kept as they are "
+        "(keep_recent 3), leaves 2 to summarize; at least 4 are needed.",
         "code": "nothing_to_compact",
         "reason": "too_few_messages",
         "new_messages": 5,
         "keep_recent": 3,
+        "kept": 3,
         "would_summarize": 2,
         "minimum": 4,
+        "profile": "structured",
     }
+
+
+def test_compact_422_reports_the_profiles_keep_recent_when_none_is_given(api, user):
+    """`{}` uses the profile's keep_recent: the body names that value, not how many happened to be kept."""
+    channel = ChannelFactory(owner=user)
+    converse(channel, 2)
+    profile = CompactionProfileFactory(slug="keeps-six", keep_recent=6)
+    response = api.post(f"/api/channels/{channel.pk}/compact/", {"profile": profile.slug}, format="json")
+    assert (response.status_code, response.json()) == (
+        422,
+        {
+            "detail": "Nothing to compact: 2 message(s) since the start, of which the newest 2 are kept as they are "
+            "(keep_recent 6), leaves 0 to summarize; at least 4 are needed.",
+            "code": "nothing_to_compact",
+            "reason": "too_few_messages",
+            "new_messages": 2,
+            "keep_recent": 6,
+            "kept": 2,
+            "would_summarize": 0,
+            "minimum": 4,
+            "profile": "keeps-six",
+        },
+    )
 
 
 def test_compact_502_when_the_model_fails_and_nothing_is_written(api, channel, utility_model, llm_server, settings):
@@ -318,7 +347,7 @@ def test_branch_from_a_summary_201(api, user):
     ]
     assert len(copies) == 3
     # The API shows the new channel's path: the summary block, then the copies with their provenance.
-    listed = api.get(f"/api/channels/{branch.pk}/messages/").json()
+    listed = api.get(f"/api/channels/{branch.pk}/messages/").json()["results"]
     assert [m["id"] for m in listed] == [first.pk, *(c.pk for c in copies)]
     assert [m["metadata"].get("copied_from") for m in listed[1:]] == [c.metadata["copied_from"] for c in copies]
     source.refresh_from_db()
@@ -387,14 +416,14 @@ def test_profiles_list_for_users_and_for_a_channel(api, user):
     builtins = list(CompactionProfile.objects.filter(is_builtin=True).order_by("-is_default", "name"))
     response = api.get("/api/profiles/")
     assert response.status_code == 200
-    assert response.json() == [profile_body(p) for p in builtins] + [profile_body(mine), profile_body(theirs)]
+    assert response.json() == listing([profile_body(p) for p in builtins] + [profile_body(mine), profile_body(theirs)])
     channel = ChannelFactory(owner=user, persona=persona)
     response = api.get(f"/api/profiles/?channel={channel.pk}")
-    assert response.json() == [profile_body(p) for p in builtins] + [profile_body(mine)]
+    assert response.json() == listing([profile_body(p) for p in builtins] + [profile_body(mine)])
 
 
 def test_profile_create_update_delete_are_staff_only(api, staff_api):
-    payload = {"name": "Terse", "system_prompt": "Be terse.", "instructions": "Summarise: {transcript}"}
+    payload = {"name": "Terse", "system_prompt": "Be terse.", "instructions": "Summarize: {transcript}"}
     assert api.post("/api/profiles/", payload, format="json").json() == STAFF_ONLY
     response = staff_api.post("/api/profiles/", payload, format="json")
     assert response.status_code == 201
@@ -488,7 +517,7 @@ def test_profiles_export_and_import_round_trip(staff_api, api):
         "name": "Analyst notes",
         "description": "A test profile.",
         "symbol": "🧪",
-        "system_prompt": "You summarise conversations faithfully.",
+        "system_prompt": "You summarize conversations faithfully.",
         "instructions": PROFILE_TEMPLATE,
         "keep_recent": 2,
         "max_summary_tokens": 800,

@@ -213,7 +213,7 @@ def test_the_task_reports_every_channel_it_compacted(utility_model, llm_server, 
     summaries = Summary.objects.order_by("channel_id")
     assert [summary.channel_id for summary in summaries] == [first.pk, second.pk]
     assert result == "; ".join(
-        f"channel {summary.channel_id} done: {summary.messages_covered} messages summarised by {summary.model}"
+        f"channel {summary.channel_id} done: {summary.messages_covered} messages summarized by {summary.model}"
         for summary in summaries
     )
 

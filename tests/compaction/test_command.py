@@ -19,7 +19,7 @@ def test_compact_prints_the_statistics(db):
     lines = out.getvalue().splitlines()
     assert lines[0] == f"messages 30 → 5, tokens {summary.tokens_before:,} → {summary.tokens_after:,}"
     assert lines[1] == (
-        f"summary #{summary.pk}: 26 messages summarised with profile brief by offline; "
+        f"summary #{summary.pk}: 26 messages summarized with profile brief by offline; "
         f"through message {summary.through_message_id}"
     )
     assert (summary.profile_slug, summary.created_by) == ("brief", None)

@@ -167,7 +167,9 @@ def test_too_few_messages_is_refused_with_the_reason_and_nothing_written(utility
     assert caught.value.extra == {
         "reason": "too_few_messages",
         "new_messages": 7,
-        "keep_recent": 5,
+        "keep_recent": 4,
+        "kept": 5,
+        "profile": "structured",
         "would_summarize": 2,
         "minimum": 4,
     }
@@ -308,10 +310,51 @@ def test_dry_run_writes_only_usage_then_edited_apply_skips_the_model(utility_mod
     assert (summary.content, summary.edited, summary.model, summary.through_message_id) == (
         "## Goal\n- Edited by hand.",
         True,
-        "",
+        "edited",
         draft.through_message_id,
     )
-    assert edited.summarized_count == 8
+    assert edited.summarized_count == 8 and edited.model == "edited"
+
+
+def test_an_edit_carries_its_own_extracts(db):
+    """The draft's extracts come from the transcript; an edit that drops a decision and adds a
+    question and a file has extracts saying just that (tools used stay the transcript's)."""
+    channel = ChannelFactory()
+    converse(channel, 10)
+    draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
+    text = "## Goal\n- We decided to ship the ledger on Friday.\n- Should the importer move to src/ledger/io.py?"
+    edited = channel_compact(
+        channel=channel, actor=channel.owner, content=text, through_message_id=draft.through_message_id
+    )
+    assert edited.summary.extracts == {
+        "decisions": ["We decided to ship the ledger on Friday."],
+        "files": ["src/ledger/io.py"],
+        "tools": draft.extracts["tools"],
+        "open_questions": ["Should the importer move to src/ledger/io.py?"],
+    }
+    assert edited.summary.extracts != draft.extracts
+
+
+@pytest.mark.parametrize(("reported", "stored"), [("offline", "offline"), ("no-such-model", "edited"), ("", "edited")])
+def test_an_unchanged_draft_keeps_the_model_that_wrote_it(db, reported, stored):
+    """The page applies a previewed draft unchanged with edited=False and the draft's model, which is
+    believed only when the catalogue knows it."""
+    channel = ChannelFactory()
+    converse(channel, 10)
+    draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
+    applied = channel_compact(
+        channel=channel,
+        actor=channel.owner,
+        content=draft.content,
+        edited=False,
+        draft_model=reported,
+        through_message_id=draft.through_message_id,
+    )
+    assert (applied.summary.model, applied.summary.edited, applied.summary.extracts) == (
+        stored,
+        False,
+        draft.extracts,
+    )
 
 
 def test_edited_apply_after_the_draft_message_left_the_path_is_a_conflict(db):
@@ -345,7 +388,7 @@ def test_boundaries_are_per_branch(utility_model, llm_server):
     llm_server.script(Reply(content="## Goal\n- Main branch summary."))
     summary = channel_compact(channel=channel, actor=channel.owner, keep_recent=2).summary
     assert summary.through_message_id == messages[9].pk
-    # A branch that left before the summarised message sees the full history again.
+    # A branch that left before the summarized message sees the full history again.
     chat_services.message_append(
         channel=channel, user=channel.owner, role="user", content="Edit of turn 4.", parent_id=messages[3].pk
     )

@@ -51,7 +51,7 @@ def test_no_secret_reaches_the_model_request_or_the_summary(utility_model, llm_s
         assert value not in json.dumps(result.summary.extracts, ensure_ascii=False), kind
     assert request.count("[REDACTED:") >= len(SECRET_VALUES)
     assert result.redactions  # the leaked ones were counted
-    assert "Note 0, openai api key." in request  # the surrounding text is still summarised
+    assert "Note 0, openai api key." in request  # the surrounding text is still summarized
 
 
 def test_no_secret_in_an_offline_summary_or_its_pinned_facts(db):

@@ -245,7 +245,7 @@ def test_injections_never_become_part_of_the_summary(hostile):
     distinctive = max(re.findall(r"[A-Za-z']{5,}", hostile), key=len)
     sentence_core = hostile[:30]
     assert sentence_core not in summary
-    assert "exporter/jobs.py" in summary  # the rest is still summarised
+    assert "exporter/jobs.py" in summary  # the rest is still summarized
     assert "were kept out of this summary; they are conversation content, not instructions." in summary
     for line in summary.splitlines():
         if line.startswith("- Note: "):

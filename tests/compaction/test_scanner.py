@@ -120,18 +120,18 @@ def test_budget_is_the_settings_default_when_no_model_declares_a_window(db, djan
 def test_too_few_messages_on_the_path_or_since_the_summary(db, django_capture_on_commit_callbacks):
     auto_settings(min_messages=14, min_new_messages=8)
     short = pressured_channel(messages=13)
-    summarised = pressured_channel(messages=20, window=4_000)
-    path = list(summarised.messages.order_by("depth"))
+    summarized = pressured_channel(messages=20, window=4_000)
+    path = list(summarized.messages.order_by("depth"))
     chat_services.summary_write(
-        channel=summarised, through_message=path[14], content="Earlier talk.", created_by=summarised.owner
+        channel=summarized, through_message=path[14], content="Earlier talk.", created_by=summarized.owner
     )
-    summarised.refresh_from_db()
-    Channel.objects.filter(pk=summarised.pk).update(context_ratio=0.9)
+    summarized.refresh_from_db()
+    Channel.objects.filter(pk=summarized.pk).update(context_ratio=0.9)
 
     report = tick(django_capture_on_commit_callbacks, now=timezone.now() + NOW_PLUS)
 
-    assert reasons(report) == {short.pk: "too_few_messages"}  # the summarised one has 5 new: not a candidate
-    assert summarised.context_messages == 5
+    assert reasons(report) == {short.pk: "too_few_messages"}  # the summarized one has 5 new: not a candidate
+    assert summarized.context_messages == 5
 
 
 def test_lease_held_skips_the_channel(db, django_capture_on_commit_callbacks):

@@ -53,7 +53,7 @@ def test_preview_shows_draft_and_statistics_and_writes_nothing(client_user, chan
     channel.refresh_from_db()
     assert 'data-testid="stat-messages">16 → 5</dd>' in body
     assert f'data-testid="stat-tokens">{channel.context_tokens:,} → ' in body
-    assert "Summarised</dt><dd>12 messages</dd>" in body
+    assert "Summarized</dt><dd>12 messages</dd>" in body
     assert '<textarea name="draft"' in body and 'value="replace"' in body and 'value="branch"' in body
     assert 'name="through_message_id" value="' in body
     assert Summary.objects.count() == 0
@@ -88,8 +88,8 @@ def test_replace_with_the_draft_unchanged_is_not_marked_edited(client_user, chan
     )
     assert summary.through_message_id == data["through_message_id"]
     page = client_user.get(reverse("chat:channel", args=[channel.pk])).content.decode()
-    assert "12 earlier messages summarised</span>" in page
-    assert "Summarised 12 messages" in page
+    assert "12 earlier messages summarized</span>" in page
+    assert "Summarized 12 messages" in page
 
 
 def test_replace_with_an_edited_draft_over_htmx(client_user, channel):
@@ -176,7 +176,7 @@ def test_too_little_to_compact_is_explained(client_user, user):
     response = client_user.post(panel_url(short), {"action": "preview", "profile": "structured"}, **HTMX)
     assert response.status_code == 422
     body = response.content.decode()
-    assert "<strong>Not enough to summarise yet.</strong> Nothing to compact:" in body
+    assert "<strong>Not enough to summarize yet.</strong> Nothing to compact:" in body
     assert Summary.objects.count() == 0
 
 
@@ -198,7 +198,7 @@ def test_undo_reverts_the_summary(client_user, channel, user):
     assert summary.reverted_at is not None
     assert AuditEntry.objects.filter(action="summary.revert", resource=f"summary:{summary.pk}").exists()
     page = client_user.get(reverse("chat:channel", args=[channel.pk])).content.decode()
-    assert "earlier messages summarised" not in page
+    assert "earlier messages summarized" not in page
     assert messages[0].content in page
     assert "Summary undone" in page
     again = client_user.post(reverse("compaction:undo", args=[channel.pk, summary.pk]), **HTMX)

@@ -16,7 +16,7 @@ from compaction.services import (
 def test_each_profile_change_is_audited_with_its_actor(staff_user):
     structured = CompactionProfile.objects.get(slug="structured")
     created = profile_create(
-        actor=staff_user, name="Audit me", system_prompt="Summarise.", instructions="Summarise this:\n{transcript}"
+        actor=staff_user, name="Audit me", system_prompt="Summarize.", instructions="Summarize this:\n{transcript}"
     )
     profile_update(profile=created, actor=staff_user, description="changed")
     copy = profile_duplicate(profile=structured, actor=staff_user)

@@ -11,9 +11,9 @@ from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 from django.test import Client
 from hypothesis import HealthCheck, settings
-from rest_framework.authtoken.models import Token
 
 from chatcore import services
+from chatcore.api_tokens import api_token_create
 from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
 
 EXAMPLES_PER_OPERATION = 25
@@ -51,7 +51,7 @@ def owner(db, wsgi_in_test_transaction) -> dict:
         channel=channel, through_message=messages[2], content="Earlier: a start.", created_by=user
     )
     return {
-        "token": Token.objects.create(user=user).key,
+        "token": api_token_create(user=user, name="fuzz")[1],
         "ids": {"channel_id": channel.pk, "summary_id": summary.pk, "message_id": messages[-1].pk},
     }
 

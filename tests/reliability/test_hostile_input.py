@@ -35,7 +35,7 @@ def channel(user):
 def test_unicode_round_trips_exactly(text, channel, api):
     posted = api.post(reverse("api-messages", args=[channel.pk]), {"role": "user", "content": text}, format="json")
     assert posted.status_code == 201 and posted.json()["content"] == text
-    path = api.get(reverse("api-messages", args=[channel.pk])).json()
+    path = api.get(reverse("api-messages", args=[channel.pk])).json()["results"]
     assert path[-1]["content"] == text
     assert Message.objects.get(pk=posted.json()["id"]).content == text
 
@@ -83,10 +83,13 @@ def test_a_tree_ten_thousand_levels_deep(channel, api, user):
     ]
     messages_bulk_import(channel=channel, user=user, items=items)
 
-    path = api.get(reverse("api-messages", args=[channel.pk]))
+    # The path is paginated like every list: its first and its last page.
+    path = api.get(reverse("api-messages", args=[channel.pk]), {"limit": 500})
     assert path.status_code == 200
     body = path.json()
-    assert len(body) == 10_000 and body[-1]["depth"] == 9_999 and body[0]["content"] == "level 0"
+    assert body["count"] == 10_000 and len(body["results"]) == 500 and body["results"][0]["content"] == "level 0"
+    last = api.get(reverse("api-messages", args=[channel.pk]), {"limit": 500, "offset": 9_500}).json()
+    assert last["results"][-1]["depth"] == 9_999 and last["next"] is None
     context = api.get(reverse("api-context", args=[channel.pk]))
     assert context.status_code == 200 and len(context.json()["messages"]) == 10_000
     appended = api.post(
@@ -129,12 +132,12 @@ def test_html_and_script_in_messages_and_summaries_are_inert_in_pages(user, chan
 @pytest.mark.parametrize(
     ("instructions", "fragment"),
     [
-        ("Summarise {transcript.__class__.__init__.__globals__}", "reaches into attributes"),
-        ("Summarise {0} {transcript}", "Positional placeholder"),
-        ("Summarise {secret_key} {transcript}", "Unknown placeholder {secret_key}"),
-        ("Summarise {transcript!r}", "may not have a conversion"),
-        ("Summarise {transcript:>999999999}", "may not have a conversion"),
-        ("Summarise { transcript", "lone '{'"),
+        ("Summarize {transcript.__class__.__init__.__globals__}", "reaches into attributes"),
+        ("Summarize {0} {transcript}", "Positional placeholder"),
+        ("Summarize {secret_key} {transcript}", "Unknown placeholder {secret_key}"),
+        ("Summarize {transcript!r}", "may not have a conversion"),
+        ("Summarize {transcript:>999999999}", "may not have a conversion"),
+        ("Summarize { transcript", "lone '{'"),
         ("No placeholder at all", "must contain {transcript}"),
         ("{transcript} twice {transcript}", "only once"),
     ],
@@ -145,7 +148,7 @@ def test_hostile_profile_templates_are_refused_with_a_field_message(instructions
     before = CompactionProfile.objects.count()
     response = client.post(
         reverse("api-profiles"),
-        {"name": "Hostile", "slug": "hostile", "system_prompt": "You summarise.", "instructions": instructions},
+        {"name": "Hostile", "slug": "hostile", "system_prompt": "You summarize.", "instructions": instructions},
         format="json",
     )
     assert response.status_code == 400, response.json()
@@ -173,8 +176,8 @@ def test_profile_numbers_out_of_range_are_refused(field, value, staff_user):
         {
             "name": "Numbers",
             "slug": "numbers",
-            "system_prompt": "You summarise.",
-            "instructions": "Summarise {transcript}",
+            "system_prompt": "You summarize.",
+            "instructions": "Summarize {transcript}",
             field: value,
         },
         format="json",

@@ -25,7 +25,8 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
 from chatcore import services
-from chatcore.models import AuditEntry, Channel, Cursor, Message, Summary
+from chatcore.api_tokens import api_token_create
+from chatcore.models import ApiToken, AuditEntry, Channel, Cursor, Message, Summary
 from compaction.models import CompactionProfile
 from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
 from tests.compaction.factories import CompactionProfileFactory
@@ -34,6 +35,7 @@ METHODS = ("get", "post", "put", "patch", "delete")
 
 # route name → {method: access}. Keep in step with the URL conf (the first test says what is missing).
 ACCESS: dict[str, dict[str, str]] = {
+    "favicon": {"GET": "public"},
     "api-schema": {"GET": "public"},
     "api-docs": {"GET": "public"},
     "api-channels": {"GET": "authenticated", "POST": "authenticated"},
@@ -55,6 +57,8 @@ ACCESS: dict[str, dict[str, str]] = {
     "api-profile-reset": {"POST": "staff"},
     "api-profiles-export": {"GET": "staff"},
     "api-profiles-import": {"POST": "staff"},
+    "api-tokens": {"GET": "authenticated", "POST": "authenticated"},
+    "api-token": {"DELETE": "owner"},
     # Pages (function views declare their methods here; anonymous visitors are sent to the login page).
     "login": {"GET": "public", "POST": "public", "PUT": "public"},
     "logout": {"POST": "public"},
@@ -68,6 +72,8 @@ ACCESS: dict[str, dict[str, str]] = {
     "compaction:panel": {"GET": "owner", "POST": "owner"},
     "compaction:undo": {"POST": "owner"},
     "compaction:settings": {"GET": "owner", "POST": "owner"},
+    "chat:tokens": {"GET": "authenticated", "POST": "authenticated"},
+    "chat:token-revoke": {"POST": "owner"},
 }
 
 # URL keyword → the owner's object that fills it.
@@ -76,6 +82,7 @@ KWARGS = {
     "summary_id": lambda world: world.summary.pk,
     "message_id": lambda world: world.messages[-2].pk,  # a user turn: editable and answerable
     "profile_id": lambda world: world.profile.pk,
+    "token_id": lambda world: world.token.pk,
 }
 
 
@@ -143,6 +150,7 @@ class World:
     messages: list
     summary: Summary
     profile: CompactionProfile
+    token: ApiToken
 
 
 @pytest.fixture
@@ -155,7 +163,8 @@ def world(db) -> World:
         channel=channel, through_message=messages[1], content="Earlier: a start.", created_by=owner
     )
     ChannelFactory(owner=other)
-    return World(owner, other, staff, channel, messages, summary, CompactionProfileFactory())
+    token, _key = api_token_create(user=owner, name="owner's script")
+    return World(owner, other, staff, channel, messages, summary, CompactionProfileFactory(), token)
 
 
 def _fingerprint(world: World) -> tuple:
@@ -168,6 +177,7 @@ def _fingerprint(world: World) -> tuple:
         Cursor.objects.count(),
         AuditEntry.objects.count(),
         CompactionProfile.objects.count(),
+        ApiToken.objects.count(),
         list(CompactionProfile.objects.order_by("pk").values_list("name", "instructions", "is_default")),
         channel.title,
         channel.settings,

@@ -102,6 +102,10 @@ class Command(BaseCommand):
                 f"({channel.context_ratio:.0%})"
             )
         self.stdout.write(
+            f"  Automatic compaction is off for “{demo.LONG_TITLE}” (its settings page says so): it stays above "
+            "the warning line until you press Summarize & Continue. Switch it on there to let the scanner do it."
+        )
+        self.stdout.write(
             self.style.SUCCESS(
                 f"Demo data ready ({len(made)} conversation(s) created): log in as demo / demo-password."
             )

@@ -171,7 +171,7 @@
     if (match && match.closest(".msg")) setCurrent(main, match.closest(".msg"));
     var button = match && ((refocus.value && match.querySelector("button[value='" + refocus.value + "']:not([disabled])")) ||
                            match.querySelector("button:not([disabled])"));
-    (button || document.getElementById("composer-input") || main).focus();
+    (button || document.getElementById("composer-input") || main).focus({ preventScroll: true });
     refocus = null;
   });
 

@@ -10,7 +10,7 @@ from compaction.services import channel_compact
 
 class Command(BaseCommand):
     help = (
-        "Summarise the older part of a channel's active path (its owner's cursor) into a summary, and print "
+        "Summarize the older part of a channel's active path (its owner's cursor) into a summary, and print "
         "the statistics: messages and tokens in the context before → after."
     )
 
@@ -50,7 +50,7 @@ class Command(BaseCommand):
         )
         what = "draft (dry run, nothing written)" if result.summary is None else f"summary #{result.summary.pk}"
         self.stdout.write(
-            f"{what}: {result.summarized_count:,} messages summarised with profile {result.profile_slug} by "
+            f"{what}: {result.summarized_count:,} messages summarized with profile {result.profile_slug} by "
             f"{result.model}{' (fallback)' if result.used_fallback else ''}; through message "
             f"{result.through_message_id}"
         )

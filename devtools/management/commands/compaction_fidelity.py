@@ -17,7 +17,7 @@ supports that the compacted context supports too, the part of retention
 that is kept content rather than added dates.
 
 The ratio is the one measured: when the summarizing model's window cannot
-take the whole stretch in one request, the service summarises what fits and
+take the whole stretch in one request, the service summarizes what fits and
 leaves the rest as messages; the command then compacts again (an iterative
 update, as the product does) until only the `keep_recent` turns are left,
 and reports the number of passes.

@@ -1,0 +1,57 @@
+"""The person's own account pages: personal API tokens.
+
+The same services as /api/tokens/. After a create the page redirects (so a
+reload cannot make a second token) and the key rides in the session for
+that one GET, which removes it; the page is sent with no-store so that no
+cache keeps it.
+"""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.cache import add_never_cache_headers
+from django.views.decorators.http import require_http_methods, require_POST
+
+from chatcore import api_tokens, selectors
+from chatcore.errors import NotFound
+from chatcore.forms import ApiTokenForm
+from chatcore.web import AuthenticatedRequest, page_error_text
+
+NEW_TOKEN_SESSION_KEY = "new_api_token"
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def token_list(request: AuthenticatedRequest) -> HttpResponse:
+    form = ApiTokenForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                token, key = api_tokens.api_token_create(user=request.user, **form.cleaned_data)
+            except ValidationError as error:
+                form.add_error(None, page_error_text(error))
+            else:
+                request.session[NEW_TOKEN_SESSION_KEY] = {"name": token.name, "key": key}
+                return redirect("chat:tokens")
+        status = 400
+    created = request.session.pop(NEW_TOKEN_SESSION_KEY, None) if request.method == "GET" else None
+    context = {"form": form, "tokens": selectors.api_token_list(user=request.user), "created": created}
+    response = render(request, "chatcore/tokens.html", context, status=status)
+    add_never_cache_headers(response)
+    return response
+
+
+@login_required
+@require_POST
+def token_revoke(request: AuthenticatedRequest, token_id: int) -> HttpResponse:
+    try:
+        token = selectors.api_token_get(user=request.user, token_id=token_id)
+    except NotFound:
+        raise Http404("Token not found.") from None
+    name, prefix = token.name, token.prefix
+    api_tokens.api_token_revoke(token=token, actor=request.user)
+    messages.success(request, f"Token “{name}” ({prefix}…) revoked: it no longer works.")
+    return redirect("chat:tokens")

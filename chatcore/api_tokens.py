@@ -1,0 +1,58 @@
+"""Personal API tokens: create (the key is shown once), revoke.
+
+Keys are made and hashed by django-rest-knox; the database keeps a SHA-512
+digest and the first characters only, so a lost key cannot be shown again:
+the person revokes it and creates another.
+"""
+
+from datetime import timedelta
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from chatcore.models import ApiToken
+from chatcore.services import audit_record
+
+# One person's live tokens: plenty for scripts and agents, few enough that a
+# leaked session cannot mint an unbounded number.
+MAX_TOKENS_PER_USER = 50
+MAX_EXPIRY_DAYS = 3650
+
+
+@transaction.atomic
+def api_token_create(*, user: User, name: str, expires_in_days: int | None = None) -> tuple[ApiToken, str]:
+    """Returns the token row and the key, which exists nowhere else afterwards."""
+    name = (name or "").strip()
+    errors: dict[str, str] = {}
+    if not name:
+        errors["name"] = "Give the token a name, such as the script or machine that will use it."
+    elif len(name) > 100:
+        errors["name"] = "At most 100 characters."
+    if expires_in_days is not None and not 1 <= expires_in_days <= MAX_EXPIRY_DAYS:
+        errors["expires_in_days"] = f"Between 1 and {MAX_EXPIRY_DAYS} days, or empty for a token that does not expire."
+    if errors:
+        raise ValidationError(errors)
+    if ApiToken.objects.select_for_update().filter(user=user).count() >= MAX_TOKENS_PER_USER:
+        raise ValidationError({"name": f"You have {MAX_TOKENS_PER_USER} tokens already: revoke one first."})
+    expiry = timedelta(days=expires_in_days) if expires_in_days else None
+    token, key = ApiToken.objects.create(user=user, expiry=expiry, name=name)
+    audit_record(
+        actor=user,
+        action="token.create",
+        resource=f"token:{token.pk}",
+        details={"name": name, "prefix": token.prefix, "expiry": token.expiry.isoformat() if token.expiry else None},
+    )
+    return token, key
+
+
+@transaction.atomic
+def api_token_revoke(*, token: ApiToken, actor: User) -> None:
+    """The token stops working at once (its row is deleted)."""
+    audit_record(
+        actor=actor,
+        action="token.revoke",
+        resource=f"token:{token.pk}",
+        details={"name": token.name, "prefix": token.prefix},
+    )
+    token.delete()

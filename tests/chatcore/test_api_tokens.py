@@ -1,0 +1,175 @@
+"""Personal API tokens end to end: create (key once), list (prefix only),
+authenticate with Token or Bearer, expire, revoke; the legacy migration."""
+
+import hashlib
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from chatcore.api_tokens import MAX_TOKENS_PER_USER, api_token_create, api_token_revoke
+from chatcore.models import ApiToken, AuditEntry
+from tests.chatcore.factories import UserFactory
+
+
+def iso(value) -> str:
+    text = value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+MIN_ONE = "Ensure this value is greater than or equal to 1."
+
+
+def token_body(token: ApiToken) -> dict:
+    token.refresh_from_db()
+    return {
+        "id": token.pk,
+        "name": token.name,
+        "prefix": token.token_key,
+        "created_at": iso(token.created),
+        "expires_at": iso(token.expiry) if token.expiry else None,
+        "last_used_at": iso(token.last_used_at) if token.last_used_at else None,
+    }
+
+
+def test_create_returns_the_key_once_and_stores_only_its_digest(db, api, user):
+    response = api.post("/api/tokens/", {"name": "laptop script", "expires_in_days": 30}, format="json")
+    token = ApiToken.objects.get()
+    key = response.json()["key"]
+    assert (response.status_code, response.json()) == (201, {**token_body(token), "key": key})
+    assert key.startswith("cmp_") and len(key) == 68 and token.token_key == key[:15]
+    assert token.digest == hashlib.sha512(key.encode()).hexdigest()
+    assert not ApiToken.objects.filter(digest=key).exists() and key not in str(token.__dict__)
+    assert timedelta(days=29, hours=23) < token.expiry - timezone.now() <= timedelta(days=30)
+    audit = AuditEntry.objects.get(action="token.create")
+    assert (audit.actor, audit.resource) == (user, f"token:{token.pk}")
+    assert key not in str(audit.details)
+
+    listing = api.get("/api/tokens/")
+    assert (listing.status_code, listing.json()) == (
+        200,
+        {"count": 1, "next": None, "previous": None, "results": [token_body(token)]},
+    )
+    assert key not in listing.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("payload", "errors"),
+    [
+        ({}, {"name": ["This field is required."]}),
+        ({"name": "  "}, {"name": ["This field may not be blank."]}),
+        (
+            {"name": "x", "expires_in_days": 0},
+            {"expires_in_days": ["Ensure this value is greater than or equal to 1."]},
+        ),
+    ],
+)
+def test_create_refuses_bad_input_and_writes_nothing(db, api, payload, errors):
+    response = api.post("/api/tokens/", payload, format="json")
+    field, messages = next(iter(errors.items()))
+    assert (response.status_code, response.json()) == (
+        400,
+        {"detail": f"{field}: {messages[0]}", "code": "invalid", "errors": errors},
+    )
+    assert not ApiToken.objects.exists() and not AuditEntry.objects.exists()
+
+
+def test_service_limits_tokens_per_user(db, user):
+    ApiToken.objects.bulk_create(
+        ApiToken(user=user, name=f"t{i}", digest=f"{i:0128d}", token_key=f"{i:015d}")
+        for i in range(MAX_TOKENS_PER_USER)
+    )
+    with pytest.raises(Exception, match="revoke one first"):
+        api_token_create(user=user, name="one more")
+    assert ApiToken.objects.count() == MAX_TOKENS_PER_USER
+
+
+@pytest.mark.parametrize("scheme", ["Token", "Bearer", "bearer"])
+def test_key_authenticates_with_either_scheme_and_records_last_use(db, user, scheme):
+    token, key = api_token_create(user=user, name="cli")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"{scheme} {key}")
+    response = client.get("/api/tokens/")
+    assert (response.status_code, response.json()["results"]) == (200, [token_body(token)])
+    token.refresh_from_db()
+    assert token.last_used_at is not None
+
+
+def test_expired_and_revoked_and_wrong_keys_are_refused(db, user):
+    expired, expired_key = api_token_create(user=user, name="old", expires_in_days=1)
+    ApiToken.objects.filter(pk=expired.pk).update(expiry=timezone.now() - timedelta(seconds=1))
+    revoked, revoked_key = api_token_create(user=user, name="gone")
+    api_token_revoke(token=revoked, actor=user)
+    client = APIClient()
+    for key, detail in (
+        (expired_key, "Token expired."),
+        (revoked_key, "Invalid token."),
+        (revoked_key[:15] + "0" * 53, "Invalid token."),
+    ):
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+        response = client.get("/api/channels/")
+        assert (response.status_code, response.json()) == (401, {"detail": detail, "code": "authentication_failed"})
+        assert response["WWW-Authenticate"] == "Token"
+
+
+def test_delete_revokes_own_token_and_hides_others(db, api, user):
+    own, key = api_token_create(user=user, name="mine")
+    theirs, _ = api_token_create(user=UserFactory(), name="theirs")
+    response = api.delete(f"/api/tokens/{theirs.pk}/")
+    assert (response.status_code, response.json()) == (404, {"detail": "Token not found.", "code": "not_found"})
+    assert ApiToken.objects.filter(pk=theirs.pk).exists()
+    response = api.delete(f"/api/tokens/{own.pk}/")
+    assert (response.status_code, response.content) == (204, b"")
+    assert not ApiToken.objects.filter(pk=own.pk).exists()
+    assert AuditEntry.objects.filter(action="token.revoke", resource=f"token:{own.pk}", actor=user).exists()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/tokens/").status_code == 401
+
+
+def test_anonymous_cannot_list_or_create(db):
+    client = APIClient()
+    assert client.get("/api/tokens/").status_code == 401
+    assert client.post("/api/tokens/", {"name": "x"}, format="json").status_code == 401
+    assert not ApiToken.objects.exists()
+
+
+# Serialized rollback: the flush after this test leaves the database as later serialized tests expect.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_migration_turns_plaintext_drf_tokens_into_hashed_ones():
+    """A database that used DRF's authtoken keeps its keys working, hashed, and loses the plaintext."""
+    from django.db.migrations.executor import MigrationExecutor
+
+    user = UserFactory()
+    legacy_key = "0123456789abcdef0123456789abcdef01234567"
+    created = timezone.now() - timedelta(days=100)
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, user_id integer, created timestamp)")
+        cursor.execute("INSERT INTO authtoken_token VALUES (%s, %s, %s)", [legacy_key, user.pk, created])
+    try:
+        executor = MigrationExecutor(connection)
+        target = ("chatcore", "0004_api_token")
+        (before,) = [n.key for n in executor.loader.graph.node_map[target].parents if n.key[0] == "chatcore"]
+        executor.migrate([before])
+        executor.loader.build_graph()
+        executor.migrate([target])
+        token = ApiToken.objects.get()
+        assert (token.user, token.name, token.token_key, token.expiry) == (
+            user,
+            "Token from before personal tokens",
+            legacy_key[:15],
+            None,
+        )
+        assert abs(token.created - created) < timedelta(seconds=1)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT COUNT(*) FROM authtoken_token")
+            assert cursor.fetchone()[0] == 0
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {legacy_key}")
+        assert client.get("/api/channels/").status_code == 200
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TABLE authtoken_token")
+        MigrationExecutor(connection).migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
