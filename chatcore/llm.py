@@ -105,8 +105,8 @@ def _client(model: LLMModel) -> "openai.OpenAI":
     return _cached_client(api_key, base_url, float(settings.LLM_TIMEOUT_SECONDS), int(settings.LLM_MAX_RETRIES))
 
 
-def _unset_key_hint(model: LLMModel) -> str:
-    variable = model.api_key_env
+def _unset_key_hint(model: LLMModel | None) -> str:
+    variable = model.api_key_env if model is not None else ""
     return f" ({variable} is not set)" if variable and not os.environ.get(variable) else ""
 
 

@@ -32,9 +32,10 @@ from pathlib import Path
 
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
-from rest_framework.authtoken.models import Token
+from knox.models import get_digest_token
+from knox.settings import CONSTANTS
 
-from chatcore.models import Channel, LLMModel, ModelRole
+from chatcore.models import ApiToken, Channel, LLMModel, ModelRole
 from devtools.benchmarks.databases import database_close, database_open
 from devtools.processes import database_url
 
@@ -123,8 +124,13 @@ def _fill(*, conversations: int, model_url: str) -> list[list]:
     channels = Channel.objects.using(db).bulk_create(
         Channel(owner=user, title=f"Load {index}", context_budget=1_000_000) for index, user in enumerate(users)
     )
-    tokens = Token.objects.using(db).bulk_create(Token(user=user, key=Token.generate_key()) for user in users)
-    return [[channel.pk, token.key] for channel, token in zip(channels, tokens, strict=True)]
+    # Personal tokens (hashed, as the API stores them); the keys go to the clients.
+    made = [get_digest_token() for _ in users]
+    ApiToken.objects.using(db).bulk_create(
+        ApiToken(user=user, name="serving bench", digest=digest, token_key=key[: CONSTANTS.TOKEN_KEY_LENGTH])
+        for user, (digest, key) in zip(users, made, strict=True)
+    )
+    return [[channel.pk, key] for channel, (_digest, key) in zip(channels, made, strict=True)]
 
 
 def _server(kind: str, *, port: int, config: dict, log: Path) -> subprocess.Popen:

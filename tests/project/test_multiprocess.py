@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
-from rest_framework.authtoken.models import Token
 
+from chatcore.api_tokens import api_token_create
 from chatcore.models import Message, ModelRole, Summary
 from compaction.models import CompactionLease
 from devtools.loopback_llm import LoopbackLLM, Reply
@@ -240,7 +240,7 @@ def test_two_web_processes_and_two_clusters_survive_a_killed_machine(transaction
         for index in range(CLIENTS):
             user = UserFactory(username=f"client-{index}")
             channels.append(ChannelFactory(owner=user, model=chat, title=f"Client {index}"))
-            tokens.append(Token.objects.create(user=user).key)
+            tokens.append(api_token_create(user=user, name="test")[1])
 
         env = {
             **{k: v for k, v in os.environ.items() if k not in {"DJANGO_ALLOW_ASYNC_UNSAFE"}},

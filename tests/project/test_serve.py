@@ -15,8 +15,8 @@ import urllib.request
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
-from rest_framework.authtoken.models import Token
 
+from chatcore.api_tokens import api_token_create
 from chatcore.models import Message
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, UserFactory
@@ -157,7 +157,7 @@ def _next_event(response) -> tuple[str, dict, float]:
 def test_the_api_streams_through_the_production_server_piece_by_piece(served, chat_model, llm_server):
     user = UserFactory()
     channel = ChannelFactory(owner=user)
-    token = Token.objects.create(user=user).key
+    token = api_token_create(user=user, name="test")[1]
     llm_server.script(Reply(content=ANSWER, token_delay=0.05))
     connection, response = _open_stream(served, channel, token)
     events = []
@@ -175,7 +175,7 @@ def test_the_api_streams_through_the_production_server_piece_by_piece(served, ch
 def test_a_client_that_disconnects_mid_stream_leaves_an_interrupted_reply(served, chat_model, llm_server):
     user = UserFactory()
     channel = ChannelFactory(owner=user)
-    token = Token.objects.create(user=user).key
+    token = api_token_create(user=user, name="test")[1]
     llm_server.script(Reply(content=ANSWER, token_delay=0.1))
     connection, response = _open_stream(served, channel, token)
     seen = [_next_event(response)[1]["content"] for _ in range(3)]
