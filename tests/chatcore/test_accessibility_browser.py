@@ -72,7 +72,7 @@ def test_every_page_state_passes_axe(chromium, live_server, user):
         page.locator(".boundary-bar").click()
         page.get_by_role("link", name="Show the original messages").click()
         expect(page.locator(".original-list .msg").first).to_be_visible()
-        assert_accessible(page, "the summarised history, opened with its originals")
+        assert_accessible(page, "the summarized history, opened with its originals")
 
         page.goto(f"/channels/{channel.pk}/settings/")
         assert_accessible(page, "the channel settings")

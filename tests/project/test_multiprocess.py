@@ -202,7 +202,7 @@ class ChatClient(threading.Thread):
         self.sent.append(text)
         self.replies[message["id"]] = message["content"]
 
-    def summarised(self) -> bool:
+    def summarized(self) -> bool:
         status, data = self.get(f"/api/channels/{self.channel_id}/summaries/")
         return status == 200 and json.loads(data)["count"] > 0
 
@@ -211,7 +211,7 @@ class ChatClient(threading.Thread):
             extra = None
             for number in range(MAX_TURNS):
                 self.turn(f"Client {self.index}, turn {number}: how should the ledger service be deployed next?")
-                if extra is None and self.summarised():
+                if extra is None and self.summarized():
                     extra = 2
                 elif extra is not None:
                     extra -= 1
