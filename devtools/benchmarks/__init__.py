@@ -21,6 +21,7 @@ REGISTRY: dict[str, str] = {
     "tokens": "devtools.benchmarks.tokens",
     "serving": "devtools.benchmarks.serving",
     "dashboard": "devtools.benchmarks.dashboard",
+    "search": "devtools.benchmarks.search",
 }
 
 

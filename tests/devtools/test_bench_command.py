@@ -119,3 +119,24 @@ def test_dashboard_scenario_times_the_page_with_a_constant_query_count(tmp_path)
     assert len({r["queries"] for r in ranges}) == 1 and all(r["ms"] > 0 for r in ranges)
     assert "dashboard: 2,000 usage rows" in done.stderr
     assert not list(tmp_path.glob("dashboard_bench*"))
+
+
+def test_search_scenario_prints_both_goals_against_the_like_baseline(db):
+    before = counts()
+    out, _ = run_bench("--scenario", "search", "--scale", "0.005", "--json")
+    figures = json.loads(out)["scenarios"]["search"]
+    assert figures["messages"] == 501 and figures["queries"] == 60
+    assert figures["queries_with_results"] >= 50
+    for key in ("search_p95_ms", "recall_p95_ms", "like_p95_ms", "append_upkeep", "bulk_upkeep"):
+        assert key in figures
+    assert figures["append_ms_with_index"] > 0 and figures["append_ms_without_index"] > 0
+    assert counts() == before
+    table, _ = run_bench("--scenario", "search", "--scale", "0.005")
+    assert "LIKE %word% scan (baseline)" in table and "index upkeep: message_append" in table
+    # the index's triggers came back after the rounds without them
+    chatcore_channel = ChannelFactory()
+    message = build_path(chatcore_channel, 1)[0]
+    from chatcore.search import message_search
+
+    found = message_search(channel=chatcore_channel, user=chatcore_channel.owner, query="word0")
+    assert [hit.message.pk for hit in found.hits] == [message.pk]

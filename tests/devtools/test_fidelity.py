@@ -290,3 +290,32 @@ def test_fidelity_command_tells_kept_content_from_added_dates(db, tmp_path):
     row = json.loads(out.getvalue())["conversations"][0]
     assert row["supported"] == {"ceiling": 3, "compacted": 4, "truncation": 0, "compacted_and_ceiling": 3}
     assert row["retention"] == {"compacted": 1.3333, "truncation": 0.0, "of_ceiling": 1.0}
+
+
+def test_fidelity_command_with_recall_measures_the_search_results(db, tmp_path):
+    """--recall K: the ceiling's questions are asked of the channel's search; its results support them."""
+    path = tmp_path / "synthetic.json"
+    path.write_text(json.dumps(synthetic_locomo()))
+    out = io.StringIO()
+    call_command(
+        "compaction_fidelity", str(path), "--ratio", "20", "--keep-recent", "4", "--recall", "2", "--json", stdout=out
+    )
+    report = json.loads(out.getvalue())
+    row = report["conversations"][0]
+    assert report["recall"] == 2
+    assert row["supported"]["ceiling"] == 3
+    # each fact sits in one turn that names the question's words: the search finds all three
+    assert row["recall"] == {
+        "k": 2,
+        "questions": 3,
+        "with_summary": 3,
+        "alone": 3,
+        "of_ceiling": 1.0,
+        "alone_of_ceiling": 1.0,
+    }
+    table = io.StringIO()
+    call_command("compaction_fidelity", str(path), "--ratio", "20", "--recall", "2", stdout=table)
+    assert "+ recall 2: of ceiling 1.000 (recall alone 1.000)" in table.getvalue()
+    with pytest.raises(CommandError, match="--recall must be between 0 and 50"):
+        call_command("compaction_fidelity", str(path), "--recall", "99")
+    assert not Channel.objects.exists()

@@ -22,6 +22,14 @@ leaves the rest as messages; the command then compacts again (an iterative
 update, as the product does) until only the `keep_recent` turns are left,
 and reports the number of passes.
 
+With `--recall K`, each of the ceiling's questions also gets the compacted
+context plus the top K results of the channel's search for the question's
+text (`compaction.recall.recall_search`, the service behind `GET
+/api/channels/{id}/search/?q=…&limit=K`; each result's `content`, the hit
+with its neighbouring turns, is one line): the share of the ceiling's
+questions supported with recall is printed beside the summary-only figure,
+and so is the share the results support alone.
+
 Everything runs inside a transaction rolled back at the end, so the
 database is left as it was (`--keep` keeps the channels instead).
 The model is whatever the utility role resolves to: the offline summarizer
@@ -42,6 +50,7 @@ from django.db import transaction
 from chatcore.context import context_assemble
 from chatcore.errors import ServiceError, Unprocessable
 from compaction.imports import conversation_import
+from compaction.recall import recall_search
 from devtools import fidelity
 
 BENCH_USERNAME = "fidelity-bench"
@@ -70,6 +79,43 @@ def _supported(questions: list[fidelity.Question], lines: list[str], names: froz
     return {index for index, question in enumerate(questions) if fidelity.is_supported(question, words)}
 
 
+def _recall(
+    channel, owner, questions: list[fidelity.Question], names: frozenset[str], summary_lines, full_lines, k: int
+) -> dict:
+    """The summary (and kept turns) plus the top `k` results of the channel's search for each question's text.
+
+    The results come from `compaction.recall.recall_search` with the API's defaults, the same as
+    `GET /api/channels/{id}/search/?q=<question>&limit=<k>`: each result's `content` is one line
+    (the hit with its neighbouring turns, as a model would read it).
+    """
+    if not k:
+        return {}
+    ceiling = _supported(questions, full_lines, names)
+    summary_words = [fidelity.metric_words(line, names) for line in summary_lines if line.strip()]
+    with_summary, alone = set(), set()
+    for index, question in enumerate(questions):
+        if index not in ceiling:
+            continue  # only the ceiling's questions are counted here
+        try:
+            found = recall_search(channel=channel, user=owner, query=question.question, limit=k)
+        except ValidationError:
+            continue  # nothing searchable in the question (only common words)
+        lines = fidelity.context_lines([{"content": result.content} for result in found.results])
+        words = [fidelity.metric_words(line, names) for line in lines]
+        if fidelity.is_supported(question, words):
+            alone.add(index)
+        if index in alone or fidelity.is_supported(question, summary_words):
+            with_summary.add(index)
+    return {
+        "k": k,
+        "questions": len(ceiling),
+        "with_summary": len(with_summary),
+        "alone": len(alone),
+        "of_ceiling": round(len(with_summary) / len(ceiling), 4) if ceiling else 0.0,
+        "alone_of_ceiling": round(len(alone) / len(ceiling), 4) if ceiling else 0.0,
+    }
+
+
 def _truncation_lines(assembled, budget: int) -> tuple[list[str], int]:
     """The newest messages whose tokens fit `budget`, as the model would see them."""
     kept, used = [], 0
@@ -94,12 +140,21 @@ class Command(BaseCommand):
         parser.add_argument("--dump", default=None, help="Directory for each compacted context as plain lines.")
         parser.add_argument("--json", action="store_true", help="Print the figures as JSON.")
         parser.add_argument("--keep", action="store_true", help="Keep the imported channels (default: roll back).")
+        parser.add_argument(
+            "--recall",
+            type=int,
+            default=0,
+            metavar="K",
+            help="Also measure the summary plus the top K results of the channel's search for each question.",
+        )
 
     def handle(self, *args, **options):
         from compaction.services import channel_compact
 
         if options["ratio"] <= 1:
             raise CommandError("--ratio must be greater than 1.")
+        if not 0 <= options["recall"] <= 50:
+            raise CommandError("--recall must be between 0 and 50.")
         dump = pathlib.Path(options["dump"]) if options["dump"] else None
         if dump:
             dump.mkdir(parents=True, exist_ok=True)
@@ -128,6 +183,7 @@ class Command(BaseCommand):
                     {
                         "ratio": options["ratio"],
                         "keep_recent": options["keep_recent"],
+                        "recall": options["recall"],
                         "conversations": rows,
                         "total": total,
                     },
@@ -176,6 +232,7 @@ class Command(BaseCommand):
         compact = fidelity.supported_rate(questions, compacted_lines, names)
         both = len(_supported(questions, full_lines, names) & _supported(questions, compacted_lines, names))
         truncation = fidelity.supported_rate(questions, truncated_lines, names)
+        recall = _recall(channel, owner, questions, names, compacted_lines, full_lines, options["recall"])
         if dump:
             (dump / f"{pathlib.Path(path).stem}.txt").write_text("\n".join(compacted_lines) + "\n", encoding="utf-8")
         return {
@@ -207,6 +264,7 @@ class Command(BaseCommand):
                 "truncation": round(truncation.rate / ceiling.rate, 4) if ceiling.rate else 0.0,
                 "of_ceiling": round(both / ceiling.supported, 4) if ceiling.supported else 0.0,
             },
+            **({"recall": recall} if recall else {}),
         }
 
     @staticmethod
@@ -238,6 +296,19 @@ class Command(BaseCommand):
             },
         }
 
+    @staticmethod
+    def _recall_total(rows: list[dict]) -> dict | None:
+        if not rows or "recall" not in rows[0]:
+            return None
+        ceiling = sum(r["supported"]["ceiling"] for r in rows)
+        sums = {key: sum(r["recall"][key] for r in rows) for key in ("with_summary", "alone", "questions")}
+        return {
+            "k": rows[0]["recall"]["k"],
+            **sums,
+            "of_ceiling": round(sums["with_summary"] / ceiling, 4) if ceiling else 0.0,
+            "alone_of_ceiling": round(sums["alone"] / ceiling, 4) if ceiling else 0.0,
+        }
+
     def _table(self, rows: list[dict], total: dict, options: dict) -> None:
         write = self.stdout.write
         write(
@@ -250,6 +321,9 @@ class Command(BaseCommand):
         )
         write(header)
         write("-" * len(header))
+        recall_total = self._recall_total(rows)
+        if recall_total:
+            total = {**total, "recall": recall_total}
         for row in [*rows, {**total, "conversation": "TOTAL"}]:
             tokens = f"{row['tokens_before']:,} → {row['tokens_after']:,}"
             write(
@@ -257,6 +331,12 @@ class Command(BaseCommand):
                 f"{row['rate']['compacted']:>11.3f}{row['rate']['truncation']:>12.3f}"
                 f"{row['retention']['compacted']:>11.3f}{row['retention']['truncation']:>13.3f}"
                 f"{row['retention']['of_ceiling']:>12.3f}"
+                + (
+                    f"   + recall {row['recall']['k']}: of ceiling {row['recall']['of_ceiling']:.3f}"
+                    f" (recall alone {row['recall']['alone_of_ceiling']:.3f})"
+                    if "recall" in row
+                    else ""
+                )
             )
         write(
             "Supported: one line of the context holds every content word of the answer and one of the question "

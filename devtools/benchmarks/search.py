@@ -1,0 +1,208 @@
+"""Search: a query on a channel of 100,000 messages, and what the index adds to inserts.
+
+The channel's messages are sentences of 8 to 40 English words drawn from
+wordfreq's 6,000 most frequent words with Zipf's law (rank⁻¹), so that the
+query words range from ones in a third of the messages to ones in a few
+dozen, as in real conversations. 60 queries: single words, pairs and
+triples of common, middling and rare words, and questions in plain
+English. Measured, each query in turn over several rounds:
+
+- `message_search` (chatcore.search: the path's segments, the engine's
+  matches, the ranking, the neighbours) and `recall_search` (what the API
+  answers: that plus redaction, dates and snippets), p50 and p95;
+- the baseline: `LIKE '%word%'` on the channel's messages for any of the
+  query's words, newest first, 10 rows (what a search without an index does;
+  no ranking, no path).
+
+Index upkeep: `message_append` (the service every message goes through)
+and `messages_bulk_import` (per 1,000 messages) with the index's triggers
+in place, against the same with the triggers (and PostgreSQL's GIN index)
+dropped, in alternating rounds, each inside a transaction rolled back.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+
+import wordfreq
+from django.db import connection, transaction
+
+from chatcore import services
+from chatcore.bulk import NewMessage, messages_bulk_import
+from chatcore.models import Message
+from chatcore.search import message_search
+from chatcore.search.query import STOP_WORDS
+from chatcore.search.schema import FTS_TABLE, PG_FUNCTION, PG_INDEX, TABLE
+from compaction.recall import recall_search
+from devtools.benchmarks.data import bench_data
+
+SIZE = 100_000
+GOAL_MS = 50.0
+GOAL_UPKEEP = 0.10
+VOCABULARY = 6_000
+SEED = 17
+
+
+def _corpus(count: int, rng: random.Random) -> tuple[list[str], list[str]]:
+    words = wordfreq.top_n_list("en", VOCABULARY)
+    weights = [1 / (rank + 1) for rank in range(len(words))]
+    texts = []
+    for _ in range(count):
+        picked = rng.choices(words, weights=weights, k=rng.randint(8, 40))
+        texts.append(" ".join(picked).capitalize() + ".")
+    return texts, words
+
+
+def _queries(words: list[str], rng: random.Random) -> list[str]:
+    content = [w for w in words if len(w) > 3 and w.isalpha() and w not in STOP_WORDS]
+    common, middling, rare = content[40:300], content[800:2000], content[3500:]
+    queries = [rng.choice(pool) for pool in (common, middling, rare) for _ in range(7)]
+    queries += [f"{rng.choice(a)} {rng.choice(b)}" for a, b in ((common, middling), (middling, rare), (common, rare))]
+    queries += [f"{rng.choice(common)} {rng.choice(middling)}" for _ in range(12)]
+    queries += [f"{rng.choice(common)} {rng.choice(middling)} {rng.choice(rare)}" for _ in range(12)]
+    queries += [f"What did we say about the {rng.choice(middling)} and {rng.choice(rare)}?" for _ in range(12)]
+    return queries
+
+
+def _percentiles(timings: list[float]) -> tuple[float, float]:
+    ordered = sorted(timings)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def _like(channel_id: int, query: str) -> list[int]:
+    from django.db.models import Q
+
+    words = [w for w in query.lower().strip("?").split() if len(w) > 3][:3]
+    condition = Q()
+    for word in words:
+        condition |= Q(content__icontains=word)
+    return list(
+        Message.objects.filter(condition, channel_id=channel_id).order_by("-depth").values_list("pk", flat=True)[:10]
+    )
+
+
+def _timed(action, queries: list[str], rounds: int) -> list[float]:
+    timings = []
+    for _ in range(rounds):
+        for query in queries:
+            started = time.perf_counter()
+            action(query)
+            timings.append((time.perf_counter() - started) * 1000)
+    return timings
+
+
+def _index_off() -> None:
+    """Drop the index's upkeep (inside the caller's transaction, which is rolled back)."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            cursor.execute(f"DROP TRIGGER {PG_FUNCTION} ON {TABLE}")
+            cursor.execute(f"DROP INDEX {PG_INDEX}")
+        else:
+            for suffix in ("insert", "update", "delete"):
+                cursor.execute(f"DROP TRIGGER {FTS_TABLE}_{suffix}")
+
+
+def _inserts(data, texts: list[str], *, index: bool, appends: int, bulk: int) -> tuple[float, float]:
+    """ms per message_append, ms per 1,000 bulk-imported messages; nothing kept."""
+    with transaction.atomic():
+        if not index:
+            _index_off()
+        channel, _ = data.chain(2, title="search upkeep")
+        started = time.perf_counter()
+        for text in texts[:appends]:
+            services.message_append(channel=channel, user=data.user, role="user", content=text)
+        append_ms = (time.perf_counter() - started) * 1000 / appends
+        items = [NewMessage(role="user", content=t, parent=i - 1 if i else None) for i, t in enumerate(texts[:bulk])]
+        started = time.perf_counter()
+        messages_bulk_import(channel=channel, user=data.user, items=items)
+        bulk_ms = (time.perf_counter() - started) * 1000 * 1000 / bulk
+        transaction.set_rollback(True)
+    data.channels.remove(channel)
+    return append_ms, bulk_ms
+
+
+def _upkeep(data, texts: list[str], scale: float) -> dict:
+    appends, bulk = max(20, int(300 * min(scale, 1))), max(200, int(5_000 * min(scale, 1)))
+    runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+    for _ in range(3 if scale >= 0.1 else 1):
+        for index in (True, False):
+            runs[index].append(_inserts(data, texts, index=index, appends=appends, bulk=bulk))
+    on = [statistics.median(r[k] for r in runs[True]) for k in (0, 1)]
+    off = [statistics.median(r[k] for r in runs[False]) for k in (0, 1)]
+    return {
+        "append_ms_with_index": round(on[0], 3),
+        "append_ms_without_index": round(off[0], 3),
+        "append_upkeep": round(on[0] / off[0] - 1, 4),
+        "bulk_ms_per_1000_with_index": round(on[1], 1),
+        "bulk_ms_per_1000_without_index": round(off[1], 1),
+        "bulk_upkeep": round(on[1] / off[1] - 1, 4),
+    }
+
+
+def run(*, scale: float, stdout) -> dict:
+    rng = random.Random(SEED)
+    size = max(500, int(SIZE * scale))
+    texts, words = _corpus(size, rng)
+    queries = _queries(words, rng)
+    rounds = 3 if scale >= 0.1 else 1
+    with bench_data("search") as data:
+        channel, _ = data.chain(1, title="search benchmark")
+        items = [NewMessage(role="user" if i % 2 else "assistant", content=t) for i, t in enumerate(texts)]
+        for i in range(1, len(items)):
+            items[i].parent = i - 1
+        root = Message.objects.get(channel=channel)
+        started = time.perf_counter()
+        messages_bulk_import(channel=channel, user=data.user, items=items, under=root)
+        build_seconds = time.perf_counter() - started
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {TABLE}")
+        channel.refresh_from_db()
+        user = data.user
+
+        def search(query):
+            return message_search(channel=channel, user=user, query=query, limit=10)
+
+        def recall(query):
+            return recall_search(channel=channel, user=user, query=query, limit=10)
+
+        for query in queries[:5]:
+            search(query), recall(query), _like(channel.pk, query)  # warm caches
+        found = sum(1 for q in queries if search(q).hits)
+        timings = {
+            "search": _timed(search, queries, rounds),
+            "recall": _timed(recall, queries, rounds),
+            "like": _timed(lambda q: _like(channel.pk, q), queries, 1),
+        }
+        upkeep = _upkeep(data, texts, scale)
+    figures: dict = {"messages": size + 1, "queries": len(queries), "queries_with_results": found}
+    for name, values in timings.items():
+        p50, p95 = _percentiles(values)
+        figures[f"{name}_p50_ms"], figures[f"{name}_p95_ms"] = round(p50, 2), round(p95, 2)
+    figures.update(upkeep)
+    figures["build_seconds"] = round(build_seconds, 1)
+    figures["meets_goal"] = figures["recall_p95_ms"] <= GOAL_MS and max(upkeep["append_upkeep"], 0) <= GOAL_UPKEEP
+    _print(stdout, figures, connection.vendor)
+    return figures
+
+
+def _print(stdout, f: dict, vendor: str) -> None:
+    write = stdout.write
+    write(f"search: {f['messages']:,} messages on one path ({vendor}), {f['queries']} queries, ms\n")
+    write(f"  {'':<34}{'p50':>9}{'p95':>9}\n")
+    write(f"  {'message_search (find + rank)':<34}{f['search_p50_ms']:>9.2f}{f['search_p95_ms']:>9.2f}\n")
+    write(f"  {'recall_search (the API)':<34}{f['recall_p50_ms']:>9.2f}{f['recall_p95_ms']:>9.2f}\n")
+    write(f"  {'LIKE %word% scan (baseline)':<34}{f['like_p50_ms']:>9.2f}{f['like_p95_ms']:>9.2f}\n")
+    write(
+        f"  index upkeep: message_append {f['append_ms_with_index']:.3f} ms with the index, "
+        f"{f['append_ms_without_index']:.3f} without ({f['append_upkeep']:+.1%}); bulk import per 1,000: "
+        f"{f['bulk_ms_per_1000_with_index']:.0f} ms against {f['bulk_ms_per_1000_without_index']:.0f} "
+        f"({f['bulk_upkeep']:+.1%})\n"
+    )
+    verdict = "meets" if f["meets_goal"] else "MISSES"
+    write(
+        f"  {verdict} the goals (p95 <= {GOAL_MS:g} ms, upkeep <= {GOAL_UPKEEP:.0%} of message_append); "
+        f"{f['queries_with_results']} of {f['queries']} queries found something\n"
+    )
