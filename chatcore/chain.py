@@ -65,31 +65,45 @@ def canonical_tool_calls(tool_calls: Any) -> list[list[str]]:
     return canonical
 
 
-def chain_hash(*, parent_hash: str, role: str, content: str, metadata: dict | None) -> str:
-    """The chain hash of a message in its stored form under a parent with `parent_hash`."""
-    metadata = metadata or {}
+def _framed(text: str) -> bytes:
+    data = text.encode("utf-8", "surrogatepass")
+    return len(data).to_bytes(8, "big") + data
+
+
+_NO_TOOL_FIELDS = _framed("") + _framed("")  # tool_call_id and the tool calls/parts field, both empty
+_ROLES = {role: _framed(role) for role in ("system", "user", "assistant", "tool")}
+
+
+def _tool_fields(metadata: dict) -> bytes:
     tool_calls = metadata.get("tool_calls")
     parts = metadata.get("content_parts")
-    fields = (
-        parent_hash,
-        role,
-        (content or "").strip(),
-        str(metadata.get("tool_call_id") or ""),
-        canonical_json([canonical_tool_calls(tool_calls), parts or None]) if tool_calls or parts else "",
-    )
-    digest = hashlib.sha256()
-    for field in fields:
-        data = field.encode("utf-8", "surrogatepass")
-        digest.update(len(data).to_bytes(8, "big"))
-        digest.update(data)
-    return digest.hexdigest()[:HASH_CHARS]
+    extra = canonical_json([canonical_tool_calls(tool_calls), parts or None]) if tool_calls or parts else ""
+    return _framed(str(metadata.get("tool_call_id") or "")) + _framed(extra)
+
+
+def chain_hash(*, parent_hash: str, role: str, content: str, metadata: dict | None) -> str:
+    """The chain hash of a message in its stored form under a parent with `parent_hash`.
+
+    SHA-256 over the fields (parent hash, role, stripped text, tool_call_id, canonical JSON of the tool
+    calls and content parts), each framed by its length in UTF-8 bytes so that no two field lists share a
+    digest. Called once per incoming message on every gateway call, hence the precomputed frames.
+    """
+    tail = _tool_fields(metadata) if metadata else _NO_TOOL_FIELDS
+    body = _framed(parent_hash) + (_ROLES.get(role) or _framed(role)) + _framed((content or "").strip()) + tail
+    return hashlib.sha256(body).hexdigest()[:HASH_CHARS]
 
 
 def chain_hashes(*, owner_id: int, messages: list[tuple[str, str, dict | None]]) -> list[str]:
-    """Hashes of a path given root first as (role, content, metadata) in stored form."""
+    """Hashes of a path given root first as (role, content, metadata) in stored form (what `chain_hash`
+    gives one by one, in a loop kept tight: the gateway runs it over every message of every call)."""
     hashes: list[str] = []
-    parent = chain_seed(owner_id)
+    parent = _framed(chain_seed(owner_id))
+    sha256, roles, no_tool_fields, hash_frame = hashlib.sha256, _ROLES, _NO_TOOL_FIELDS, HASH_CHARS.to_bytes(8, "big")
     for role, content, metadata in messages:
-        parent = chain_hash(parent_hash=parent, role=role, content=content, metadata=metadata)
-        hashes.append(parent)
+        text = (content or "").strip().encode("utf-8", "surrogatepass")
+        tail = _tool_fields(metadata) if metadata else no_tool_fields
+        role_frame = roles.get(role) or _framed(role)
+        digest = sha256(parent + role_frame + len(text).to_bytes(8, "big") + text + tail).hexdigest()[:HASH_CHARS]
+        hashes.append(digest)
+        parent = hash_frame + digest.encode()
     return hashes

@@ -18,6 +18,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("chatcore.api.urls")),
     path("api/", include("compaction.api.urls")),
+    path("v1/", include("compaction.gateway.urls")),  # the OpenAI-compatible gateway
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("compaction.urls")),

@@ -22,6 +22,7 @@ REGISTRY: dict[str, str] = {
     "serving": "devtools.benchmarks.serving",
     "dashboard": "devtools.benchmarks.dashboard",
     "search": "devtools.benchmarks.search",
+    "gateway": "devtools.benchmarks.gateway",
 }
 
 

@@ -1,4 +1,4 @@
-"""Importing recorded conversations as channels (for now: the LoCoMo format).
+"""LoCoMo conversations (Maharana et al., ACL 2024), as the fidelity benchmark reads them.
 
 One message per turn: the first speaker (`speaker_a`) is the `user`, the
 second the `assistant`; each message keeps its speaker's name, its LoCoMo
@@ -20,14 +20,9 @@ import dataclasses
 import datetime as dt
 import re
 
-from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import transaction
 
-from chatcore import services as chatcore_services
-from chatcore.models import Channel, Message
-
-FORMATS = ("locomo",)
+from compaction.imports.tree import ImportedConversation, ImportedMessage
 
 _SESSION_RE = re.compile(r"^session_(\d+)$")
 _DATE_RE = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.I)
@@ -88,24 +83,19 @@ def locomo_turns(data: dict) -> list[Turn]:
     return turns
 
 
-@transaction.atomic
-def conversation_import(*, owner: User, data: dict, format: str = "locomo", title: str | None = None) -> Channel:
-    """A new channel of `owner` holding the conversation, one message per turn, all or nothing."""
-    if format not in FORMATS:
-        raise ValidationError({"format": f"Format must be one of: {', '.join(FORMATS)}."})
+def locomo_conversations(data: dict) -> list[ImportedConversation]:
+    """One conversation, one message per turn, in order."""
     turns = locomo_turns(data)
-    channel = chatcore_services.channel_create(
-        owner=owner, title=title or f"{data['speaker_a']} and {data['speaker_b']} (LoCoMo)"
-    )
-    for turn in turns:
-        chatcore_services.message_append(
-            channel=channel,
-            user=owner,
+    messages = [
+        ImportedMessage(
+            key=f"turn-{index}",  # dia_ids are not always unique in the published files
+            parent=f"turn-{index - 1}" if index else None,
             role=turn.role,
             content=turn.text,
             created_at=turn.created_at,
-            metadata={"speaker": turn.speaker, "source": "locomo", "turn_id": turn.turn_id, "session": turn.session},
-            author=owner if turn.role == Message.Role.USER else None,
+            metadata={"speaker": turn.speaker, "turn_id": turn.turn_id, "session": turn.session},
         )
-    channel.refresh_from_db()
-    return channel
+        for index, turn in enumerate(turns)
+    ]
+    label = f"{data['speaker_a']} and {data['speaker_b']} (LoCoMo)"
+    return [ImportedConversation(title=label, messages=messages, label=label)]

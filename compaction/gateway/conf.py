@@ -1,0 +1,38 @@
+"""Knobs of the OpenAI-compatible gateway, each overridable in Django settings.
+
+GATEWAY_MAX_REQUEST_BYTES (32 MiB): largest request body accepted (clients
+    resend whole histories: 10,000 messages are about 2 MB).
+GATEWAY_OUTPUT_RESERVE_SHARE (0.125): share of the model's context window
+    kept free for the answer when the request names no `max_tokens` /
+    `max_completion_tokens` (capped at the model's `max_output_tokens`).
+GATEWAY_TAIL_PROBE (8): how many of the newest incoming hashes the first
+    lookup tries; a client that adds a turn to what it was answered is found
+    by it, an edit further back takes one more lookup over every hash.
+GATEWAY_LOOKUP_CHUNK (10,000): hashes per query in that second lookup
+    (PostgreSQL takes at most 65,535 parameters, SQLite 32,766).
+GATEWAY_COMPACT_ATTEMPTS (6): inline compactions tried for one call before
+    answering 400 `context_length_exceeded` (each summarises what the
+    summarizing model can read; a long stretch may take several).
+GATEWAY_LEASE_WAIT_SECONDS (60): how long a call waits for a compaction of
+    its channel that another process holds before answering 503.
+"""
+
+from typing import Any
+
+from django.conf import settings
+
+_DEFAULTS: dict[str, Any] = {
+    "MAX_REQUEST_BYTES": 32 * 1024 * 1024,
+    "OUTPUT_RESERVE_SHARE": 0.125,
+    "TAIL_PROBE": 8,
+    "LOOKUP_CHUNK": 10_000,
+    "COMPACT_ATTEMPTS": 6,
+    "LEASE_WAIT_SECONDS": 60.0,
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Read at each use, so that a changed setting (a test's, a deployment's) applies without a re-import."""
+    if name in _DEFAULTS:
+        return getattr(settings, f"GATEWAY_{name}", _DEFAULTS[name])
+    raise AttributeError(name)

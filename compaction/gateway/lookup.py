@@ -1,0 +1,51 @@
+"""Where a resent history meets the stored tree (invariant 12).
+
+Chain hashes have the prefix property: a stored message with the hash of
+the incoming history's k-th message has exactly the incoming messages 0..k
+as its path. So the deepest stored match is the deepest incoming hash that
+exists, and existence is monotone along the incoming list (if message k is
+stored, so are 0..k-1).
+
+The usual call resends what it was answered plus one new turn, so the first
+query tries only the newest few hashes: one indexed lookup. When none of
+them is stored (the client edited or dropped a turn further back, or this
+is a new conversation), one more query takes every hash (in chunks from the
+newest, which the monotone property allows to stop at the first hit).
+"""
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from chatcore.models import Message
+from compaction.gateway import conf
+
+
+def _deepest(queryset, hashes: list[str]) -> Message | None:
+    return (
+        queryset.filter(chain_hash__in=hashes)
+        .select_related("channel", "channel__model", "channel__persona")
+        .order_by("-depth", "-id")
+        .first()
+    )
+
+
+def deepest_match(*, user: AbstractBaseUser, hashes: list[str], channel_id: int | None = None) -> Message | None:
+    """The user's deepest stored message on the incoming chain (in `channel_id` when pinned), or None.
+
+    Among equal matches (the same opening in two channels) the newest wins: the conversation the client
+    most likely continues. Deleted channels are never matched.
+    """
+    if not hashes:
+        return None
+    queryset = Message.objects.filter(channel__owner=user, channel__deleted_at__isnull=True)
+    if channel_id is not None:
+        queryset = queryset.filter(channel_id=channel_id)
+    tail = hashes[-conf.TAIL_PROBE :]
+    found = _deepest(queryset, tail)
+    if found is not None or len(hashes) <= len(tail):
+        return found
+    rest = hashes[: -len(tail)]
+    for end in range(len(rest), 0, -conf.LOOKUP_CHUNK):
+        found = _deepest(queryset, rest[max(0, end - conf.LOOKUP_CHUNK) : end])
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,244 @@
+"""The OpenAI Chat Completions protocol: what a request may hold and how its
+messages map onto our stored form, and the error objects clients expect.
+
+A message's stored form is what `message_append` keeps and what its chain
+hash digests: text in `content`; `tool_calls` and `tool_call_id` in
+metadata; a list content that holds only text parts becomes that text,
+joined by newlines; one with images, audio or files keeps the parts as they
+came in `metadata.content_parts` (sent upstream unchanged) and a text with a
+placeholder per part in `content` (what people and summarizers read).
+"""
+
+import dataclasses
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+from chatcore.models import Message
+
+# Sent upstream as the client gave them; anything else the client sends is ignored, never forwarded.
+PASSTHROUGH = (
+    "frequency_penalty",
+    "logit_bias",
+    "logprobs",
+    "max_completion_tokens",
+    "max_tokens",
+    "modalities",
+    "parallel_tool_calls",
+    "prediction",
+    "presence_penalty",
+    "reasoning_effort",
+    "response_format",
+    "seed",
+    "service_tier",
+    "stop",
+    "temperature",
+    "tool_choice",
+    "tools",
+    "top_logprobs",
+    "top_p",
+    "user",
+    "verbosity",
+)
+ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
+
+
+class ProtocolError(Exception):
+    """An error object of the OpenAI protocol: {"error": {"message", "type", "param", "code"}} with a status."""
+
+    def __init__(
+        self, message: str, *, status: int = 400, type: str = "invalid_request_error", code: str | None = None,
+        param: str | None = None, headers: dict | None = None,
+    ):  # fmt: skip
+        super().__init__(message)
+        self.message, self.status, self.type, self.code, self.param = message, status, type, code, param
+        self.headers = headers or {}
+
+    def body(self) -> dict:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+
+@dataclasses.dataclass(slots=True)
+class StoredForm:
+    role: str
+    content: str
+    metadata: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class CompletionRequest:
+    model: str
+    messages: list[StoredForm]
+    params: dict
+    stream: bool
+    include_usage: bool
+    channel_id: int | None
+
+
+def _invalid(message: str, param: str) -> ProtocolError:
+    return ProtocolError(message, param=param, code="invalid_value")
+
+
+def _part_placeholder(part: dict) -> str:
+    kind = str(part.get("type") or "unknown")
+    if kind == "image_url":
+        return "[image]"
+    if kind == "input_audio":
+        return "[audio]"
+    if kind == "file":
+        name = (part.get("file") or {}).get("filename") if isinstance(part.get("file"), dict) else None
+        return f"[file: {name}]" if name else "[file]"
+    return f"[{kind} content]"
+
+
+def _content(value: Any, param: str) -> tuple[str, list | None]:
+    """(text, parts to keep or None) of a message's `content`."""
+    if value is None:
+        return "", None
+    if isinstance(value, str):
+        return value, None
+    if not isinstance(value, list):
+        raise _invalid("content must be a string or an array of content parts.", param)
+    texts, media = [], False
+    for index, part in enumerate(value):
+        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+            raise _invalid("Each content part must be an object with a type.", f"{param}[{index}]")
+        if part["type"] in ("text", "refusal"):
+            text = part.get(part["type"])
+            if not isinstance(text, str):
+                raise _invalid(f"A {part['type']} part needs a string '{part['type']}'.", f"{param}[{index}]")
+            texts.append(text)
+        else:
+            media = True
+            texts.append(_part_placeholder(part))
+    return "\n".join(texts), (value if media else None)
+
+
+def _tool_calls(value: Any, param: str) -> list[dict]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _invalid("tool_calls must be an array.", param)
+    calls = []
+    for index, call in enumerate(value):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str) or not call.get("id"):
+            raise _invalid("Each tool call needs an id and a function with a name.", f"{param}[{index}]")
+        arguments = function.get("arguments")
+        calls.append(
+            {
+                "id": str(call["id"]),
+                "type": str(call.get("type") or "function"),
+                "function": {"name": function["name"], "arguments": arguments if arguments is not None else ""},
+            }
+        )
+    return calls
+
+
+_PLAIN_ROLES = {"system", "user", "assistant"}
+
+
+def stored_form(raw: Any, index: int) -> StoredForm:
+    """One incoming message in the form we store and hash."""
+    # Most of a resent history is plain text turns: read them without the general path's checks.
+    if type(raw) is dict and len(raw) == 2 and raw.get("role") in _PLAIN_ROLES:
+        content = raw.get("content")
+        if type(content) is str and content.strip():
+            return StoredForm(raw["role"], content, {})
+    param = f"messages[{index}]"
+    if not isinstance(raw, dict):
+        raise _invalid("Each message must be an object.", param)
+    role = raw.get("role")
+    if role == "function" or raw.get("function_call"):
+        raise _invalid("Legacy function messages are not supported: use tools and tool_calls.", param)
+    if role not in ROLES:
+        raise _invalid(f"Unknown role {role!r}: use system, developer, user, assistant or tool.", f"{param}.role")
+    text, parts = _content(raw.get("content"), f"{param}.content")
+    if not text and isinstance(raw.get("refusal"), str):  # an assistant's refusal, resent as the client got it
+        text = raw["refusal"]
+    metadata: dict = {}
+    if parts is not None:
+        metadata["content_parts"] = parts
+    if role == "assistant":
+        calls = _tool_calls(raw.get("tool_calls"), f"{param}.tool_calls")
+        if calls:
+            metadata["tool_calls"] = calls
+    if role == "tool":
+        if not raw.get("tool_call_id"):
+            raise _invalid("A tool message needs the tool_call_id it answers.", f"{param}.tool_call_id")
+        metadata["tool_call_id"] = str(raw["tool_call_id"])
+    if isinstance(raw.get("name"), str) and raw["name"]:
+        metadata["name"] = raw["name"]
+    if role == "developer":
+        metadata["openai_role"] = "developer"
+    if not text.strip() and not metadata.get("tool_calls"):
+        raise _invalid("A message's content may not be empty.", f"{param}.content")
+    return StoredForm(ROLES[role], text, metadata)
+
+
+def _channel_id(payload: dict, header: str | None) -> int | None:
+    metadata = payload.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise _invalid("metadata must be an object of strings.", "metadata")
+    value = header or (metadata or {}).get("channel_id")
+    if value in (None, ""):
+        return None
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise _invalid(f"The channel id {value!r} is not a number.", "metadata.channel_id") from None
+
+
+def completion_request(payload: Any, *, channel_header: str | None = None) -> CompletionRequest:
+    """Validate a `POST /v1/chat/completions` body; ProtocolError (400) names the offending field."""
+    if not isinstance(payload, dict):
+        raise ProtocolError("The request body must be a JSON object.")
+    model = payload.get("model")
+    if not isinstance(model, str) or not model:
+        raise ProtocolError("You must provide a model parameter.", param="model", code="missing_required_parameter")
+    raw_messages = payload.get("messages")
+    if not isinstance(raw_messages, list) or not raw_messages:
+        raise ProtocolError("messages must be a non-empty array.", param="messages", code="invalid_value")
+    if payload.get("n") not in (None, 1):
+        raise _invalid("Only n=1 is supported: one conversation, one reply.", "n")
+    stream = payload.get("stream") or False
+    if not isinstance(stream, bool):
+        raise _invalid("stream must be true or false.", "stream")
+    options = payload.get("stream_options") or {}
+    if not isinstance(options, dict):
+        raise _invalid("stream_options must be an object.", "stream_options")
+    messages = [stored_form(raw, index) for index, raw in enumerate(raw_messages)]
+    params = {name: payload[name] for name in PASSTHROUGH if payload.get(name) is not None}
+    if "tools" in params and not isinstance(params["tools"], list):
+        raise _invalid("tools must be an array.", "tools")
+    return CompletionRequest(
+        model=model,
+        messages=messages,
+        params=params,
+        stream=stream,
+        include_usage=bool(options.get("include_usage")),
+        channel_id=_channel_id(payload, channel_header),
+    )
+
+
+def error_from_validation(error: ValidationError) -> ProtocolError:
+    """A service's ValidationError as a 400 error object naming the field."""
+    if hasattr(error, "error_dict"):
+        field, errors = next(iter(error.error_dict.items()))
+        return ProtocolError(f"{field}: {errors[0].messages[0]}", param=field, code="invalid_value")
+    return ProtocolError(error.messages[0] if error.messages else "Invalid request.", code="invalid_value")
+
+
+def message_as_openai(message: Message) -> dict:
+    """A stored message as a client would have sent it (the export uses this too)."""
+    metadata = message.metadata or {}
+    role = metadata.get("openai_role") or message.role
+    item: dict = {"role": role, "content": metadata.get("content_parts") or message.content}
+    if message.role == Message.Role.ASSISTANT and metadata.get("tool_calls"):
+        item["tool_calls"] = metadata["tool_calls"]
+        item["content"] = message.content or None
+    if message.role == Message.Role.TOOL and metadata.get("tool_call_id"):
+        item["tool_call_id"] = metadata["tool_call_id"]
+    if metadata.get("name") and message.role != Message.Role.TOOL:
+        item["name"] = metadata["name"]
+    return item

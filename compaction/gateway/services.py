@@ -1,0 +1,243 @@
+"""Use cases of the gateway: place a resent history on the tree, make our
+context for its leaf fit the model's window (compacting inline if it must),
+and store the model's answer.
+"""
+
+import dataclasses
+import logging
+import time
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from chatcore import conf as chatcore_conf
+from chatcore import selectors as chatcore_selectors
+from chatcore import services as chatcore_services
+from chatcore.bulk import NewMessage, messages_bulk_import
+from chatcore.chain import canonical_json, chain_hashes
+from chatcore.context import AssembledContext, context_assemble
+from chatcore.errors import Conflict, ModelCallFailed, NotFound, Unprocessable
+from chatcore.llm_chat import ChatTurn
+from chatcore.models import Channel, LLMModel, Message, Summary
+from chatcore.replies import reply_store
+from chatcore.tokens import count_tokens
+from compaction.gateway import conf
+from compaction.gateway.lookup import deepest_match
+from compaction.gateway.protocol import CompletionRequest, ProtocolError, StoredForm
+from compaction.services import channel_compact
+
+logger = logging.getLogger(__name__)
+
+KEEP_STEPS = (None, 2, 1)  # the profile's keep_recent, then fewer; never 0: the newest turn is the question
+
+
+@dataclasses.dataclass
+class Turn:
+    """A call placed on the tree: the leaf to answer and the context that will be sent for it."""
+
+    channel: Channel
+    leaf: Message
+    model: LLMModel
+    assembled: AssembledContext
+    params: dict
+    prompt_tokens: int  # our count of what goes upstream: the context plus the tools' definitions
+    created: bool
+    appended: int
+    timings: dict[str, float] = dataclasses.field(default_factory=dict)  # milliseconds, for Server-Timing
+
+    @property
+    def summary_id(self) -> int | None:
+        return self.assembled.summary.pk if self.assembled.summary else None
+
+
+def model_for_request(*, name: str) -> LLMModel:
+    model = chatcore_selectors.llm_models_active().filter(name=name).first()
+    if model is None:
+        raise ProtocolError(
+            f"The model `{name}` does not exist or is not active: GET /v1/models lists the models you can use.",
+            status=404,
+            param="model",
+            code="model_not_found",
+        )
+    return model
+
+
+def _title(messages: list[StoredForm]) -> str:
+    text = next((m.content for m in messages if m.role == Message.Role.USER), "") or messages[0].content
+    text = " ".join(text.split())
+    return (text[:60] + "…" if len(text) > 60 else text) or "API conversation"
+
+
+def _append(
+    *, user: AbstractBaseUser, channel: Channel, match: Message | None, incoming: list[StoredForm], hashes: list[str]
+) -> tuple[Message, int]:
+    """Append what is new under the match (roots of a new branch when None); the cursor goes to the leaf."""
+    start = match.depth + 1 if match is not None else 0
+    new = incoming[start:]
+    if not new:
+        chatcore_services.cursor_move(channel=channel, user=user, message_id=match.pk, exact=True)
+        return match, 0
+    items = [
+        NewMessage(
+            role=m.role,
+            content=m.content,
+            metadata=m.metadata,
+            parent=index - 1 if index else None,
+            chain_hash=hashes[start + index],
+        )
+        for index, m in enumerate(new)
+    ]
+    built = messages_bulk_import(channel=channel, user=user, items=items, under=match)
+    if match is not None and Message.objects.filter(parent=match).exclude(pk=built[0].pk).exists():
+        chatcore_services.audit_record(
+            actor=user,
+            action="gateway.branch",
+            resource=f"channel:{channel.pk}",
+            details={"parent": match.pk, "first_message": built[0].pk, "messages": len(built)},
+        )
+    return built[-1], len(built)
+
+
+@transaction.atomic
+def _place(
+    *, user: AbstractBaseUser, request: CompletionRequest, model: LLMModel, pinned: Channel | None
+) -> tuple[Channel, Message, bool, int]:
+    hashes = chain_hashes(owner_id=user.pk, messages=[(m.role, m.content, m.metadata) for m in request.messages])
+    match = deepest_match(user=user, hashes=hashes, channel_id=pinned.pk if pinned else None)
+    created = False
+    if match is not None:
+        channel = match.channel
+    elif pinned is not None:
+        channel = pinned
+    else:
+        channel = chatcore_services.channel_create(owner=user, title=_title(request.messages), model=model)
+        created = True
+    # One writer per channel from here: a concurrent identical call finds what this one appends.
+    Channel.objects.select_for_update(of=("self",)).filter(pk=channel.pk).first()
+    if not created:
+        match = deepest_match(user=user, hashes=hashes, channel_id=channel.pk)
+    if channel.model_id != model.pk:
+        channel = chatcore_services.channel_update(channel=channel, actor=user, model=model)
+    leaf, appended = _append(user=user, channel=channel, match=match, incoming=request.messages, hashes=hashes)
+    return channel, leaf, created, appended
+
+
+def _limit(*, model: LLMModel, params: dict) -> tuple[int, int]:
+    """(tokens the context may take, tokens of the tools' definitions)."""
+    window = model.context_window or chatcore_conf.DEFAULT_CONTEXT_BUDGET
+    asked = params.get("max_completion_tokens") or params.get("max_tokens")
+    ceiling = model.max_output_tokens or window
+    reserve = min(int(asked), ceiling) if isinstance(asked, int) and asked > 0 else None
+    if reserve is None:
+        reserve = min(int(window * conf.OUTPUT_RESERVE_SHARE), ceiling)
+    tools = count_tokens(canonical_json(params["tools"])) if params.get("tools") else 0
+    return window - reserve - tools, tools
+
+
+def _too_long(tokens: int, limit: int, why: str) -> ProtocolError:
+    return ProtocolError(
+        f"This conversation's context needs {tokens:,} tokens and the model leaves {max(limit, 0):,} for it "
+        f"(its window minus the answer's reserve and the tools); {why}",
+        param="messages",
+        code="context_length_exceeded",
+    )
+
+
+def _fit(*, channel: Channel, user: AbstractBaseUser, leaf: Message, limit: int) -> AssembledContext:
+    """Our context for `leaf`, compacted inline (with the lease) until it fits under `limit`.
+
+    Compaction works on the owner's active path, so the cursor is put back on the leaf before each one
+    (another call of the same user may have moved it to another branch meanwhile).
+    """
+    steps, failures, compactions = list(KEEP_STEPS), 0, 0
+    deadline = time.monotonic() + conf.LEASE_WAIT_SECONDS
+    while True:
+        assembled = context_assemble(channel=channel, user=user, leaf=leaf)
+        if assembled.tokens <= limit:
+            return assembled
+        if failures >= conf.COMPACT_ATTEMPTS or compactions >= conf.COMPACT_ATTEMPTS * 20:
+            raise _too_long(assembled.tokens, limit, "compacting it did not bring it under that.")
+        chatcore_services.cursor_move(channel=channel, user=user, message_id=leaf.pk, exact=True)
+        try:
+            channel_compact(channel=channel, actor=user, trigger=Summary.Trigger.GATEWAY, keep_recent=steps[0])
+            compactions += 1
+        except Unprocessable:
+            failures += 1
+            if len(steps) == 1:
+                raise _too_long(assembled.tokens, limit, "the newest turns alone are too long.") from None
+            steps.pop(0)
+        except Conflict as error:
+            if error.code != "in_progress":  # the channel moved underneath: look again
+                failures += 1
+            elif time.monotonic() < deadline:
+                time.sleep(0.25)
+            else:
+                raise ProtocolError(
+                    "A compaction of this conversation is running; try again in a moment.",
+                    status=503,
+                    type="server_error",
+                    code="compaction_in_progress",
+                    headers={"Retry-After": "5"},
+                ) from None
+        except ModelCallFailed as error:
+            raise ProtocolError(
+                f"The conversation had to be compacted to fit the model's window, and that failed: {error.message}",
+                status=502,
+                type="server_error",
+                code="compaction_failed",
+            ) from None
+
+
+def turn_prepare(*, user: AbstractBaseUser, request: CompletionRequest) -> Turn:
+    """Place the request's history on the tree and make our context for its leaf fit the model."""
+    model = model_for_request(name=request.model)
+    pinned = None
+    if request.channel_id is not None:
+        try:
+            pinned = chatcore_selectors.channel_get(user=user, channel_id=request.channel_id)
+        except NotFound:
+            raise ProtocolError(
+                f"No channel {request.channel_id} of yours.", status=404, param="channel_id", code="channel_not_found"
+            ) from None
+    started = time.perf_counter()
+    channel, leaf, created, appended = _place(user=user, request=request, model=model, pinned=pinned)
+    placed = time.perf_counter()
+    limit, tools_tokens = _limit(model=model, params=request.params)
+    assembled = _fit(channel=channel, user=user, leaf=leaf, limit=limit)
+    timings = {"place": (placed - started) * 1000, "fit": (time.perf_counter() - placed) * 1000}
+    return Turn(
+        channel, leaf, model, assembled, request.params, assembled.tokens + tools_tokens, created, appended, timings
+    )
+
+
+def turn_reply_store(*, user: AbstractBaseUser, turn: Turn, result: ChatTurn, interrupted: bool = False) -> Message:
+    """The model's answer under the turn's leaf, announced like any reply."""
+    extra: dict = {"finish_reason": result.finish_reason, "source": "gateway"}
+    if result.tool_calls:
+        extra["tool_calls"] = result.tool_calls
+    if result.offline:
+        extra["offline"] = True
+    if interrupted:
+        extra["interrupted"] = True
+    return reply_store(
+        channel=turn.channel,
+        user=user,
+        parent=turn.leaf,
+        content=result.content,
+        model=result.model,
+        used_fallback=result.used_fallback,
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
+        prompt_tokens_estimate=turn.prompt_tokens,
+        extra=extra,
+    )
+
+
+def upstream_error(error: ModelCallFailed) -> ProtocolError:
+    """What the client is told when the model call failed (usage rows say what each attempt did)."""
+    status = error.extra.get("status")
+    if status == 429:
+        return ProtocolError(error.message, status=429, type="requests", code="rate_limit_exceeded")
+    if status in (400, 404, 413, 422):
+        return ProtocolError(f"The model's provider refused the request: {error.message}", code="upstream_rejected")
+    return ProtocolError(error.message, status=502, type="server_error", code="upstream_error")

@@ -1,0 +1,216 @@
+"""HTTP side of the gateway: thin views that speak the OpenAI protocol.
+
+Plain Django views, not DRF: the protocol's error objects
+({"error": {"message", "type", "param", "code"}}) and its event stream are
+not our REST API's, so the project's DRF exception handler stays the one
+for /api/ and these map errors themselves (`_error_response`).
+"""
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterator
+
+from asgiref.sync import sync_to_async
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.core.handlers.asgi import ASGIRequest
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from chatcore import selectors as chatcore_selectors
+from chatcore.errors import ModelCallFailed, ServiceError
+from chatcore.llm_chat import ChatTurn, allm_chat
+from chatcore.llm_stream import ChatStream
+from chatcore.throttling import ExpensiveRateThrottle
+from compaction.gateway import conf
+from compaction.gateway.auth import gateway_user
+from compaction.gateway.protocol import CompletionRequest, ProtocolError, completion_request, error_from_validation
+from compaction.gateway.services import Turn, model_for_request, turn_prepare, turn_reply_store, upstream_error
+from compaction.gateway.streaming import completion_events
+
+logger = logging.getLogger(__name__)
+
+
+def _error_response(error: ProtocolError) -> JsonResponse:
+    response = JsonResponse(error.body(), status=error.status)
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
+
+
+def _service_error(error: ServiceError) -> ProtocolError:
+    kinds = {401: "invalid_request_error", 404: "invalid_request_error", 429: "requests"}
+    kind = kinds.get(error.status_code, "server_error" if error.status_code >= 500 else "invalid_request_error")
+    return ProtocolError(error.message, status=error.status_code, type=kind, code=error.code)
+
+
+def protocol_view(methods: tuple[str, ...]) -> Callable:
+    """Method check, errors as the protocol's objects, CSRF off (token-authenticated, no cookies)."""
+
+    def decorate(view: Callable) -> Callable:
+        async def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            try:
+                if request.method not in methods:
+                    raise ProtocolError(f"Method {request.method} is not allowed here.", status=405)
+                return await view(request, *args, **kwargs)
+            except ProtocolError as error:
+                return _error_response(error)
+            except ModelCallFailed as error:
+                return _error_response(upstream_error(error))
+            except ServiceError as error:
+                return _error_response(_service_error(error))
+            except ValidationError as error:
+                return _error_response(error_from_validation(error))
+            except Exception:  # a bug or an outage: logged with its traceback, answered in the protocol's shape
+                logger.exception("gateway: %s %s failed", request.method, request.path)
+                return _error_response(
+                    ProtocolError(
+                        "The server had an error while processing your request.", status=500, type="server_error"
+                    )
+                )
+
+        wrapped.__name__ = view.__name__
+        wrapped.__doc__ = view.__doc__
+        return csrf_exempt(wrapped)
+
+    return decorate
+
+
+def _throttle(request: HttpRequest) -> None:
+    throttle = ExpensiveRateThrottle()
+    if not throttle.allow_request(request, None):
+        wait = int(throttle.wait() or 1)
+        raise ProtocolError(
+            f"Rate limit reached for model calls; try again in {wait} s.",
+            status=429,
+            type="requests",
+            code="rate_limit_exceeded",
+            headers={"Retry-After": str(wait)},
+        )
+
+
+def _payload(request: HttpRequest) -> dict:
+    length = int(request.META.get("CONTENT_LENGTH") or 0)
+    if length > conf.MAX_REQUEST_BYTES:
+        raise ProtocolError(
+            f"The request is {length:,} bytes; at most {conf.MAX_REQUEST_BYTES:,} are accepted.",
+            status=413,
+            code="request_too_large",
+        )
+    try:
+        return json.loads(request.read(conf.MAX_REQUEST_BYTES + 1) or b"null")
+    except ValueError as error:
+        raise ProtocolError(f"The request body is not valid JSON: {error}.", code="invalid_json") from None
+
+
+def turn_headers(turn: Turn) -> dict[str, str]:
+    headers = {"X-Channel-Id": str(turn.channel.pk), "X-Context-Tokens": str(turn.prompt_tokens)}
+    if turn.summary_id is not None:
+        headers["X-Compaction-Summary-Id"] = str(turn.summary_id)
+    # Where the time went (ms), for browsers' devtools and the gateway benchmark.
+    headers["Server-Timing"] = ", ".join(f"{name};dur={value:.2f}" for name, value in turn.timings.items())
+    return headers
+
+
+def _prepare(request: HttpRequest) -> tuple[AbstractBaseUser, CompletionRequest, Turn]:
+    """Everything before the model call, in one trip to a thread: auth, limits, parsing, the tree."""
+    started, cpu = time.perf_counter(), time.thread_time()
+    user = gateway_user(request)
+    request.user = user
+    _throttle(request)
+    completion = completion_request(_payload(request), channel_header=request.headers.get("X-Channel-Id"))
+    parsed = time.perf_counter()
+    turn = turn_prepare(user=user, request=completion)
+    turn.timings = {"parse": (parsed - started) * 1000, **turn.timings}
+    turn.timings["prepare_cpu"] = (time.thread_time() - cpu) * 1000
+    return user, completion, turn
+
+
+def _completion_body(*, turn: Turn, result: ChatTurn) -> dict:
+    message: dict = {"role": "assistant", "content": result.content or None, "refusal": None, "annotations": []}
+    if result.tool_calls:
+        message["tool_calls"] = result.tool_calls
+    prompt_tokens = result.input_tokens or turn.prompt_tokens
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": result.model,
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": result.finish_reason}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": result.output_tokens,
+            "total_tokens": prompt_tokens + result.output_tokens,
+        },
+        "service_tier": None,
+        "system_fingerprint": None,
+    }
+
+
+@protocol_view(("POST",))
+async def chat_completions(request: HttpRequest) -> HttpResponse:
+    """POST /v1/chat/completions: the OpenAI Chat Completions call, on our tree, with compaction."""
+    started, cpu = time.perf_counter(), time.process_time()
+    user, completion, turn = await sync_to_async(_prepare)(request)
+    turn.timings["prepare"] = (time.perf_counter() - started) * 1000
+    call = {
+        "messages": turn.assembled.messages,
+        "user": user,
+        "channel": turn.channel,
+        "params": turn.params,
+        "trigger": "gateway",
+        "override": turn.model,
+    }
+    if not completion.stream:
+        called = time.perf_counter()
+        result = await allm_chat(**call)
+        stored = time.perf_counter()
+        await sync_to_async(turn_reply_store)(user=user, turn=turn, result=result)
+        finished = time.perf_counter()
+        turn.timings |= {"upstream": (stored - called) * 1000, "store": (finished - stored) * 1000}
+        turn.timings["total"] = (finished - started) * 1000
+        turn.timings["cpu"] = (time.process_time() - cpu) * 1000  # the server process's, this request's when alone
+        return JsonResponse(_completion_body(turn=turn, result=result), headers=turn_headers(turn))
+    stream = ChatStream(**call)
+    await stream.start()
+    events = completion_events(user=user, turn=turn, stream=stream, include_usage=completion.include_usage)
+    if not isinstance(request, ASGIRequest):
+        # A WSGI server (runserver) cannot stream an async iterator: the events go out together at the end.
+        events = _buffered([event async for event in events])
+    response = StreamingHttpResponse(events, content_type="text/event-stream", headers=turn_headers(turn))
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx: pass the events through as they come
+    return response
+
+
+def _buffered(events: list[bytes]) -> Iterator[bytes]:
+    yield from events
+
+
+def _model_object(name: str) -> dict:
+    return {"id": name, "object": "model", "created": 0, "owned_by": "compaction-for-django"}
+
+
+def _model_names(request: HttpRequest) -> list[str]:
+    gateway_user(request)
+    return list(chatcore_selectors.llm_models_active().values_list("name", flat=True))
+
+
+@protocol_view(("GET",))
+async def models_list(request: HttpRequest) -> HttpResponse:
+    """GET /v1/models: the active models of the catalogue."""
+    names = await sync_to_async(_model_names)(request)
+    return JsonResponse({"object": "list", "data": [_model_object(name) for name in names]})
+
+
+def _model_named(request: HttpRequest, name: str) -> str:
+    gateway_user(request)
+    return model_for_request(name=name).name
+
+
+@protocol_view(("GET",))
+async def model_detail(request: HttpRequest, name: str) -> HttpResponse:
+    """GET /v1/models/{name}."""
+    return JsonResponse(_model_object(await sync_to_async(_model_named)(request, name)))

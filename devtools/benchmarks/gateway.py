@@ -1,0 +1,211 @@
+"""Gateway: the official `openai` client resends a growing conversation to
+/v1/chat/completions, as OpenAI clients do, until it holds 10,000 messages
+(about 2 MB of JSON per request at the end).
+
+The production ASGI server (uvicorn, one process) runs on a throwaway
+database of its own in front of the loopback model server, with a model
+whose window is 8,000 tokens, so the gateway compacts inline (with the
+offline summarizer) whenever a call would not fit. For each request the
+client's wall time is taken, and the server reports in its Server-Timing
+header how long the upstream call took; the difference is the time the
+server adds. Near each checkpoint of the history's length, the floor is
+measured in the same run: parsing the very request body that was sent and
+hashing its messages into their chain (what any server that identifies a
+resent history must do at least). The upstream prompt's tokens are counted
+as the model received them.
+"""
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+
+from chatcore import conf as chatcore_conf
+from chatcore.chain import chain_hashes
+from devtools.loopback_llm import LoopbackLLM, Reply
+from chatcore.models import LLMModel, Summary
+from chatcore.tokens import count_tokens
+from devtools.benchmarks.databases import database_close, database_open, database_url
+from compaction.gateway.protocol import completion_request
+
+ALIAS = "compaction_bench_gw"
+ROOT = Path(__file__).resolve().parents[2]
+WINDOW = 8_000
+MESSAGES = 10_000
+CHECKPOINTS = (100, 1_000, 2_000, 5_000, 10_000)
+SAMPLE = 25  # calls measured just before each checkpoint
+GOAL_MS = 60.0
+MODEL = "bench-gateway"
+WORDS = "the quarterly plan covers budgets staffing the venue a backup date and the supplier contracts".split()
+
+
+def _user_text(turn: int) -> str:
+    """About 170 characters, so that 10,000 messages make about 2 MB of JSON."""
+    words = " ".join(WORDS[(turn + i) % len(WORDS)] for i in range(22))
+    return f"Turn {turn}: {words} item {turn * 7}."
+
+
+def _upstream_tokens(request: dict) -> int:
+    total = 0
+    for message in request["messages"]:
+        content = message.get("content") or ""
+        total += count_tokens(content if isinstance(content, str) else json.dumps(content))
+        total += chatcore_conf.MESSAGE_OVERHEAD_TOKENS
+    return total
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _server(config: dict, port: int, log: Path) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(config),
+        "THROTTLE_EXPENSIVE_RATE": "",
+        "DEBUG": "false",
+        "SECRET_KEY": "gateway-benchmark",
+        "SECURE_SSL_REDIRECT": "false",
+        "LOG_LEVEL": "WARNING",
+    }
+    command = [sys.executable, "-m", "uvicorn", "project.asgi:application", "--host", "127.0.0.1"]
+    command += ["--port", str(port), "--log-level", "warning", "--lifespan", "off"]
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError(f"uvicorn exited: {log.read_text(errors='replace')[-2000:]}") from None
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("uvicorn did not start in 30 s")
+
+
+def _timings(header: str) -> dict[str, float]:
+    result = {}
+    for item in header.split(","):
+        name, _, duration = item.strip().partition(";dur=")
+        if duration:
+            result[name] = float(duration)
+    return result
+
+
+def _floor_ms(body: bytes, owner_id: int) -> float:
+    """Parse the request body and hash its messages: median of three."""
+    runs = []
+    for _ in range(3):
+        started = time.perf_counter()
+        request = completion_request(json.loads(body))
+        chain_hashes(owner_id=owner_id, messages=[(m.role, m.content, m.metadata) for m in request.messages])
+        runs.append((time.perf_counter() - started) * 1000)
+    return statistics.median(runs)
+
+
+def _setup(llm_url: str) -> tuple[str, int]:
+    user = get_user_model().objects.db_manager(ALIAS).create(username="gateway-bench")
+    LLMModel.objects.using(ALIAS).create(
+        name=MODEL, base_url=llm_url, api_key_env="", context_window=WINDOW, max_output_tokens=1_000
+    )
+    return Token.objects.using(ALIAS).create(user=user).key, user.pk
+
+
+def _converse(client, llm: LoopbackLLM, owner_id: int, total: int, checkpoints: list[int]) -> list[dict]:
+    history: list[dict] = [{"role": "system", "content": "You are the planning assistant of a small team."}]
+    samples: dict[int, list[tuple[float, float, float]]] = {c: [] for c in checkpoints}
+    rows, turn = [], 0
+    max_tokens = 0
+    while len(history) < total:
+        history.append({"role": "user", "content": _user_text(turn)})
+        started = time.perf_counter()
+        raw = client.chat.completions.with_raw_response.create(model=MODEL, messages=history)
+        wall = (time.perf_counter() - started) * 1000
+        completion = raw.parse()
+        timings = _timings(raw.headers.get("server-timing", ""))
+        history.append({"role": "assistant", "content": completion.choices[0].message.content})
+        max_tokens = max(max_tokens, _upstream_tokens(llm.requests[-1]))
+        llm.requests.clear()
+        size = len(history) - 1  # messages sent in this request
+        for checkpoint in checkpoints:
+            if checkpoint - 2 * SAMPLE < size <= checkpoint:
+                samples[checkpoint].append((wall - timings.get("upstream", 0.0), timings.get("total", 0.0), size))
+        if checkpoints and size >= checkpoints[0] - 1:
+            checkpoint = checkpoints.pop(0)
+            body = json.dumps({"model": MODEL, "messages": history[:-1]}).encode()
+            added = [s[0] for s in samples[checkpoint]]
+            server = [s[1] - timings.get("upstream", 0.0) for s in samples[checkpoint]]
+            floor = _floor_ms(body, owner_id)
+            rows.append(
+                {
+                    "messages": size,
+                    "request_kb": round(len(body) / 1024),
+                    "added_p50_ms": round(statistics.median(added), 1),
+                    "added_p95_ms": round(sorted(added)[int(len(added) * 0.95) - 1], 1),
+                    "server_p50_ms": round(statistics.median(server), 1),
+                    "floor_ms": round(floor, 1),
+                    "ratio": round(statistics.median(added) / floor, 2),
+                    "upstream_tokens_max": max_tokens,
+                }
+            )
+            max_tokens = 0
+        turn += 1
+    return rows
+
+
+def run(*, scale: float, stdout) -> dict:
+    import openai
+
+    total = max(200, int(MESSAGES * scale))
+    checkpoints = sorted({min(total, max(100, int(c * scale))) for c in CHECKPOINTS})
+    config = database_open(ALIAS)
+    port = _free_port()
+    log = Path(config["NAME"] if config["ENGINE"].endswith("sqlite3") else "/tmp/x").with_suffix(".uvicorn.log")
+    try:
+        with LoopbackLLM(
+            responder=lambda request: Reply(content=f"Noted: {request['messages'][-1]['content'][:40]}")
+        ) as llm:
+            token, owner_id = _setup(llm.url)
+            server = _server(config, port, log)
+            try:
+                client = openai.OpenAI(
+                    base_url=f"http://127.0.0.1:{port}/v1", api_key=token, max_retries=0, timeout=600
+                )
+                started = time.monotonic()
+                rows = _converse(client, llm, owner_id, total, list(checkpoints))
+                elapsed = time.monotonic() - started
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
+            summaries = Summary.objects.using(ALIAS).count()
+    finally:
+        database_close(ALIAS, config)
+    load = os.getloadavg()
+    stdout.write(f"Gateway: the openai client resends a growing conversation (model window {WINDOW:,} tokens)\n")
+    stdout.write(f"  load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; {elapsed:.0f} s; {summaries} summaries\n")
+    stdout.write(
+        f"  {'messages':>9} {'request':>9} {'added p50':>10} {'added p95':>10} {'server p50':>11} "
+        f"{'floor':>8} {'ratio':>6} {'upstream tokens (max)':>22}\n"
+    )
+    for row in rows:
+        stdout.write(
+            f"  {row['messages']:>9,} {row['request_kb']:>6,} KB {row['added_p50_ms']:>7.1f} ms {row['added_p95_ms']:>7.1f} ms"
+            f" {row['server_p50_ms']:>8.1f} ms {row['floor_ms']:>5.1f} ms {row['ratio']:>6.2f} {row['upstream_tokens_max']:>22,}\n"
+        )
+    last = rows[-1]
+    verdict = "met" if last["added_p50_ms"] <= GOAL_MS else "MISSED"
+    stdout.write(
+        f"  goal: added time at {last['messages']:,} messages <= {GOAL_MS:.0f} ms p50: {verdict}; "
+        f"upstream prompt never above the window: {'met' if max(r['upstream_tokens_max'] for r in rows) <= WINDOW else 'MISSED'}\n"
+    )
+    return {"window": WINDOW, "rows": rows, "summaries": summaries, "seconds": round(elapsed, 1)}
