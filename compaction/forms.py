@@ -76,3 +76,15 @@ class DashboardFilterForm(forms.Form):
             raise forms.ValidationError(f"Choose at most {self.MAX_DAYS} days.")
         cleaned["start"], cleaned["end"] = start, end
         return cleaned
+
+
+class ImportForm(forms.Form):
+    FORMATS = [
+        ("chatgpt", "ChatGPT (conversations.json or the export ZIP)"),
+        ("claude", "Claude (conversations.json or the export ZIP)"),
+        ("openwebui", "Open WebUI (chat export JSON)"),
+        ("openai-messages", "OpenAI messages (JSON or JSON Lines)"),
+    ]
+
+    file = forms.FileField(label="Export file")
+    format = forms.ChoiceField(choices=FORMATS, label="Exported from")

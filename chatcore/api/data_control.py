@@ -4,14 +4,17 @@ Deleting a channel with all its data is `DELETE /api/channels/{id}/?purge=true`
 (see ChannelDetailView); without `purge` a delete only hides the channel.
 """
 
+from types import SimpleNamespace
+
 from django.core.exceptions import ValidationError
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.generics import GenericAPIView
-from rest_framework.permissions import IsAdminUser
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.permissions import IsAdminUser, IsAuthenticated
 from rest_framework.response import Response
 
-from chatcore import data_control
+from chatcore import data_control, exports, selectors
 
 
 class PurgeRequestSerializer(serializers.Serializer):
@@ -64,18 +67,41 @@ class ChannelExportSerializer(serializers.Serializer):
     cursors = serializers.ListField(child=serializers.DictField())
 
 
-class ChannelExportView(GenericAPIView):
-    """Staff only: the channel, every message of every branch, every summary."""
+class _FormatIsOurs(DefaultContentNegotiation):
+    """`?format=` names the export's format here, not a DRF renderer."""
 
-    permission_classes = [IsAdminUser]
+    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)
+
+
+class ChannelExportView(GenericAPIView):
+    """`?format=openai-messages|chatgpt` (`&scope=active|tree`): your channel in a format other tools read.
+    Without `format`, staff only: the channel, every message of every branch, every summary."""
+
     serializer_class = ChannelExportSerializer
+    content_negotiation_class = _FormatIsOurs
+
+    def get_permissions(self):
+        if self.request.query_params.get("format"):
+            return [IsAuthenticated()]
+        return [IsAdminUser()]
 
     @extend_schema(
-        summary="Export a channel (staff)",
-        description="Staff only: the channel with every message of every branch, every summary and cursor, as one "
-        "JSON document.",
+        summary="Export a channel",
+        description="With `format=openai-messages` (your active path, ready to resend to any Chat Completions "
+        "endpoint) or `format=chatgpt` (the whole tree as ChatGPT's mapping with current_node; `scope=active` for "
+        "the path): your channel in a format other tools read. Without `format`, staff only: the channel with "
+        "every message of every branch, every summary and cursor, as one JSON document.",
+        parameters=[
+            OpenApiParameter("format", str, enum=list(exports.FORMATS), description="Omit for the staff export."),
+            OpenApiParameter("scope", str, enum=list(exports.SCOPES), description="The active path or the tree."),
+        ],
     )
     def get(self, request, channel_id: int):
+        wanted = request.query_params.get("format")
+        if wanted:
+            channel = selectors.channel_get(user=request.user, channel_id=channel_id)
+            scope = request.query_params.get("scope")
+            return Response(exports.channel_export_as(channel=channel, user=request.user, format=wanted, scope=scope))
         channel = data_control.channel_get_for_staff(channel_id=channel_id)
         return Response(data_control.channel_export(channel=channel, actor=request.user))
 

@@ -19,20 +19,28 @@ GATEWAY_LEASE_WAIT_SECONDS (60): how long a call waits for a compaction of
 
 from typing import Any
 
-from django.conf import settings
+from chatcore.appsettings import AppSettings
 
-_DEFAULTS: dict[str, Any] = {
-    "MAX_REQUEST_BYTES": 32 * 1024 * 1024,
-    "OUTPUT_RESERVE_SHARE": 0.125,
-    "TAIL_PROBE": 8,
-    "LOOKUP_CHUNK": 10_000,
-    "COMPACT_ATTEMPTS": 6,
-    "LEASE_WAIT_SECONDS": 60.0,
-}
+_settings = AppSettings(
+    "GATEWAY_",
+    {
+        "MAX_REQUEST_BYTES": 32 * 1024 * 1024,
+        "OUTPUT_RESERVE_SHARE": 0.125,
+        "TAIL_PROBE": 8,
+        "LOOKUP_CHUNK": 10_000,
+        "COMPACT_ATTEMPTS": 6,
+        "LEASE_WAIT_SECONDS": 60.0,
+    },
+)
+
+# Declared for type checkers; the values come from `__getattr__` on each access.
+MAX_REQUEST_BYTES: int
+OUTPUT_RESERVE_SHARE: float
+TAIL_PROBE: int
+LOOKUP_CHUNK: int
+COMPACT_ATTEMPTS: int
+LEASE_WAIT_SECONDS: float
 
 
 def __getattr__(name: str) -> Any:
-    """Read at each use, so that a changed setting (a test's, a deployment's) applies without a re-import."""
-    if name in _DEFAULTS:
-        return getattr(settings, f"GATEWAY_{name}", _DEFAULTS[name])
-    raise AttributeError(name)
+    return getattr(_settings, name)

@@ -14,8 +14,6 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from chatcore.models import Message
-
 # Sent upstream as the client gave them; anything else the client sends is ignored, never forwarded.
 PASSTHROUGH = (
     "frequency_penalty",
@@ -227,18 +225,3 @@ def error_from_validation(error: ValidationError) -> ProtocolError:
         field, errors = next(iter(error.error_dict.items()))
         return ProtocolError(f"{field}: {errors[0].messages[0]}", param=field, code="invalid_value")
     return ProtocolError(error.messages[0] if error.messages else "Invalid request.", code="invalid_value")
-
-
-def message_as_openai(message: Message) -> dict:
-    """A stored message as a client would have sent it (the export uses this too)."""
-    metadata = message.metadata or {}
-    role = metadata.get("openai_role") or message.role
-    item: dict = {"role": role, "content": metadata.get("content_parts") or message.content}
-    if message.role == Message.Role.ASSISTANT and metadata.get("tool_calls"):
-        item["tool_calls"] = metadata["tool_calls"]
-        item["content"] = message.content or None
-    if message.role == Message.Role.TOOL and metadata.get("tool_call_id"):
-        item["tool_call_id"] = metadata["tool_call_id"]
-    if metadata.get("name") and message.role != Message.Role.TOOL:
-        item["name"] = metadata["name"]
-    return item

@@ -3,8 +3,8 @@
 import openai
 import pytest
 
-from devtools.loopback_llm import Reply
 from chatcore.models import AuditEntry, Channel, Cursor, Message, UsageEntry
+from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -17,8 +17,8 @@ from django.test import Client
 from chatcore import conf as chatcore_conf
 from chatcore.models import Channel, Message, Summary
 from chatcore.tokens import count_tokens
-from tests.compaction.scanning import auto_settings
 from devtools.processes import QClusters, database_url
+from tests.compaction.scanning import auto_settings
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -7,8 +7,8 @@ import httpx
 import openai
 import pytest
 
-from devtools.loopback_llm import Reply
 from chatcore.models import Channel, Cursor, Message, UsageEntry
+from devtools.loopback_llm import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

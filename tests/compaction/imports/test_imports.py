@@ -180,7 +180,8 @@ def test_claude_branches_tool_use_thinking_attachments_and_cursor(user):
         ),
         (
             lambda data: data[1]["chat_messages"][1].update(sender="robot"),
-            "conversations[1] (\"Quick question\"), chat_messages[1]: the sender 'robot' is neither human nor assistant",
+            'conversations[1] ("Quick question"), chat_messages[1]: '
+            "the sender 'robot' is neither human nor assistant",
         ),
         (
             lambda data: data[0]["chat_messages"][0]["attachments"][0].pop("file_name"),
