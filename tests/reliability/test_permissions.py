@@ -12,6 +12,8 @@ Rules checked for each case:
 - "authenticated": any signed-in user gets through (lists show only their own rows);
 - "staff": staff get through; everyone else gets 403;
 - "public": everyone gets through;
+- "bearer" (the OpenAI-compatible /v1 endpoints): only `Authorization: Bearer <API token>` gets through;
+  anonymous visitors and signed-in sessions get the protocol's 401 error object;
 - a refused write changes nothing in the database;
 - a write with a session but no CSRF token is refused (403).
 """
@@ -26,7 +28,7 @@ from rest_framework.test import APIClient
 
 from chatcore import services
 from chatcore.api_tokens import api_token_create
-from chatcore.models import ApiToken, AuditEntry, Channel, Cursor, Message, Summary
+from chatcore.models import ApiToken, AuditEntry, Channel, Cursor, LLMModel, Message, Summary
 from compaction.models import CompactionProfile
 from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
 from tests.compaction.factories import CompactionProfileFactory
@@ -59,6 +61,10 @@ ACCESS: dict[str, dict[str, str]] = {
     "api-profiles-import": {"POST": "staff"},
     "api-tokens": {"GET": "authenticated", "POST": "authenticated"},
     "api-token": {"DELETE": "owner"},
+    "api-imports": {"POST": "authenticated"},
+    "v1-chat-completions": {"POST": "bearer"},
+    "v1-models": {"GET": "bearer"},
+    "v1-model": {"GET": "bearer"},
     # Pages (function views declare their methods here; anonymous visitors are sent to the login page).
     "login": {"GET": "public", "POST": "public", "PUT": "public"},
     "logout": {"POST": "public"},
@@ -74,6 +80,7 @@ ACCESS: dict[str, dict[str, str]] = {
     "compaction:settings": {"GET": "owner", "POST": "owner"},
     "chat:tokens": {"GET": "authenticated", "POST": "authenticated"},
     "chat:token-revoke": {"POST": "owner"},
+    "compaction:import": {"POST": "authenticated"},
 }
 
 # URL keyword → the owner's object that fills it.
@@ -83,6 +90,7 @@ KWARGS = {
     "message_id": lambda world: world.messages[-2].pk,  # a user turn: editable and answerable
     "profile_id": lambda world: world.profile.pk,
     "token_id": lambda world: world.token.pk,
+    "name": lambda world: LLMModel.objects.get_or_create(name="matrix-model")[0].name,
 }
 
 
@@ -209,11 +217,32 @@ def _assert_refused(route: Route, response, status: int) -> None:
         assert response.json()["detail"]
 
 
+def _bearer_only(route: Route, method: str, world: World) -> None:
+    """The /v1 endpoints: a token in the Authorization header is the only credential."""
+    url = reverse(route.name, kwargs={k: KWARGS[k](world) for k in route.kwargs})
+    before = _fingerprint(world)
+    session = Client()
+    session.force_login(world.owner)
+    for client in (Client(), session):
+        response = getattr(client, method.lower())(url, {}, content_type="application/json")
+        assert response.status_code == 401, (route.name, response.status_code)
+        assert response.json()["error"]["code"] == "invalid_api_key"
+    assert _fingerprint(world) == before
+    _token, key = api_token_create(user=world.owner, name="an OpenAI client")
+    response = getattr(Client(), method.lower())(
+        url, {}, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}"
+    )
+    assert _gets_through(response), (route.name, response.status_code, response.content[:300])
+
+
 @pytest.mark.parametrize(("route", "method"), CASES, ids=[f"{r.name}-{m}" for r, m in CASES])
 def test_permission_matrix(route, method, world):
     access = ACCESS.get(route.name, {}).get(method)
     if access is None:
         pytest.fail(f"{route.name} {method} is not in ACCESS (see test_every_route_is_in_the_matrix)")
+    if access == "bearer":
+        _bearer_only(route, method, world)
+        return
     write = method != "GET"
 
     before = _fingerprint(world)
@@ -258,7 +287,7 @@ def test_permission_matrix(route, method, world):
 WRITES = [
     (route, method)
     for route, method in CASES
-    if method != "GET" and ACCESS.get(route.name, {}).get(method) not in (None, "public")
+    if method != "GET" and ACCESS.get(route.name, {}).get(method) not in (None, "public", "bearer")
 ]
 
 
