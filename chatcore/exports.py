@@ -10,7 +10,7 @@ path and a client resending it lands on the same chain hashes.
 
 import datetime as dt
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
 from chatcore import selectors
@@ -93,7 +93,7 @@ def _chatgpt(*, channel: Channel, messages: list[Message], leaf: Message | None)
     ]
 
 
-def channel_export_as(*, channel: Channel, user: AbstractBaseUser, format: str, scope: str | None = None) -> object:
+def channel_export_as(*, channel: Channel, user: User, format: str, scope: str | None = None) -> object:
     """The user's view of the channel (their cursor) in `format`; `scope` picks the active path or the whole
     tree (default: what the format holds best: a path for openai-messages, the tree for chatgpt)."""
     if format not in FORMATS:

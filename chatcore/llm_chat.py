@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from chatcore import conf
 from chatcore.errors import ModelCallFailed
@@ -113,7 +113,7 @@ def _failure(errors: list[str], status: int | None) -> ModelCallFailed:
 async def allm_chat(
     *,
     messages: list[dict],
-    user: AbstractBaseUser | None,
+    user: User | None,
     channel: Channel | None,
     params: dict | None = None,
     trigger: str = "",

@@ -13,7 +13,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from chatcore.llm import OFFLINE_REPLY, _cost, _describe, role_models
 from chatcore.llm_chat import ChatDelta, ChatTurn, _async_client, _checked, _failure, _record, _request, _status_of
@@ -69,7 +69,7 @@ class ChatStream:
         self,
         *,
         messages: list[dict],
-        user: AbstractBaseUser | None,
+        user: User | None,
         channel: Channel | None,
         params: dict | None = None,
         trigger: str = "",
@@ -113,7 +113,8 @@ class ChatStream:
     async def _record_failure(self, cause: str) -> None:
         assert self.model is not None
         elapsed = int((time.monotonic() - self._started) * 1000)
-        await _record(**self.usage, model=self.model.name, success=False, error=cause[:2000], duration_ms=elapsed)
+        name = self.model.name if self.model is not None else ""
+        await _record(**self.usage, model=name, success=False, error=cause[:2000], duration_ms=elapsed)
 
     async def deltas(self) -> AsyncIterator[ChatDelta]:
         import openai
@@ -128,6 +129,7 @@ class ChatStream:
             self.turn = ChatTurn(OFFLINE_REPLY, [], "stop", self.model.name, self.used_fallback, 0, 0, offline=True)
             return
         collected = self._collected
+        assert self._iterator is not None, "start() opened no stream"
         try:
             delta = collected.add(self._first)
             if delta is not None:

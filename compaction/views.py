@@ -208,7 +208,7 @@ def channel_settings(request: AuthenticatedRequest, channel_id: int) -> HttpResp
 
 @login_required
 @require_POST
-def conversations_upload(request: HttpRequest) -> HttpResponse:
+def conversations_upload(request: AuthenticatedRequest) -> HttpResponse:
     """The channel list's import form: the channels appear in the list (or the one imported opens)."""
     form = ImportForm(request.POST, request.FILES)
     if not form.is_valid():
@@ -222,7 +222,7 @@ def conversations_upload(request: HttpRequest) -> HttpResponse:
             owner=request.user, data=export_read(upload.read(), upload.name), format=form.cleaned_data["format"]
         )
     except ValidationError as error:
-        messages.error(request, f"Nothing was imported: {error_text(error)}")
+        messages.error(request, f"Nothing was imported: {page_error_text(error)}")
         return redirect("chat:channels")
     count = len(channels)
     messages.success(request, f"Imported {count} conversation{'s' if count != 1 else ''} from {upload.name}.")

@@ -5,6 +5,7 @@ Deleting a channel with all its data is `DELETE /api/channels/{id}/?purge=true`
 """
 
 from types import SimpleNamespace
+from typing import Any, cast
 
 from django.core.exceptions import ValidationError
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
@@ -70,7 +71,7 @@ class ChannelExportSerializer(serializers.Serializer):
 class _FormatIsOurs(DefaultContentNegotiation):
     """`?format=` names the export's format here, not a DRF renderer."""
 
-    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)
+    settings = cast(Any, SimpleNamespace(URL_FORMAT_OVERRIDE=None))
 
 
 class ChannelExportView(GenericAPIView):

@@ -16,7 +16,7 @@ MAX_IMPORT_BYTES = 256 * 1024 * 1024
 class ImportRequestSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS)
     file = serializers.FileField(required=False, help_text="The export as it was downloaded: JSON, JSON Lines or ZIP.")
-    data = serializers.JSONField(required=False, help_text="Or the export's JSON itself, in a JSON request.")
+    export = serializers.JSONField(required=False, help_text="Or the export's JSON itself, in a JSON request.")
     title = serializers.CharField(required=False, max_length=200, help_text="Title for the imported channel(s).")
 
 
@@ -40,10 +40,10 @@ class ImportView(GenericAPIView):
             if upload.size > MAX_IMPORT_BYTES:
                 raise ValidationError({"file": f"The file is larger than {MAX_IMPORT_BYTES // 2**20} MB."})
             content = export_read(upload.read(), upload.name)
-        elif "data" in values:
-            content = values["data"]
+        elif "export" in values:
+            content = values["export"]
         else:
-            raise ValidationError({"file": "Send the export as 'file' (multipart) or as 'data' (JSON)."})
+            raise ValidationError({"file": "Send the export as 'file' (multipart) or as 'export' (JSON)."})
         channels = conversations_import(
             owner=request.user, data=content, format=values["format"], title=values.get("title") or None
         )

@@ -3,33 +3,31 @@
 The one place that knows how API tokens are stored, so that the gateway
 follows the project's token model: today DRF's token table (the same keys
 as `Authorization: Token <key>` on /api/), read here with the `Bearer`
-keyword that OpenAI clients send.
+keyword that OpenAI clients send. Sessions are not credentials here: a
+browser's cookie never authorises a /v1 call (no CSRF exposure).
 """
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.http import HttpRequest
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
 from compaction.gateway.protocol import ProtocolError
 
+MISSING = (
+    "You didn't provide an API key. Send it in the Authorization header as 'Bearer YOUR_KEY' "
+    "(the OpenAI clients do this with api_key=...)."
+)
+WRONG = "Incorrect API key provided. Create one under your account or ask staff for one."
 
-class BearerTokenAuthentication(TokenAuthentication):
-    keyword = "Bearer"
 
-
-def gateway_user(request: HttpRequest) -> AbstractBaseUser:
+def gateway_user(request: HttpRequest) -> User:
     """The token's active user; ProtocolError 401 (as OpenAI words it) otherwise."""
+    scheme, _, key = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        raise ProtocolError(MISSING, status=401, code="invalid_api_key")
     try:
-        found = BearerTokenAuthentication().authenticate(request)
+        user, _token = TokenAuthentication().authenticate_credentials(key.strip())
     except AuthenticationFailed:
-        found = None
-        reason = "Incorrect API key provided. Create one under your account or ask staff for one."
-    else:
-        reason = (
-            "You didn't provide an API key. Send it in the Authorization header as 'Bearer YOUR_KEY' "
-            "(the OpenAI clients do this with api_key=...)."
-        )
-    if found is None:
-        raise ProtocolError(reason, status=401, code="invalid_api_key")
-    return found[0]
+        raise ProtocolError(WRONG, status=401, code="invalid_api_key") from None
+    return user

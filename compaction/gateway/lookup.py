@@ -13,7 +13,7 @@ is a new conversation), one more query takes every hash (in chunks from the
 newest, which the monotone property allows to stop at the first hit).
 """
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from chatcore.models import Message
 from compaction.gateway import conf
@@ -28,7 +28,7 @@ def _deepest(queryset, hashes: list[str]) -> Message | None:
     )
 
 
-def deepest_match(*, user: AbstractBaseUser, hashes: list[str], channel_id: int | None = None) -> Message | None:
+def deepest_match(*, user: User, hashes: list[str], channel_id: int | None = None) -> Message | None:
     """The user's deepest stored message on the incoming chain (in `channel_id` when pinned), or None.
 
     Among equal matches (the same opening in two channels) the newest wins: the conversation the client

@@ -7,7 +7,7 @@ import dataclasses
 import logging
 import time
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from chatcore import conf as chatcore_conf
@@ -69,12 +69,13 @@ def _title(messages: list[StoredForm]) -> str:
 
 
 def _append(
-    *, user: AbstractBaseUser, channel: Channel, match: Message | None, incoming: list[StoredForm], hashes: list[str]
+    *, user: User, channel: Channel, match: Message | None, incoming: list[StoredForm], hashes: list[str]
 ) -> tuple[Message, int]:
     """Append what is new under the match (roots of a new branch when None); the cursor goes to the leaf."""
     start = match.depth + 1 if match is not None else 0
     new = incoming[start:]
     if not new:
+        assert match is not None, "an empty history was refused by the protocol"
         chatcore_services.cursor_move(channel=channel, user=user, message_id=match.pk, exact=True)
         return match, 0
     items = [
@@ -100,7 +101,7 @@ def _append(
 
 @transaction.atomic
 def _place(
-    *, user: AbstractBaseUser, request: CompletionRequest, model: LLMModel, pinned: Channel | None
+    *, user: User, request: CompletionRequest, model: LLMModel, pinned: Channel | None
 ) -> tuple[Channel, Message, bool, int]:
     hashes = chain_hashes(owner_id=user.pk, messages=[(m.role, m.content, m.metadata) for m in request.messages])
     match = deepest_match(user=user, hashes=hashes, channel_id=pinned.pk if pinned else None)
@@ -143,7 +144,7 @@ def _too_long(tokens: int, limit: int, why: str) -> ProtocolError:
     )
 
 
-def _fit(*, channel: Channel, user: AbstractBaseUser, leaf: Message, limit: int) -> AssembledContext:
+def _fit(*, channel: Channel, user: User, leaf: Message, limit: int) -> AssembledContext:
     """Our context for `leaf`, compacted inline (with the lease) until it fits under `limit`.
 
     Compaction works on the owner's active path, so the cursor is put back on the leaf before each one
@@ -188,7 +189,7 @@ def _fit(*, channel: Channel, user: AbstractBaseUser, leaf: Message, limit: int)
             ) from None
 
 
-def turn_prepare(*, user: AbstractBaseUser, request: CompletionRequest) -> Turn:
+def turn_prepare(*, user: User, request: CompletionRequest) -> Turn:
     """Place the request's history on the tree and make our context for its leaf fit the model."""
     model = model_for_request(name=request.model)
     pinned = None
@@ -210,7 +211,7 @@ def turn_prepare(*, user: AbstractBaseUser, request: CompletionRequest) -> Turn:
     )
 
 
-def turn_reply_store(*, user: AbstractBaseUser, turn: Turn, result: ChatTurn, interrupted: bool = False) -> Message:
+def turn_reply_store(*, user: User, turn: Turn, result: ChatTurn, interrupted: bool = False) -> Message:
     """The model's answer under the turn's leaf, announced like any reply."""
     extra: dict = {"finish_reason": result.finish_reason, "source": "gateway"}
     if result.tool_calls:

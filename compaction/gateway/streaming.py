@@ -18,7 +18,7 @@ import uuid
 from collections.abc import AsyncIterator
 
 from asgiref.sync import sync_to_async
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from chatcore.errors import ModelCallFailed
 from chatcore.llm_stream import ChatStream
@@ -54,9 +54,7 @@ class _Chunks:
         return _event({**self.base, "model": self.model, "system_fingerprint": None, "choices": [], "usage": usage})
 
 
-async def completion_events(
-    *, user: AbstractBaseUser, turn: Turn, stream: ChatStream, include_usage: bool
-) -> AsyncIterator[bytes]:
+async def completion_events(*, user: User, turn: Turn, stream: ChatStream, include_usage: bool) -> AsyncIterator[bytes]:
     """The events of one streamed completion; `stream` has been started (its model answered)."""
     chunks = _Chunks(stream.model.name if stream.model else turn.model.name)
     finish: str | None = None
@@ -73,6 +71,7 @@ async def completion_events(
             if piece:
                 yield chunks.choice(piece)
         result = stream.turn
+        assert result is not None, "deltas() ended without a turn"
         await sync_to_async(turn_reply_store)(user=user, turn=turn, result=result)
         yield chunks.choice({}, finish or result.finish_reason)
         if include_usage:
@@ -86,7 +85,7 @@ async def completion_events(
         raise
 
 
-async def _interrupted(*, user: AbstractBaseUser, turn: Turn, stream: ChatStream) -> None:
+async def _interrupted(*, user: User, turn: Turn, stream: ChatStream) -> None:
     """The client went away: keep what it was shown, marked interrupted; nothing if it saw nothing."""
     await stream.interrupted()
     if stream.turn is not None:

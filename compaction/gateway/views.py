@@ -10,19 +10,22 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, TypedDict, cast
 
 from asgiref.sync import sync_to_async
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from chatcore import selectors as chatcore_selectors
 from chatcore.errors import ModelCallFailed, ServiceError
 from chatcore.llm_chat import ChatTurn, allm_chat
 from chatcore.llm_stream import ChatStream
+from chatcore.models import Channel, LLMModel
 from chatcore.throttling import ExpensiveRateThrottle
 from compaction.gateway import conf
 from compaction.gateway.auth import gateway_user
@@ -50,7 +53,7 @@ def protocol_view(methods: tuple[str, ...]) -> Callable:
     """Method check, errors as the protocol's objects, CSRF off (token-authenticated, no cookies)."""
 
     def decorate(view: Callable) -> Callable:
-        async def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        async def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponseBase:
             try:
                 if request.method not in methods:
                     raise ProtocolError(f"Method {request.method} is not allowed here.", status=405)
@@ -80,7 +83,8 @@ def protocol_view(methods: tuple[str, ...]) -> Callable:
 
 def _throttle(request: HttpRequest) -> None:
     throttle = ExpensiveRateThrottle()
-    if not throttle.allow_request(request, None):
+    # The DRF throttle reads only the user and the client's address: a Django request serves.
+    if not throttle.allow_request(cast(Any, request), cast(Any, None)):
         wait = int(throttle.wait() or 1)
         raise ProtocolError(
             f"Rate limit reached for model calls; try again in {wait} s.",
@@ -114,7 +118,7 @@ def turn_headers(turn: Turn) -> dict[str, str]:
     return headers
 
 
-def _prepare(request: HttpRequest) -> tuple[AbstractBaseUser, CompletionRequest, Turn]:
+def _prepare(request: HttpRequest) -> tuple[User, CompletionRequest, Turn]:
     """Everything before the model call, in one trip to a thread: auth, limits, parsing, the tree."""
     started, cpu = time.perf_counter(), time.thread_time()
     user = gateway_user(request)
@@ -126,6 +130,15 @@ def _prepare(request: HttpRequest) -> tuple[AbstractBaseUser, CompletionRequest,
     turn.timings = {"parse": (parsed - started) * 1000, **turn.timings}
     turn.timings["prepare_cpu"] = (time.thread_time() - cpu) * 1000
     return user, completion, turn
+
+
+class _Call(TypedDict):
+    messages: list[dict]
+    user: User
+    channel: Channel
+    params: dict
+    trigger: str
+    override: LLMModel
 
 
 def _completion_body(*, turn: Turn, result: ChatTurn) -> dict:
@@ -150,12 +163,12 @@ def _completion_body(*, turn: Turn, result: ChatTurn) -> dict:
 
 
 @protocol_view(("POST",))
-async def chat_completions(request: HttpRequest) -> HttpResponse:
+async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     """POST /v1/chat/completions: the OpenAI Chat Completions call, on our tree, with compaction."""
     started, cpu = time.perf_counter(), time.process_time()
     user, completion, turn = await sync_to_async(_prepare)(request)
     turn.timings["prepare"] = (time.perf_counter() - started) * 1000
-    call = {
+    call: _Call = {
         "messages": turn.assembled.messages,
         "user": user,
         "channel": turn.channel,
@@ -176,10 +189,11 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
     stream = ChatStream(**call)
     await stream.start()
     events = completion_events(user=user, turn=turn, stream=stream, include_usage=completion.include_usage)
+    content: AsyncIterator[bytes] | Iterator[bytes] = events
     if not isinstance(request, ASGIRequest):
         # A WSGI server (runserver) cannot stream an async iterator: the events go out together at the end.
-        events = _buffered([event async for event in events])
-    response = StreamingHttpResponse(events, content_type="text/event-stream", headers=turn_headers(turn))
+        content = _buffered([event async for event in events])
+    response = StreamingHttpResponse(content, content_type="text/event-stream", headers=turn_headers(turn))
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx: pass the events through as they come
     return response

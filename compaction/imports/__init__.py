@@ -15,7 +15,7 @@ its conversations as a channel of the owner, all or nothing (`tree.py`):
 - `locomo`: a LoCoMo benchmark conversation (`locomo.py`).
 """
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
 from chatcore.models import Channel
@@ -38,21 +38,18 @@ FORMATS = tuple(PARSERS)
 __all__ = ["FORMATS", "conversation_import", "conversations_import", "locomo_date", "locomo_turns"]
 
 
-def conversations_import(
-    *, owner: AbstractBaseUser, data: object, format: str, title: str | None = None
-) -> list[Channel]:
+def conversations_import(*, owner: User, data: object, format: str, title: str | None = None) -> list[Channel]:
     """Every conversation of an export as a channel (`title`, when given, names them all); ValidationError
     naming the entry, and nothing written, when the file is not what `format` says."""
     if format not in PARSERS:
         raise ValidationError({"format": f"Format must be one of: {', '.join(FORMATS)}."})
     conversations = PARSERS[format](data)
-    for conversation in conversations if title else ():
-        conversation.title = title
+    if title:
+        for conversation in conversations:
+            conversation.title = title
     return conversations_write(owner=owner, conversations=conversations, source=format)
 
 
-def conversation_import(
-    *, owner: AbstractBaseUser, data: object, format: str = "locomo", title: str | None = None
-) -> Channel:
+def conversation_import(*, owner: User, data: object, format: str = "locomo", title: str | None = None) -> Channel:
     """The first (for LoCoMo: the only) conversation's channel."""
     return conversations_import(owner=owner, data=data, format=format, title=title)[0]

@@ -13,7 +13,7 @@ code, execution output, browsing displays, quotes, errors, custom
 instructions, thoughts; any other is kept as text with a note.
 """
 
-from compaction.imports.tree import ImportedConversation, ImportedMessage, invalid, timestamp, unknown_content
+from compaction.imports.tree import ImportedConversation, ImportedMessage, invalid, obj, timestamp, unknown_content
 
 ROLES = {"system", "user", "assistant", "tool"}
 
@@ -30,7 +30,7 @@ def _part(part: object) -> str:
     if kind == "audio_transcription":
         return str(part.get("text") or "")
     if kind in ("audio_asset_pointer", "real_time_user_audio_video_asset_pointer"):
-        nested = part.get("audio_asset_pointer") if isinstance(part.get("audio_asset_pointer"), dict) else {}
+        nested = obj(part.get("audio_asset_pointer"))
         return f"[audio: {part.get('asset_pointer') or nested.get('asset_pointer') or 'unnamed'}]"
     return unknown_content(str(kind), {k: v for k, v in part.items() if k != "content_type"})
 
@@ -79,7 +79,7 @@ def _message(raw: object, where: str) -> ImportedMessage | None:
     if role not in ROLES:
         raise invalid(where, f"the author's role {role!r} is not one of {', '.join(sorted(ROLES))}")
     text = _content(raw["content"])
-    extra = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+    extra = obj(raw.get("metadata"))
     metadata: dict = {"content_type": raw["content"].get("content_type")}
     if extra.get("model_slug"):
         metadata["model"] = extra["model_slug"]

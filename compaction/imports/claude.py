@@ -66,7 +66,7 @@ def _tool_message(block: dict, unpaired: list[str], when) -> ImportedMessage:
         name = block.get("name") or "a tool"
         return ImportedMessage("", None, "user", f"[output of {name}, with no call before it in the export]\n{text}")
     unpaired.remove(call_id)
-    metadata = {"tool_call_id": call_id, "name": str(block.get("name") or "tool")}
+    metadata: dict = {"tool_call_id": call_id, "name": str(block.get("name") or "tool")}
     if block.get("is_error"):
         metadata["is_error"] = True
     return ImportedMessage("", None, "tool", text, metadata, when)
@@ -76,7 +76,7 @@ def _turn(raw: object, where: str, unpaired: list[str]) -> list[ImportedMessage]
     """One chat message as our messages, first to last (keys and parents are set by the caller)."""
     if not isinstance(raw, dict) or not raw.get("uuid"):
         raise invalid(where, "the message has no uuid")
-    role = SENDERS.get(raw.get("sender"))
+    role = SENDERS.get(str(raw.get("sender")))
     if role is None:
         raise invalid(where, f"the sender {raw.get('sender')!r} is neither human nor assistant")
     when = timestamp(raw.get("created_at"), where)
@@ -134,7 +134,7 @@ def _conversation(item: object, index: int) -> ImportedConversation:
     uuids = {m.get("uuid") for m in item["chat_messages"] if isinstance(m, dict)}
     tree = any(isinstance(m, dict) and m.get("parent_message_uuid") for m in item["chat_messages"])
     messages: list[ImportedMessage] = []
-    last_of: dict[str, str] = {}  # a chat message's uuid → the key of its last stored message
+    last_of: dict[str, str | None] = {}  # a chat message's uuid → the key of its last stored message
     unpaired: list[str] = []
     previous: str | None = None
     for position, raw in enumerate(item["chat_messages"]):

@@ -83,8 +83,10 @@ def locomo_turns(data: dict) -> list[Turn]:
     return turns
 
 
-def locomo_conversations(data: dict) -> list[ImportedConversation]:
+def locomo_conversations(data: object) -> list[ImportedConversation]:
     """One conversation, one message per turn, in order."""
+    if not isinstance(data, dict):
+        raise ValidationError("Not a LoCoMo conversation: expected a JSON object.")
     turns = locomo_turns(data)
     messages = [
         ImportedMessage(

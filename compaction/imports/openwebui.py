@@ -10,7 +10,15 @@ data URL goes to models as an image part again. `timestamp` is in seconds
 accepted too.
 """
 
-from compaction.imports.tree import ImportedConversation, ImportedMessage, invalid, timestamp, unknown_content
+from compaction.imports.tree import (
+    ImportedConversation,
+    ImportedMessage,
+    invalid,
+    obj,
+    text_of,
+    timestamp,
+    unknown_content,
+)
 
 ROLES = {"system", "user", "assistant", "tool"}
 
@@ -21,11 +29,10 @@ def _files(raw: dict, where: str) -> tuple[list[dict], list[str], list[dict]]:
     for item in raw.get("files") or []:
         if not isinstance(item, dict):
             raise invalid(where, "an entry of 'files' is not an object")
-        inner = item.get("file") if isinstance(item.get("file"), dict) else {}
-        meta = inner.get("meta") if isinstance(inner.get("meta"), dict) else {}
-        name = item.get("name") or inner.get("filename") or meta.get("name")
+        inner = obj(item.get("file"))
+        name = item.get("name") or inner.get("filename") or obj(inner.get("meta")).get("name")
         kind = item.get("type") or "file"
-        url = item.get("url") if isinstance(item.get("url"), str) else ""
+        url = text_of(item.get("url"))
         if kind == "image":
             notes.append(f"[image: {name}]" if name else "[image]")
             if url.startswith("data:image/"):

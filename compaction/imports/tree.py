@@ -15,7 +15,7 @@ import datetime as dt
 import json
 from collections.abc import Iterable
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -40,6 +40,15 @@ class ImportedConversation:
     messages: list[ImportedMessage]
     current: str | None = None  # the export's cursor; without one, the latest leaf under the last message
     label: str = ""  # how errors name the conversation, e.g. 'conversations[3] ("Trip")'
+
+
+def obj(value: object) -> dict:
+    """`value` when it is a JSON object, else an empty one: optional parts of an export are read through it."""
+    return value if isinstance(value, dict) else {}
+
+
+def text_of(value: object) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def invalid(where: str, problem: str) -> ValidationError:
@@ -98,7 +107,7 @@ def _ordered(conversation: ImportedConversation) -> list[ImportedMessage]:
     return ordered
 
 
-def _write(*, owner: AbstractBaseUser, conversation: ImportedConversation, source: str) -> Channel:
+def _write(*, owner: User, conversation: ImportedConversation, source: str) -> Channel:
     ordered = _ordered(conversation)
     if not ordered:
         raise invalid(conversation.label, "the conversation has no messages")
@@ -124,9 +133,7 @@ def _write(*, owner: AbstractBaseUser, conversation: ImportedConversation, sourc
 
 
 @transaction.atomic
-def conversations_write(
-    *, owner: AbstractBaseUser, conversations: Iterable[ImportedConversation], source: str
-) -> list[Channel]:
+def conversations_write(*, owner: User, conversations: Iterable[ImportedConversation], source: str) -> list[Channel]:
     """Every conversation as a channel of `owner`, all or none."""
     channels = [_write(owner=owner, conversation=c, source=source) for c in conversations]
     if not channels:

@@ -66,7 +66,7 @@ def test_the_api_imports_an_uploaded_export(api, user):
 
 def test_the_api_takes_the_export_as_json_too(api, user):
     data = export_read((EXPORTS / "openai_messages.jsonl").read_bytes())
-    response = api.post("/api/imports/", {"format": "openai-messages", "data": data, "title": "Mine"}, format="json")
+    response = api.post("/api/imports/", {"format": "openai-messages", "export": data, "title": "Mine"}, format="json")
     assert response.status_code == 201
     assert [c["title"] for c in response.json()["channels"]] == ["Mine", "Mine"]
 
@@ -82,15 +82,15 @@ def test_a_malformed_upload_is_400_and_writes_nothing(api, user):
 
 def test_an_import_needs_a_file_or_data_and_a_known_format(api):
     assert api.post("/api/imports/", {"format": "chatgpt"}, format="json").json() == {
-        "detail": "file: Send the export as 'file' (multipart) or as 'data' (JSON).",
+        "detail": "file: Send the export as 'file' (multipart) or as 'export' (JSON).",
         "code": "invalid",
-        "errors": {"file": ["Send the export as 'file' (multipart) or as 'data' (JSON)."]},
+        "errors": {"file": ["Send the export as 'file' (multipart) or as 'export' (JSON)."]},
     }
-    assert api.post("/api/imports/", {"format": "myspace", "data": []}, format="json").status_code == 400
+    assert api.post("/api/imports/", {"format": "myspace", "export": []}, format="json").status_code == 400
 
 
 def test_imports_need_authentication():
-    assert APIClient().post("/api/imports/", {"format": "chatgpt", "data": []}, format="json").status_code == 401
+    assert APIClient().post("/api/imports/", {"format": "chatgpt", "export": []}, format="json").status_code == 401
 
 
 def test_openai_messages_export_imports_back_to_the_same_path(api, user, branched_channel):
