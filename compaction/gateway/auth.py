@@ -1,24 +1,24 @@
 """Who is calling: `Authorization: Bearer <the user's API token>`.
 
-The one place that knows how API tokens are stored, so that the gateway
-follows the project's token model: today DRF's token table (the same keys
-as `Authorization: Token <key>` on /api/), read here with the `Bearer`
-keyword that OpenAI clients send. Sessions are not credentials here: a
-browser's cookie never authorises a /v1 call (no CSRF exposure).
+The gateway's one entry to the project's personal API tokens (django-rest-
+knox, hashed at rest, with expiry: chatcore.api.authentication): the same
+keys as on /api/, read with the `Bearer` keyword that OpenAI clients send.
+Sessions are not credentials here: a browser's cookie never authorises a
+/v1 call (no CSRF exposure).
 """
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest
-from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
+from chatcore.api.authentication import TokenAuthentication
 from compaction.gateway.protocol import ProtocolError
 
 MISSING = (
     "You didn't provide an API key. Send it in the Authorization header as 'Bearer YOUR_KEY' "
     "(the OpenAI clients do this with api_key=...)."
 )
-WRONG = "Incorrect API key provided. Create one under your account or ask staff for one."
+WRONG = "Incorrect API key provided (or it expired). Create one under your account's API tokens."
 
 
 def gateway_user(request: HttpRequest) -> User:
@@ -27,7 +27,7 @@ def gateway_user(request: HttpRequest) -> User:
     if scheme.lower() != "bearer" or not key.strip():
         raise ProtocolError(MISSING, status=401, code="invalid_api_key")
     try:
-        user, _token = TokenAuthentication().authenticate_credentials(key.strip())
+        user, _token = TokenAuthentication().authenticate_credentials(key.strip().encode())
     except AuthenticationFailed:
         raise ProtocolError(WRONG, status=401, code="invalid_api_key") from None
     return user

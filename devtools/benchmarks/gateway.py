@@ -25,11 +25,10 @@ import time
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from rest_framework.authtoken.models import Token
 
 from chatcore import conf as chatcore_conf
 from chatcore.chain import chain_hashes
-from chatcore.models import LLMModel, Summary
+from chatcore.models import ApiToken, LLMModel, Summary
 from chatcore.tokens import count_tokens
 from compaction.gateway.protocol import completion_request
 from devtools.benchmarks.databases import database_close, database_open, database_url
@@ -118,7 +117,8 @@ def _setup(llm_url: str) -> tuple[str, int]:
     LLMModel.objects.using(ALIAS).create(
         name=MODEL, base_url=llm_url, api_key_env="", context_window=WINDOW, max_output_tokens=1_000
     )
-    return Token.objects.using(ALIAS).create(user=user).key, user.pk
+    _token, key = ApiToken.objects.db_manager(ALIAS).create(user=user, expiry=None, name="gateway benchmark")
+    return key, user.pk
 
 
 def _converse(client, llm: LoopbackLLM, owner_id: int, total: int, checkpoints: list[int]) -> list[dict]:

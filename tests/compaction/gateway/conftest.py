@@ -5,8 +5,8 @@ import threading
 import time
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from chatcore.api_tokens import api_token_create
 from devtools.loopback_llm import Reply
 
 
@@ -50,7 +50,7 @@ def asgi_server(transactional_db):
 
 @pytest.fixture
 def token(user) -> str:
-    return Token.objects.create(user=user).key
+    return api_token_create(user=user, name="gateway tests")[1]
 
 
 @pytest.fixture

@@ -153,11 +153,13 @@ def test_someone_else_s_channel_is_not_found(openai_client, chat_model, echo_llm
 
 
 def test_another_user_never_continues_my_conversation(asgi_server, openai_client, chat_model, echo_llm):
-    from rest_framework.authtoken.models import Token
+    from chatcore.api_tokens import api_token_create
 
     openai_client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "Hello"}])
     stranger = openai.OpenAI(
-        base_url=f"{asgi_server.url}/v1", api_key=Token.objects.create(user=UserFactory()).key, max_retries=0
+        base_url=f"{asgi_server.url}/v1",
+        api_key=api_token_create(user=UserFactory(), name="stranger")[1],
+        max_retries=0,
     )
     stranger.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "Hello"}])
     assert Channel.objects.count() == 2
