@@ -18,7 +18,7 @@ MISSING = (
     "You didn't provide an API key. Send it in the Authorization header as 'Bearer YOUR_KEY' "
     "(the OpenAI clients do this with api_key=...)."
 )
-WRONG = "Incorrect API key provided (or it expired). Create one under your account's API tokens."
+WRONG = "Incorrect API key provided. It may have expired or been revoked: create one under your API tokens."
 
 
 def gateway_user(request: HttpRequest) -> User:
