@@ -176,22 +176,10 @@ def profile_export(*, profiles) -> dict:
     """A JSON-ready document; models and personas are named, never numbered."""
     items = []
     for profile in profiles:
-        items.append(
-            {
-                "slug": profile.slug,
-                "name": profile.name,
-                "description": profile.description,
-                "symbol": profile.symbol,
-                "system_prompt": profile.system_prompt,
-                "instructions": profile.instructions,
-                "keep_recent": profile.keep_recent,
-                "max_summary_tokens": profile.max_summary_tokens,
-                "temperature": profile.temperature,
-                "model": profile.model.name if profile.model_id else None,
-                "persona": profile.persona.slug if profile.persona_id else None,
-                "is_default": profile.is_default,
-            }
-        )
+        item = {name: getattr(profile, name) for name in EDITABLE_FIELDS}
+        item["model"] = profile.model.name if profile.model else None
+        item["persona"] = profile.persona.slug if profile.persona else None
+        items.append({"slug": item.pop("slug"), **item})
     return {"version": EXPORT_VERSION, "profiles": items}
 
 

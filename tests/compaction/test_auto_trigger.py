@@ -11,6 +11,7 @@ from chatcore import services as chat_services
 from chatcore.models import AuditEntry, Summary
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
+from compaction.scanner.services import SETTINGS_FIELDS
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.scanning import auto_settings, owner_create, pressured_channel, queued_tasks
@@ -80,22 +81,7 @@ def staff_client(staff_user):
 
 def _form(**overrides) -> dict:
     row = CompactionSettings.objects.get(pk=1)
-    data = {
-        name: getattr(row, name)
-        for name in (
-            "threshold",
-            "interval_minutes",
-            "concurrency",
-            "cooldown_minutes",
-            "min_messages",
-            "min_new_messages",
-            "idle_minutes",
-            "active_within_days",
-            "batch_size",
-            "hourly_budget",
-            "default_context_budget",
-        )
-    }
+    data = {name: getattr(row, name) for name in SETTINGS_FIELDS if name != "enabled"}
     if row.enabled:
         data["enabled"] = "on"
     data.update(overrides)

@@ -14,7 +14,7 @@ from chatcore.api.parsers import NUL_MESSAGE
 from chatcore.bulk import NewMessage, messages_bulk_import
 from chatcore.models import Message
 from compaction.models import CompactionProfile
-from compaction.scanner.services import compaction_settings_update
+from compaction.scanner.services import SETTINGS_FIELDS, compaction_settings_update
 from tests.chatcore.factories import ChannelFactory, build_path
 
 UNICODE = [
@@ -233,22 +233,7 @@ def test_admin_settings_form_refuses_an_out_of_range_threshold(staff_user):
     url = reverse("admin:compaction_compactionsettings_change", args=[row.pk])
     form = client.get(url)
     assert form.status_code == 200
-    data = {
-        name: getattr(row, name)
-        for name in (
-            "threshold",
-            "interval_minutes",
-            "concurrency",
-            "cooldown_minutes",
-            "min_messages",
-            "min_new_messages",
-            "idle_minutes",
-            "active_within_days",
-            "batch_size",
-            "hourly_budget",
-            "default_context_budget",
-        )
-    }
+    data = {name: getattr(row, name) for name in SETTINGS_FIELDS if name != "enabled"}
     data["threshold"] = 7
     response = client.post(url, data)
     assert response.status_code == 200  # the form again, with its errors
