@@ -16,6 +16,7 @@ from rest_framework.permissions import IsAdminUser, IsAuthenticated
 from rest_framework.response import Response
 
 from chatcore import data_control, exports, selectors
+from chatcore.api.requests import request_data
 
 
 class PurgeRequestSerializer(serializers.Serializer):
@@ -46,9 +47,8 @@ class SummaryPurgeView(GenericAPIView):
     )
     def post(self, request, summary_id: int):
         summary = data_control.summary_get_for_owner(user=request.user, summary_id=summary_id)
-        data = PurgeRequestSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        result = data_control.summary_purge(summary=summary, actor=request.user, confirm=data.validated_data["confirm"])
+        values = request_data(request, PurgeRequestSerializer)
+        result = data_control.summary_purge(summary=summary, actor=request.user, confirm=values["confirm"])
         return Response(
             {
                 "summary_id": result.summary_id,

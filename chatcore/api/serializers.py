@@ -60,9 +60,9 @@ class ChannelSerializer(serializers.ModelSerializer):
         ]
 
 
-class ChannelCreateSerializer(serializers.Serializer):
-    title = serializers.CharField(max_length=200)
-    type = serializers.ChoiceField(choices=Channel.Type.choices, default=Channel.Type.DIRECT)
+class _ChannelChoicesSerializer(serializers.Serializer):
+    """What a channel is set up with, at creation and later."""
+
     persona = serializers.SlugRelatedField(
         slug_field="slug", queryset=Persona.objects.all(), required=False, allow_null=True
     )
@@ -70,18 +70,16 @@ class ChannelCreateSerializer(serializers.Serializer):
         slug_field="name", queryset=LLMModel.objects.filter(is_active=True), required=False, allow_null=True
     )
     settings = serializers.JSONField(required=False)
+
+
+class ChannelCreateSerializer(_ChannelChoicesSerializer):
+    title = serializers.CharField(max_length=200)
+    type = serializers.ChoiceField(choices=Channel.Type.choices, default=Channel.Type.DIRECT)
     ephemeral = serializers.BooleanField(default=False)
 
 
-class ChannelUpdateSerializer(serializers.Serializer):
+class ChannelUpdateSerializer(_ChannelChoicesSerializer):
     title = serializers.CharField(max_length=200, required=False)
-    persona = serializers.SlugRelatedField(
-        slug_field="slug", queryset=Persona.objects.all(), required=False, allow_null=True
-    )
-    model = serializers.SlugRelatedField(
-        slug_field="name", queryset=LLMModel.objects.filter(is_active=True), required=False, allow_null=True
-    )
-    settings = serializers.JSONField(required=False)
     archived = serializers.BooleanField(required=False)
 
 

@@ -12,7 +12,7 @@ from rest_framework.settings import api_settings
 from chatcore import data_control, replies, selectors, services
 from chatcore.api import serializers as s
 from chatcore.api.data_control import purge_flag
-from chatcore.api.requests import request_user
+from chatcore.api.requests import request_data, request_user
 from chatcore.api.streaming import EventStreamRenderer, PendingReply, async_api_view, json_errors, wants_stream
 from chatcore.context import context_assemble
 from chatcore.throttling import ExpensiveRateThrottle
@@ -47,9 +47,8 @@ class ChannelListView(ListModelMixin, GenericAPIView):
         ],
     )
     def post(self, request):
-        data = s.ChannelCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        channel = services.channel_create(owner=request.user, **data.validated_data)
+        values = request_data(request, s.ChannelCreateSerializer)
+        channel = services.channel_create(owner=request.user, **values)
         return Response(s.ChannelSerializer(channel).data, status=status.HTTP_201_CREATED)
 
 
@@ -81,9 +80,8 @@ class ChannelDetailView(GenericAPIView):
     )
     def patch(self, request, channel_id: int):
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
-        data = s.ChannelUpdateSerializer(data=request.data, partial=True)
-        data.is_valid(raise_exception=True)
-        channel = services.channel_update(channel=channel, actor=request.user, **data.validated_data)
+        values = request_data(request, s.ChannelUpdateSerializer, partial=True)
+        channel = services.channel_update(channel=channel, actor=request.user, **values)
         return Response(s.ChannelSerializer(channel).data)
 
     @extend_schema(
@@ -146,9 +144,8 @@ class MessageListView(PathPageMixin, GenericAPIView):
     )
     def post(self, request, channel_id: int):
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
-        data = s.MessageCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        message = services.message_append(channel=channel, user=request.user, **data.validated_data)
+        values = request_data(request, s.MessageCreateSerializer)
+        message = services.message_append(channel=channel, user=request.user, **values)
         return Response(s.MessageSerializer(message).data, status=status.HTTP_201_CREATED)
 
 
@@ -182,9 +179,7 @@ class ReplyView(GenericAPIView):
     def post(self, request, channel_id: int):
         user = request_user(request)
         channel = selectors.channel_get(user=user, channel_id=channel_id)
-        data = s.ReplySerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        options = dict(data.validated_data)
+        options = dict(request_data(request, s.ReplySerializer))
         stream = wants_stream(request, options.pop("stream", False))
         plan = replies.reply_prepare(channel=channel, user=user, **options)
         return PendingReply(plan=plan, stream=stream)
@@ -209,9 +204,8 @@ class CursorView(PathPageMixin, GenericAPIView):
     )
     def post(self, request, channel_id: int):
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
-        data = s.CursorSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        cursor = services.cursor_move(channel=channel, user=request.user, **data.validated_data)
+        values = request_data(request, s.CursorSerializer)
+        cursor = services.cursor_move(channel=channel, user=request.user, **values)
         return self.path_page(selectors.message_path(leaf_id=cursor.leaf_id, with_siblings=True))
 
 

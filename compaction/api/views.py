@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from chatcore import selectors as chat_selectors
 from chatcore import services as chat_services
-from chatcore.api.requests import request_user
+from chatcore.api.requests import request_data, request_user
 from chatcore.api.serializers import ChannelSerializer, SummarySerializer
 from chatcore.throttling import ExpensiveRateThrottle
 from compaction import selectors, services
@@ -50,9 +50,7 @@ class CompactView(GenericAPIView):
     )
     def post(self, request, channel_id: int):
         channel = chat_selectors.channel_get(user=request.user, channel_id=channel_id)
-        data = s.CompactRequestSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
+        values = request_data(request, s.CompactRequestSerializer)
         result = services.channel_compact(
             channel=channel,
             actor=request.user,
@@ -87,9 +85,7 @@ class BranchView(GenericAPIView):
     )
     def post(self, request, channel_id: int):
         channel = chat_selectors.channel_get(user=request.user, channel_id=channel_id)
-        data = s.BranchRequestSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
+        values = request_data(request, s.BranchRequestSerializer)
         summary = None
         if values.get("summary"):
             summary = selectors.summary_get(user=request.user, summary_id=values["summary"])
@@ -179,9 +175,8 @@ class ProfileListView(GenericAPIView):
         ],
     )
     def post(self, request):
-        data = s.ProfileWriteSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        profile = services.profile_create(actor=request.user, **data.validated_data)
+        values = request_data(request, s.ProfileWriteSerializer)
+        profile = services.profile_create(actor=request.user, **values)
         return Response(s.ProfileSerializer(profile).data, status=status.HTTP_201_CREATED)
 
 
@@ -203,9 +198,8 @@ class ProfileDetailView(GenericAPIView):
     )
     def patch(self, request, profile_id: int):
         profile = selectors.profile_get(profile_id=profile_id)
-        data = s.ProfileWriteSerializer(data=request.data, partial=True)
-        data.is_valid(raise_exception=True)
-        profile = services.profile_update(profile=profile, actor=request.user, **data.validated_data)
+        values = request_data(request, s.ProfileWriteSerializer, partial=True)
+        profile = services.profile_update(profile=profile, actor=request.user, **values)
         return Response(s.ProfileSerializer(profile).data)
 
     @extend_schema(
@@ -230,12 +224,11 @@ class ProfileDuplicateView(GenericAPIView):
         examples=[OpenApiExample("Named copy", value={"name": "Structured for support"}, request_only=True)],
     )
     def post(self, request, profile_id: int):
-        data = s.ProfileDuplicateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        values = request_data(request, s.ProfileDuplicateSerializer)
         copy = services.profile_duplicate(
             profile=selectors.profile_get(profile_id=profile_id),
             actor=request.user,
-            name=data.validated_data.get("name") or None,
+            name=values.get("name") or None,
         )
         return Response(s.ProfileSerializer(copy).data, status=status.HTTP_201_CREATED)
 
