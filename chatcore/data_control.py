@@ -10,6 +10,7 @@ longer be reverted: there would be nothing to go back to.
 """
 
 import dataclasses
+import datetime
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -131,8 +132,33 @@ def channel_purge(*, channel: Channel, actor: User) -> dict[str, int]:
     return counts
 
 
-def _iso(value) -> str | None:
-    return value.isoformat() if value else None
+_MESSAGE_FIELDS = (
+    *("id", "parent_id", "role", "content", "metadata", "author_id", "created_at", "depth", "tokens", "purged_at"),
+)
+_SUMMARY_FIELDS = (
+    *("id", "through_message_id", "previous_id", "content", "tokens", "trigger", "profile_slug", "model"),
+    *("used_fallback", "input_tokens", "output_tokens", "tokens_before", "tokens_after", "messages_covered"),
+    *("extracts", "edited", "reverted_at", "created_by_id", "created_at"),
+)
+
+
+def _row(obj: Any, fields: tuple[str, ...]) -> dict:
+    """The named attributes of a row, times as ISO 8601 text."""
+    values = {name: getattr(obj, name) for name in fields}
+    return {
+        name: value.isoformat() if isinstance(value, datetime.datetime) else value for name, value in values.items()
+    }
+
+
+def _channel_row(channel: Channel) -> dict:
+    return {
+        **_row(channel, ("id", "title", "type", "owner_id")),
+        "persona": channel.persona.slug if channel.persona else None,
+        "model": channel.model.name if channel.model else None,
+        **_row(channel, ("settings", "archived", "ephemeral", "deleted_at", "created_at", "last_activity_at")),
+        "branched_from": channel.branched_from_id,
+        "branched_from_summary": channel.branched_from_summary_id,
+    }
 
 
 def channel_export(*, channel: Channel, actor: User) -> dict:
@@ -145,62 +171,10 @@ def channel_export(*, channel: Channel, actor: User) -> dict:
     document = {
         "format": EXPORT_FORMAT,
         "exported_at": timezone.now().isoformat(),
-        "channel": {
-            "id": channel.pk,
-            "title": channel.title,
-            "type": channel.type,
-            "owner_id": channel.owner_id,
-            "persona": channel.persona.slug if channel.persona else None,
-            "model": channel.model.name if channel.model else None,
-            "settings": channel.settings,
-            "archived": channel.archived,
-            "ephemeral": channel.ephemeral,
-            "deleted_at": _iso(channel.deleted_at),
-            "created_at": _iso(channel.created_at),
-            "last_activity_at": _iso(channel.last_activity_at),
-            "branched_from": channel.branched_from_id,
-            "branched_from_summary": channel.branched_from_summary_id,
-        },
-        "messages": [
-            {
-                "id": m.pk,
-                "parent_id": m.parent_id,
-                "role": m.role,
-                "content": m.content,
-                "metadata": m.metadata,
-                "author_id": m.author_id,
-                "created_at": _iso(m.created_at),
-                "depth": m.depth,
-                "tokens": m.tokens,
-                "purged_at": _iso(m.purged_at),
-            }
-            for m in messages
-        ],
-        "summaries": [
-            {
-                "id": s.pk,
-                "through_message_id": s.through_message_id,
-                "previous_id": s.previous_id,
-                "content": s.content,
-                "tokens": s.tokens,
-                "trigger": s.trigger,
-                "profile_slug": s.profile_slug,
-                "model": s.model,
-                "used_fallback": s.used_fallback,
-                "input_tokens": s.input_tokens,
-                "output_tokens": s.output_tokens,
-                "tokens_before": s.tokens_before,
-                "tokens_after": s.tokens_after,
-                "messages_covered": s.messages_covered,
-                "extracts": s.extracts,
-                "edited": s.edited,
-                "reverted_at": _iso(s.reverted_at),
-                "created_by_id": s.created_by_id,
-                "created_at": _iso(s.created_at),
-            }
-            for s in summaries
-        ],
-        "cursors": [{"user_id": c.user_id, "leaf_id": c.leaf_id, "summary_id": c.summary_id} for c in cursors],
+        "channel": _channel_row(channel),
+        "messages": [_row(m, _MESSAGE_FIELDS) for m in messages],
+        "summaries": [_row(s, _SUMMARY_FIELDS) for s in summaries],
+        "cursors": [_row(c, ("user_id", "leaf_id", "summary_id")) for c in cursors],
     }
     audit_record(
         actor=actor,

@@ -42,42 +42,13 @@ class Command(BaseCommand):
 
     @transaction.atomic
     def handle(self, *args, **options):
-        User = get_user_model()
-        demo_user, created = User.objects.get_or_create(
-            username="demo", defaults={"is_staff": True, "is_superuser": True, "email": "demo@example.com"}
-        )
-        if created:
-            demo_user.set_password("demo-password")
-            demo_user.save(update_fields=["password"])
+        demo_user = self._user()
         personas = {}
         for name, slug, symbol, prompt in PERSONAS:
             personas[slug], _ = Persona.objects.get_or_create(
                 slug=slug, defaults={"name": name, "symbol": symbol, "system_prompt": prompt}
             )
-        offline, _ = LLMModel.objects.get_or_create(
-            name="offline",
-            defaults={
-                "label": "Offline (no model configured)",
-                "provider": LLMModel.Provider.OFFLINE,
-                "context_window": OFFLINE_CONTEXT_WINDOW,
-                "max_output_tokens": 2_000,
-                "api_key_env": "",
-            },
-        )
-        LLMModel.objects.get_or_create(
-            name="gpt-4o-mini",
-            defaults={
-                "label": "GPT-4o mini (needs OPENAI_API_KEY)",
-                "context_window": 128_000,
-                "max_output_tokens": 16_384,
-                "price_in_per_million": "0.15",
-                "price_out_per_million": "0.60",
-                "is_active": True,
-            },
-        )
-        for role in ModelRole.Role.values:
-            ModelRole.objects.get_or_create(role=role, defaults={"primary": offline})
-
+        offline = self._models()
         start = timezone.now() - timedelta(days=1)
         made = []
         # The long conversation opts out of automatic compaction, so that it stays above the warning line
@@ -110,6 +81,42 @@ class Command(BaseCommand):
                 f"Demo data ready ({len(made)} conversation(s) created): log in as demo / demo-password."
             )
         )
+
+    def _user(self):
+        demo_user, created = get_user_model().objects.get_or_create(
+            username="demo", defaults={"is_staff": True, "is_superuser": True, "email": "demo@example.com"}
+        )
+        if created:
+            demo_user.set_password("demo-password")
+            demo_user.save(update_fields=["password"])
+        return demo_user
+
+    def _models(self) -> LLMModel:
+        """The offline model (both roles point at it until someone configures a real one) and a real one."""
+        offline, _ = LLMModel.objects.get_or_create(
+            name="offline",
+            defaults={
+                "label": "Offline (no model configured)",
+                "provider": LLMModel.Provider.OFFLINE,
+                "context_window": OFFLINE_CONTEXT_WINDOW,
+                "max_output_tokens": 2_000,
+                "api_key_env": "",
+            },
+        )
+        LLMModel.objects.get_or_create(
+            name="gpt-4o-mini",
+            defaults={
+                "label": "GPT-4o mini (needs OPENAI_API_KEY)",
+                "context_window": 128_000,
+                "max_output_tokens": 16_384,
+                "price_in_per_million": "0.15",
+                "price_out_per_million": "0.60",
+                "is_active": True,
+            },
+        )
+        for role in ModelRole.Role.values:
+            ModelRole.objects.get_or_create(role=role, defaults={"primary": offline})
+        return offline
 
     def _create(self, owner, title, persona, model, items, settings=None) -> bool:
         if Channel.objects.filter(owner=owner, title=title, deleted_at__isnull=True).exists():
