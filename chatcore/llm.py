@@ -14,7 +14,7 @@ import logging
 import os
 import time
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -110,6 +110,11 @@ def _unset_key_hint(model: LLMModel | None) -> str:
     return f" ({variable} is not set)" if variable and not os.environ.get(variable) else ""
 
 
+def _usage_record(usage: dict[str, Any], started: float, **outcome: Any) -> None:
+    """One model call's usage row: who, where, which model, how long, and how it went."""
+    UsageEntry.objects.create(**usage, duration_ms=int((time.monotonic() - started) * 1000), **outcome)
+
+
 def _cost(model: LLMModel, tokens_in: int, tokens_out: int) -> Decimal:
     million = Decimal(1_000_000)
     return (
@@ -199,33 +204,18 @@ def llm_complete(
             UsageEntry.objects.create(user=user, channel=channel, role=role, model=model.name, trigger=trigger)
             return Completion(OFFLINE_REPLY, model.name, index > 0, 0, 0, offline=True)
         started = time.monotonic()
+
+        usage = {"user": user, "channel": channel, "role": role, "model": model.name, "trigger": trigger}
         try:
             content, tokens_in, tokens_out = _call(model, messages, max_tokens, temperature)
         except (openai.OpenAIError, ValueError, TypeError, AttributeError) as error:
             cause = _describe(error, model)
             logger.warning("llm: %s model %s failed (%s)", role, model.name, cause)
             errors.append(f"{model.name}: {cause}")
-            UsageEntry.objects.create(
-                user=user,
-                channel=channel,
-                role=role,
-                model=model.name,
-                trigger=trigger,
-                success=False,
-                error=cause[:2000],
-                duration_ms=int((time.monotonic() - started) * 1000),
-            )
+            _usage_record(usage, started, success=False, error=cause[:2000])
             continue
-        UsageEntry.objects.create(
-            user=user,
-            channel=channel,
-            role=role,
-            model=model.name,
-            trigger=trigger,
-            input_tokens=tokens_in,
-            output_tokens=tokens_out,
-            cost=_cost(model, tokens_in, tokens_out),
-            duration_ms=int((time.monotonic() - started) * 1000),
+        _usage_record(
+            usage, started, input_tokens=tokens_in, output_tokens=tokens_out, cost=_cost(model, tokens_in, tokens_out)
         )
         return Completion(content, model.name, index > 0, tokens_in, tokens_out)
     raise ModelCallFailed("The model call failed: " + "; ".join(errors), extra={"errors": errors})

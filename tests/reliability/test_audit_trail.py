@@ -2,30 +2,22 @@
 
 from chatcore.models import AuditEntry
 from compaction.models import CompactionProfile
-from compaction.services import (
-    profile_create,
-    profile_delete,
-    profile_duplicate,
-    profile_export,
-    profile_import,
-    profile_reset,
-    profile_update,
-)
+from compaction.services import profiles as profile_services
 
 
 def test_each_profile_change_is_audited_with_its_actor(staff_user):
     structured = CompactionProfile.objects.get(slug="structured")
-    created = profile_create(
+    created = profile_services.profile_create(
         actor=staff_user, name="Audit me", system_prompt="Summarize.", instructions="Summarize this:\n{transcript}"
     )
-    profile_update(profile=created, actor=staff_user, description="changed")
-    copy = profile_duplicate(profile=structured, actor=staff_user)
-    profile_update(profile=structured, actor=staff_user, description="edited built-in")
-    profile_reset(profile=structured, actor=staff_user)
-    exported = profile_export(profiles=CompactionProfile.objects.filter(pk=created.pk))
-    profile_delete(profile=copy, actor=staff_user)
-    profile_delete(profile=created, actor=staff_user)
-    profile_import(data=exported, actor=staff_user)
+    profile_services.profile_update(profile=created, actor=staff_user, description="changed")
+    copy = profile_services.profile_duplicate(profile=structured, actor=staff_user)
+    profile_services.profile_update(profile=structured, actor=staff_user, description="edited built-in")
+    profile_services.profile_reset(profile=structured, actor=staff_user)
+    exported = profile_services.profile_export(profiles=CompactionProfile.objects.filter(pk=created.pk))
+    profile_services.profile_delete(profile=copy, actor=staff_user)
+    profile_services.profile_delete(profile=created, actor=staff_user)
+    profile_services.profile_import(data=exported, actor=staff_user)
 
     rows = list(
         AuditEntry.objects.filter(action__startswith="profile.")
