@@ -15,12 +15,11 @@ from django.utils import timezone
 
 from chatcore import conf, selectors
 from chatcore.chain import chain_hash, chain_seed
+from chatcore.channel_settings import channel_settings_validate
 from chatcore.errors import Conflict
 from chatcore.llm import llm_complete
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Persona, Summary
 from chatcore.tokens import count_tokens
-
-SETTINGS_KEYS = {"auto_compaction", "compaction_threshold"}
 
 
 def audit_record(
@@ -30,38 +29,6 @@ def audit_record(
     return AuditEntry.objects.create(
         actor=actor, actor_label=label, action=action, resource=resource, details=details or {}
     )
-
-
-def channel_settings_validate(value: Any) -> dict:
-    """The only keys a channel's settings may hold, with their types."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ValidationError({"settings": "Settings must be an object."})
-    unknown = set(value) - SETTINGS_KEYS
-    if unknown:
-        raise ValidationError(
-            {
-                "settings": f"Unknown setting(s): {', '.join(sorted(unknown))}. "
-                f"Allowed: {', '.join(sorted(SETTINGS_KEYS))}."
-            }
-        )
-    cleaned: dict = {}
-    if "auto_compaction" in value and value["auto_compaction"] is not None:
-        if not isinstance(value["auto_compaction"], bool):
-            raise ValidationError({"settings": "auto_compaction must be true or false."})
-        cleaned["auto_compaction"] = value["auto_compaction"]
-    if "compaction_threshold" in value and value["compaction_threshold"] is not None:
-        threshold = value["compaction_threshold"]
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold < 1:
-            raise ValidationError(
-                {
-                    "settings": "compaction_threshold must be a number between 0 and 1, "
-                    "exclusive (0.7 means 70% of the context window)."
-                }
-            )
-        cleaned["compaction_threshold"] = float(threshold)
-    return cleaned
 
 
 def message_size(*, content: str, metadata: dict | None) -> tuple[int, int]:
@@ -188,6 +155,22 @@ def _cursor_place(
     return cursor
 
 
+def _message_check(*, role: str, content: object, metadata: object) -> None:
+    """ValidationError naming the field unless the message can be stored as it is."""
+    if role not in Message.Role.values:
+        raise ValidationError({"role": f"Role must be one of: {', '.join(Message.Role.values)}."})
+    if not isinstance(content, str):
+        raise ValidationError({"content": "Content must be text."})
+    if "\x00" in content:
+        raise ValidationError({"content": "Content may not contain NUL characters."})
+    if len(content) > conf.MAX_MESSAGE_CHARS:
+        raise ValidationError({"content": f"Content is longer than {conf.MAX_MESSAGE_CHARS:,} characters."})
+    if metadata is not None and not isinstance(metadata, dict):
+        raise ValidationError({"metadata": "Metadata must be an object."})
+    if not content.strip() and not (metadata or {}).get("tool_calls"):
+        raise ValidationError({"content": "Content may not be empty."})
+
+
 @transaction.atomic
 def message_append(
     *,
@@ -206,19 +189,7 @@ def message_append(
 
     `root=True` starts a new root (an edit of the first message).
     """
-    if role not in Message.Role.values:
-        raise ValidationError({"role": f"Role must be one of: {', '.join(Message.Role.values)}."})
-    if not isinstance(content, str):
-        raise ValidationError({"content": "Content must be text."})
-    if "\x00" in content:
-        raise ValidationError({"content": "Content may not contain NUL characters."})
-    if len(content) > conf.MAX_MESSAGE_CHARS:
-        raise ValidationError({"content": f"Content is longer than {conf.MAX_MESSAGE_CHARS:,} characters."})
-    if metadata is not None and not isinstance(metadata, dict):
-        raise ValidationError({"metadata": "Metadata must be an object."})
-    if not content.strip() and not (metadata or {}).get("tool_calls"):
-        raise ValidationError({"content": "Content may not be empty."})
-
+    _message_check(role=role, content=content, metadata=metadata)
     channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=channel.pk)
     cursor = selectors.cursor_get(channel=channel, user=user)
     if root:
@@ -254,17 +225,23 @@ def message_append(
     )
     channel.last_activity_at = timezone.now()
     if move_cursor:
-        summary = None
-        if cursor is not None and parent is not None and parent.pk == cursor.leaf_id:
-            summary = cursor.summary  # on the active path: the boundary in force stays
-        elif parent is not None:
-            summary = selectors.summary_boundary_for(leaf_id=message.pk)
-        cursor = _cursor_place(channel=channel, user=user, leaf=message, summary=summary, cursor=cursor)
-        if user.pk != channel.owner_id:
-            channel.save(update_fields=["last_activity_at"])
-    else:
+        _cursor_follow(channel=channel, user=user, cursor=cursor, message=message)
+    if not move_cursor or user.pk != channel.owner_id:
         channel.save(update_fields=["last_activity_at"])
     return message
+
+
+def _cursor_follow(*, channel: Channel, user: User, cursor: Cursor | None, message: Message) -> None:
+    """The user's cursor moves to the new message; the boundary in force stays when it
+    continues the active path, else it is the summary in force on the new message's path.
+    (The owner's move saves the channel with its pressure columns.)"""
+    parent = message.parent
+    summary = None
+    if cursor is not None and parent is not None and parent.pk == cursor.leaf_id:
+        summary = cursor.summary
+    elif parent is not None:
+        summary = selectors.summary_boundary_for(leaf_id=message.pk)
+    _cursor_place(channel=channel, user=user, leaf=message, summary=summary, cursor=cursor)
 
 
 @transaction.atomic
