@@ -125,8 +125,9 @@ def _fill(*, channels: int, concurrency: int, base_url: str) -> list[int]:
     return [channel.pk for channel in rows]
 
 
-def _round(*, server: LoopbackLLM, config: dict, channels: int, concurrency: int, latency: float, logs: Path) -> dict:
+def _round(*, server: LoopbackLLM, config: dict, channels: int, concurrency: int, latency: float) -> dict:
     _reset()
+    logs = Path(django_settings.VAR_DIR) / "bench"
     ids = _fill(channels=channels, concurrency=concurrency, base_url=server.url)
     environment = {"DATABASE_URL": database_url(config), "Q_POLL_SECONDS": "0.05", "LOG_LEVEL": "WARNING"}
     clusters = QClusters(log_dir=logs, env={**os.environ, **environment, "Q_CLUSTER_NAME": Conf.PREFIX})
@@ -179,16 +180,8 @@ def run(*, scale: float, stdout) -> dict:
         with LoopbackLLM(
             default=Reply(content=SUMMARY, delay=LATENCY, prompt_tokens=1_000, completion_tokens=40)
         ) as server:
-            logs = Path(django_settings.VAR_DIR) / "bench"
             for concurrency in CONCURRENCIES:
-                row = _round(
-                    server=server,
-                    config=config,
-                    channels=channels,
-                    concurrency=concurrency,
-                    latency=LATENCY,
-                    logs=logs,
-                )
+                row = _round(server=server, config=config, channels=channels, concurrency=concurrency, latency=LATENCY)
                 rows.append(row)
                 stdout.write(f"  c={concurrency}: {row['compacted']}/{channels} in {row['seconds']} s\n")
     finally:

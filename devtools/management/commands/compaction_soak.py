@@ -29,26 +29,24 @@ class Command(BaseCommand):
             help="Compaction lease of the workers (task timeout and retry are set below it).",
         )
 
-    def handle(self, *args, channels, workers, fault_rate, minutes, users, kill_every, seed, lease_seconds, **options):
-        if channels < 1 or workers < 1 or users < 1 or not 0 <= fault_rate <= 1 or minutes <= 0:
+    def handle(self, *args, **options):
+        given = {name: options[name] for name in ("channels", "workers", "fault_rate", "minutes", "users")}
+        counts_bad = min(given["channels"], given["workers"], given["users"]) < 1
+        if counts_bad or not 0 <= given["fault_rate"] <= 1 or given["minutes"] <= 0:
             raise CommandError(
                 "channels, workers and users must be at least 1, fault-rate within 0-1, minutes above 0."
             )
-        if lease_seconds < 20:
+        lease = options["lease_seconds"]
+        if lease < 20:
             raise CommandError("--lease-seconds must be at least 20 (model timeout < task timeout < retry < lease).")
-        config = SoakConfig(
-            channels=channels,
-            workers=workers,
-            fault_rate=fault_rate,
-            minutes=minutes,
-            users=users,
-            kill_every=kill_every,
-            seed=seed,
-            lease=lease_seconds,
-            task_timeout=lease_seconds - 10,
-            retry=lease_seconds - 5,
-            llm_timeout=min(2.0, (lease_seconds - 10) / 5),
-        )
+        # Nested timeouts below the lease: model call < task timeout < broker retry < lease.
+        timeouts = {
+            "lease": lease,
+            "task_timeout": lease - 10,
+            "retry": lease - 5,
+            "llm_timeout": min(2.0, (lease - 10) / 5),
+        }
+        config = SoakConfig(**given, kill_every=options["kill_every"], seed=options["seed"], **timeouts)
         report = Soak(config, stdout=self.stdout).run()
         for line in report.lines():
             self.stdout.write(line)
