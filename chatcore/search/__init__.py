@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from typing import TypedDict
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -46,6 +47,16 @@ class SearchHit:
     rank: int
     window: list[Message]  # the hit and its neighbours on the path, in order
     summarized: bool  # covered by the summary in force
+
+
+class SearchFilters(TypedDict, total=False):
+    """What narrows a search besides the query (message_search's defaults apply to what is left out)."""
+
+    limit: int
+    roles: tuple[str, ...]
+    since: dt.datetime | None
+    until: dt.datetime | None
+    scope: str
 
 
 @dataclasses.dataclass

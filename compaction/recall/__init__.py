@@ -15,11 +15,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections import Counter
+from typing import Unpack
 
 from django.contrib.auth.models import User
 
 from chatcore.models import Channel, Message
-from chatcore.search import SearchHit, message_search
+from chatcore.search import SearchFilters, SearchHit, message_search
 from chatcore.search.highlight import snippet
 from compaction.dates import anchor_dates, format_day
 from compaction.redaction import redact
@@ -96,29 +97,10 @@ def _result(hit: SearchHit, channel: Channel, units: tuple[str, ...]) -> RecallR
 
 
 def recall_search(
-    *,
-    channel: Channel,
-    user: User,
-    query: str,
-    limit: int = 10,
-    roles: tuple[str, ...] = (),
-    since: dt.datetime | None = None,
-    until: dt.datetime | None = None,
-    scope: str = "all",
-    context: int = DEFAULT_CONTEXT,
+    *, channel: Channel, user: User, query: str, context: int = DEFAULT_CONTEXT, **filters: Unpack[SearchFilters]
 ) -> Recall:
-    """`message_search`, each hit shown with its neighbours, redacted, dated and highlighted."""
-    found = message_search(
-        channel=channel,
-        user=user,
-        query=query,
-        limit=limit,
-        roles=roles,
-        since=since,
-        until=until,
-        scope=scope,
-        context=context,
-    )
+    """`message_search` (with the same filters), each hit shown with its neighbours, redacted, dated and highlighted."""
+    found = message_search(channel=channel, user=user, query=query, context=context, **filters)
     units = found.query.units
     return Recall(
         query=query,
