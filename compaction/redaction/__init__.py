@@ -18,10 +18,11 @@ credential existed without seeing it. The layers, strongest first:
 5. high entropy (`entropy.py`): random-looking tokens near a secret-ish
    word, or long enough to be random on their own.
 
-Speed: the text is scanned by three cheap regular expressions (secret-ish
-words on the lower-cased text, runs of token characters, digit groups); the
-layers only look at what those found, so the many lines with nothing
-suspicious cost one scan (`redact_many` scans a whole batch of messages once).
+Speed: the text is scanned by a few cheap expressions (secret-ish words and
+the token catalogue as RE2 automata, runs of token characters, digit and id
+groups); the layers only look at what those found, so the many lines with
+nothing suspicious cost one pass (`redact_many` scans a whole batch of
+messages as one text).
 """
 
 from __future__ import annotations

@@ -23,6 +23,10 @@ from compaction.redaction.spans import Scan, Spans
 
 _HEX_RE = re.compile(r"[0-9a-fA-F]+")
 _VOWELS = frozenset("aeiouAEIOU")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_DIGITS = re.compile(r"\d")
+_UPPER = re.compile(r"[A-Z]")
+_VOWEL = re.compile(r"[aeiouAEIOU]")
 _WORD_PIECE = re.compile(r"[A-Z]?[a-z]{3,}|(?<![A-Za-z])[A-Z]{4,}(?![a-z0-9])")
 # Candidate tokens inside a run: base64/base62 bodies (a '/' or '+' belongs to base64; ':' and '.' split).
 _TOKEN_RE = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
@@ -49,19 +53,19 @@ def shannon(text: str) -> float:
 
 def looks_random(token: str, *, strict: bool) -> bool:
     """True when `token` reads like a generated secret rather than a word, an identifier or a hash."""
-    body = "".join(char for char in token if char.isascii() and char.isalnum())
+    body = _NOT_ALNUM.sub("", token)
     length = len(body)
     if length < (24 if strict else 16) or _HEX_RE.fullmatch(body):
         return False
-    digits = sum(char.isdigit() for char in body)
-    upper = sum(char.isupper() for char in body)
+    digits = len(_DIGITS.findall(body))
+    upper = len(_UPPER.findall(body))
     lower = length - digits - upper
     letters = upper + lower
     if strict and not (digits and upper and lower):
         return False
     if not digits and (upper < 2 or lower < 2):
         return False
-    if letters >= 8 and sum(char in _VOWELS for char in body) / letters > 0.3:
+    if letters >= 8 and len(_VOWEL.findall(body)) / letters > 0.3:
         return False
     if letters and sum(len(w) for w in _WORD_PIECE.findall(token) if set(w) & _VOWELS) >= 0.6 * letters:
         return False  # mostly words: PBKDF2SHA1PasswordHasher, HTTP_101_SWITCHING_PROTOCOLS
@@ -97,12 +101,15 @@ def find(scan: Scan, spans: Spans) -> None:
             continue
         run = text[run_start:run_end]
         in_url = "://" in run or (run_start >= 3 and text[run_start - 3 : run_start] == "://")
+        context = _has_context(scan, run_start)
+        if in_url and not context:
+            continue  # ids in URLs are what links are made of
         for match in _TOKEN_RE.finditer(run):
             start, end = run_start + match.start(), run_start + match.end()
             if spans.covered(start, end) or _NOT_SECRET_BEFORE.search(text, max(0, start - 24), start):
                 continue
             token = match.group()
-            if _has_context(scan, start):
+            if context or _has_context(scan, start):
                 if looks_random(token, strict=False):
                     spans.add(start, end, "high_entropy_secret")
             elif not in_url and not _path_like(token) and looks_random(_longest_part(token), strict=True):

@@ -39,12 +39,13 @@ from compaction.redaction.values import (
 )
 from compaction.redaction.vocabulary import (
     CLI_COMMANDS,
-    COPULAS,
     NOT_SECRET_AFTER,
     NOT_SECRET_BEFORE,
     PREPOSITIONS,
     STRONG_WORDS,
+    SYMBOL_COPULAS,
     TRIGGER_WORDS,
+    WORD_COPULAS,
 )
 
 STRONG, MEDIUM, WEAK, DIGITS = 3, 2, 1, 0
@@ -82,6 +83,8 @@ _CODES = {"recovery code", "recovery codes", "backup code", "backup codes"}
 _DIGIT_WORDS = {"pin": "pin", "cvv": "card_security_code", "cvc": "card_security_code", "otp": "one_time_code"}
 _DIGIT_WORDS["totp"] = "one_time_code"
 _DIGIT_WORDS["security code"] = "card_security_code"
+for _code in ("one-time code", "one time code", "2fa code", "sms code", "login code", "otp code", "mfa code"):
+    _DIGIT_WORDS[_code] = "one_time_code"
 _DIGIT_WORDS["verification code"] = "one_time_code"
 _QUALIFIERS = (
     "api access auth secret private refresh session bot client master admin root db user oauth id signing "
@@ -94,10 +97,9 @@ _IDCHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 _SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _FILE_SUFFIXES = frozenset("yaml yml json txt py js ts md html css cfg ini conf toml xml csv log pub pem crt".split())
 _SEPARATOR = re.compile(r"[ \t]*\]?[ \t]*(:=|=>|==|=|:(?![:/])|：)")
-_LATIN_COPULA = "|".join(c for c in COPULAS.split("|") if c.isascii() and c[0].isalpha() or c in ("è", "é", "är"))
 _PROSE = re.compile(
-    r"(?P<fill>(?:[ \t]+[^\s:=.,;!?\"'“«「][^\s:=.,;!?\"“«「]*){0,4}?)"
-    r"(?:[ \t]+(?P<word>(?:" + _LATIN_COPULA + r")(?=[ \t\"'“«「:])|это)|[ \t]*(?P<symbol>[:=：—–→是为為は가는은]|->))"
+    r"(?P<fill>(?:[ \t]+[^\s:=.,;!?\"'“«「][^\s:=.,;!?\"“«「]*){0,5}?)"
+    r"(?:[ \t]+(?P<word>(?:" + WORD_COPULAS + r")(?=[ \t\"'“«「:]))|[ \t]*(?P<symbol>" + SYMBOL_COPULAS + r"))"
     r"[ \t]*:?[ \t]*"
 )
 
@@ -201,8 +203,13 @@ def _value_span(scan: Scan, a: int, b: int, word: str, level: int) -> tuple[int,
     if separator is not None:
         form, start = "assign", separator.end()
         spaced = separator.start(1) > position or text[start : start + 1] in " \t"
-    elif opening and not enclosing and re.match(r"[ \t]*,[ \t]*", text[position:]) and _SETTER.search(text, 0, a - 1):
-        form, start, spaced = "call", position + text[position:].index(",") + 1, True
+    elif (
+        opening
+        and not enclosing
+        and (comma := _COMMA.match(text, position)) is not None
+        and _SETTER.search(text, max(0, a - 48), a - 1)
+    ):
+        form, start, spaced = "call", comma.end(), True
     elif text[a : a + 1] == "-" and text[position : position + 1] in " \t":
         form, start, spaced = "flag", position, False
     else:
@@ -210,7 +217,14 @@ def _value_span(scan: Scan, a: int, b: int, word: str, level: int) -> tuple[int,
         fill = [w.lower().strip("'") for w in prose.group("fill").split()] if prose else []
         symbol = prose is not None and prose.group("symbol") is not None and prose.group("symbol").isascii()
         # "name="password" autocomplete=..." or "pin postgres:16": the word before ':'/'=' is another key.
-        if prose and fill and (fill[0] in NOT_SECRET_AFTER or (symbol and not _fill_ok(fill))):
+        quoted_after_colon = (
+            prose is not None and prose.group("symbol") == ":" and text[prose.end() : prose.end() + 1] in "\"'“«"
+        )
+        if (
+            prose
+            and fill
+            and (fill[0] in NOT_SECRET_AFTER or (symbol and not _fill_ok(fill) and not quoted_after_colon))
+        ):
             prose = None
         if prose:
             form, start, spaced = ("prose" if not fill else "prose_fill"), prose.end(), True
@@ -254,6 +268,27 @@ def _header_position(text: str, a: int) -> bool:
         or before.rstrip().endswith(("'", '"', "-H", "--header", "{", ","))
         or before.endswith(("'", '"'))
     )
+
+
+# "use Xk9#mQ2$vL as the password", "'Hunter2!x' is my password": the value before the word.
+_BEFORE = re.compile(
+    r"(?:(?P<q>[\"'`])(?P<quoted>[^\"'`\n]{3,80})(?P=q)|(?P<plain>[^\s\"'`]{6,80}))[ \t]+(?:is|was|as)[ \t]+"
+    r"(?:(?:the|my|our|your|his|her|their|a|an|new|old|current|same)[ \t]+)?(?:[\w-]+[ \t]+){0,2}$"
+)
+
+
+def _value_before(scan: Scan, spans: Spans, a: int, word: str, ident: str, level: int) -> None:
+    if level < MEDIUM:
+        return
+    line_start = scan.line_bounds(a)[0]
+    match = _BEFORE.search(scan.text, max(line_start, a - 160), a)
+    if match is None:
+        return
+    group = "quoted" if match.group("quoted") is not None else "plain"
+    value = match.group(group)
+    if group == "quoted" and level == STRONG or credential_like(value):
+        if not is_reference(value) and not looks_like_name(value, word):
+            spans.add(match.start(group), match.end(group), _kind(word, ident, ""), swallow=True)
 
 
 def _fill_ok(fill: list[str]) -> bool:
@@ -336,9 +371,10 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
     level = _level(word, ident, before)
     found = _value_span(scan, a, b, word, level)
     if found is None:
+        _value_before(scan, spans, a, word, ident, level)
         return b
     value_start, value_end, form, is_quoted = found
-    if word == "pass" and ident.lower() == "pass" and not re.match(r"[\"']?[ \t]*(?::=|=>|=)", text[b:]):
+    if word == "pass" and ident.lower() == "pass" and not _ASSIGNMENT.match(text, b):
         level = WEAK  # "First pass: ledger totals" is prose; "pass: Zq8$Lm3@Kt" is not
     value = text[value_start:value_end]
     if word in _USER_PASS_WORDS and _USER_PASS.match(text, value_end):
@@ -358,6 +394,8 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
 
 
 _CLI = frozenset(CLI_COMMANDS)
+_COMMA = re.compile(r"[ \t]*,[ \t]*")
+_ASSIGNMENT = re.compile(r"[\"']?[ \t]*(?::=|=>|=)")
 # Words joined by separators or CamelCase (each repetition starts unambiguously: no backtracking blow-up).
 _NAME_OR_SENTENCE = re.compile(r"_*[A-Za-z][a-z]*(?:(?:[_\- ][A-Za-z]|[A-Z])[a-z]*)*_*\.?")
 _HEADER_NAMES = frozenset(("authorization", "proxy-authorization", "http-authorization", "cookie", "set-cookie"))

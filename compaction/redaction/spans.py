@@ -30,17 +30,19 @@ KEYWORD_BYTES_RE = re2.compile(KEYWORD_RE.pattern.encode("utf-8"))
 # candidate ("digits:token" formats keep their ':'; later layers split further).
 CORE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]{11,}")
 _PIECE_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_VOWEL_RE = re.compile(r"[aeiouyAEIOUY]")
 
 
+@functools.lru_cache(maxsize=4096)
 def _wordish(core: str) -> bool:
     """A number, or words: lower-case, Capitalised, CamelCase or UPPER, each piece with vowels like a word."""
     if core.isdigit():
         return True
-    parts = re.split(r"[_\-]", core)
-    if not all(part.isalpha() for part in parts if part):
+    letters = core.replace("_", "").replace("-", "")
+    if not letters.isalpha():
         return False
-    for piece in _PIECE_RE.findall("".join(parts)):
-        vowels = sum(char in "aeiouyAEIOUY" for char in piece)
+    for piece in _PIECE_RE.findall(letters):
+        vowels = len(_VOWEL_RE.findall(piece))
         if len(piece) > 20 or not 0.2 <= vowels / len(piece) <= 0.7:
             return False
     return True
@@ -71,6 +73,27 @@ def _char_spans(expression, text: str) -> list[tuple[int, int]]:
         chars += len(encoded[previous:start].decode("utf-8"))
         width = len(encoded[start:end].decode("utf-8"))
         result.append((chars, chars + width))
+        chars += width
+        previous = end
+    return result
+
+
+def re2_groups(expression, text: str) -> list[tuple[int, int, int]]:
+    """(start, end, index) in characters of the first participating group of each match of an RE2
+    expression (compiled from bytes) whose alternatives are each one group."""
+    encoded = text.encode("utf-8")
+    found = []
+    for match in expression.finditer(encoded):
+        index = match.lastindex  # the one alternative's group that took part
+        found.append((*match.span(index), index - 1))
+    if len(encoded) == len(text):
+        return found
+    result = []
+    chars = previous = 0
+    for start, end, index in found:
+        chars += len(encoded[previous:start].decode("utf-8"))
+        width = len(encoded[start:end].decode("utf-8"))
+        result.append((chars, chars + width, index))
         chars += width
         previous = end
     return result

@@ -106,6 +106,13 @@ WEAK_WORDS = (
     "pin",
     "security code",
     "verification code",
+    "one-time code",
+    "one time code",
+    "2fa code",
+    "sms code",
+    "login code",
+    "otp code",
+    "mfa code",
     "cvv",
     "cvc",
     "otp",
@@ -230,7 +237,7 @@ NOT_SECRET_AFTER = frozenset(
     usage_ encoding encoder decoder length_ rotate rotated recovery_ holder owner owners
     guidance guide guidelines requirement requirements complexity domain secure samesite httponly
     attempt attempts failed failure failures page screen button link dialog modal missing mismatch
-    invalid incorrect required_ reason threshold param create delete get list
+    invalid incorrect required_ reason threshold param create delete get list dictionary cache registry
     """.split()
 )
 
@@ -266,8 +273,11 @@ PREPOSITIONS = frozenset(
 )
 
 # Copulas between a secret word and its value in sentences, in several languages.
-COPULAS = (
-    r"is|was|are|were|=|:|：|equals|reads|became|becomes|is set to|was set to|set to|is now|was changed to|"
-    r"changed to|would be|will be|should be|es|era|est|était|ist|war|lautet|è|é|era|är|er|on|jest|je|to|"
-    r"это|—|–|->|→|是|为|為|は|が|는|은|:="
+# Copulas between a secret word and its value in sentences: words (a word boundary before them) ...
+WORD_COPULAS = (
+    "is set to|was set to|is now|was changed to|changed to|would be|will be|should be|is|was|are|were|equals|"
+    "reads|became|becomes|set to|es|era|est|était|ist|war|lautet|è|é|är|er|on|jest|je|to|это|είναι|היא|הוא|"
+    "هي|هو|है|adalah|ialah|là|คือ|olarak|dır|dir|on|ir|er"
 )
+# ... and marks, which need none.
+SYMBOL_COPULAS = ":=|->|[:=：—–→是为為は가는은]"

@@ -39,6 +39,11 @@ def test_provider_token_with_an_unlisted_prefix(text):
         ("The passphrase is 'violet lantern orbit 42'.", "violet lantern orbit 42"),
         ("das Passwort lautet Xr8!kq2#Lm, bitte nicht weitergeben", "Xr8!kq2#Lm"),
         ("密码是Qw3rty!789，别告诉别人", "Qw3rty!789"),
+        ("ο κωδικός είναι Xk9#mQ2$vL", "Xk9#mQ2$vL"),
+        ("use Xk9#mQ2$vL as the password", "Xk9#mQ2$vL"),
+        ("'Hunter2!x' is my password", "Hunter2!x"),
+        ("Your one-time code is 482913", "482913"),
+        ("contraseña de la base de datos: Pa$$w0rd-2024", "Pa$$w0rd-2024"),
     ],
 )
 def test_secret_named_in_prose(text, secret):
@@ -143,6 +148,14 @@ def test_password_of_several_words():
         "secret_name: db-credentials",
         "max_tokens: 4096",
         "The tokenizer splits words; a token is a piece of a word.",
+        "ENCRYPTION_KEY = settings.ENCRYPTION_KEY",
+        "class PBKDF2SHA1PasswordHasher(PBKDF2PasswordHasher):",
+        "if status_code in (status.HTTP_401_UNAUTHORIZED, status.HTTP_203_NON_AUTHORITATIVE_INFORMATION):",
+        'Message store "628WB79CIFDYO9LJI6DKMI09L/msg_store_transient": using rabbit_msg_store_ets_index',
+        "Adding debian:DigiCert_TLS_ECC_P384_Root_G5.pem",
+        "initdb -D /var/lib/postgresql/15/main --auth-local peer --auth-host scram-sha-256",
+        'fields = ("username", "usable_password", "password1", "password2")',
+        "need_vary_cookie = True",
     ],
 )
 def test_code_and_prose_about_secrets_stay(text):
