@@ -208,7 +208,31 @@ def _throughput(ax, figures: dict) -> None:
     ax.grid(True, alpha=0.3)
 
 
+def _serving(ax, figures: dict) -> None:
+    """Requests/s against c/L per server, and the p99 time added to the first token on a second axis."""
+    rows = figures["rows"]
+    servers = sorted({r["server"] for r in rows}, key=lambda name: name != "uvicorn")
+    xs = sorted({r["concurrency"] for r in rows})
+    ax.plot(xs, [x / figures["latency"] for x in xs], marker="s", linestyle="--", color="grey", label="limit c / L")
+    added = ax.twinx()
+    for server in servers:
+        mine = [r for r in rows if r["server"] == server]
+        line = ax.plot([r["concurrency"] for r in mine], [r["per_second"] for r in mine], marker="o", label=server)
+        first = [r["added_first_ms"]["p99"] for r in mine]
+        added.plot([r["concurrency"] for r in mine], first, linestyle=":", color=line[0].get_color())
+    ax.set_xlabel("concurrent streaming conversations (c)")
+    ax.set_ylabel("replies per second (solid)")
+    added.set_ylabel("p99 ms added to the first token (dotted)")
+    added.set_yscale("log")
+    loads = ", ".join(f"{r['load_before']:.0f}" for r in rows)
+    ax.set_title(f"serving: uvicorn vs runserver, L = {figures['latency']:g} s (load avg {loads})", fontsize=9)
+    ax.set_xticks(xs)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.grid(True, alpha=0.3)
+
+
 PLOTTERS = {
+    "serving": _serving,
     "tokens": _tokens,
     "compaction": _compaction,
     "context": _context,
