@@ -401,7 +401,8 @@ _NAME_OR_SENTENCE = re.compile(r"_*[A-Za-z][a-z]*(?:(?:[_\- ][A-Za-z]|[A-Z])[a-z
 _HEADER_NAMES = frozenset(("authorization", "proxy-authorization", "http-authorization", "cookie", "set-cookie"))
 _TRIGGERS = frozenset(TRIGGER_WORDS) | {"api", "access", "secret", "private", "client"}
 _USER_PASS_WORDS = frozenset(("credential", "credentials", "creds", "login", "zugangsdaten", "identifiants"))
-_USER_PASS = re.compile(r"[ \t]*[/:][ \t]*([^\s,;]+)")
+# "admin / s3cr3t" or "admin:s3cr3t" after a credentials word (not "credentials here: a browser's…").
+_USER_PASS = re.compile(r"(?:[ \t]*/[ \t]*|:)([^\s,;:/]{3,})")
 
 
 def find(scan: Scan, spans: Spans) -> None:

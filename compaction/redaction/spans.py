@@ -16,7 +16,7 @@ import re
 
 import re2
 
-from compaction.redaction.vocabulary import TRIGGER_WORDS
+from compaction.redaction.vocabulary import NOISE_WORDS, TRIGGER_WORDS
 
 PLACEHOLDER = "[REDACTED:{kind}]"
 PLACEHOLDER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
@@ -24,7 +24,10 @@ PLACEHOLDER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 # Secret-ish words and command names, matched on the lower-cased text. RE2 runs this alternation of
 # a few hundred words as one automaton (about 5 ms a megabyte; Python's `re` needs ten times that).
 KEYWORD_RE = re2.compile("|".join(re.escape(word) for word in sorted(TRIGGER_WORDS, key=len, reverse=True)))
-KEYWORD_BYTES_RE = re2.compile(KEYWORD_RE.pattern.encode("utf-8"))
+_NOISE = frozenset(NOISE_WORDS)
+# The scan's expression: the words and, matched whole so that they can be dropped, the noise words.
+_SCAN_WORDS = sorted(set(TRIGGER_WORDS) | _NOISE, key=len, reverse=True)
+KEYWORD_BYTES_RE = re2.compile("|".join(re.escape(word) for word in _SCAN_WORDS).encode("utf-8"))
 # Tokens are found through their core: 12 or more letters and digits in a row that are not a word
 # (`understanding`, `TimeoutError`) nor a number; the run of token characters around a core is the
 # candidate ("digits:token" formats keep their ':'; later layers split further).
@@ -118,7 +121,8 @@ class Scan:
     def keyword_hits(self) -> list[tuple[int, int]]:
         """Spans of the secret-ish words. RE2 runs on UTF-8 bytes; offsets are turned back into characters
         here in one pass (the binding's own conversion costs a pass over the text per match)."""
-        return _char_spans(KEYWORD_BYTES_RE, self.lower)
+        lower = self.lower
+        return [(s, e) for s, e in _char_spans(KEYWORD_BYTES_RE, lower) if lower[s:e] not in _NOISE]
 
     @functools.cached_property
     def runs(self) -> list[tuple[int, int]]:

@@ -210,6 +210,43 @@ CLI_COMMANDS = (
 
 TRIGGER_WORDS = STRONG_WORDS + WEAK_WORDS + CLI_COMMANDS
 
+# Ordinary words that contain a secret-ish word and are frequent in developers' text: the scan matches
+# them whole (a longer alternative wins) and drops them, so "passed", "path" or "monkeypatch" cost nothing.
+NOISE_WORDS = (
+    "passed",
+    "passes",
+    "passing",
+    "passenger",
+    "passive",
+    "passage",
+    "bypass",
+    "compass",
+    "monkeypatch",
+    "path",
+    "paths",
+    "patch",
+    "patched",
+    "patches",
+    "pattern",
+    "patterns",
+    "patient",
+    "keys",
+    "keyboard",
+    "keyword",
+    "keywords",
+    "monkey",
+    "tokens",
+    "tokenize",
+    "tokenizer",
+    "author",
+    "authors",
+    "authored",
+    "ping",
+    "pinned",
+    "opinion",
+    "spinner",
+)
+
 # A word before the secret word that turns the identifier into something ordinary (max_tokens, primary_key).
 NOT_SECRET_BEFORE = frozenset(
     """max min num number total count public primary foreign sort partition cache lookup row
