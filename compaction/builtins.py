@@ -52,6 +52,8 @@ BUILTIN_PROFILES: list[dict] = [
         "keep_recent": 6,
         "max_summary_tokens": 1_500,
         "temperature": 0.2,
+        "keep_instructions_verbatim": True,
+        "protect_first_n": 0,
         "is_default": True,
     },
     {
@@ -72,6 +74,8 @@ BUILTIN_PROFILES: list[dict] = [
         "keep_recent": 4,
         "max_summary_tokens": 400,
         "temperature": 0.2,
+        "keep_instructions_verbatim": False,
+        "protect_first_n": 0,
         "is_default": False,
     },
     {
@@ -95,6 +99,8 @@ BUILTIN_PROFILES: list[dict] = [
         "keep_recent": 6,
         "max_summary_tokens": 3_000,
         "temperature": 0.2,
+        "keep_instructions_verbatim": True,
+        "protect_first_n": 0,
         "is_default": False,
     },
     {
@@ -119,6 +125,8 @@ BUILTIN_PROFILES: list[dict] = [
         "keep_recent": 6,
         "max_summary_tokens": 1_000,
         "temperature": 0.2,
+        "keep_instructions_verbatim": False,
+        "protect_first_n": 0,
         "is_default": False,
     },
 ]
@@ -135,4 +143,6 @@ SHIPPED_FIELDS = [
     "keep_recent",
     "max_summary_tokens",
     "temperature",
+    "keep_instructions_verbatim",
+    "protect_first_n",
 ]

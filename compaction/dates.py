@@ -3,8 +3,9 @@
 "Yesterday", "last Friday" and "two years ago" mean something only next to
 the day they were said. A summary is read long after, and its lines are
 pulled out of their day, so the offline summarizer writes the calendar date
-beside each such expression it keeps: "I went to the fair yesterday (7 May
-2023)". The original words stay; the anchor is added in parentheses and is
+beside each such expression it keeps: "I went to the fair yesterday [7 May
+2023]". The original words stay; the anchor is an editorial insertion in
+square brackets (DESIGN.md, invariant 10: a quote stays a quote) and is
 computed, never guessed. What each expression is taken to mean:
 
 - "yesterday", "last night": the day before; "the day before yesterday":
@@ -150,26 +151,42 @@ def expression_spans(text: str) -> list[tuple[int, int]]:
     spans = []
     for match in _ANCHOR_RE.finditer(text):
         end = match.end()
-        anchor = re.match(r" \([^()]*\)", text[end:])
-        spans.append((match.start(), end + (anchor.end() if anchor else 0)))
+        anchor = _WRITTEN_ANCHOR_RE.match(text, end)
+        spans.append((match.start(), anchor.end() if anchor else end))
     return spans
 
 
-def anchor_dates(text: str, *, said_on: dt.date | dt.datetime | None) -> str:
-    """`text` with the calendar date written after each relative time expression it contains."""
+_WRITTEN_ANCHOR_RE = re.compile(r" [\[(][^()\[\]]*[\])]")
+
+
+def date_anchors(text: str, *, said_on: dt.date | dt.datetime | None) -> list[tuple[int, str]]:
+    """(position, anchor) for each relative time expression of `text`: where its calendar date goes.
+
+    The position is the end of the expression. An expression already followed by an anchor, one that
+    fixes no date, and a repeat of an anchor already given are left out.
+    """
     if said_on is None or not text:
-        return text
+        return []
     said = said_on.date() if isinstance(said_on, dt.datetime) else said_on
-
-    anchored: set[str] = set()
-
-    def replace(match: re.Match) -> str:
-        if text[match.end() : match.end() + 2].lstrip().startswith("("):
-            return match.group(0)  # already anchored
+    found: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    for match in _ANCHOR_RE.finditer(text):
+        if _WRITTEN_ANCHOR_RE.match(text, match.end()):
+            continue  # already anchored
         anchor = _anchor(match, said)
-        if anchor is None or anchor in anchored:
-            return match.group(0)  # a repeated expression is anchored once
-        anchored.add(anchor)
-        return f"{match.group(0)} ({anchor})"
+        if anchor is None or anchor in seen:
+            continue  # fixes no date, or a repeated expression (anchored once)
+        seen.add(anchor)
+        found.append((match.end(), anchor))
+    return found
 
-    return _ANCHOR_RE.sub(replace, text)
+
+def anchor_dates(text: str, *, said_on: dt.date | dt.datetime | None) -> str:
+    """`text` with the calendar date written after each relative time expression, as an insertion in square
+    brackets ("yesterday [7 May 2023]"): the words said stay as they were, the date is visibly added."""
+    pieces, start = [], 0
+    for position, anchor in date_anchors(text, said_on=said_on):
+        pieces.extend([text[start:position], f" [{anchor}]"])
+        start = position
+    pieces.append(text[start:])
+    return "".join(pieces)

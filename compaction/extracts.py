@@ -1,5 +1,8 @@
-"""Structured extracts stored with a summary's metadata: decisions, files,
-tools used with their counts, and open questions. Computed from the
+"""Structured extracts stored with a summary's metadata: the newest
+decisions, the first files (only paths that read as paths), tools used with
+their counts, and open questions (of the newest quarter, none that a later
+message takes up). Each list holds at most MAX_ITEMS, and reading stops
+when it is full, so the cost does not grow with the history. Computed from the
 redacted transcript, never from the summary, so they do not depend on which
 summarizer ran."""
 
@@ -7,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from compaction import lexicon
+from compaction import lexicon, references
 from compaction.transcript import TranscriptItem
 
 MAX_ITEMS = 20
@@ -20,40 +23,72 @@ def _short(text: str) -> str:
 
 
 def extracts_collect(items: list[TranscriptItem]) -> dict:
-    decisions: list[str] = []
-    files: list[str] = []
+    """Tools counted over every call; the first files and the newest decisions, read only until there are
+    enough of them (MAX_ITEMS); open questions from the newest quarter, as the offline summary reads them."""
     tools: Counter = Counter()
-    questions: list[tuple[int, str, frozenset[str]]] = []
-    for index, item in enumerate(items):
+    for item in items:
         for call in item.tool_calls:
             tools[call["name"]] += 1
-            files.extend(lexicon.find_paths(call["arguments"]))
-        if item.role == "tool":
+    return {
+        "decisions": _newest_decisions(items),
+        "files": _first_files(items),
+        "tools": {name: count for name, count in sorted(tools.items()) if count},
+        "open_questions": list(dict.fromkeys(_open_questions(items)))[-MAX_ITEMS:],
+    }
+
+
+def _first_files(items: list[TranscriptItem]) -> list[str]:
+    files: dict[str, None] = {}
+    for item in items:
+        texts = [call["arguments"] for call in item.tool_calls]
+        if item.role != "tool":
+            texts.append(item.content)
+        for text in texts:
+            files.update(dict.fromkeys(references.find_files(text)))
+        if len(files) >= MAX_ITEMS:
+            break
+    return list(files)[:MAX_ITEMS]
+
+
+def _newest_decisions(items: list[TranscriptItem]) -> list[str]:
+    found: dict[str, None] = {}
+    for item in reversed(items):
+        if item.role == "tool" or not item.content or not lexicon.mentions_decision(item.content):
             continue
-        files.extend(lexicon.find_paths(item.content))
-        for sentence in lexicon.split_sentences(item.content):
-            if lexicon.looks_like_injection(sentence):
-                continue
-            speaker = item.speaker if item.speaker else item.role
-            if not sentence.endswith("?") and lexicon.mentions_decision(sentence):
-                decisions.append(_short(f"{speaker}: {sentence}"))
-            elif sentence.endswith("?") and len(lexicon.content_words(sentence)) >= 3:
-                questions.append((index, _short(f"{speaker}: {sentence}"), frozenset(lexicon.content_words(sentence))))
+        said = [
+            _short(f"{item.speaker or item.role}: {sentence}")
+            for sentence in lexicon.split_sentences(item.content)
+            if not sentence.endswith("?")
+            and lexicon.mentions_decision(sentence)
+            and not lexicon.looks_like_injection(sentence)
+        ]
+        found.update(dict.fromkeys(reversed(said)))
+        if len(found) >= MAX_ITEMS:
+            break
+    return list(found)[:MAX_ITEMS][::-1]
+
+
+def _open_questions(items: list[TranscriptItem]) -> list[str]:
+    """Questions of the newest quarter whose words no later message takes up."""
+    start = int(len(items) * 0.75)
+    questions: list[tuple[int, str, frozenset[str]]] = []
     last_seen: dict[str, int] = {}
-    for index, item in enumerate(items):
+    for index in range(start, len(items)):
+        item = items[index]
         for word in lexicon.content_words(item.content):
             last_seen[word] = index
-    open_questions = [
+        if item.role == "tool" or "?" not in item.content:
+            continue
+        for sentence in lexicon.split_sentences(item.content):
+            if sentence.endswith("?") and not lexicon.looks_like_injection(sentence):
+                words = frozenset(lexicon.content_words(sentence))
+                if len(words) >= 3:
+                    questions.append((index, _short(f"{item.speaker or item.role}: {sentence}"), words))
+    return [
         text
         for index, text, words in questions
         if sum(1 for w in words if last_seen.get(w, -1) > index) < max(2, len(words) // 2)
     ]
-    return {
-        "decisions": list(dict.fromkeys(decisions))[-MAX_ITEMS:],
-        "files": list(dict.fromkeys(files))[:MAX_ITEMS],
-        "tools": {name: count for name, count in sorted(tools.items()) if count},
-        "open_questions": list(dict.fromkeys(open_questions))[-MAX_ITEMS:],
-    }
 
 
 def extracts_from_text(text: str, *, tools: dict[str, int]) -> dict:
@@ -73,7 +108,7 @@ def extracts_from_text(text: str, *, tools: dict[str, int]) -> dict:
             decisions.append(_short(sentence))
     return {
         "decisions": list(dict.fromkeys(decisions))[-MAX_ITEMS:],
-        "files": list(dict.fromkeys(lexicon.find_paths(text)))[:MAX_ITEMS],
+        "files": list(dict.fromkeys(references.find_files(text)))[:MAX_ITEMS],
         "tools": dict(sorted(tools.items())),
         "open_questions": list(dict.fromkeys(questions))[-MAX_ITEMS:],
     }

@@ -4,13 +4,24 @@ Whatever wrote the summary (a model or the offline summarizer), exact
 details are what a later turn cannot reconstruct: file paths, URLs,
 identifiers, error messages, dates and numbers. Those present in the
 summarized text but absent from the summary are appended, verbatim, in a
-short "References" section. Candidates that read like instructions to a
-model are never pinned, and the text is redacted again on the way.
+short "References" section. Only what is what it says is listed (a path
+must read as a path, `req/s` is not one; an identifier must have the shape
+of code; a number only with its unit or the words around it, never a bare
+"40"). Candidates that read like instructions to a model are never pinned,
+and the text is redacted again on the way unless the caller says it was.
 
 The section is part of the summary and lives inside its token limit: given
 `max_tokens`, references are added one by one (errors first, numbers last)
 while the whole text still fits, so a summary that used its whole budget
 gets none rather than overflowing the limit its profile promises.
+
+The source is read in line-aligned chunks, and reading stops as soon as
+every kind has as many new references as it may list. A long stretch is
+read at its start and at its end (HEAD_CHARS and TAIL_CHARS), where the
+task was set and where it stands, not in full: the section lists a few
+dozen details, and scanning a megabyte for them would cost more than the
+rest of a compaction (the offline summary lists files, commands and
+identifiers from the whole stretch itself).
 """
 
 from __future__ import annotations
@@ -19,63 +30,119 @@ import bisect
 import re
 
 from chatcore.tokens import count_tokens
-from compaction import lexicon
+from compaction import lexicon, references
 from compaction.redaction import redact
 
-HEADING = "## References (pinned from the summarized messages)"
+HEADING = "## References (pinned from the summarised messages)"
 MAX_PER_KIND = {"error": 4, "path": 12, "url": 8, "identifier": 12, "date": 6, "number": 8}
 MAX_ITEM_CHARS = 160
+CHUNK_CHARS = 32_000
+HEAD_CHARS = 64_000
+TAIL_CHARS = 64_000
+_REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+# A number is a reference only with what it counts: a unit, or a word of context right before it.
+_NUMBER_CONTEXT_RE = re.compile(r"[A-Za-z][\w/-]*[ =:]+$")
+_KINDS = (
+    ("error", lexicon.ERROR_RE),
+    ("url", lexicon.URL_RE),
+    ("path", lexicon.PATH_RE),
+    ("identifier", lexicon.IDENTIFIER_RE),
+    ("date", lexicon.DATE_RE),
+    ("number", lexicon.NUMBER_RE),
+)
 
 
 def _normalise(value: str) -> str:
     return " ".join(value.split()).strip(" .,;:")
 
 
-def _candidates(source_text: str) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
-    # Claimed spans, disjoint and sorted by start (so ends are sorted too): an
-    # overlap check looks only at the two neighbours, keeping long sources linear.
-    starts: list[int] = []
-    ends: list[int] = []
+class _Claims:
+    """Claimed spans of one chunk, disjoint and sorted by start: an overlap check looks at two neighbours."""
 
-    def claim(span: tuple[int, int]) -> None:
-        index = bisect.bisect_right(starts, span[0])
-        starts.insert(index, span[0])
-        ends.insert(index, span[1])
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
 
-    def overlaps(span: tuple[int, int]) -> bool:
-        index = bisect.bisect_right(starts, span[0])
-        if index > 0 and ends[index - 1] > span[0]:
+    def claim(self, span: tuple[int, int]) -> None:
+        index = bisect.bisect_right(self.starts, span[0])
+        self.starts.insert(index, span[0])
+        self.ends.insert(index, span[1])
+
+    def overlaps(self, span: tuple[int, int]) -> bool:
+        index = bisect.bisect_right(self.starts, span[0])
+        if index > 0 and self.ends[index - 1] > span[0]:
             return True
-        return index < len(starts) and starts[index] < span[1]
+        return index < len(self.starts) and self.starts[index] < span[1]
 
-    for redacted in re.finditer(r"\[REDACTED:[a-z0-9_]+\]", source_text):
-        claim(redacted.span())
 
-    for kind, regex in (
-        ("error", lexicon.ERROR_RE),
-        ("url", lexicon.URL_RE),
-        ("path", lexicon.PATH_RE),
-        ("identifier", lexicon.IDENTIFIER_RE),
-        ("date", lexicon.DATE_RE),
-        ("number", lexicon.NUMBER_RE),
-    ):
-        for match in regex.finditer(source_text):
-            value = _normalise(match.group(0))
-            if not value or overlaps(match.span()) or "[REDACTED:" in value:
-                continue
-            if kind == "number" and len(re.sub(r"\D", "", value)) < 2:
-                continue  # single digits carry no meaning out of context
-            if (
-                kind == "date"
-                and value.lower() in ("today", "yesterday", "tomorrow")
-                or (kind == "date" and value.lower().endswith("day") and " " not in value)
-            ):
-                continue
-            if kind in ("url", "path", "error"):
-                claim(match.span())
-            found.append((kind, value[:MAX_ITEM_CHARS]))
-    return found
+def _accepted(kind: str, value: str, chunk: str, start: int) -> str | None:
+    """The reference `value` stands for, or None when it is not what it looks like."""
+    if kind == "number":
+        digits = re.sub(r"\D", "", value)
+        unit = value[len(value.rstrip("abcdefghijklmnopqrstuvwxyz%×$ ")) :].strip()
+        if len(digits) < 2 or (not unit and not _NUMBER_CONTEXT_RE.search(chunk[max(0, start - 30) : start])):
+            return None  # a bare number says nothing out of context
+        if not unit:
+            context = _NUMBER_CONTEXT_RE.search(chunk[max(0, start - 30) : start])
+            value = (context.group(0) if context else "") + value
+    elif kind == "date" and " " not in value and (value.lower().endswith("day") or value.isalpha()):
+        return None  # "today", "Friday": no date without the day it was said
+    elif kind == "path" and not references.is_path(value):
+        return None
+    elif kind == "identifier" and not references.is_identifier(value.strip("`")):
+        return None
+    return _normalise(value)[:MAX_ITEM_CHARS]
+
+
+def _chunks(text: str):
+    """Line-aligned chunks of the start and the end of `text` (all of it when it is short)."""
+    if len(text) <= HEAD_CHARS + TAIL_CHARS:
+        yield from _chunks_of(text)
+        return
+    head_end = text.rfind("\n", HEAD_CHARS // 2, HEAD_CHARS) + 1 or HEAD_CHARS
+    tail_start = text.find("\n", len(text) - TAIL_CHARS) + 1 or len(text) - TAIL_CHARS
+    yield from _chunks_of(text[:head_end])
+    yield from _chunks_of(text[tail_start:])
+
+
+def _chunks_of(text: str):
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + CHUNK_CHARS)
+        if end < len(text):
+            cut = text.rfind("\n", start + CHUNK_CHARS // 2, end)
+            end = cut + 1 if cut > start else end
+        yield text[start:end]
+        start = end
+
+
+def _candidates(source_text: str, present: str) -> dict[str, list[str]]:
+    """Up to MAX_PER_KIND values of each kind that the summary (`present`, lower-cased) lacks, in order."""
+    chosen: dict[str, list[str]] = {kind: [] for kind in MAX_PER_KIND}
+    seen: set[str] = set()
+    for chunk in _chunks(source_text):
+        claims = _Claims()
+        for redacted in _REDACTED_RE.finditer(chunk):
+            claims.claim(redacted.span())
+        for kind, regex in _KINDS:
+            if len(chosen[kind]) >= MAX_PER_KIND[kind] and kind not in ("error", "url", "path"):
+                continue  # full; errors, URLs and paths still claim their spans for the kinds after them
+            for match in regex.finditer(chunk):
+                if claims.overlaps(match.span()) or "[REDACTED:" in match.group(0):
+                    continue
+                if kind in ("url", "path", "error"):
+                    claims.claim(match.span())
+                if len(chosen[kind]) >= MAX_PER_KIND[kind]:
+                    continue
+                value = _accepted(kind, match.group(0), chunk, match.start())
+                key = value.lower() if value else ""
+                if not value or key in seen or key in present or lexicon.looks_like_injection(value):
+                    continue
+                seen.add(key)
+                chosen[kind].append(value)
+        if all(len(values) >= MAX_PER_KIND[kind] for kind, values in chosen.items()):
+            break
+    return chosen
 
 
 _LABELS = {
@@ -84,7 +151,7 @@ _LABELS = {
     "url": "URLs",
     "identifier": "Identifiers",
     "date": "Dates",
-    "number": "Numbers",
+    "number": "Figures",
 }
 
 
@@ -119,24 +186,17 @@ def _fit(summary: str, chosen: dict[str, list[str]], max_tokens: int) -> dict[st
     return fitted
 
 
-def facts_pin(*, source_text: str, summary: str, max_tokens: int | None = None) -> str:
+def facts_pin(*, source_text: str, summary: str, max_tokens: int | None = None, redacted: bool = False) -> str:
     """`summary` plus a References section listing the details it dropped (unchanged when none).
 
-    With `max_tokens`, the result stays within it: references that do not fit are left out.
+    With `max_tokens`, the result stays within it: references that do not fit are left out. `redacted`
+    says the source was redacted already (the compaction service redacts every message once).
     """
     if not source_text:
         return summary
-    source_text = redact(source_text).text
-    present = summary.lower()
-    chosen: dict[str, list[str]] = {kind: [] for kind in MAX_PER_KIND}
-    seen: set[str] = set()
-    for kind, value in _candidates(source_text):
-        key = value.lower()
-        if key in seen or key in present or lexicon.looks_like_injection(value):
-            continue
-        seen.add(key)
-        if len(chosen[kind]) < MAX_PER_KIND[kind]:
-            chosen[kind].append(value)
+    if not redacted:
+        source_text = redact(source_text).text
+    chosen = _candidates(source_text, summary.lower())
     if max_tokens is not None:
         chosen = _fit(summary, chosen, max_tokens)
     return _render(summary, chosen)

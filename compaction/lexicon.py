@@ -190,8 +190,10 @@ plan planned approved fix switch switched instead rejected won not""".split()
 )
 
 
-def mentions_decision(text: str) -> bool:
-    if _DECISION_HINTS.isdisjoint(_HINT_WORD_RE.findall(text.lower())):
+def mentions_decision(text: str, words: frozenset[str] | None = None) -> bool:
+    """Whether `text` speaks of a decision; `words` (its lower-cased words, if already split) spare a split."""
+    hints = words if words is not None else _HINT_WORD_RE.findall(text.lower())
+    if _DECISION_HINTS.isdisjoint(hints):
         return False
     return bool(DECISION_RE.search(text))
 

@@ -25,6 +25,18 @@ class CompactionProfile(models.Model):
         default=1_500, validators=[MinValueValidator(50), MaxValueValidator(32_000)]
     )
     temperature = models.FloatField(default=0.2, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)])
+    keep_instructions_verbatim = models.BooleanField(
+        default=False,
+        help_text="Keep the user's instructions and constraints word for word in the summary (found by their "
+        "wording: must, never, always, don't, please make sure …; newest first when they do not all fit). "
+        "A model is handed them as a 'keep verbatim' block.",
+    )
+    protect_first_n = models.PositiveSmallIntegerField(
+        default=0,
+        validators=[MaxValueValidator(50)],
+        help_text="The first N messages of a channel are never summarised: they stay in the model's context as "
+        "they were, before the summary (the opening exchange often sets the task). 0: off.",
+    )
     model = models.ForeignKey(
         LLMModel, on_delete=models.SET_NULL, null=True, blank=True, help_text="Empty: the utility role's model."
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -36,6 +37,7 @@ class TranscriptItem:
     tool_name: str = ""
     tool_calls: list[dict] = dataclasses.field(default_factory=list)  # [{"id", "name", "arguments"}]
     redactions: dict[str, int] = dataclasses.field(default_factory=dict)
+    tool_call_id: str = ""  # on a tool result: the call it answers
 
 
 def _speaker_of(message: Any) -> str:
@@ -78,9 +80,10 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
             continue
         metadata = message.metadata or {}
         tool_calls = _tool_calls_of(metadata) if message.role == "assistant" else []
-        tool_name = ""
+        tool_name = tool_call_id = ""
         if message.role == "tool":
             tool_name = str(metadata.get("name") or metadata.get("tool_name") or "tool")
+            tool_call_id = str(metadata.get("tool_call_id") or "")
         texts.append(message.content or "")
         texts.extend(call["arguments"] for call in tool_calls)
         items.append(
@@ -92,6 +95,7 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
                 created_at=getattr(message, "created_at", None),
                 tool_name=tool_name,
                 tool_calls=tool_calls,
+                tool_call_id=tool_call_id,
             )
         )
     cleaned = iter(redact_many(texts))
@@ -120,7 +124,12 @@ def format_date(value: dt.datetime | None) -> str:
     """'8 May 2023' — the form people write and the summary keeps."""
     if value is None:
         return ""
-    return f"{value.day} {value:%B %Y}"
+    return _day(value.year, value.month, value.day)
+
+
+@functools.lru_cache(maxsize=4096)
+def _day(year: int, month: int, day: int) -> str:
+    return f"{day} {dt.date(year, month, day):%B %Y}"
 
 
 def _label(item: TranscriptItem) -> str:

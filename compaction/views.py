@@ -30,6 +30,15 @@ from compaction.forms import ChannelCompactionForm, CompactForm, ImportForm
 from compaction.imports import conversations_import
 from compaction.imports.files import export_read
 from compaction.scanner.selectors import compaction_settings_get
+from compaction.services.summarize import summarizer_is_offline
+from compaction.summarizers.offline.profiles import offline_notes
+
+
+def _offline_notes(default, profiles) -> list[tuple[object, list[str]]]:
+    """(profile, what the offline summarizer makes of it) for each profile, when summaries are written offline."""
+    if not summarizer_is_offline(default):
+        return []
+    return [(profile, offline_notes(profile)) for profile in profiles]
 
 
 def _panel(request: AuthenticatedRequest, context: dict, *, status: int = 200) -> HttpResponse:
@@ -66,7 +75,13 @@ def compact_panel(request: AuthenticatedRequest, channel_id: int) -> HttpRespons
     channel = own_channel(request, channel_id)
     profiles = list(selectors.profiles_visible(user=request.user, channel=channel))
     default = services.profile_resolve(channel=channel, user=request.user)
-    context = {"channel": channel, "profiles": profiles, "default_profile": default, "stage": "options"}
+    context = {
+        "channel": channel,
+        "profiles": profiles,
+        "default_profile": default,
+        "stage": "options",
+        "offline_notes": _offline_notes(default, profiles),
+    }
     if request.method == "GET":
         context["form"] = CompactForm(profiles=profiles)
         return _panel(request, context)

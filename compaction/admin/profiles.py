@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from chatcore.admin_confirm import confirmed_action
 from chatcore.errors import ServiceError, error_text
@@ -43,7 +43,7 @@ class CompactionProfileAdmin(admin.ModelAdmin):
     list_filter = ["is_builtin", "is_default", "persona"]
     list_select_related = ["persona", "model"]
     search_fields = ["name", "slug", "description", "instructions"]
-    readonly_fields = ["is_builtin", "created_at", "updated_at"]
+    readonly_fields = ["is_builtin", "created_at", "updated_at", "offline_rendering"]
     fieldsets = [
         (None, {"fields": ["name", "slug", "symbol", "description", "persona", "is_default", "is_builtin"]}),
         (
@@ -54,10 +54,33 @@ class CompactionProfileAdmin(admin.ModelAdmin):
                 "{focus} and {persona}; write {{ and }} for literal braces.",
             },
         ),
-        ("Options", {"fields": ["keep_recent", "max_summary_tokens", "temperature", "model"]}),
+        (
+            "Options",
+            {
+                "fields": [
+                    "keep_recent",
+                    "max_summary_tokens",
+                    "temperature",
+                    "keep_instructions_verbatim",
+                    "protect_first_n",
+                    "model",
+                ]
+            },
+        ),
+        ("Without a model", {"fields": ["offline_rendering"]}),
         ("History", {"fields": ["created_at", "updated_at"]}),
     ]
     actions = ["reset_to_shipped", "duplicate", "export_json"]
+
+    @admin.display(description="Offline summarizer")
+    def offline_rendering(self, obj: CompactionProfile) -> str:
+        """What the built-in offline summarizer makes of this profile, and what it cannot follow, in plain words."""
+        from compaction.summarizers.offline.profiles import offline_notes
+
+        if obj is None or not obj.pk:
+            return "Save the profile to see how the offline summarizer follows it."
+        return format_html_join("", "<p>{}</p>", ((note,) for note in offline_notes(obj)))
+
     change_list_template = "admin/compaction/compactionprofile/change_list.html"
 
     def get_readonly_fields(self, request, obj=None):

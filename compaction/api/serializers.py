@@ -98,10 +98,19 @@ class BranchRequestSerializer(serializers.Serializer):
 class ProfileSerializer(serializers.ModelSerializer):
     model: "serializers.SlugRelatedField[LLMModel]" = serializers.SlugRelatedField(slug_field="name", read_only=True)
     persona: "serializers.SlugRelatedField[Persona]" = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    offline_notes = serializers.SerializerMethodField(
+        help_text="What the offline summarizer does with this profile, in plain words: the sections it writes, "
+        "and which of the profile's instructions only a model can follow."
+    )
+
+    def get_offline_notes(self, profile: CompactionProfile) -> list[str]:
+        from compaction.summarizers.offline.profiles import offline_notes
+
+        return offline_notes(profile)
 
     class Meta:
         model = CompactionProfile
-        fields = ["id", *EDITABLE_FIELDS, "is_builtin", "created_at", "updated_at"]
+        fields = ["id", *EDITABLE_FIELDS, "offline_notes", "is_builtin", "created_at", "updated_at"]
 
 
 class ProfileWriteSerializer(serializers.Serializer):
@@ -116,6 +125,8 @@ class ProfileWriteSerializer(serializers.Serializer):
     keep_recent = serializers.IntegerField(required=False, min_value=0, max_value=1000)
     max_summary_tokens = serializers.IntegerField(required=False, min_value=50, max_value=32_000)
     temperature = serializers.FloatField(required=False, min_value=0.0, max_value=2.0)
+    keep_instructions_verbatim = serializers.BooleanField(required=False)
+    protect_first_n = serializers.IntegerField(required=False, min_value=0, max_value=50)
     model = serializers.SlugRelatedField(
         slug_field="name", queryset=LLMModel.objects.all(), required=False, allow_null=True
     )

@@ -9,8 +9,10 @@ def create_builtins(apps, schema_editor):
     Profile = apps.get_model("compaction", "CompactionProfile")
     profiles = Profile.objects.using(schema_editor.connection.alias)
     has_default = profiles.filter(persona__isnull=True, is_default=True).exists()
+    known = {field.name for field in Profile._meta.get_fields()}
     for item in BUILTIN_PROFILES:
-        fields = {k: v for k, v in item.items() if k != "slug"}
+        # Only the fields this migration's model has: later options are set by later migrations.
+        fields = {k: v for k, v in item.items() if k != "slug" and k in known}
         fields["is_builtin"] = True
         fields["is_default"] = item["is_default"] and not has_default
         profiles.update_or_create(slug=item["slug"], defaults=fields)

@@ -4,7 +4,7 @@ chatcore finds and ranks (chatcore.search); this package turns each hit into
 what a reader sees, redacted like everything else that leaves the database
 for a page, an API client or a model: the hit with its neighbouring turns,
 one line per turn as "date · speaker: text" (relative dates anchored, as in
-summaries: "yesterday (7 May 2023)"), and a highlighted snippet of the hit.
+summaries: "yesterday [7 May 2023]"), and a highlighted snippet of the hit.
 The API (`GET /api/channels/{id}/search/`), the channel page's search box,
 the `recall_history` tool of the reply loop and `compaction_fidelity
 --recall` all call `recall_search`.

@@ -20,6 +20,7 @@ from compaction.facts import facts_pin
 from compaction.models import CompactionProfile
 from compaction.redaction import redact
 from compaction.services.anchor import cut_anchor, cut_check
+from compaction.services.opening import EXTRACTS_KEY, opening_messages, opening_section, without_opening
 from compaction.services.summarize import (
     OFFLINE_MODEL_NAME,
     Summarized,
@@ -228,6 +229,13 @@ def draft_make(request: DraftRequest) -> Draft:
     sources = _sources(plan=plan, focus=request.focus)
     previous = plan.boundary
     input_tokens = sum(m.tokens for m in plan.to_summarize) + (previous.tokens if previous else 0)
+    opening = opening_messages(count=request.profile.protect_first_n, path=plan.path, boundary=previous)
+    section = opening_section(opening)
+    if section and request.content is None:
+        # The opening exchange is carried word for word; the summarizer works on the rest, in the room left.
+        _set_opening_aside(sources, {m.pk for m in opening})
+        room = max(50, request.max_tokens - count_tokens(section) - 2)
+        request = dataclasses.replace(request, max_tokens=room)
     if request.content is not None:
         applied = redact(request.content.strip())
         sources.redactions.update(applied.counts)
@@ -240,6 +248,8 @@ def draft_make(request: DraftRequest) -> Draft:
         summarized = Summarized(text=text, model=model, used_fallback=False, input_tokens=0, output_tokens=0)
     else:
         summarized, text, truncated = _summary(request=request, sources=sources, input_tokens=input_tokens)
+        if section:
+            text = section + "\n\n" + text
     through = plan.to_summarize[-1]
     summary_tokens = count_tokens(text) + chatcore_conf.MESSAGE_OVERHEAD_TOKENS
     boundary_offset = (previous.through_message.path_tokens - previous.tokens) if previous else 0
@@ -247,6 +257,8 @@ def draft_make(request: DraftRequest) -> Draft:
     if request.edited:
         # A person's text: its own decisions, files and questions (tools used stay the transcript's facts).
         extracts = extracts_from_text(text, tools=extracts.get("tools", {}))
+    if opening:
+        extracts[EXTRACTS_KEY] = [m.pk for m in opening]
     return Draft(
         plan=plan,
         text=text,
@@ -257,6 +269,15 @@ def draft_make(request: DraftRequest) -> Draft:
         tokens_before=plan.leaf.path_tokens - boundary_offset,
         tokens_after=plan.leaf.path_tokens - through.path_tokens + summary_tokens,
     )
+
+
+def _set_opening_aside(sources: _Sources, ids: set[int]) -> None:
+    """The protected messages leave what the summarizer reads; a previous summary's copy of them goes too."""
+    sources.items = [item for item in sources.items if item.message_id not in ids]
+    sources.previous_text = without_opening(sources.previous_text)
+    sources.text = "\n".join(item.content for item in sources.items)
+    if sources.previous_text:
+        sources.text = sources.previous_text + "\n" + sources.text
 
 
 def _sources(*, plan: Plan, focus: str) -> _Sources:
@@ -285,7 +306,9 @@ def _sources(*, plan: Plan, focus: str) -> _Sources:
 def _summary(*, request: DraftRequest, sources: _Sources, input_tokens: int) -> tuple[Summarized, str, bool]:
     """The model's summary, checked, redacted, cut to the limit and with its pinned references:
     (what the model returned, the final text, whether it was cut)."""
-    source_tokens = count_tokens(sources.text)
+    # The stored counts of the messages (made once, at insert): counting a megabyte again would cost more than
+    # the rest of the compaction.
+    source_tokens = input_tokens
     summarized = summary_generate(
         SummaryRequest(
             channel=request.channel,
@@ -313,5 +336,5 @@ def _summary(*, request: DraftRequest, sources: _Sources, input_tokens: int) -> 
     pin_limit = min(max_tokens, input_tokens - 1)
     if summarized.model == OFFLINE_MODEL_NAME:
         pin_limit = min(pin_limit, offline_limit(max_tokens=max_tokens, input_tokens=source_tokens))
-    text = facts_pin(source_text=sources.text, summary=text, max_tokens=pin_limit).strip()
+    text = facts_pin(source_text=sources.text, summary=text, max_tokens=pin_limit, redacted=True).strip()
     return summarized, text, truncated or cut

@@ -24,6 +24,8 @@ EDITABLE_FIELDS = [
     "keep_recent",
     "max_summary_tokens",
     "temperature",
+    "keep_instructions_verbatim",
+    "protect_first_n",
     "model",
     "persona",
     "is_default",

@@ -4,14 +4,17 @@ the profile's limit)."""
 
 import dataclasses
 
+from chatcore import selectors as chatcore_selectors
 from chatcore.errors import ModelCallFailed
 from chatcore.llm import OfflineModel, llm_complete
-from chatcore.models import Channel, ModelRole, UsageEntry
+from chatcore.models import Channel, LLMModel, ModelRole, UsageEntry
 from chatcore.tokens import count_tokens
 from compaction.facts import facts_pin
+from compaction.instructions import verbatim_instructions
 from compaction.models import CompactionProfile
 from compaction.prompting import messages_build
 from compaction.summarizers.offline import summarize_offline
+from compaction.summarizers.offline.profiles import offline_layout
 from compaction.transcript import TranscriptItem, render_transcript
 
 OFFLINE_MODEL_NAME = "offline"
@@ -54,6 +57,11 @@ def offline_limit(*, max_tokens: int, input_tokens: int) -> int:
 def summary_generate(request: SummaryRequest) -> Summarized:
     """The summary from the profile's model, or from the offline method when the utility role is offline."""
     channel, profile = request.channel, request.profile
+    if summarizer_is_offline(profile):
+        return _summarize_offline(request)
+    keep = []
+    if profile.keep_instructions_verbatim:
+        keep = verbatim_instructions(request.items, budget=request.max_tokens // 4)
     messages = messages_build(
         system_prompt=profile.system_prompt,
         instructions=profile.instructions,
@@ -61,6 +69,7 @@ def summary_generate(request: SummaryRequest) -> Summarized:
         previous_summary=request.previous_summary,
         focus=request.focus,
         persona=channel.persona,
+        keep_verbatim=keep,
     )
     try:
         completion = llm_complete(
@@ -84,18 +93,32 @@ def summary_generate(request: SummaryRequest) -> Summarized:
     )
 
 
+def summarizer_is_offline(profile: CompactionProfile) -> bool:
+    """Whether the summary would come from the offline method: then no prompt is built for a model."""
+    model = profile.model
+    if model is None:
+        role = chatcore_selectors.model_role_get(role=ModelRole.Role.UTILITY)
+        model = role.primary if role else None
+    return model is None or model.provider == LLMModel.Provider.OFFLINE  # no role set: the offline provider
+
+
 def _summarize_offline(request: SummaryRequest) -> Summarized:
     limit = offline_limit(max_tokens=request.max_tokens, input_tokens=request.source_tokens)
+    layout = offline_layout(request.profile)
 
     def offline(max_tokens: int) -> str:
         return summarize_offline(
-            items=request.items, previous_summary=request.previous_summary, focus=request.focus, max_tokens=max_tokens
+            items=request.items,
+            previous_summary=request.previous_summary,
+            focus=request.focus,
+            max_tokens=max_tokens,
+            layout=layout,
         )
 
     text = offline(limit)
     # It fills its budget, which would leave no room for the pinned references that the limit also
     # covers: when they would not fit, summarize again in less room (at most a fifth less).
-    overflow = count_tokens(facts_pin(source_text=request.source_text, summary=text)) - limit
+    overflow = count_tokens(facts_pin(source_text=request.source_text, summary=text, redacted=True)) - limit
     if overflow > 0:
         text = offline(max(50, limit - min(overflow, limit // 5)))
     output_tokens = count_tokens(text)

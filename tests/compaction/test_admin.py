@@ -27,7 +27,7 @@ def _action(client, url, action, ids, **extra):
 def test_reset_duplicate_and_export_actions(admin_client_staff):
     brief = CompactionProfile.objects.get(slug="brief")
     CompactionProfile.objects.filter(pk=brief.pk).update(instructions="Changed {transcript}", keep_recent=1)
-    response = _action(admin_client_staff, CHANGELIST, "reset_to_shipped", [brief.pk])
+    response = _action(admin_client_staff, CHANGELIST, "reset_to_shipped", [brief.pk], confirmed="yes")
     assert "Reset 1 profile(s) to their shipped text." in response.content.decode()
     brief.refresh_from_db()
     assert (brief.instructions, brief.keep_recent) == (BUILTIN_BY_SLUG["brief"]["instructions"], 4)
@@ -64,6 +64,7 @@ def test_add_form_rejects_a_bad_template_and_saves_a_good_one_through_the_servic
         "keep_recent": 3,
         "max_summary_tokens": 500,
         "temperature": 0.2,
+        "protect_first_n": 0,
         "model": "",
         "is_default": "on",
     }
@@ -157,3 +158,11 @@ def test_summary_branch_action_and_the_branch_in_the_admin(admin_client_staff, s
             f"of channel #{source.pk}" in page
         )
     assert page.count("copy of <a href=") == 3
+
+
+def test_profile_page_says_how_the_offline_summarizer_follows_it(admin_client_staff):
+    brief = CompactionProfile.objects.get(slug="brief")
+    page = admin_client_staff.get(f"{CHANGELIST}{brief.pk}/change/").content.decode()
+    assert "Without a model, the built-in offline summarizer writes these sections: Goal, Settled" in page
+    assert "These instructions can only be followed by a model, not offline" in page
+    assert 'name="keep_instructions_verbatim"' in page and 'name="protect_first_n"' in page

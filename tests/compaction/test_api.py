@@ -7,6 +7,7 @@ from chatcore.models import AuditEntry, Channel, Message, Summary, UsageEntry
 from compaction.extracts import extracts_from_text
 from compaction.leases import lease_acquire
 from compaction.models import CompactionProfile
+from compaction.summarizers.offline.profiles import offline_notes
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory
 from tests.chatcore.test_api import channel_body, iso, listing
@@ -57,6 +58,9 @@ def profile_body(profile: CompactionProfile) -> dict:
         "keep_recent": profile.keep_recent,
         "max_summary_tokens": profile.max_summary_tokens,
         "temperature": profile.temperature,
+        "keep_instructions_verbatim": profile.keep_instructions_verbatim,
+        "protect_first_n": profile.protect_first_n,
+        "offline_notes": offline_notes(profile),
         "model": profile.model.name if profile.model_id else None,
         "persona": profile.persona.slug if profile.persona_id else None,
         "is_builtin": profile.is_builtin,
@@ -522,6 +526,8 @@ def test_profiles_export_and_import_round_trip(staff_api, api):
         "keep_recent": 2,
         "max_summary_tokens": 800,
         "temperature": 0.1,
+        "keep_instructions_verbatim": False,
+        "protect_first_n": 0,
         "model": None,
         "persona": "analyst",
         "is_default": True,

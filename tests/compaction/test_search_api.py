@@ -51,7 +51,7 @@ def test_search_returns_documented_fields_redacted_with_neighbours(api, channel)
                 "created_at": "2023-05-08T13:56:00Z",
                 "content": (
                     "8 May 2023, 13:56 · Melanie: Busy with the kids. What is new with you?\n"
-                    "8 May 2023, 13:56 · Caroline: I went to a support group yesterday (7 May 2023); "
+                    "8 May 2023, 13:56 · Caroline: I went to a support group yesterday [7 May 2023]; "
                     "my key is [REDACTED:openai_api_key] by the way.\n"
                     "8 May 2023, 13:56 · Melanie: That sounds powerful, tell me more."
                 ),

@@ -259,3 +259,11 @@ def test_compaction_forms_need_the_csrf_token(user, channel):
     summary.refresh_from_db()
     assert (Summary.objects.count(), summary.reverted_at) == (1, None)
     assert CompactionProfile.objects.filter(slug="structured").exists()
+
+
+def test_the_panel_says_what_the_offline_summarizer_cannot_follow(client_user, channel):
+    """No utility model is configured here: the panel tells, per profile, what offline means for it."""
+    body = client_user.get(panel_url(channel)).content.decode()
+    assert 'data-testid="offline-notes"' in body
+    assert "Without a model, the built-in offline summarizer writes these sections: Goal, Settled, Key points" in body
+    assert "These instructions can only be followed by a model, not offline: “Write at most about 150 words" in body

@@ -236,7 +236,7 @@ def test_fidelity_command_measures_and_dumps(db, tmp_path):
     # the dump is the compacted context, line by line: the metric recomputes from it alone
     lines = (dump / "synthetic.txt").read_text().splitlines()
     assert lines[0].startswith("Background for reference only")
-    assert "Last week (week of 24 April 2023) I adopted greyhound called Biscuit." in "\n".join(lines)
+    assert "“Last week [week of 24 April 2023] I adopted a greyhound called Biscuit.”" in "\n".join(lines)
     data = synthetic_locomo()
     names = fidelity.speaker_words("Nora Vale", "Omar")
     assert fidelity.supported_rate(fidelity.locomo_questions(data), lines, names).supported == 3

@@ -1,0 +1,188 @@
+"""Finding the user's instructions and constraints in a conversation, to keep them word for word.
+
+"Don't do X" paraphrased becomes X six turns later. A profile can ask that
+what the user told the assistant to do, or never to do, stays verbatim in
+the summary: the offline summarizer quotes those sentences in a section of
+their own, and a model is handed them as a "keep verbatim" block. They are
+found offline, by form: constraint words (must, never, always, don't, only,
+make sure, please …), a sentence that opens with a verb in the imperative
+("Patch it.", "Keep the answer short."), "let's …", and requests ("can you
+…?"). Well-wishes that happen to be imperatives ("don't give up!", "have
+fun") are not instructions.
+
+Only the user's own messages are read, so a pasted document or a tool's
+output cannot plant an instruction, and text that addresses the summarizer
+itself is never kept (it is an injection attempt, not an instruction).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+
+from compaction import lexicon
+
+# Constraint wording that binds whatever the sentence's form: "make sure", "please", "you must", "never …".
+_CONSTRAINT_RE = re.compile(
+    r"\b(?:(?<!I'll )(?<!I will )(?<!I try to )(?<!they )(?<!he )(?<!she )(?<!we )make sure|be sure to|"
+    r"remember to|ensure that|please|(?:you|we) (?:must(?! have\b| be\b| feel\b|'ve\b)|mustn't|must not|"
+    r"need to|have to|should(?:n't| not)? ever|should always|should never)|must not|mustn't|must never|"
+    r"must always|I (?:want|need|'d like|would like) you to|from now on|going forward|under no circumstances|"
+    r"without fail|no more than \d|at (?:most|least) \d|no later than|stick to|only ever)\b",
+    re.IGNORECASE,
+)
+# What an imperative sentence may open with: a verb in the imperative, or "always", "never", "don't", "only".
+_IMPERATIVE_VERBS = frozenset(
+    """add answer apply avoid bump call change check clean commit compare continue create delete deploy describe
+do document drop explain fix focus follow forget give go include keep limit list look make mention merge move note patch
+prefer push put read record remember remind remove rename reply report respond restart revert rewrite run send show
+skip start stick stop summarise summarize switch tag tell test translate try update upgrade use verify walk
+write""".split()
+)
+_NEGATIVE_LEADS = frozenset("always never don't dont only".split())
+# How the answers should be: length, form, language, pace ("Short answers.", "One item at a time.").
+_STYLE_RE = re.compile(
+    r"\b(?:(?:short|brief|concise|detailed|plain|simple|shorter|longer) (?:answers?|replies|responses|version|"
+    r"summary|explanations?)|one (?:item|thing|step|question|file|change) at a time|step by step|word for word|"
+    r"in (?:english|french|german|spanish|italian|portuguese|bullet points|a table|markdown|plain text)|"
+    r"no (?:emojis?|jargon|code blocks?|tables)|without (?:emojis?|jargon|code))\b",
+    re.IGNORECASE,
+)
+_LEAD_RE = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|now|then|and|also|next|first|finally|yes|no|right|fine|good|alright|great|perfect|"
+    r"sure|makes sense|agreed|thanks)\b[,.:!]?\s+)*",
+    re.I,
+)
+# "I'll make sure …", "they make sure …": a promise or a description, not an instruction.
+_SELF_BOUND_RE = re.compile(
+    r"\b(?:I|I'll|I'd|I'm|I've|they|he|she|we'll)\b[^.,;!?]{0,30}\b(?:make sure|ensure)\b", re.I
+)
+_LETS_RE = re.compile(r"^let'?s\b|^let us\b", re.IGNORECASE)
+_REQUEST_RE = re.compile(
+    r"^(?:can|could|would|will) you (?:please )?(?!believe|imagine|guess|tell (?:me )?(?:more|about))[a-z]+",
+    re.IGNORECASE,
+)
+# Imperatives that are not instructions: well-wishes, and pointing at something shared.
+_NOT_INSTRUCTIONS_RE = re.compile(
+    r"\b(?:give up|keep it up|keep going|keep (?:up )?the (?:good|great|awesome) work|take care|have (?:fun|a (?:good|"
+    r"great|nice|blast))|enjoy|good luck|stay (?:safe|strong|positive)|hang in there|don't worry|do not worry|"
+    r"go for it|you got this|keep me posted|let me know|don't hesitate|keep (?:on )?(?:rocking|shining|smiling|"
+    r"dancing|it real)|check (?:this|it|that|these) out|check out|look at (?:this|that|these|it)|take a look|"
+    r"believe in yourself|be proud|keep you posted|keep in touch|keep (?:on |at it|pushing|being|up|it up|going|"
+    r"trying|believing|working|that \w+ going|growing|shining)|don'?t (?:ever )?(?:quit|stop (?:believing|"
+    r"dreaming|trying))|let'?s (?:keep|work|support|make|stay|continue|do) (?:\w+ ){0,4}?(?:each other|"
+    r"together|difference|world|going|growing|helping|spreading|pushing|supporting|motivated|positive|vibes|"
+    r"memories|progress|awesome|unforgettable|magic|happen|proud|better))\b",
+    re.IGNORECASE,
+)
+
+
+# Markup or a demand about the reply's form "now": the shape of a prompt injection, never kept as an instruction.
+_INJECTION_SHAPE_RE = re.compile(r"[{}<>]|\bnow (?:respond|reply|answer|output|say|print|write)\b", re.IGNORECASE)
+
+
+_HINTS = (
+    _IMPERATIVE_VERBS
+    | _NEGATIVE_LEADS
+    | frozenset(
+        "do let let's lets can could would will please make sure remember ensure must need have should want".split()
+    )
+    | frozenset(
+        "like now going stick only most least later short brief concise detailed plain simple one step word".split()
+    )
+    | frozenset("english french german spanish italian portuguese bullet table markdown emoji emojis jargon".split())
+    | frozenset("without under ever".split())
+)
+
+
+def could_be_instruction(words: frozenset[str]) -> bool:
+    """A cheap first look at a sentence's lower-cased words: without any of these, it is no instruction."""
+    return not _HINTS.isdisjoint(words)
+
+
+def is_instruction(sentence: str) -> bool:
+    """Whether a sentence of the user's tells the assistant what to do or not to do.
+
+    An imperative opening ("Patch it.", "Never push to main.", "Don't mention prices.") or constraint wording
+    anywhere ("please", "make sure", "you must"); "let's …" and "can you …?" as requests. A plain exclamation
+    ("Let's celebrate!", "Check this pic!") is chat rather than an instruction unless it says please, must,
+    never or always.
+    """
+    text = sentence.strip()
+    if len(text) < 6 or _NOT_INSTRUCTIONS_RE.search(text) or _INJECTION_SHAPE_RE.search(text):
+        return False
+    if lexicon.looks_like_injection(text):
+        return False
+    lead = _LEAD_RE.sub("", text)
+    first = re.match(r"[A-Za-z']+", lead)
+    word = first.group(0).lower() if first else ""
+    constraint = bool(_CONSTRAINT_RE.search(text)) and not _SELF_BOUND_RE.search(text)
+    if text.endswith("?"):
+        return bool(_REQUEST_RE.match(lead)) and not text.count("!")
+    if text.endswith("!") and not constraint and word not in ("always", "never", "don't", "dont"):
+        return False
+    if _LETS_RE.match(lead):
+        return True
+    if word == "do" and re.match(r"do not\b", lead, re.IGNORECASE) or word in _NEGATIVE_LEADS:
+        verb = re.match(r"(?:always|never|don'?t|do not|only)\s+(?:ever\s+)?([a-z]+)", lead, re.IGNORECASE)
+        return verb is not None and verb.group(1).lower() in _IMPERATIVE_VERBS
+    if word in _IMPERATIVE_VERBS:
+        return _verb_like(lead)
+    return constraint or bool(_STYLE_RE.search(text))
+
+
+def _verb_like(lead: str) -> bool:
+    """An imperative opening, not a noun or a past participle used as a subject ("Check-in was slow")."""
+    return not re.match(r"[A-Za-z]+(?:-|'s\b|\s+(?:is|was|are|were|has|had)\b)", lead)
+
+
+@dataclasses.dataclass(frozen=True)
+class Instruction:
+    """One instruction: its text as written, where it is (message index, span) and who gave it."""
+
+    item: int
+    start: int
+    end: int
+    text: str
+
+
+def instructions_in(contents: Iterable[tuple[int, str]]) -> list[Instruction]:
+    """The instructions in the given (index, text) user messages, in order, each said once (the first time)."""
+    from compaction.summarizers.offline.text import pieces_of
+
+    found: list[Instruction] = []
+    seen: set[str] = set()
+    for index, content in contents:
+        for piece in pieces_of(index, content):
+            if piece.kind != "sentence" or piece.cut or not is_instruction(piece.text):
+                continue
+            key = " ".join(piece.text.lower().split())
+            if key in seen:
+                continue
+            seen.add(key)
+            found.append(Instruction(index, piece.start, piece.end, piece.text))
+    return found
+
+
+def newest_that_fit(instructions: list, budget: int, cost) -> list:
+    """As many of `instructions` (in the order given) as `budget` allows, newest first when they do not all
+    fit; returned in their order."""
+    chosen, spent = [], 0
+    for instruction in reversed(instructions):
+        price = cost(instruction)
+        if spent + price > budget:
+            continue
+        chosen.append(instruction)
+        spent += price
+    return chosen[::-1]
+
+
+def verbatim_instructions(items: Iterable, *, budget: int) -> list[str]:
+    """The user's instructions in `items` (transcript items) that fit `budget` tokens, newest first when they do
+    not all fit, in the order they were given: the "keep verbatim" block handed to a summarizing model."""
+    from chatcore.tokens import estimate_tokens
+
+    found = instructions_in((index, item.content) for index, item in enumerate(items) if item.role == "user")
+    chosen = newest_that_fit(found, budget, lambda instruction: estimate_tokens(instruction.text) + 3)
+    return [instruction.text for instruction in chosen]

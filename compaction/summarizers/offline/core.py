@@ -1,0 +1,273 @@
+"""Writing the hand-over: analyse once, fill the profile's sections, fit the token limit exactly.
+
+The sections with a share of the budget are filled first (each by its
+selector, from units no earlier section used); the elastic section (key
+facts, or Detailed's account by day) takes the rest. Its units are chosen
+greedily once, and the exact fit searches the longest prefix of that
+choice whose rendered summary, counted with the real tokenizer, stays
+within the limit — references included, since fact pinning adds them
+inside the same limit.
+"""
+
+from __future__ import annotations
+
+import math
+
+from chatcore.tokens import count_tokens
+from compaction import lexicon
+from compaction.summarizers.offline import layout as layouts
+from compaction.summarizers.offline import plans, previous, scoring, sections
+from compaction.summarizers.offline.entries import Entry
+from compaction.summarizers.offline.render import ACCOUNT_ATTEMPTS, render, timeline_entries
+from compaction.summarizers.offline.select import MIN_NEW_SHARE, greedy, worth
+from compaction.summarizers.offline.tools import attempts
+from compaction.summarizers.offline.units import Read, Unit, may_instruct, read_item, unit_of
+from compaction.transcript import TranscriptItem
+
+FIXED_SHARE = 0.7  # the most of the budget the sections with a share may take together
+
+_SELECTORS = {
+    layouts.INSTRUCTIONS: sections.instructions,
+    layouts.GOAL: sections.goal,
+    layouts.DECISIONS: sections.decisions,
+    layouts.REJECTED: lambda a, b, u: sections.decisions(a, b, u, rejected=True),
+    layouts.DONE: sections.done,
+    layouts.STATE_NEXT: sections.state_next,
+    layouts.STATE: sections.state_next,
+    layouts.ACTIONS: plans.actions,
+    layouts.QUESTIONS: sections.questions,
+    layouts.BLOCKERS: sections.blockers,
+    layouts.REFERENCES: plans.references,
+}
+
+
+def analyse(
+    items: list[TranscriptItem], previous_summary: str | None, focus: str, limit: int = 1_000_000
+) -> sections.Analysis:
+    """Every candidate unit of the transcript (and of the previous summary), valued; for a summary of `limit`
+    tokens, only the pieces that could make it are analysed in full (see _worth_analysing)."""
+    reads: list[Read] = []
+    set_aside = 0
+    for index, item in enumerate(items):
+        if item.role in ("user", "assistant") and item.content and lexicon.looks_like_injection(item.content):
+            # A message that addresses the summarizer is set aside whole: its other sentences are the
+            # payload of the same attempt.
+            set_aside += 1
+            continue
+        reads.extend(read_item(index, item))
+    carried, rejected = previous.carried_units(previous_summary) if previous_summary else ([], 0)
+    documents: dict[int, set[str]] = {}
+    for read in reads:
+        documents.setdefault(read.index, set()).update(read.words)
+    for carried_unit in carried:
+        documents.setdefault(-1 - carried_unit.position, set()).update(carried_unit.words)
+    idf = scoring.idf((frozenset(words) for words in documents.values()), max(len(items), len(documents)))
+    analysed = (unit_of(read) for read in _worth_analysing(reads, idf, len(items), limit))
+    units: list[Unit] = [found for found in analysed if found is not None]
+    focus_words = frozenset(lexicon.content_words(focus or ""))
+    values = {id(unit): worth(unit, idf, focus_words) for unit in units + carried}
+    return sections.Analysis(
+        items=items,
+        units=units,
+        attempts=attempts(items),
+        idf=idf,
+        values=values,
+        carried=carried,
+        set_aside=set_aside + rejected,
+        user_turns=[index for index, item in enumerate(items) if item.role == "user"],
+    )
+
+
+# Pieces analysed in full per token of the summary's limit (and at least MIN_ANALYSED): far more than a summary
+# can quote, so that what is left out could not have been chosen anyway.
+ANALYSED_PER_TOKEN = 2
+MIN_ANALYSED = 2_000
+RECENT_ANALYSED = 40  # the newest messages (at least; a twentieth of a long stretch) are all analysed
+INSTRUCTIONS_ANALYSED = 400
+
+
+def _worth_analysing(reads: list[Read], idf: dict[str, float], count: int, limit: int) -> list[Read]:
+    """The pieces a full analysis is worth: the most informative by their words alone, every possible
+    instruction of the user's, and everything of the newest quarter (state, next steps, open questions)."""
+    keep = max(MIN_ANALYSED, ANALYSED_PER_TOKEN * limit)
+    if len(reads) <= keep:
+        return reads
+    recent = count - max(RECENT_ANALYSED, count // 20)
+    ranked = sorted(
+        range(len(reads)),
+        key=lambda i: (-math.fsum(idf.get(w, 1.0) for w in reads[i].words), i),
+    )
+    chosen = set(ranked[:keep])
+    chosen.update(i for i, read in enumerate(reads) if read.index >= recent)
+    # Instructions are kept newest first: the newest possible ones are far more than any limit can hold.
+    instructing = [i for i in range(len(reads) - 1, -1, -1) if may_instruct(reads[i])]
+    chosen.update(instructing[:INSTRUCTIONS_ANALYSED])
+    return [reads[i] for i in sorted(chosen)]
+
+
+def _fixed_sections(analysis: sections.Analysis, layout: layouts.Layout, budget: float) -> dict[int, list[Entry]]:
+    """Entries of each non-elastic section (by position in the layout), in priority order."""
+    chosen: dict[int, list[Entry]] = {}
+    used: set[int] = set()
+    order = sorted(
+        (i for i, s in enumerate(layout.sections) if s.kind not in layouts.ELASTIC or s.words),
+        key=lambda i: _PRIORITY.get(layout.sections[i].kind, 9),
+    )
+    covered: set[str] = set()
+    for position in order:
+        section = layout.sections[position]
+        if section.kind in layouts.ELASTIC:
+            entries = _facts_about(analysis, section, budget * 0.2, used)
+        else:
+            entries = _SELECTORS[section.kind](analysis, budget * section.share, used)
+        kept = []
+        for entry in entries:
+            # Instructions are kept whatever else says the same; any other near-duplicate is left out.
+            if section.kind != layouts.INSTRUCTIONS and _repeats(entry, covered):
+                continue
+            kept.append(entry)
+            used.update(id(unit) for unit in entry.units)
+            covered.update(word for unit in entry.units for word in unit.words)
+        chosen[position] = kept
+    if any(section.kind == layouts.ACCOUNT for section in layout.sections):
+        chosen[ACCOUNT_ATTEMPTS] = sections.done(analysis, budget * 0.2, used)
+    return chosen
+
+
+_PRIORITY = {
+    layouts.GOAL: 0,
+    layouts.INSTRUCTIONS: 1,
+    layouts.STATE_NEXT: 2,
+    layouts.STATE: 2,
+    layouts.ACTIONS: 2,
+    layouts.DECISIONS: 3,
+    layouts.QUESTIONS: 4,
+    layouts.BLOCKERS: 5,
+    layouts.DONE: 6,
+    layouts.REJECTED: 7,
+    layouts.REFERENCES: 8,
+}
+
+
+def _repeats(entry: Entry, covered: set[str]) -> bool:
+    """Whether an entry's words are mostly said already by an earlier section (a near-duplicate)."""
+    words = set().union(*(unit.words for unit in entry.units)) if entry.units else set()
+    return bool(words) and len(words - covered) < MIN_NEW_SHARE * len(words)
+
+
+def _facts_about(analysis, section: layouts.Section, budget: float, used: set[int]) -> list[Entry]:
+    """A custom heading's facts: the units that share its words."""
+    units = [u for u in analysis.units if id(u) not in used and not section.words.isdisjoint(u.words)]
+    picked = [unit for unit, _ in greedy(units, budget, value=analysis.value)]
+    return timeline_entries(picked, line_tokens=10_000)
+
+
+def summarize(
+    *,
+    items: list[TranscriptItem],
+    previous_summary: str | None,
+    focus: str,
+    max_tokens: int,
+    layout: layouts.Layout,
+) -> str:
+    max_tokens = max(int(max_tokens), 1)
+    analysis = analyse(items, previous_summary, focus, max_tokens)
+    skeleton = render(analysis, layout, {}, [])
+    overhead = count_tokens(skeleton) + sum(count_tokens(f"## {s.title}") + 1 for s in layout.sections)
+    budget = max(max_tokens - overhead, 0)
+    analysis.frontier = _frontier(analysis, budget)
+    fixed = _fixed_sections(analysis, layout, budget)
+    # The sections with a share are counted exactly and kept within FIXED_SHARE of the budget, the weakest
+    # lines going first, so that the key facts always have room.
+    fixed_limit = overhead + int(budget * FIXED_SHARE)
+    while any(fixed.values()) and count_tokens(render(analysis, layout, fixed, [])) > fixed_limit:
+        _drop_weakest(fixed)
+    used = {id(unit) for entries in fixed.values() for entry in entries for unit in entry.units}
+    spent = count_tokens(render(analysis, layout, fixed, [])) - overhead
+    elastic = next((i for i, s in enumerate(layout.sections) if s.kind in layouts.ELASTIC and not s.words), None)
+    pool = [u for u in analysis.units + analysis.carried if id(u) not in used]
+    covered = {word for entries in fixed.values() for entry in entries for unit in entry.units for word in unit.words}
+    order = greedy(
+        pool,
+        max(budget - spent, 0) * 1.5 + 50,
+        covered=covered,
+        value=analysis.value,
+        line_of=lambda u: (u.day, u.previous),
+        line_cost=lambda u: 8,
+    )
+
+    def text_for(count: int, fixed_entries: dict[int, list[Entry]]) -> str:
+        picked = [unit for unit, _ in order[:count]] if elastic is not None else []
+        return render(analysis, layout, fixed_entries, picked)
+
+    count = _longest_fit(lambda n: count_tokens(text_for(n, fixed)), len(order), max_tokens, order, budget - spent)
+    picked = [unit for unit, _ in order[:count]] if elastic is not None else []
+    if elastic is not None:
+        picked = _fill(
+            picked, order[count:], lambda units: count_tokens(render(analysis, layout, fixed, units)), max_tokens
+        )
+    text = render(analysis, layout, fixed, picked)
+    while count_tokens(text) > max_tokens and any(fixed.values()):
+        _drop_weakest(fixed)
+        text = text_for(0, fixed)
+    if count_tokens(text) > max_tokens:
+        text = _truncate(text, max_tokens)
+    return text
+
+
+def _frontier(analysis: sections.Analysis, budget: float) -> float:
+    """The value per token below which a budget of `budget` taken on worth alone would stop."""
+    ranked = sorted(((analysis.value(u) / (u.tokens + 2), u.tokens) for u in analysis.units), reverse=True)
+    spent = 0
+    for ratio, tokens in ranked:
+        spent += tokens + 2
+        if spent >= budget:
+            return ratio
+    return 0.0
+
+
+def _longest_fit(cost, size: int, limit: int, order, room: float) -> int:
+    """The largest n in [0, size] with cost(n) <= limit (cost grows with n), starting from the estimate."""
+    guess = sum(1 for _, spent in order if spent <= room)
+    low, high = 0, size
+    if cost(guess) <= limit:
+        low = guess
+        step = max(1, size // 16)
+        while low < size and cost(min(size, low + step)) <= limit:
+            low = min(size, low + step)
+            step *= 2
+        high = min(size, low + step)
+    else:
+        high = guess - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if cost(middle) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _fill(picked: list[Unit], rest, cost, limit: int, tries: int = 12) -> list[Unit]:
+    """After the longest prefix that fits, the next units that still fit one by one (a few tries): a dear
+    unit that does not fit should not leave the room after it unused."""
+    for unit, _ in rest[: tries * 4]:
+        if tries == 0:
+            break
+        tries -= 1
+        if cost([*picked, unit]) <= limit:
+            picked = [*picked, unit]
+    return picked
+
+
+def _drop_weakest(fixed: dict[int, list[Entry]]) -> None:
+    candidates = [(e.value / (e.tokens + 2), k, e) for k, entries in fixed.items() for e in entries]
+    _, key, victim = min(candidates, key=lambda c: (c[0], c[1]))
+    fixed[key] = [e for e in fixed[key] if e is not victim]
+
+
+def _truncate(text: str, max_tokens: int) -> str:
+    while text and count_tokens(text) > max_tokens:
+        cut = max(1, int(len(text) * max_tokens / max(count_tokens(text), 1)) - 4)
+        text = text[:cut].rstrip()
+    return text

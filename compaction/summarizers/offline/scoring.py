@@ -1,0 +1,146 @@
+"""What a piece of conversation is worth to someone who did not read it.
+
+A piece is worth the information of its content words — rare in this
+conversation (IDF) and rare in English at large (word frequencies from the
+`wordfreq` package, shipped with its data) — weighted by how much it reads
+as a report of facts rather than chit-chat (first person, past tense,
+anchored in time, naming things), plus the details a reader cannot
+reconstruct later: paths, URLs, identifiers, numbers, dates, errors,
+decisions. All of it is read from the form of the text alone; the
+summarizer never sees what anyone will ask later.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+import wordfreq
+
+from compaction import lexicon
+
+FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our|me|us|mine)\b", re.I)
+_LOWER_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_CAPITALISED_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
+_FIRST_PERSON = frozenset("i i'm i've i'd i'll we we're we've we'd we'll my our me us mine ours".split())
+SECOND_PERSON = frozenset("you your you're you've yours you'd you'll".split())
+_IRREGULAR_PAST = frozenset(
+    """went made got took gave ran saw bought found began felt met left won lost wrote read
+sang taught brought built caught chose drew drove ate fell flew grew heard held kept knew led paid rode sent sold
+spent spoke stood swam thought told threw wore did had was were became came broke forgot ago since""".split()
+)
+_TIME_WORDS = frozenset(
+    """yesterday today tonight tomorrow ago last next recently weekend week month year monday
+tuesday wednesday thursday friday saturday sunday summer winter spring fall autumn birthday anniversary since
+deadline release sprint""".split()
+)
+# Reactions rather than facts: a sentence made mostly of these reports nothing new.
+EVALUATIVE = frozenset(
+    """amazing awesome great good nice cool lovely beautiful wonderful fantastic incredible
+inspiring inspired proud happy glad fun exciting excited love loved loving lots special important vital
+super sweet cute gorgeous stunning impressive brilliant perfect best better totally sure hope hoping wish feel feels
+felt feeling thanks thank congrats congratulations sounds sound looks look seems true agree definitely
+keep support supportive means mean meaning appreciate appreciated care caring kind wow interesting thing things
+stuff tough hard difficult easy""".split()
+)
+
+
+def informative(text: str, words: frozenset[str]) -> bool:
+    """Whether a sentence says something beyond reacting or asking back."""
+    if text.rstrip().endswith("?") and not FIRST_PERSON_RE.search(text):
+        return False
+    if len(words) < 3 and not lexicon.NUMBER_RE.search(text):
+        return False
+    evaluative = sum(1 for w in words if w in EVALUATIVE) / max(1, len(words))
+    return evaluative < 0.5
+
+
+_DIGIT_RE = re.compile(r"\d")
+_ERROR_HINT_RE = re.compile(r"rror|xception|Warning|Traceback|FATAL|ERROR|panic|fault|exit|status|HTTP")
+
+
+def capitalised(text: str) -> int:
+    """How many capitalised names the text has (not counting a sentence's first word)."""
+    return len(_CAPITALISED_RE.findall(text))
+
+
+def detail_bonus(text: str, tokens: frozenset[str] = frozenset(), names: int | None = None) -> float:
+    """Details a later turn cannot reconstruct: references, identifiers, dates, numbers, names, errors, decisions.
+
+    `tokens` (the lower-cased words) and `names` (capitalised names) may be given when already counted.
+    """
+    bonus = 0.0
+    digits = _DIGIT_RE.search(text) is not None
+    if "/" in text or "." in text:
+        urls = len(lexicon.URL_RE.findall(text)) if "://" in text else 0
+        bonus += 2.0 * min(3, urls + len(lexicon.find_paths(text)))
+    bonus += 1.5 * min(3, len(lexicon.find_identifiers(text)))
+    bonus += 1.5 * min(2, len(lexicon.find_dates(text)))
+    if digits:
+        bonus += 1.0 * min(3, len(lexicon.NUMBER_RE.findall(text)))
+    bonus += 0.8 * min(4, capitalised(text) if names is None else names)
+    if _ERROR_HINT_RE.search(text):
+        bonus += 1.5 * min(2, len(lexicon.ERROR_RE.findall(text)))
+    if lexicon.mentions_decision(text, tokens or None):
+        bonus += 2.0
+    return bonus
+
+
+def fact_factor(
+    text: str,
+    words: frozenset[str],
+    tokens: frozenset[str] | None = None,
+    names: int | None = None,
+    *,
+    caption: bool = False,
+    addressed: int | None = None,
+) -> float:
+    """How much a passage reads as a report of facts rather than chit-chat, from its form alone.
+
+    Reported events are told in the first person, often in the past tense
+    and anchored in time ("last Friday I …"); reactions and questions back
+    to the other person ("that's amazing, how did you …?") carry little. A
+    caption describes an attachment in generic words; it weighs half.
+    """
+    present = tokens if tokens is not None else frozenset(_LOWER_WORD_RE.findall(text.lower().replace("’", "'")))
+    factor = 1.8 if not present.isdisjoint(_TIME_WORDS) else 1.0
+    factor *= 1.3 if not present.isdisjoint(_FIRST_PERSON) else 0.8
+    past = not present.isdisjoint(_IRREGULAR_PAST) or any(len(t) > 4 and t.endswith("ed") for t in present)
+    factor *= 1.2 if past else 0.85
+    factor *= 0.5 if caption else 1.0
+    factor *= 1.1 if _DIGIT_RE.search(text) else 1.0
+    factor *= 1.0 + 0.1 * min(3, capitalised(text) if names is None else names)
+    factor *= 1.0 - 0.4 * min(1.0, text.count("?"))
+    if addressed is None:
+        addressed = sum(1 for t in _LOWER_WORD_RE.findall(text.lower().replace("’", "'")) if t in SECOND_PERSON)
+    factor *= 0.85 ** min(3, addressed)
+    if words:
+        factor *= 1.0 - 0.8 * len(words & EVALUATIVE) / len(words)
+    return factor
+
+
+def idf(documents: Iterable[frozenset[str]], count: int) -> dict[str, float]:
+    """Rarity of each word: in this conversation (per message) and in English at large.
+
+    "marshmallows" and "Sweden" outweigh "colors" and "feel", even when each is said once.
+    """
+    frequency: Counter = Counter()
+    for words in documents:
+        frequency.update(words)
+    total = max(count, 1)
+    return {
+        word: math.log((total + 1) / (seen + 0.5)) * min(max(general_rarity(word) / 3.0, 0.2), 1.5)
+        for word, seen in frequency.items()
+    }
+
+
+@functools.cache
+def general_rarity(word: str) -> float:
+    """Bits-like surprise of a word in general English: 0 for 'the', about 4 for rare words."""
+    if word.isdigit():
+        return 2.5
+    zipf = wordfreq.zipf_frequency(word, "en")
+    return min(max(7.0 - zipf, 0.1), 4.5)

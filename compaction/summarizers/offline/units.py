@@ -1,0 +1,166 @@
+"""One pass over the transcript: every quotable piece becomes a candidate unit with its worth and cost.
+
+A unit is a piece of one message (a span of its text, so quoting it is
+quoting the speaker) with who said it and when, its content words, how much
+it reads as a reported fact, the details that make it irreplaceable and
+what it costs to quote. Each unit also carries the forms of speech the
+sections look for (a request, a decision, a next step, an open question, an
+instruction), read here once so that every section chooses from the same
+analysis.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+
+from compaction import instructions, lexicon
+from compaction.summarizers.offline import patterns, scoring
+from compaction.summarizers.offline.text import Piece, estimate_tokens, pieces_of
+from compaction.transcript import TranscriptItem, format_date
+
+QUOTE_TOKENS = 2  # the quotation marks around a quote
+_TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+ANCHOR_TOKENS = 5  # " [7 May 2023]"
+
+
+@dataclasses.dataclass(slots=True, eq=False)
+class Unit:
+    """A candidate for the summary: a quotable piece (or a line carried over from the previous summary)."""
+
+    item: int
+    position: int
+    speaker: str
+    role: str
+    day: str
+    text: str
+    words: frozenset[str]
+    factor: float
+    bonus: float
+    tokens: int
+    piece: Piece | None = None
+    said_on: dt.datetime | None = None
+    flags: frozenset[str] = frozenset()
+    previous: str = ""  # the previous summary's section title, for a carried line
+    weight: float = 0.0  # information of the words, set once the conversation's rarities are known
+
+    @property
+    def order(self) -> tuple[int, int]:
+        return (self.item, self.position)
+
+
+def speaker_label(item: TranscriptItem) -> str:
+    if item.role == "tool":
+        return f"tool {item.tool_name or item.speaker}"
+    speaker = item.speaker or item.role
+    return speaker.capitalize() if speaker in ("user", "assistant") else speaker
+
+
+_FLAG_PATTERNS = (
+    ("goal", patterns.GOAL_RE),
+    ("decision", patterns.DECISION_RE),
+    ("rejected", patterns.REJECTED_RE),
+    ("next", patterns.NEXT_RE),
+    ("state", patterns.STATE_RE),
+    ("open", patterns.OPEN_RE),
+    ("blocker", patterns.BLOCKER_RE),
+)
+
+
+def _flags(text: str, tokens: frozenset[str], role: str, instruction: bool) -> frozenset[str]:
+    """The forms of speech in `text`; `tokens` (its lower-cased words) spare the patterns that cannot match."""
+    flags = set()
+    question = text.rstrip().endswith("?")
+    if question:
+        flags.add("question")
+    if instruction:
+        flags.add("instruction")
+    for flag, pattern in _FLAG_PATTERNS:
+        if flag == "goal" and role != "user" or flag == "decision" and question:
+            continue
+        if not patterns.HINTS[flag].isdisjoint(tokens) and pattern.search(text):
+            flags.add(flag)
+    return frozenset(flags)
+
+
+@dataclasses.dataclass(slots=True)
+class Read:
+    """A piece read cheaply, before it is known whether it is worth a full analysis."""
+
+    index: int
+    item: TranscriptItem
+    piece: Piece
+    words: frozenset[str]
+    tokens: frozenset[str]
+    alone: bool  # the only sentence of its message: kept even if it only reacts
+    addressed: int = 0  # how many times it says "you"
+
+
+def read_item(index: int, item: TranscriptItem) -> list[Read]:
+    """The pieces of one user or assistant message with their words (tool results are paired with calls)."""
+    if item.role not in ("user", "assistant") or not item.content:
+        return []
+    pieces = pieces_of(index, item.content)
+    alone = sum(1 for piece in pieces if piece.kind == "sentence") <= 1
+    reads = []
+    for piece in pieces:
+        lower = piece.text.lower().replace("’", "'")
+        listed = _TOKEN_RE.findall(lower)
+        found = set(listed)
+        found.update(part for token in listed if "'" in token for part in token.split("'"))
+        addressed = sum(1 for token in listed if token in scoring.SECOND_PERSON)
+        words = frozenset(lexicon.content_words(lower))
+        reads.append(Read(index, item, piece, words, frozenset(found), alone, addressed))
+    return reads
+
+
+def may_instruct(read: Read) -> bool:
+    """A cheap first look: could this piece be an instruction of the user's (then it is always analysed)?"""
+    return read.item.role == "user" and read.piece.kind == "sentence" and instructions.could_be_instruction(read.tokens)
+
+
+def unit_of(read: Read) -> Unit | None:
+    """The candidate unit of a piece, or None when it only reacts, asks back, or addresses a model."""
+    piece, words, tokens, item = read.piece, read.words, read.tokens, read.item
+    caption = piece.kind == "caption"
+    # An instruction is kept however short ("Patch it.", "Short answers."): the profile may want it verbatim.
+    instruction = item.role == "user" and not caption and instructions.is_instruction(piece.text)
+    if not caption and not read.alone and not instruction and not scoring.informative(piece.text, words):
+        return None
+    if lexicon.looks_like_injection(piece.text) or piece.text.count("“") != piece.text.count("”"):
+        return None  # an injection attempt; or curly quotes that would unbalance the summary's own
+    capitalised = scoring.capitalised(piece.text)
+    bonus = scoring.detail_bonus(piece.text, tokens, capitalised)
+    if len(words) < 3 and bonus < 1.5 and not instruction:
+        return None
+    return Unit(
+        item=read.index,
+        position=piece.position,
+        speaker=speaker_label(item),
+        role=item.role,
+        day=format_date(item.created_at),
+        text=piece.text,
+        words=words,
+        factor=scoring.fact_factor(piece.text, words, tokens, capitalised, caption=caption, addressed=read.addressed),
+        bonus=bonus,
+        tokens=quote_tokens(piece.text, item.created_at),
+        piece=piece,
+        said_on=item.created_at,
+        flags=frozenset() if caption else _flags(piece.text, tokens, item.role, instruction),
+    )
+
+
+def units_of_item(index: int, item: TranscriptItem) -> list[Unit]:
+    """Every candidate unit of one message."""
+    return [unit for read in read_item(index, item) if (unit := unit_of(read)) is not None]
+
+
+def quote_tokens(text: str, said_on: dt.datetime | None) -> int:
+    """An estimate of what quoting `text` costs, with its quotation marks and date anchors."""
+    anchors = 0
+    if said_on is not None and any(word in text.lower() for word in ("ago", "last", "yesterday", "past")):
+        from compaction.dates import date_anchors
+
+        anchors = len(date_anchors(text, said_on=said_on))
+    return estimate_tokens(text) + QUOTE_TOKENS + ANCHOR_TOKENS * anchors
