@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 
 from compaction.redaction import cli
+from compaction.redaction.assignment import QUALIFIERS as _QUALIFIERS
+from compaction.redaction.assignment import value_start
 from compaction.redaction.entropy import looks_random
 from compaction.redaction.spans import KEYWORD_RE, Scan, Spans
 from compaction.redaction.values import (
@@ -41,11 +43,7 @@ from compaction.redaction.vocabulary import (
     CLI_COMMANDS,
     NOT_SECRET_AFTER,
     NOT_SECRET_BEFORE,
-    PREPOSITIONS,
     STRONG_WORDS,
-    SYMBOL_COPULAS,
-    TRIGGER_WORDS,
-    WORD_COPULAS,
 )
 
 STRONG, MEDIUM, WEAK, DIGITS = 3, 2, 1, 0
@@ -86,22 +84,9 @@ _DIGIT_WORDS["security code"] = "card_security_code"
 for _code in ("one-time code", "one time code", "2fa code", "sms code", "login code", "otp code", "mfa code"):
     _DIGIT_WORDS[_code] = "one_time_code"
 _DIGIT_WORDS["verification code"] = "one_time_code"
-_QUALIFIERS = (
-    "api access auth secret private refresh session bot client master admin root db user oauth id signing "
-    "encryption ssh deploy service account webhook storage shared bearer csrf xsrf sas jwt store key trust "
-    "smtp mail ftp sql redis ldap bind wifi vpn proxy login license licence hmac crypto personal github gitlab "
-    "slack npm pypi registry runner app consumer subscription ingest write read sdk server project org "
-    "integration partner live prod test dev"
-).split()
 _IDCHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 _SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _FILE_SUFFIXES = frozenset("yaml yml json txt py js ts md html css cfg ini conf toml xml csv log pub pem crt".split())
-_SEPARATOR = re.compile(r"[ \t]*\]?[ \t]*(:=|=>|==|=|:(?![:/])|：)")
-_PROSE = re.compile(
-    r"(?P<fill>(?:[ \t]+[^\s:=.,;!?\"'“«「][^\s:=.,;!?\"“«「]*){0,5}?)"
-    r"(?:[ \t]+(?P<word>(?:" + WORD_COPULAS + r")(?=[ \t\"'“«「:]))|[ \t]*(?P<symbol>" + SYMBOL_COPULAS + r"))"
-    r"[ \t]*:?[ \t]*"
-)
 
 
 def _extent(text: str, start: int, end: int) -> tuple[int, int]:
@@ -145,7 +130,6 @@ def _glued(text: str, lower: str, start: int, end: int, word: str) -> bool:
 
 _TAILS = frozenset("token key secret id pass auth".split())
 # A setter call whose first argument names the secret: define('DB_PASSWORD', 'v'), os.environ.setdefault("K", "v").
-_SETTER = re.compile(r"\b(?:define|setdefault|set\w*|put\w*|add\w*|store\w*|save\w*|setenv)\s*\(\s*$", re.IGNORECASE)
 
 
 def _level(word: str, ident: str, before: list[str]) -> int:
@@ -199,39 +183,10 @@ def _value_span(scan: Scan, a: int, b: int, word: str, level: int) -> tuple[int,
     if a > 0 and text[a - 1] == "<" and text[position : position + 1] == ">":
         close = text.find("</", position + 1, scan.line_bounds(position)[1])
         return (position + 1, close, "assign", True) if close > position + 1 else None
-    separator = _SEPARATOR.match(text, position)
-    if separator is not None:
-        form, start = "assign", separator.end()
-        spaced = separator.start(1) > position or text[start : start + 1] in " \t"
-    elif (
-        opening
-        and not enclosing
-        and (comma := _COMMA.match(text, position)) is not None
-        and _SETTER.search(text, max(0, a - 48), a - 1)
-    ):
-        form, start, spaced = "call", comma.end(), True
-    elif text[a : a + 1] == "-" and text[position : position + 1] in " \t":
-        form, start, spaced = "flag", position, False
-    else:
-        prose = _PROSE.match(text, position)
-        fill = [w.lower().strip("'") for w in prose.group("fill").split()] if prose else []
-        symbol = prose is not None and prose.group("symbol") is not None and prose.group("symbol").isascii()
-        # "name="password" autocomplete=..." or "pin postgres:16": the word before ':'/'=' is another key.
-        quoted_after_colon = (
-            prose is not None and prose.group("symbol") == ":" and text[prose.end() : prose.end() + 1] in "\"'“«"
-        )
-        if (
-            prose
-            and fill
-            and (fill[0] in NOT_SECRET_AFTER or (symbol and not _fill_ok(fill) and not quoted_after_colon))
-        ):
-            prose = None
-        if prose:
-            form, start, spaced = ("prose" if not fill else "prose_fill"), prose.end(), True
-        elif text[position : position + 1] in " \t":
-            form, start, spaced = "direct", position, True
-        else:
-            return None
+    begun = value_start(text, a, position, opening=opening, enclosing=enclosing)
+    if begun is None:
+        return None
+    form, start, spaced = begun
     while start < len(text) and text[start] in " \t":
         start += 1
     if start >= len(text) or text[start] == "\n":
@@ -289,11 +244,6 @@ def _value_before(scan: Scan, spans: Spans, a: int, word: str, ident: str, level
     if group == "quoted" and level == STRONG or credential_like(value):
         if not is_reference(value) and not looks_like_name(value, word):
             spans.add(match.start(group), match.end(group), _kind(word, ident, ""), swallow=True)
-
-
-def _fill_ok(fill: list[str]) -> bool:
-    """Words between a secret word and ':' that still read as one name ("for grafana", "API", "access key")."""
-    return fill[0] in PREPOSITIONS or all(word in _QUALIFIERS or word in _TRIGGERS for word in fill)
 
 
 def _long_hex(value: str, word: str) -> bool:
@@ -394,12 +344,10 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
 
 
 _CLI = frozenset(CLI_COMMANDS)
-_COMMA = re.compile(r"[ \t]*,[ \t]*")
 _ASSIGNMENT = re.compile(r"[\"']?[ \t]*(?::=|=>|=)")
 # Words joined by separators or CamelCase (each repetition starts unambiguously: no backtracking blow-up).
 _NAME_OR_SENTENCE = re.compile(r"_*[A-Za-z][a-z]*(?:(?:[_\- ][A-Za-z]|[A-Z])[a-z]*)*_*\.?")
 _HEADER_NAMES = frozenset(("authorization", "proxy-authorization", "http-authorization", "cookie", "set-cookie"))
-_TRIGGERS = frozenset(TRIGGER_WORDS) | {"api", "access", "secret", "private", "client"}
 _USER_PASS_WORDS = frozenset(("credential", "credentials", "creds", "login", "zugangsdaten", "identifiants"))
 # "admin / s3cr3t" or "admin:s3cr3t" after a credentials word (not "credentials here: a browser's…").
 _USER_PASS = re.compile(r"(?:[ \t]*/[ \t]*|:)([^\s,;:/]{3,})")
