@@ -134,15 +134,6 @@ BUILTIN_PROFILES: list[dict] = [
 BUILTIN_BY_SLUG: dict[str, dict] = {item["slug"]: item for item in BUILTIN_PROFILES}
 
 # The fields "reset" puts back; scope (persona) and the default flag stay as the staff set them.
-SHIPPED_FIELDS = [
-    "name",
-    "symbol",
-    "description",
-    "system_prompt",
-    "instructions",
-    "keep_recent",
-    "max_summary_tokens",
-    "temperature",
-    "keep_instructions_verbatim",
-    "protect_first_n",
-]
+# A profile's options for the summary, beside its prompts.
+OPTION_FIELDS = ["keep_recent", "max_summary_tokens", "temperature", "keep_instructions_verbatim", "protect_first_n"]
+SHIPPED_FIELDS = ["name", "symbol", "description", "system_prompt", "instructions", *OPTION_FIELDS]

@@ -19,6 +19,7 @@ from chatcore.admin_confirm import confirmed_action
 from chatcore.errors import ServiceError, error_text
 from chatcore.models import Channel, Summary
 from compaction import services
+from compaction.builtins import OPTION_FIELDS
 from compaction.models import CompactionProfile
 from compaction.services.profiles import EDITABLE_FIELDS
 
@@ -56,16 +57,7 @@ class CompactionProfileAdmin(admin.ModelAdmin):
         ),
         (
             "Options",
-            {
-                "fields": [
-                    "keep_recent",
-                    "max_summary_tokens",
-                    "temperature",
-                    "keep_instructions_verbatim",
-                    "protect_first_n",
-                    "model",
-                ]
-            },
+            {"fields": [*OPTION_FIELDS, "model"]},
         ),
         ("Without a model", {"fields": ["offline_rendering"]}),
         ("History", {"fields": ["created_at", "updated_at"]}),

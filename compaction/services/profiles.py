@@ -15,20 +15,9 @@ from compaction import builtins, selectors
 from compaction.models import CompactionProfile
 
 EDITABLE_FIELDS = [
-    "name",
-    "slug",
-    "description",
-    "symbol",
-    "system_prompt",
-    "instructions",
-    "keep_recent",
-    "max_summary_tokens",
-    "temperature",
-    "keep_instructions_verbatim",
-    "protect_first_n",
-    "model",
-    "persona",
-    "is_default",
+    *("name", "slug", "description", "symbol", "system_prompt", "instructions"),
+    *builtins.OPTION_FIELDS,
+    *("model", "persona", "is_default"),
 ]
 EXPORT_VERSION = 1
 
