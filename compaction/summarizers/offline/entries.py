@@ -108,7 +108,7 @@ def attempt_text(attempt: Attempt, items: list[TranscriptItem]) -> str:
     """ "`run_tests` `-x -q` → failed: “FAILED …” · “1 failed, 211 passed in 48.31s”"."""
     call = f"`{attempt.name}`" + (f" {code(attempt.arguments)}" if attempt.arguments else "")
     if attempt.result_item is None:
-        return f"{call} → no result recorded"
+        return f"{call} → its result is among the newer messages"
     content = items[attempt.result_item].content
     outcome = " · ".join(OPEN + content[start:end] + CLOSE for start, end in attempt.outcome)
     verdict = "failed" if attempt.failed else "ok"
