@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-SETTINGS_KEYS = {"auto_compaction", "compaction_threshold"}
+SETTINGS_KEYS = {"auto_compaction", "compaction_threshold", "recall_tool"}
 
 
 def channel_settings_validate(value: Any) -> dict:
@@ -27,6 +27,10 @@ def channel_settings_validate(value: Any) -> dict:
         if not isinstance(value["auto_compaction"], bool):
             raise ValidationError({"settings": "auto_compaction must be true or false."})
         cleaned["auto_compaction"] = value["auto_compaction"]
+    if "recall_tool" in value and value["recall_tool"] is not None:
+        if not isinstance(value["recall_tool"], bool):
+            raise ValidationError({"settings": "recall_tool must be true or false."})
+        cleaned["recall_tool"] = value["recall_tool"]
     if "compaction_threshold" in value and value["compaction_threshold"] is not None:
         threshold = value["compaction_threshold"]
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold < 1:

@@ -32,6 +32,8 @@ from chatcore.llm_chat import ChatTurn, allm_chat
 from chatcore.llm_stream import ChatStream
 from chatcore.models import Message
 from chatcore.replies import ReplyPlan, reply_store
+from chatcore.tool_rounds import tool_round_run
+from chatcore.tools import TOOL_ROUNDS, tools_offered
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,11 +115,29 @@ async def reply_events(*, plan: ReplyPlan, trigger: str = "manual") -> AsyncIter
 
 
 async def reply_complete(*, plan: ReplyPlan, trigger: str = "manual") -> Message:
-    """The whole reply at once; raises ModelCallFailed (nothing stored) when every model fails."""
-    try:
-        turn = await allm_chat(
-            messages=plan.messages, user=plan.user, channel=plan.channel, trigger=trigger, override=plan.model
-        )
-    except ModelCallFailed as error:
-        raise _public(error) from None
+    """The whole reply at once; raises ModelCallFailed (nothing more stored) when every model fails.
+
+    With tools offered (chatcore.tools), the model may call them: each round's calls and results are
+    stored under the user's turn and sent back, for at most TOOL_ROUNDS rounds; the last round offers
+    no tools, so the model must answer.
+    """
+    offered = await sync_to_async(tools_offered)(channel=plan.channel, user=plan.user)
+    messages = list(plan.messages)
+    for round_number in range(TOOL_ROUNDS + 1):
+        params = {"tools": [t.schema() for t in offered]} if offered and round_number < TOOL_ROUNDS else None
+        try:
+            turn = await allm_chat(
+                messages=messages,
+                user=plan.user,
+                channel=plan.channel,
+                params=params,
+                trigger=trigger,
+                override=plan.model,
+            )
+        except ModelCallFailed as error:
+            raise _public(error) from None
+        if not (params and turn.tool_calls):
+            break
+        plan, sent = await sync_to_async(tool_round_run)(plan=plan, turn=turn, tools=offered)
+        messages += sent
     return await sync_to_async(_store)(plan, turn)

@@ -9,6 +9,9 @@ class CompactionConfig(AppConfig):
 
     def ready(self) -> None:
         from compaction import checks, receivers  # noqa: F401  (registers the checks, connects the receivers)
+        from compaction.recall.tool import recall_tool_register
+
+        recall_tool_register()
 
         if sys.argv[1:2] == ["qcluster"]:
             from compaction.scanner.services import worker_warm

@@ -89,6 +89,11 @@ class CompactionSettings(models.Model):
     """One row (pk=1), read afresh at every scan: no restart to change it."""
 
     enabled = models.BooleanField(default=False, help_text="Kill switch. Ships off.")
+    recall_tool = models.BooleanField(
+        default=True,
+        help_text="Offer the chat model recall_history (a search of the summarised messages) in replies of "
+        "channels with a summary in force. A channel's own setting can turn it off there.",
+    )
     threshold = models.FloatField(
         default=0.70,
         validators=[MinValueValidator(0.05), MaxValueValidator(0.99)],

@@ -31,6 +31,7 @@ SETTINGS_FIELDS = (
     "batch_size",
     "hourly_budget",
     "default_context_budget",
+    "recall_tool",
 )
 
 _INTEGER_RANGES = {

@@ -181,7 +181,7 @@ def test_create_minimal(api):
         ({"title": "T", "model": "missing"}, {"model": ["Object with name=missing does not exist."]}),
         (
             {"title": "T", "settings": {"colour": "red"}},
-            {"settings": ["Unknown setting(s): colour. Allowed: auto_compaction, compaction_threshold."]},
+            {"settings": ["Unknown setting(s): colour. Allowed: auto_compaction, compaction_threshold, recall_tool."]},
         ),
         (
             {"title": "T", "settings": {"compaction_threshold": 1.5}},
