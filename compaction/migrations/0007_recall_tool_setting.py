@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('compaction', '0005_usage_dashboard'),
+        ('compaction', '0006_profile_verbatim_instructions_protect_first_n'),
     ]
 
     operations = [
