@@ -27,6 +27,10 @@ def _action(client, url, action, ids, **extra):
 def test_reset_duplicate_and_export_actions(admin_client_staff):
     brief = CompactionProfile.objects.get(slug="brief")
     CompactionProfile.objects.filter(pk=brief.pk).update(instructions="Changed {transcript}", keep_recent=1)
+    # Resetting asks first (a confirmation page), then runs on "Yes, I'm sure".
+    asked = _action(admin_client_staff, CHANGELIST, "reset_to_shipped", [brief.pk])
+    assert "Reset these profiles to their shipped text?" in asked.content.decode()
+    assert CompactionProfile.objects.get(pk=brief.pk).keep_recent == 1
     response = _action(admin_client_staff, CHANGELIST, "reset_to_shipped", [brief.pk], confirmed="yes")
     assert "Reset 1 profile(s) to their shipped text." in response.content.decode()
     brief.refresh_from_db()
