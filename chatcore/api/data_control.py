@@ -80,6 +80,7 @@ class ChannelExportView(GenericAPIView):
 
     serializer_class = ChannelExportSerializer
     content_negotiation_class = _FormatIsOurs
+    schema_errors = {"get": (403,)}  # the full export is for staff
 
     def get_permissions(self):
         if self.request.query_params.get("format"):

@@ -1,7 +1,7 @@
 """POST /api/imports/: conversations people already have, as channels."""
 
 from django.core.exceptions import ValidationError
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
@@ -19,6 +19,9 @@ class ImportRequestSerializer(serializers.Serializer):
     export = serializers.JSONField(required=False, help_text="Or the export's JSON itself, in a JSON request.")
     title = serializers.CharField(required=False, max_length=200, help_text="Title for the imported channel(s).")
 
+    class Meta:
+        ref_name = "Import"  # the request component is "ImportRequest"
+
 
 class ImportResultSerializer(serializers.Serializer):
     channels = ChannelSerializer(many=True)
@@ -30,7 +33,25 @@ class ImportView(GenericAPIView):
 
     serializer_class = ImportRequestSerializer
 
-    @extend_schema(request=ImportRequestSerializer, responses={201: ImportResultSerializer})
+    @extend_schema(
+        summary="Import conversations",
+        description="Every conversation of an export (ChatGPT, Open WebUI, OpenAI messages…) becomes one of your "
+        "channels, with every branch and the export's cursor: a `file` as downloaded (multipart) or the `export` "
+        "JSON itself. A malformed file is 400 with the entry named, and nothing is written.",
+        request=ImportRequestSerializer,
+        responses={201: ImportResultSerializer},
+        examples=[
+            OpenApiExample(
+                "OpenAI messages",
+                value={
+                    "format": "openai-messages",
+                    "title": "Imported chat",
+                    "export": [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi!"}],
+                },
+                request_only=True,
+            )
+        ],
+    )
     def post(self, request):
         data = ImportRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)

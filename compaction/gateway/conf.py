@@ -11,7 +11,7 @@ GATEWAY_TAIL_PROBE (8): how many of the newest incoming hashes the first
 GATEWAY_LOOKUP_CHUNK (10,000): hashes per query in that second lookup
     (PostgreSQL takes at most 65,535 parameters, SQLite 32,766).
 GATEWAY_COMPACT_ATTEMPTS (6): inline compactions tried for one call before
-    answering 400 `context_length_exceeded` (each summarises what the
+    answering 400 `context_length_exceeded` (each summarizes what the
     summarizing model can read; a long stretch may take several).
 GATEWAY_LEASE_WAIT_SECONDS (60): how long a call waits for a compaction of
     its channel that another process holds before answering 503.

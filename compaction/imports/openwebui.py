@@ -6,7 +6,7 @@ created_at, updated_at}).
 regenerations are siblings) and `currentId` the cursor. A message's
 `content` is text; its `files` keep their names, and an image given as a
 data URL goes to models as an image part again. `timestamp` is in seconds
-(milliseconds are recognised). A single chat, or the bare `chat` object, is
+(milliseconds are recognized). A single chat, or the bare `chat` object, is
 accepted too.
 """
 
