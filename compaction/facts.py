@@ -33,7 +33,7 @@ from chatcore.tokens import count_tokens
 from compaction import lexicon, references
 from compaction.redaction import redact
 
-HEADING = "## References (pinned from the summarised messages)"
+HEADING = "## References (pinned from the summarized messages)"
 MAX_PER_KIND = {"error": 4, "path": 12, "url": 8, "identifier": 12, "date": 6, "number": 8}
 MAX_ITEM_CHARS = 160
 CHUNK_CHARS = 32_000

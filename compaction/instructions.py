@@ -37,7 +37,7 @@ _IMPERATIVE_VERBS = frozenset(
     """add answer apply avoid bump call change check clean commit compare continue create delete deploy describe
 do document drop explain fix focus follow forget give go include keep limit list look make mention merge move note patch
 prefer push put read record remember remind remove rename reply report respond restart revert rewrite run send show
-skip start stick stop summarise summarize switch tag tell test translate try update upgrade use verify walk
+skip start stick stop summarize summarize switch tag tell test translate try update upgrade use verify walk
 write""".split()
 )
 _NEGATIVE_LEADS = frozenset("always never don't dont only".split())

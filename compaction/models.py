@@ -34,7 +34,7 @@ class CompactionProfile(models.Model):
     protect_first_n = models.PositiveSmallIntegerField(
         default=0,
         validators=[MaxValueValidator(50)],
-        help_text="The first N messages of a channel are never summarised: they stay in the model's context as "
+        help_text="The first N messages of a channel are never summarized: they stay in the model's context as "
         "they were, before the summary (the opening exchange often sets the task). 0: off.",
     )
     model = models.ForeignKey(

@@ -3,7 +3,7 @@
 The first messages of a conversation often set the task ("you are
 reviewing our payments service; never touch production"). With
 `protect_first_n = N`, the first N messages of the channel are never
-summarised: every summary carries them word for word, as they were written
+summarized: every summary carries them word for word, as they were written
 (redacted like everything else), in a section of their own at its head, and
 the summarizer works on the rest. Their ids are kept in the summary's
 extracts, so a later summary (an iterative update) carries the same
@@ -24,7 +24,7 @@ _SECTION_RE = re.compile(rf"^## {re.escape(TITLE)}\n.*?(?=^## |\Z)", re.MULTILIN
 
 
 def opening_messages(*, count: int, path: list[Message], boundary: Summary | None) -> list[Message]:
-    """The channel's first `count` messages: from the path when nothing is summarised yet, else the ones the
+    """The channel's first `count` messages: from the path when nothing is summarized yet, else the ones the
     summary in force protected."""
     if count <= 0:
         return []

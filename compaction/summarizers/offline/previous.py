@@ -3,7 +3,7 @@
 Each bullet of the previous summary becomes a candidate that keeps its text
 exactly as it was (its quotations were verbatim when written, and stay so)
 and its section, with a bonus, so an update keeps earlier facts inside the
-same budget instead of summarising a summary. A line that addresses a model
+same budget instead of summarizing a summary. A line that addresses a model
 is set aside, as in the messages.
 """
 
