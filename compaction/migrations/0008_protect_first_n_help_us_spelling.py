@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('compaction', '0006_profile_verbatim_instructions_protect_first_n'),
+        ('compaction', '0007_recall_tool_setting'),
     ]
 
     operations = [
