@@ -91,7 +91,7 @@ class CompactionSettings(models.Model):
     enabled = models.BooleanField(default=False, help_text="Kill switch. Ships off.")
     recall_tool = models.BooleanField(
         default=True,
-        help_text="Offer the chat model recall_history (a search of the summarised messages) in replies of "
+        help_text="Offer the chat model recall_history (a search of the summarized messages) in replies of "
         "channels with a summary in force. A channel's own setting can turn it off there.",
     )
     threshold = models.FloatField(

@@ -4,7 +4,7 @@ Offered (chatcore.tools) only when a summary is in force on the user's path,
 the channel's owner is asking, and neither the admin's setting
 (CompactionSettings.recall_tool) nor the channel's (`settings.recall_tool:
 false`) turns it off. Results are `recall_search` with scope "summarized":
-the top snippets of the summarised originals, each with its date, speaker
+the top snippets of the summarized originals, each with its date, speaker
 and neighbouring turns, redacted.
 """
 
@@ -43,7 +43,7 @@ def _run(channel: Channel, user: User, arguments: dict) -> str:
     except ValidationError:
         return "[no search words in the query: name the people, things or dates to look for]"
     if not found.results:
-        return f"[nothing in the summarised messages matches {query!r}]"
+        return f"[nothing in the summarized messages matches {query!r}]"
     return "\n\n".join(f"Result {r.rank}:\n{r.content}" for r in found.results)
 
 
