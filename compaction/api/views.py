@@ -4,7 +4,6 @@ import dataclasses
 import datetime as dt
 
 from django.core.exceptions import ValidationError
-from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
@@ -22,6 +21,7 @@ from compaction import selectors, services
 from compaction.api import serializers as s
 from compaction.api.permissions import StaffOnly, StaffWrites
 from compaction.recall import recall_search
+from compaction.recall.pages import result_url
 
 
 class CompactView(GenericAPIView):
@@ -350,10 +350,14 @@ class ChannelSearchView(GenericAPIView):
             scope=values["scope"],
             context=values["context"],
         )
+        cursor = chat_selectors.cursor_get(channel=channel, user=user)
+        summary_id = cursor.summary_id if cursor else None
         results = [
             {
                 **dataclasses.asdict(r),
-                "url": reverse("chat:channel", args=[channel.pk]) + f"?message={r.id}#message-{r.id}",
+                "url": result_url(
+                    channel_id=channel.pk, message_id=r.id, summary_id=summary_id if r.summarized else None
+                ),
             }
             for r in found.results
         ]

@@ -59,7 +59,7 @@ def test_search_returns_documented_fields_redacted_with_neighbours(api, channel)
                 "my key is [REDACTED:openai_api_key] by the way.",
                 "summarized": False,
                 "message_ids": [messages[1].pk, hit.pk, messages[3].pk],
-                "url": f"/channels/{channel.pk}/?message={hit.pk}#message-{hit.pk}",
+                "url": f"/channels/{channel.pk}/#m{hit.pk}",
             }
         ],
     }
@@ -110,3 +110,15 @@ def test_role_and_date_filters(api, channel):
     assert [r["role"] for r in body["results"]] == ["assistant"]
     assert api.get(url, {"q": "support", "since": "2023-05-09"}).json()["count"] == 0
     assert api.get(url, {"q": "support", "until": "2023-05-08"}).json()["count"] == 1
+
+
+def test_search_page_lists_results_linking_to_the_message(client_user, channel):
+    messages = list(channel.messages.order_by("depth"))
+    services.summary_write(channel=channel, through_message=messages[3], content="Earlier talk.", created_by=None)
+    summary = channel.summaries.get()
+    page = client_user.get(f"/channels/{channel.pk}/search/", {"q": "support group"}).content.decode()
+    assert f'href="/channels/{channel.pk}/summaries/{summary.pk}/messages/#m{messages[2].pk}"' in page
+    assert "<mark>support</mark> <mark>group</mark>" in page and "(summarised)" in page
+    assert KEY not in page
+    channel_page = client_user.get(f"/channels/{channel.pk}/").content.decode()
+    assert f'action="/channels/{channel.pk}/search/"' in channel_page

@@ -78,6 +78,7 @@ ACCESS: dict[str, dict[str, str]] = {
     "compaction:panel": {"GET": "owner", "POST": "owner"},
     "compaction:undo": {"POST": "owner"},
     "compaction:settings": {"GET": "owner", "POST": "owner"},
+    "compaction:search": {"GET": "owner"},
     "chat:tokens": {"GET": "authenticated", "POST": "authenticated"},
     "chat:token-revoke": {"POST": "owner"},
     "compaction:import": {"POST": "authenticated"},
