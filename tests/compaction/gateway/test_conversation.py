@@ -103,7 +103,7 @@ def test_a_two_thousand_turn_conversation(kind, asgi_server, token, user, chat_m
             first_original = Message.objects.get(
                 channel=summary.channel, depth=after + 1, pk__lte=summary.through_message_id
             )
-            assert b"earlier messages summarised" in page.get(f"/channels/{summary.channel_id}/").content
+            assert b"earlier messages summarized" in page.get(f"/channels/{summary.channel_id}/").content
             assert page.post(f"/channels/{summary.channel_id}/summaries/{summary.pk}/undo/").status_code == 302
             undone = turn
         elif undone is not None and turn == undone + 1:
@@ -130,4 +130,4 @@ def test_a_two_thousand_turn_conversation(kind, asgi_server, token, user, chat_m
     stored_turns = Message.objects.filter(channel=channel, role="user").count()
     assert stored_turns == TURNS  # every turn once: the edited one replaced the turn it was sent as
     page_html = page.get(f"/channels/{channel.pk}/").content.decode()
-    assert "earlier messages summarised" in page_html and history[-1]["content"] in page_html
+    assert "earlier messages summarized" in page_html and history[-1]["content"] in page_html
