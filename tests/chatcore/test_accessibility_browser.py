@@ -76,6 +76,9 @@ def test_every_page_state_passes_axe(chromium, live_server, user):
 
         page.goto(f"/channels/{channel.pk}/settings/")
         assert_accessible(page, "the channel settings")
+        page.goto(f"/channels/{channel.pk}/search/?q=ledger")
+        expect(page.locator("mark").first).to_be_visible()
+        assert_accessible(page, "the search results of a channel")
         page.goto(f"/channels/{channel.pk}/compact/")
         assert_accessible(page, "the Summarize & Continue page without the dialog")
 

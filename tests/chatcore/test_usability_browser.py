@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from chatcore import services
 from compaction.services import channel_compact
+from tests.a11y import assert_accessible
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
 
@@ -58,6 +59,7 @@ def test_token_page_creates_a_working_token_and_revokes_it(page, live_server, us
     key_field = page.get_by_label("The new token's key")
     expect(key_field).to_be_visible()
     key = key_field.input_value()
+    assert_accessible(page, "the API tokens page showing a new key")
     assert key.startswith("cmp_")
     expect(page.locator(".token-table")).to_contain_text("deploy script")
     expect(page.locator(".token-table")).to_contain_text(key[:15] + "…")
@@ -122,6 +124,7 @@ def test_undo_keeps_the_reading_position_and_confirms_in_view(page, user):
     assert not in_view(page, f"#m{messages[0].pk}")
     assert page.evaluate("document.querySelector('.chat-scroll').scrollTop") > 10_000
     expect(confirmation).to_be_focused()
+    assert_accessible(page, "the channel page after Undo, with its confirmation")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "undo-keeps-position.png"))
     summary.refresh_from_db()
@@ -241,6 +244,7 @@ def test_admin_lists_fit_at_1280_px(page, busy_site):
         )
         # Nothing cut off: no horizontal scrolling of the page or of the list's own box.
         assert sizes["page"] <= sizes["view"] and sizes["table"] <= sizes["box"], (path, sizes)
+        assert_accessible(page, f"the admin list {path}")
         page.screenshot(path=str(SCREENSHOTS / shot))
 
 
@@ -258,6 +262,7 @@ def test_dashboard_renders_its_charts(page, busy_site):
     expect(page.locator(".dash-table").last).to_contain_text("Quarterly capacity review")
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
     page.screenshot(path=str(SCREENSHOTS / "usage-dashboard.png"), full_page=True)
+    assert_accessible(page, "the usage dashboard")
     page.get_by_label("Persona").select_option(index=1)
     page.get_by_role("button", name="Apply").click()
     expect(page.locator(".dash-range")).to_contain_text("persona")
