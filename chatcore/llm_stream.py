@@ -157,6 +157,11 @@ class ChatStream:
             duration_ms=elapsed,
         )
 
+    @property
+    def calling_tools(self) -> bool:
+        """Whether the turn has started calling tools (its text from then on is not an answer's)."""
+        return bool(self._collected.calls)
+
     def partial(self) -> ChatTurn:
         collected = self._collected
         return ChatTurn(

@@ -22,6 +22,7 @@ from chatcore import signals
 from chatcore.context import context_assemble
 from chatcore.models import Channel, LLMModel, Message
 from chatcore.services import message_append
+from chatcore.tools import ReplyTool, tools_offered
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,7 +32,8 @@ class ReplyPlan:
     `parent` is the message the reply answers; `model` the channel's own model
     (None: the chat role's), resolved here so that async callers touch no lazy
     relation; `prompt_tokens` our count of what is sent, which the compaction
-    trigger reads when the provider reports no usage.
+    trigger reads when the provider reports no usage; `tools` the server-side
+    tools this reply may use (chatcore.tools; run by chatcore.tool_rounds.ToolLoop).
     """
 
     channel: Channel
@@ -40,6 +42,7 @@ class ReplyPlan:
     messages: list[dict]
     prompt_tokens: int
     model: LLMModel | None
+    tools: tuple[ReplyTool, ...] = ()
 
 
 def reply_prepare(
@@ -67,6 +70,7 @@ def reply_prepare(
         messages=assembled.messages,
         prompt_tokens=assembled.tokens,
         model=channel.model,
+        tools=tuple(tools_offered(channel=channel, user=user)),
     )
 
 

@@ -19,6 +19,11 @@ the generator closed) gets the text received so far stored, marked
 `reply_complete` is the same without the pieces (the JSON answer and the
 pages without JavaScript). Both take the model call out of any thread; only
 the short database steps run in one (`sync_to_async`).
+
+With server-side tools offered (`plan.tools`, e.g. compaction's
+`recall_history` when a summary is in force), both run the same rounds
+(chatcore.tool_rounds.ToolLoop): a turn that calls tools has its calls and
+results stored under the user's turn, and the model is asked again.
 """
 
 import asyncio
@@ -32,13 +37,20 @@ from chatcore.llm_chat import ChatTurn, allm_chat
 from chatcore.llm_stream import ChatStream
 from chatcore.models import Message
 from chatcore.replies import ReplyPlan, reply_store
-from chatcore.tool_rounds import tool_round_run
-from chatcore.tools import TOOL_ROUNDS, tools_offered
+from chatcore.tool_rounds import ToolLoop
 
 
 @dataclasses.dataclass(frozen=True)
 class ReplyDelta:
     content: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ReplyTools:
+    """A round of server-side tool calls ran (stored); the model is asked again."""
+
+    calls: list[dict]
+    round: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,7 +65,7 @@ class ReplyFailed:
     error: ModelCallFailed
 
 
-ReplyEvent = ReplyDelta | ReplyDone | ReplyFailed
+ReplyEvent = ReplyDelta | ReplyTools | ReplyDone | ReplyFailed
 
 
 def _public(error: ModelCallFailed) -> ModelCallFailed:
@@ -85,59 +97,73 @@ async def _store_interrupted(plan: ReplyPlan, stream: ChatStream) -> None:
     """The text that arrived before the reader went away, kept and marked; nothing if none did."""
     await stream.interrupted()
     partial = stream.partial()
-    if partial.content.strip():
+    if stream.turn is None and partial.content.strip():
         await sync_to_async(_store)(plan, partial, interrupted=True)
 
 
-async def reply_events(*, plan: ReplyPlan, trigger: str = "manual") -> AsyncIterator[ReplyEvent]:
-    stream = ChatStream(
-        messages=plan.messages, user=plan.user, channel=plan.channel, trigger=trigger, override=plan.model
+def _stream_open(loop: ToolLoop, trigger: str) -> ChatStream:
+    plan = loop.plan
+    return ChatStream(
+        messages=loop.messages,
+        user=plan.user,
+        channel=plan.channel,
+        params=loop.params,
+        trigger=trigger,
+        override=plan.model,
     )
-    failure: ModelCallFailed | None = None
-    try:
-        await stream.start()
-        async for delta in stream.deltas():
-            if delta.content:
-                yield ReplyDelta(delta.content)
-    except ModelCallFailed as error:
-        failure = error
-    except (asyncio.CancelledError, GeneratorExit):
-        # Shielded: a second cancellation must not lose what the reader saw.
-        await asyncio.shield(_store_interrupted(plan, stream))
-        raise
-    if failure is not None:
-        yield ReplyFailed(_public(failure))
-        return
-    turn = stream.turn
-    assert turn is not None
-    message = await sync_to_async(_store)(plan, turn)
+
+
+async def reply_events(*, plan: ReplyPlan, trigger: str = "manual") -> AsyncIterator[ReplyEvent]:
+    """The reply's events; with tools offered, the rounds of `reply_complete`, each streamed.
+
+    Text is passed on as it comes until the turn starts calling tools (the text of a turn that calls
+    tools is stored with its calls, and a `ReplyTools` event says the round ran); the answer's text
+    follows. A reader that goes away mid-turn leaves that turn's text stored, marked interrupted.
+    """
+    loop = ToolLoop(plan=plan)
+    while True:
+        stream = _stream_open(loop, trigger)
+        try:
+            await stream.start()
+            async for delta in stream.deltas():
+                if delta.content and not stream.calling_tools:
+                    yield ReplyDelta(delta.content)
+        except ModelCallFailed as error:
+            yield ReplyFailed(_public(error))
+            return
+        except (asyncio.CancelledError, GeneratorExit):
+            # Shielded: a second cancellation must not lose what the reader saw.
+            await asyncio.shield(_store_interrupted(loop.plan, stream))
+            raise
+        turn = stream.turn
+        assert turn is not None
+        if not await loop.tools_ran(turn):
+            break
+        yield ReplyTools(calls=turn.tool_calls, round=loop.rounds)
+    message = await sync_to_async(_store)(loop.plan, turn)
     yield ReplyDone(message, turn.input_tokens, turn.output_tokens)
 
 
 async def reply_complete(*, plan: ReplyPlan, trigger: str = "manual") -> Message:
     """The whole reply at once; raises ModelCallFailed (nothing more stored) when every model fails.
 
-    With tools offered (chatcore.tools), the model may call them: each round's calls and results are
-    stored under the user's turn and sent back, for at most TOOL_ROUNDS rounds; the last round offers
-    no tools, so the model must answer.
+    With tools offered (`plan.tools`), the model may call them: each round's calls and results are
+    stored under the user's turn and sent back (chatcore.tool_rounds.ToolLoop, which `reply_events`
+    drives the same way), for at most TOOL_ROUNDS rounds; the last round offers no tools.
     """
-    offered = await sync_to_async(tools_offered)(channel=plan.channel, user=plan.user)
-    messages = list(plan.messages)
-    for round_number in range(TOOL_ROUNDS + 1):
-        params = {"tools": [t.schema() for t in offered]} if offered and round_number < TOOL_ROUNDS else None
+    loop = ToolLoop(plan=plan)
+    while True:
         try:
             turn = await allm_chat(
-                messages=messages,
+                messages=loop.messages,
                 user=plan.user,
                 channel=plan.channel,
-                params=params,
+                params=loop.params,
                 trigger=trigger,
                 override=plan.model,
             )
         except ModelCallFailed as error:
             raise _public(error) from None
-        if not (params and turn.tool_calls):
+        if not await loop.tools_ran(turn):
             break
-        plan, sent = await sync_to_async(tool_round_run)(plan=plan, turn=turn, tools=offered)
-        messages += sent
-    return await sync_to_async(_store)(plan, turn)
+    return await sync_to_async(_store)(loop.plan, turn)

@@ -1,4 +1,7 @@
-"""One round of server-side tool calls in the reply loop (see chatcore.tools)."""
+"""Server-side tool calls in the reply loop (see chatcore.tools): one round
+(`tool_round_run`) and the rounds of a reply (`ToolLoop`), which both ways a
+reply is asked for (chatcore.streaming: whole or streamed) drive the same way.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +9,14 @@ import dataclasses
 import json
 import time
 
+from asgiref.sync import sync_to_async
 from django.db import transaction
 
 from chatcore.llm_chat import ChatTurn
 from chatcore.models import Message, UsageEntry
 from chatcore.replies import ReplyPlan
 from chatcore.services import message_append
-from chatcore.tools import ReplyTool, tool_result_cut
+from chatcore.tools import TOOL_ROUNDS, ReplyTool, tool_result_cut
 
 
 def _arguments(call: dict) -> dict:
@@ -68,3 +72,32 @@ def tool_round_run(*, plan: ReplyPlan, turn: ChatTurn, tools: list[ReplyTool]) -
         )
         sent.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": result})
     return dataclasses.replace(plan, parent=parent), sent
+
+
+class ToolLoop:
+    """The rounds of one reply: which tools this round offers, and running the calls a turn made.
+
+    A driver asks the model with `messages` and `params`, then calls `tools_ran(turn)`: True means the
+    calls were run (stored under the user's turn, results appended to `messages`) and the model must be
+    asked again; False means `turn` is the answer, to be stored under `plan.parent` (the last tool result
+    after a round). The round after the `TOOL_ROUNDS`-th offers no tools, so the model must answer.
+    """
+
+    def __init__(self, *, plan: ReplyPlan):
+        self.plan = plan
+        self.messages = list(plan.messages)
+        self.rounds = 0
+
+    @property
+    def params(self) -> dict | None:
+        if self.plan.tools and self.rounds < TOOL_ROUNDS:
+            return {"tools": [tool.schema() for tool in self.plan.tools]}
+        return None
+
+    async def tools_ran(self, turn: ChatTurn) -> bool:
+        if not (self.params and turn.tool_calls):
+            return False
+        self.plan, sent = await sync_to_async(tool_round_run)(plan=self.plan, turn=turn, tools=list(self.plan.tools))
+        self.messages += sent
+        self.rounds += 1
+        return True

@@ -1,6 +1,7 @@
 """Tools the reply loop offers the chat model, registered by other apps.
 
-chatcore runs the loop (chatcore.streaming.reply_complete): when the model
+chatcore runs the loop (chatcore.tool_rounds.ToolLoop, in both
+chatcore.streaming.reply_complete and reply_events): when the model
 answers with tool calls, each call is run here on the server, its result
 goes back to the model, and this repeats for at most `TOOL_ROUNDS` rounds;
 a result is cut to `TOOL_RESULT_TOKENS` tokens. The calls and results are

@@ -24,7 +24,7 @@ from chatcore.errors import ServiceError
 from chatcore.forms import ChannelCreateForm, CursorForm, MessageForm
 from chatcore.models import Message
 from chatcore.replies import ReplyPlan
-from chatcore.streaming import ReplyDelta, ReplyDone, ReplyFailed, reply_complete, reply_events
+from chatcore.streaming import ReplyDelta, ReplyDone, ReplyFailed, ReplyTools, reply_complete, reply_events
 from chatcore.web import (
     AuthenticatedRequest,
     after_change,
@@ -79,6 +79,9 @@ async def page_events(plan: ReplyPlan) -> AsyncIterator[bytes]:
     async for event in reply_events(plan=plan):
         if isinstance(event, ReplyDelta):
             yield sse("delta", {"content": event.content})
+        elif isinstance(event, ReplyTools):
+            names = sorted({(call.get("function") or {}).get("name") or "" for call in event.calls})
+            yield sse("tool", {"round": event.round, "names": names})
         elif isinstance(event, ReplyDone):
             yield sse("done", {"message_id": event.message.pk})
         elif isinstance(event, ReplyFailed):

@@ -7,10 +7,13 @@ in a thread) returns a `PendingReply`, and `reply_endpoint` (an async Django
 view around it) waits for the model in the event loop, holding no thread:
 
 - `"stream": true` or `Accept: text/event-stream` → `text/event-stream`:
-  `event: delta` with `{"content": "..."}` per piece, then one
-  `event: done` with `{"message": <the stored message>, "usage":
-  {"input_tokens", "output_tokens"}}`, or `event: error` with the error body
-  (`detail`, `code`, `errors`) when the model fails (nothing stored);
+  `event: delta` with `{"content": "..."}` per piece, an `event: tool` with
+  `{"round": n, "tool_calls": [...]}` after each round of server-side tool
+  calls (recall_history: run and stored; the model is asked again and the
+  answer's pieces follow), then one `event: done` with `{"message": <the
+  stored message>, "usage": {"input_tokens", "output_tokens"}}`, or
+  `event: error` with the error body (`detail`, `code`, `errors`) when the
+  model fails (nothing more stored);
 - otherwise `201` with the stored message, or the `502` error body.
 """
 
@@ -31,7 +34,7 @@ from chatcore.api.exceptions import exception_handler
 from chatcore.api.serializers import MessageSerializer
 from chatcore.errors import ServiceError
 from chatcore.replies import ReplyPlan
-from chatcore.streaming import ReplyDelta, ReplyDone, ReplyFailed, reply_complete, reply_events
+from chatcore.streaming import ReplyDelta, ReplyDone, ReplyFailed, ReplyTools, reply_complete, reply_events
 
 EVENT_STREAM = "text/event-stream"
 STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -82,6 +85,8 @@ async def event_stream(plan: ReplyPlan, view) -> AsyncIterator[bytes]:
     async for event in reply_events(plan=plan):
         if isinstance(event, ReplyDelta):
             yield sse("delta", {"content": event.content})
+        elif isinstance(event, ReplyTools):
+            yield sse("tool", {"round": event.round, "tool_calls": event.calls})
         elif isinstance(event, ReplyDone):
             yield sse("done", await sync_to_async(_done_data)(event))
         elif isinstance(event, ReplyFailed):

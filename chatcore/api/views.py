@@ -169,7 +169,9 @@ class ReplyView(GenericAPIView):
             (201, "application/json"): s.MessageSerializer,
             (200, "text/event-stream"): OpenApiResponse(
                 OpenApiTypes.STR,
-                description='With stream: `event: delta` / `data: {"content": ...}` per piece, then '
+                description='With stream: `event: delta` / `data: {"content": ...}` per piece, '
+                '`event: tool` / `data: {"round": n, "tool_calls": [...]}` after each round of server-side '
+                "tool calls (recall_history), then "
                 '`event: done` / `data: {"message": {...}, "usage": {...}}`, or `event: error` with '
                 "the error body.",
             ),

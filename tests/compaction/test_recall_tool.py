@@ -1,39 +1,23 @@
 """recall_history: offered only with a summary in force, run server-side in the reply loop, bounded, in usage."""
 
-import json
-
 import pytest
 
 from chatcore import services
-from chatcore.models import Channel, Message, UsageEntry
+from chatcore.models import Message, UsageEntry
 from compaction.models import CompactionSettings
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory
-
-
-def call(query: str, limit: int = 3, call_id: str = "c1") -> dict:
-    arguments = json.dumps({"query": query, "limit": limit})
-    return {"id": call_id, "type": "function", "function": {"name": "recall_history", "arguments": arguments}}
+from tests.compaction.recall_calls import recall_call, summarized_channel
 
 
 @pytest.fixture
 def channel(user, chat_model, settings):
     settings.LLM_MAX_RETRIES = 0
-    channel = ChannelFactory(owner=user)
-    Channel.objects.filter(pk=channel.pk).update(model=chat_model)
-    channel.refresh_from_db()
-    say = lambda role, text: services.message_append(channel=channel, user=user, role=role, content=text)  # noqa: E731
-    first = say("user", "Our staging database password rotation happens on the 3rd of each month.")
-    say("assistant", "Noted: rotation on the 3rd.")
-    covered = say("user", "And the kiwi deployment uses port 8443.")
-    say("assistant", "Understood.")
-    services.summary_write(channel=channel, through_message=covered, content="We talked about ops.", created_by=None)
-    channel.first = first  # type: ignore[attr-defined]
-    return channel
+    return summarized_channel(user=user, model=chat_model)
 
 
 def test_the_model_calls_recall_and_answers_from_the_originals(api, channel, llm_server):
-    llm_server.script(Reply(content="", tool_calls=[call("kiwi port")]), Reply(content="Port 8443."))
+    llm_server.script(Reply(content="", tool_calls=[recall_call("kiwi port")]), Reply(content="Port 8443."))
     response = api.post(f"/api/channels/{channel.pk}/reply/", {"content": "Which port for kiwi?"}, format="json")
     assert response.status_code == 201
     first, second = llm_server.requests
@@ -50,7 +34,7 @@ def test_the_model_calls_recall_and_answers_from_the_originals(api, channel, llm
         ("tool", tool_result["content"][:10]),
         ("assistant", "Port 8443."),
     ]
-    assert path[1].metadata["tool_calls"] == [call("kiwi port")]
+    assert path[1].metadata["tool_calls"] == [recall_call("kiwi port")]
     assert path[2].metadata == {"tool_call_id": "c1", "name": "recall_history"}
     usage = UsageEntry.objects.filter(channel=channel).order_by("id")
     assert [(u.role, u.model, u.success) for u in usage] == [
@@ -62,7 +46,7 @@ def test_the_model_calls_recall_and_answers_from_the_originals(api, channel, llm
 
 def test_rounds_are_bounded_and_the_last_request_offers_no_tools(api, channel, llm_server):
     llm_server.script(
-        *[Reply(content="", tool_calls=[call("rotation", call_id=f"c{i}")]) for i in range(3)],
+        *[Reply(content="", tool_calls=[recall_call("rotation", call_id=f"c{i}")]) for i in range(3)],
         Reply(content="The 3rd."),
     )
     response = api.post(f"/api/channels/{channel.pk}/reply/", {"content": "When is rotation?"}, format="json")

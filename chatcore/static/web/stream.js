@@ -1,6 +1,7 @@
 // Replies token by token. A form marked data-stream (the composer, Regenerate,
 // Edit, Get a reply) is sent with fetch() asking for text/event-stream; the
-// reply's pieces are written into a bubble as they arrive ("delta" events),
+// reply's pieces are written into a bubble as they arrive ("delta" events; a
+// "tool" event says the model looked something up server-side and answers next),
 // Stop aborts the request (the server keeps what was written, marked
 // interrupted), and at the end ("done" or "error") the conversation is
 // fetched again and swapped in, rendered by the server. Without fetch
@@ -141,6 +142,11 @@
             if (name === "delta") {
               reply.body.textContent += data.content;
               scrollToEnd();
+            } else if (name === "tool") {
+              // The model looked something up (stored, shown folded after the refresh); its answer follows.
+              reply.body.textContent = "";
+              var note = el("p", "muted stream-tool", "Looked up with " + (data.names || []).join(", ") + "…");
+              reply.article.insertBefore(note, reply.body);
             } else {
               outcome = {name: name, data: data};
             }
