@@ -186,8 +186,12 @@ def llm_complete(
     temperature: float | None = None,
     override: LLMModel | None = None,
     allow_offline: bool = True,
+    candidates: list[LLMModel] | None = None,
 ) -> Completion:
     """Call the role's primary model, then its fallback; raise ModelCallFailed if both fail.
+
+    `candidates` are the role's models when the caller resolved them already
+    (`role_models`), which saves looking the role up twice.
 
     When the role resolves to the offline provider, the chat role answers with
     a plain explanation; other roles raise OfflineModel so that the caller
@@ -195,7 +199,8 @@ def llm_complete(
     """
     import openai
 
-    candidates = role_models(role=role, override=override)
+    if candidates is None:
+        candidates = role_models(role=role, override=override)
     errors = []
     for index, model in enumerate(candidates):
         if model.provider == LLMModel.Provider.OFFLINE:

@@ -14,7 +14,7 @@ from compaction.recall import recall_search
 
 
 def result_url(*, channel_id: int, message_id: int, summary_id: int | None) -> str:
-    """The message on the channel page, or in the summarised-history view when a summary covers it."""
+    """The message on the channel page, or in the summarized-history view when a summary covers it."""
     if summary_id is not None:
         return reverse("chat:originals", args=[channel_id, summary_id]) + f"#m{message_id}"
     return reverse("chat:channel", args=[channel_id]) + f"#m{message_id}"

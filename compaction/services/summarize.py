@@ -6,7 +6,7 @@ import dataclasses
 
 from chatcore import selectors as chatcore_selectors
 from chatcore.errors import ModelCallFailed
-from chatcore.llm import OfflineModel, llm_complete
+from chatcore.llm import OfflineModel, llm_complete, role_models
 from chatcore.models import Channel, LLMModel, ModelRole, UsageEntry
 from chatcore.tokens import count_tokens
 from compaction.facts import facts_pin
@@ -57,7 +57,9 @@ def offline_limit(*, max_tokens: int, input_tokens: int) -> int:
 def summary_generate(request: SummaryRequest) -> Summarized:
     """The summary from the profile's model, or from the offline method when the utility role is offline."""
     channel, profile = request.channel, request.profile
-    if summarizer_is_offline(profile):
+    # Resolved once, before the prompt is built: the offline method needs no prompt.
+    candidates = role_models(role=ModelRole.Role.UTILITY, override=profile.model)
+    if candidates and candidates[0].provider == LLMModel.Provider.OFFLINE:
         return _summarize_offline(request)
     keep = []
     if profile.keep_instructions_verbatim:
@@ -81,6 +83,7 @@ def summary_generate(request: SummaryRequest) -> Summarized:
             max_tokens=request.max_tokens,
             temperature=profile.temperature,
             override=profile.model,
+            candidates=candidates,
         )
     except OfflineModel:
         return _summarize_offline(request)

@@ -118,7 +118,7 @@ def test_search_page_lists_results_linking_to_the_message(client_user, channel):
     summary = channel.summaries.get()
     page = client_user.get(f"/channels/{channel.pk}/search/", {"q": "support group"}).content.decode()
     assert f'href="/channels/{channel.pk}/summaries/{summary.pk}/messages/#m{messages[2].pk}"' in page
-    assert "<mark>support</mark> <mark>group</mark>" in page and "(summarised)" in page
+    assert "<mark>support</mark> <mark>group</mark>" in page and "(summarized)" in page
     assert KEY not in page
     channel_page = client_user.get(f"/channels/{channel.pk}/").content.decode()
     assert f'action="/channels/{channel.pk}/search/"' in channel_page

@@ -180,10 +180,12 @@ def test_command_runs_the_compaction_scenario_and_leaves_nothing_behind(db, tmp_
             "offline_summarizer_ms",
             "offline_overhead_ms",
             "offline_queries",
+            "offline_cpu_ms",
             "loopback_total_ms",
             "loopback_call_ms",
             "loopback_overhead_ms",
             "loopback_queries",
+            "loopback_cpu_ms",
             "summary_tokens",
         }
         assert row["offline_queries"] == row["loopback_queries"] == result["queries_min"]

@@ -99,7 +99,7 @@ def test_serve_sh_serves_the_pages_with_css_and_scripts_at_debug_off(served, chr
     names = sorted(re.sub(r".*/static/", "", url) for url in statics)
     assert statics and set(statics.values()) == {200}, statics
     # Hashed names (cacheable for ever), one per file the page uses.
-    assert all(re.fullmatch(r"web/[\w.-]+\.[0-9a-f]{12}\.(css|js)", name) for name in names), names
+    assert all(re.fullmatch(r"web/[\w.-]+\.[0-9a-f]{12}\.(css|js|svg)", name) for name in names), names
     assert {name.split(".")[0] for name in names} >= {"web/app", "web/htmx"}
 
 
