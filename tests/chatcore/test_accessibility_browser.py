@@ -192,6 +192,47 @@ def test_forms_do_not_scroll_sideways_at_320px(chromium, live_server, user):
         page.context.close()
 
 
+LONG_WORD = "Supercalifragilistic" * 6
+LONG_URL = "https://grafana.example.org/d/" + "ledger-settlement-latency-" * 6 + "?from=now-30d"
+
+
+def test_long_names_and_urls_wrap_at_320px(chromium, live_server, user):
+    """Names, labels and text wider than a phone wrap: the channel page (header with its search box,
+    messages, summary) and the search results never scroll sideways and cut nothing off."""
+    from chatcore import services
+    from chatcore.models import LLMModel, Persona
+
+    channel = pressured_channel(user, messages=40, title=f"Title {LONG_WORD}")
+    Persona.objects.filter(pk=channel.persona_id).update(name=f"Persona {LONG_WORD}")
+    LLMModel.objects.filter(pk=channel.model_id).update(label=f"Model {LONG_WORD}")
+    for role in ("user", "assistant"):
+        services.message_append(channel=channel, user=user, role=role, content=f"See {LONG_URL} and {LONG_WORD}.")
+    channel_compact(channel=channel, actor=user, keep_recent=10)
+    page = open_page(chromium, live_server, NARROW)
+    try:
+        log_in(page, user)
+        page.goto(f"/channels/{channel.pk}/")
+        scripts_ready(page)
+        expect(page.get_by_text(LONG_URL).first).to_be_visible()
+        assert no_horizontal_overflow(page), "the channel page with long names and a long URL scrolls sideways"
+        title = page.get_by_role("heading", level=1)
+        assert title.evaluate("h => h.scrollWidth <= h.clientWidth"), "the channel title is cut off"
+        for control in (
+            page.get_by_role("searchbox", name="Search this channel"),
+            page.get_by_role("link", name="Summarize…"),
+            page.get_by_role("link", name="Settings"),
+        ):
+            control.scroll_into_view_if_needed()
+            assert fully_visible(page, control), f"{control} is cut off at 320 px"
+
+        page.get_by_role("searchbox", name="Search this channel").fill(LONG_WORD)
+        page.keyboard.press("Enter")
+        expect(page.locator(".search-results mark").first).to_be_visible()
+        assert no_horizontal_overflow(page), "the search results scroll sideways at 320 px"
+    finally:
+        page.context.close()
+
+
 def test_keyboard_reaches_the_composer_and_moves_between_messages(chromium, live_server, user):
     channel = pressured_channel(user, messages=120)
     page = open_page(chromium, live_server, {"width": 1180, "height": 860})
