@@ -26,6 +26,7 @@ import dataclasses
 import datetime
 import math
 import re
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -38,6 +39,7 @@ from django.db.models import (
     FloatField,
     IntegerField,
     Q,
+    QuerySet,
     Sum,
     Value,
     When,
@@ -152,6 +154,14 @@ def _default_price(using: str) -> Decimal:
     return role.primary.price_in_per_million if role is not None else Decimal(0)
 
 
+def _daily(rows: QuerySet, days: dict[datetime.date, Day], **aggregates: Any) -> Iterator[tuple[Day, dict]]:
+    """`rows` summed per day and trigger, each with its Day; days outside the range are skipped."""
+    for row in rows.annotate(day=TruncDate("created_at")).values("day", "trigger").annotate(**aggregates).order_by():
+        day = days.get(_as_date(row["day"]))
+        if day is not None:
+            yield day, row
+
+
 def _summary_days(filters: Filters, days: dict[datetime.date, Day]) -> set[str]:
     """Summaries written per day and trigger: tokens before/after, the saving priced, how many were undone."""
     price = Coalesce(
@@ -162,24 +172,17 @@ def _summary_days(filters: Filters, days: dict[datetime.date, Day]) -> set[str]:
     saved = ExpressionWrapper(
         (F("tokens_before") - F("tokens_after")) * price, output_field=DecimalField(max_digits=24, decimal_places=4)
     )
-    rows = (
-        _summaries(filters)
-        .annotate(day=TruncDate("created_at"))
-        .values("day", "trigger")
-        .annotate(
-            n=Count("id"),
-            undone=Count("id", filter=Q(reverted_at__isnull=False)),
-            before=Sum("tokens_before"),
-            after=Sum("tokens_after"),
-            saved=Sum(saved),
-        )
-        .order_by()
+    rows = _daily(
+        _summaries(filters),
+        days,
+        n=Count("id"),
+        undone=Count("id", filter=Q(reverted_at__isnull=False)),
+        before=Sum("tokens_before"),
+        after=Sum("tokens_after"),
+        saved=Sum(saved),
     )
     triggers: set[str] = set()
-    for row in rows:
-        day = days.get(_as_date(row["day"]))
-        if day is None:
-            continue
+    for day, row in rows:
         trigger = row["trigger"] or "other"
         triggers.add(trigger)
         day.compactions += row["n"]
@@ -193,18 +196,9 @@ def _summary_days(filters: Filters, days: dict[datetime.date, Day]) -> set[str]:
 
 def _usage_days(filters: Filters, days: dict[datetime.date, Day]) -> set[str]:
     """The summarizing model calls per day: failures by trigger, and what all of them cost (previews too)."""
-    rows = (
-        _usage(filters)
-        .annotate(day=TruncDate("created_at"))
-        .values("day", "trigger")
-        .annotate(failed=Count("id", filter=Q(success=False)), cost=Sum("cost"))
-        .order_by()
-    )
+    rows = _daily(_usage(filters), days, failed=Count("id", filter=Q(success=False)), cost=Sum("cost"))
     triggers: set[str] = set()
-    for row in rows:
-        day = days.get(_as_date(row["day"]))
-        if day is None:
-            continue
+    for day, row in rows:
         day.compaction_cost += Decimal(row["cost"] or 0)
         if row["failed"]:
             trigger = row["trigger"] or "other"
