@@ -66,6 +66,14 @@ def _frame(
     return mark_safe("".join(parts))  # every text above is escaped
 
 
+def _bar_places(days: Sequence[datetime.date]) -> tuple[float, float, list[tuple[int, datetime.date, float]]]:
+    """The plot's height, a bar's width and where each day's bar starts, for every bar chart alike."""
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    slot = plot_w / max(1, len(days))
+    bar = max(1.0, slot * 0.7)
+    return plot_h, bar, [(index, day, LEFT + slot * index + (slot - bar) / 2) for index, day in enumerate(days)]
+
+
 def stacked_bars(
     days: Sequence[datetime.date],
     series: Sequence[tuple[str, str, Sequence[float]]],
@@ -76,12 +84,9 @@ def stacked_bars(
     """One bar per day, the series (label, css class, values) stacked."""
     totals = [sum(values[i] for _label, _css, values in series) for i in range(len(days))]
     peak = _nice_max(max(totals, default=0))
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    slot = plot_w / max(1, len(days))
-    bar = max(1.0, slot * 0.7)
+    plot_h, bar, places = _bar_places(days)
     body = []
-    for index, day in enumerate(days):
-        x = LEFT + slot * index + (slot - bar) / 2
+    for index, day, x in places:
         base = float(TOP + plot_h)
         for label, css, values in series:
             value = values[index]
@@ -108,12 +113,9 @@ def overlay_bars(
 ) -> SafeString:
     """Two series on the same bar, the smaller in front (e.g. tokens before → after)."""
     peak = _nice_max(max([*back[2], *front[2]], default=0))
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    slot = plot_w / max(1, len(days))
-    bar = max(1.0, slot * 0.7)
+    plot_h, bar, places = _bar_places(days)
     body = []
-    for index, day in enumerate(days):
-        x = LEFT + slot * index + (slot - bar) / 2
+    for index, day, x in places:
         for (label, css, values), width, shift in ((back, bar, 0.0), (front, bar * 0.5, bar * 0.25)):
             value = values[index]
             if value <= 0:
