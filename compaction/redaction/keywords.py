@@ -41,6 +41,7 @@ from compaction.redaction.values import (
 )
 from compaction.redaction.vocabulary import (
     CLI_COMMANDS,
+    NON_LATIN_PASSWORD_WORDS,
     NOT_SECRET_AFTER,
     NOT_SECRET_BEFORE,
     STRONG_WORDS,
@@ -51,30 +52,8 @@ _PASSWORD_WORDS = (
     frozenset(STRONG_WORDS[: STRONG_WORDS.index("passcode") + 3])
     | frozenset(STRONG_WORDS[STRONG_WORDS.index("passwort") : STRONG_WORDS.index("credenziali") + 1])
     - {"zugangsdaten", "identifiants", "credenciales", "credenciais", "credenziali", "geheimnis"}
-    | {
-        "пароль",
-        "гасло",
-        "κωδικός",
-        "סיסמה",
-        "סיסמא",
-        "كلمة المرور",
-        "كلمة السر",
-        "पासवर्ड",
-        "密码",
-        "密碼",
-        "口令",
-        "パスワード",
-        "暗証番号",
-        "비밀번호",
-        "암호",
-        "mật khẩu",
-        "mat khau",
-        "kata sandi",
-        "kata laluan",
-        "รหัสผ่าน",
-        "pass",
-        "identified by",
-    }
+    | frozenset(NON_LATIN_PASSWORD_WORDS)
+    | {"pass", "identified by"}
 )
 _WHOLE_LINE = {"mnemonic": "seed_phrase", "seed phrase": "seed_phrase", "recovery phrase": "seed_phrase"}
 _CODES = {"recovery code", "recovery codes", "backup code", "backup codes"}

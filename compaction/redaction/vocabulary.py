@@ -10,6 +10,30 @@ credential (digits or symbols mixed with letters, or random).
 
 from __future__ import annotations
 
+# "password" in Cyrillic, Greek, Hebrew, Arabic, Hindi, Chinese, Japanese, Korean, Vietnamese, Indonesian, Thai
+NON_LATIN_PASSWORD_WORDS = (
+    "пароль",
+    "гасло",
+    "κωδικός",
+    "סיסמה",
+    "סיסמא",
+    "كلمة المرور",
+    "كلمة السر",
+    "पासवर्ड",
+    "密码",
+    "密碼",
+    "口令",
+    "パスワード",
+    "暗証番号",
+    "비밀번호",
+    "암호",
+    "mật khẩu",
+    "mat khau",
+    "kata sandi",
+    "kata laluan",
+    "รหัสผ่าน",
+)
+
 STRONG_WORDS = (
     # English
     "password",
@@ -69,33 +93,13 @@ STRONG_WORDS = (
     "credenciais",
     "parola d'ordine",
     "credenziali",
-    # Cyrillic, Greek, Hebrew, Arabic, Hindi
-    "пароль",
-    "гасло",
+    *NON_LATIN_PASSWORD_WORDS,
+    # "secret" and "secret key" in Russian, Chinese and Japanese
     "секрет",
-    "κωδικός",
-    "סיסמה",
-    "סיסמא",
-    "كلمة المرور",
-    "كلمة السر",
-    "पासवर्ड",
-    # Chinese, Japanese, Korean, Vietnamese, Indonesian, Thai
-    "密码",
-    "密碼",
-    "口令",
     "密钥",
     "密鑰",
     "秘钥",
-    "パスワード",
-    "暗証番号",
     "秘密鍵",
-    "비밀번호",
-    "암호",
-    "mật khẩu",
-    "mat khau",
-    "kata sandi",
-    "kata laluan",
-    "รหัสผ่าน",
 )
 
 WEAK_WORDS = (
