@@ -14,7 +14,7 @@ import dataclasses
 import logging
 import time
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -108,6 +108,17 @@ async def _record(**fields) -> None:
 
 def _failure(errors: list[str], status: int | None) -> ModelCallFailed:
     return ModelCallFailed("The model call failed: " + "; ".join(errors), extra={"errors": errors, "status": status})
+
+
+class ChatCall(TypedDict):
+    """The keywords of a chat call, awaited whole (`allm_chat`) or streamed (`llm_stream.ChatStream`)."""
+
+    messages: list[dict]
+    user: User | None
+    channel: Channel | None
+    params: NotRequired[dict | None]
+    trigger: NotRequired[str]
+    override: NotRequired[LLMModel | None]
 
 
 async def allm_chat(

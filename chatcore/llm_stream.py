@@ -11,13 +11,21 @@ seen tokens). A consumer that stops early (a client that went away) calls
 
 import time
 from collections.abc import AsyncIterator
-from typing import Any
-
-from django.contrib.auth.models import User
+from typing import Any, Unpack
 
 from chatcore.llm import OFFLINE_REPLY, _cost, _describe, role_models
-from chatcore.llm_chat import ChatDelta, ChatTurn, _async_client, _checked, _failure, _record, _request, _status_of
-from chatcore.models import Channel, LLMModel
+from chatcore.llm_chat import (
+    ChatCall,
+    ChatDelta,
+    ChatTurn,
+    _async_client,
+    _checked,
+    _failure,
+    _record,
+    _request,
+    _status_of,
+)
+from chatcore.models import LLMModel
 
 
 class _Collected:
@@ -65,18 +73,11 @@ class _Collected:
 
 
 class ChatStream:
-    def __init__(
-        self,
-        *,
-        messages: list[dict],
-        user: User | None,
-        channel: Channel | None,
-        params: dict | None = None,
-        trigger: str = "",
-        override: LLMModel | None = None,
-    ):
-        self.messages, self.params, self.override = messages, params or {}, override
-        self.usage: dict = {"user": user, "channel": channel, "role": "chat", "trigger": trigger}
+    def __init__(self, **call: Unpack[ChatCall]):
+        """The same keywords as `allm_chat` (one ChatCall), so a caller builds one request for either."""
+        self.messages, self.params, self.override = call["messages"], call.get("params") or {}, call.get("override")
+        self.usage: dict = {"user": call["user"], "channel": call["channel"], "role": "chat"}
+        self.usage["trigger"] = call.get("trigger", "")
         self.model: LLMModel | None = None
         self.used_fallback = False
         self.turn: ChatTurn | None = None

@@ -29,6 +29,7 @@ results stored under the user's turn, and the model is asked again.
 import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
+from typing import Any
 
 from asgiref.sync import sync_to_async
 
@@ -101,16 +102,17 @@ async def _store_interrupted(plan: ReplyPlan, stream: ChatStream) -> None:
         await sync_to_async(_store)(plan, partial, interrupted=True)
 
 
-def _stream_open(loop: ToolLoop, trigger: str) -> ChatStream:
+def _call_arguments(loop: ToolLoop, trigger: str) -> dict[str, Any]:
+    """This round's request, the same whether it is streamed (ChatStream) or awaited whole (allm_chat)."""
     plan = loop.plan
-    return ChatStream(
-        messages=loop.messages,
-        user=plan.user,
-        channel=plan.channel,
-        params=loop.params,
-        trigger=trigger,
-        override=plan.model,
-    )
+    return {
+        "messages": loop.messages,
+        "user": plan.user,
+        "channel": plan.channel,
+        "params": loop.params,
+        "trigger": trigger,
+        "override": plan.model,
+    }
 
 
 async def reply_events(*, plan: ReplyPlan, trigger: str = "manual") -> AsyncIterator[ReplyEvent]:
@@ -122,7 +124,7 @@ async def reply_events(*, plan: ReplyPlan, trigger: str = "manual") -> AsyncIter
     """
     loop = ToolLoop(plan=plan)
     while True:
-        stream = _stream_open(loop, trigger)
+        stream = ChatStream(**_call_arguments(loop, trigger))
         try:
             await stream.start()
             async for delta in stream.deltas():
@@ -154,14 +156,7 @@ async def reply_complete(*, plan: ReplyPlan, trigger: str = "manual") -> Message
     loop = ToolLoop(plan=plan)
     while True:
         try:
-            turn = await allm_chat(
-                messages=loop.messages,
-                user=plan.user,
-                channel=plan.channel,
-                params=loop.params,
-                trigger=trigger,
-                override=plan.model,
-            )
+            turn = await allm_chat(**_call_arguments(loop, trigger))
         except ModelCallFailed as error:
             raise _public(error) from None
         if not await loop.tools_ran(turn):
