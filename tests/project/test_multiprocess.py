@@ -36,6 +36,7 @@ from compaction.models import CompactionLease
 from devtools.loopback_llm import LoopbackLLM, Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, ModelRoleFactory, UserFactory
 from tests.compaction.scanning import auto_settings
+from tests.project.turns import Fate, newest_messages, turn_fate
 from tests.servers import ROOT, database_url, free_port
 
 pytestmark = [pytest.mark.slow]
@@ -183,19 +184,14 @@ class ChatClient(threading.Thread):
         except (OSError, http.client.HTTPException):
             return self.request("GET", path)
 
-    def path(self) -> list[dict]:
-        status, data = self.get(f"/api/channels/{self.channel_id}/messages/")
-        assert status == 200, status
-        return json.loads(data)
-
     def turn(self, text: str) -> None:
         try:
             message = self.reply({"content": text})
         except (OSError, http.client.HTTPException):
-            path = self.path()
-            if path and path[-1]["role"] == "assistant" and path[-2]["content"] == text:
-                message = path[-1]  # stored; only the answer was lost on the way
-            elif path and path[-1]["role"] == "user" and path[-1]["content"] == text:
+            fate, stored = turn_fate(newest_messages(self.get, self.channel_id), text)
+            if stored is not None:
+                message = stored  # stored; only the answer was lost on the way
+            elif fate is Fate.UNANSWERED:
                 message = self.reply({})  # the turn is stored: ask for its answer
             else:
                 message = self.reply({"content": text})
