@@ -10,18 +10,25 @@ from chatcore.replies import ReplyPlan, reply_prepare
 from chatcore.services import message_append, reply_generate
 
 
+def _edit_reply_arguments(*, channel: Channel, user: User, original: Message, content: str) -> dict:
+    """Check that `original` is a user turn of this channel and say how to answer its edit: a first
+    message's edit is stored here as a new root (the reply then answers the active leaf); any other
+    edit is appended under the original's parent by the reply itself."""
+    if original.channel_id != channel.pk or original.role != Message.Role.USER:
+        raise ValidationError({"message_id": "Only a user message of this channel can be edited."})
+    if original.parent_id is None:
+        message_append(channel=channel, user=user, role=Message.Role.USER, content=content, root=True)
+        return {"channel": channel, "user": user}
+    return {"channel": channel, "user": user, "content": content, "parent_id": original.parent_id}
+
+
 def message_edit_prepare(*, channel: Channel, user: User, original: Message, content: str) -> ReplyPlan:
     """Store `content` as a sibling of the user turn `original` and get its reply ready to ask for
     (the pages then stream it: chatcore.streaming).
 
     ValidationError when `original` is not a user turn of this channel.
     """
-    if original.channel_id != channel.pk or original.role != Message.Role.USER:
-        raise ValidationError({"message_id": "Only a user message of this channel can be edited."})
-    if original.parent_id is None:
-        message_append(channel=channel, user=user, role=Message.Role.USER, content=content, root=True)
-        return reply_prepare(channel=channel, user=user)
-    return reply_prepare(channel=channel, user=user, content=content, parent_id=original.parent_id)
+    return reply_prepare(**_edit_reply_arguments(channel=channel, user=user, original=original, content=content))
 
 
 def message_edit(*, channel: Channel, user: User, original: Message, content: str) -> Message:
@@ -29,9 +36,4 @@ def message_edit(*, channel: Channel, user: User, original: Message, content: st
 
     ValidationError when `original` is not a user turn of this channel.
     """
-    if original.channel_id != channel.pk or original.role != Message.Role.USER:
-        raise ValidationError({"message_id": "Only a user message of this channel can be edited."})
-    if original.parent_id is None:
-        message_append(channel=channel, user=user, role=Message.Role.USER, content=content, root=True)
-        return reply_generate(channel=channel, user=user)
-    return reply_generate(channel=channel, user=user, content=content, parent_id=original.parent_id)
+    return reply_generate(**_edit_reply_arguments(channel=channel, user=user, original=original, content=content))
