@@ -20,6 +20,11 @@ EDITABLE_FIELDS = [
     *("model", "persona", "is_default"),
 ]
 EXPORT_VERSION = 1
+# The related rows a profile file names rather than numbers: field -> (model, the field naming it, what a miss says).
+_NAMED_RELATIONS: dict[str, tuple[type[LLMModel] | type[Persona], str, str]] = {
+    "model": (LLMModel, "name", "no model named"),
+    "persona": (Persona, "slug", "no persona"),
+}
 
 
 def _staff_only(actor: User | None) -> None:
@@ -185,20 +190,12 @@ def _import_item(index: int, item: Any) -> dict:
     fields = dict(item)
     if not fields.get("slug") or not isinstance(fields["slug"], str):
         raise ValidationError({"file": f"{where} needs a slug."})
-    if fields.get("model"):
-        model = LLMModel.objects.filter(name=fields["model"]).first()
-        if model is None:
-            raise ValidationError({"file": f"{where}: no model named '{fields['model']}'."})
-        fields["model"] = model
-    else:
-        fields["model"] = None
-    if fields.get("persona"):
-        persona = Persona.objects.filter(slug=fields["persona"]).first()
-        if persona is None:
-            raise ValidationError({"file": f"{where}: no persona '{fields['persona']}'."})
-        fields["persona"] = persona
-    else:
-        fields["persona"] = None
+    for field, (related, key, missing) in _NAMED_RELATIONS.items():
+        name = fields.get(field)
+        found = related.objects.filter(**{key: name}).first() if name else None
+        if name and found is None:
+            raise ValidationError({"file": f"{where}: {missing} '{name}'."})
+        fields[field] = found
     fields["is_default"] = bool(fields.get("is_default", False))
     return fields
 
