@@ -31,20 +31,23 @@ from tests.compaction.scanning import auto_settings, pressured_channel
 LOST = (OperationalError, InterfaceError, ProgrammingError)
 
 
+def _terminate(db: dict, pid: int) -> None:
+    """End the PostgreSQL session `pid` from a connection of our own, as an administrator would."""
+    with psycopg.connect(
+        dbname=db["NAME"],
+        user=db["USER"],
+        password=db["PASSWORD"] or None,
+        host=db["HOST"] or "127.0.0.1",
+        port=db["PORT"] or 5432,
+        autocommit=True,
+    ) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [pid])
+
+
 def lose_connection() -> None:
     """Kill this thread's database session the way the outside world would."""
     if connection.vendor == "postgresql":
-        pid = connection.connection.info.backend_pid
-        db = connection.settings_dict
-        with psycopg.connect(
-            dbname=db["NAME"],
-            user=db["USER"],
-            password=db["PASSWORD"] or None,
-            host=db["HOST"] or "127.0.0.1",
-            port=db["PORT"] or 5432,
-            autocommit=True,
-        ) as other:
-            other.execute("SELECT pg_terminate_backend(%s)", [pid])
+        _terminate(connection.settings_dict, connection.connection.info.backend_pid)
     else:
         connection.connection.close()
 
@@ -160,15 +163,7 @@ def test_connection_lost_while_the_model_is_answering(transactional_db, utility_
         db = connection.settings_dict
 
         def responder(request):  # noqa: F811  (runs in the server's thread: kill the worker's session)
-            with psycopg.connect(
-                dbname=db["NAME"],
-                user=db["USER"],
-                password=db["PASSWORD"] or None,
-                host=db["HOST"] or "127.0.0.1",
-                port=db["PORT"] or 5432,
-                autocommit=True,
-            ) as other:
-                other.execute("SELECT pg_terminate_backend(%s)", [pid])
+            _terminate(db, pid)
             pid_holder["done"] = True
             return Reply(content="A short summary of the ledger discussion.")
     else:
