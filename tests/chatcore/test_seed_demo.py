@@ -22,25 +22,15 @@ def seed() -> str:
     return out.getvalue()
 
 
+def _row_counts() -> tuple[int, ...]:
+    return tuple(model.objects.count() for model in (Channel, Message, Persona, LLMModel, ModelRole, Cursor))
+
+
 def test_seed_demo_creates_everything_once(db):
     first = seed()
-    counts = (
-        Channel.objects.count(),
-        Message.objects.count(),
-        Persona.objects.count(),
-        LLMModel.objects.count(),
-        ModelRole.objects.count(),
-        Cursor.objects.count(),
-    )
+    counts = _row_counts()
     second = seed()
-    assert counts == (
-        Channel.objects.count(),
-        Message.objects.count(),
-        Persona.objects.count(),
-        LLMModel.objects.count(),
-        ModelRole.objects.count(),
-        Cursor.objects.count(),
-    )
+    assert counts == _row_counts()
     assert "3 conversation(s) created" in first and "0 conversation(s) created" in second
     user = authenticate(username="demo", password="demo-password")
     assert user is not None and user.is_staff

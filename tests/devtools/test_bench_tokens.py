@@ -153,19 +153,16 @@ def test_command_data_option_points_at_the_locomo_directory(locomo, db, monkeypa
     assert json.loads(out)["scenarios"]["tokens"]["messages"] == 10
 
 
+def _row_counts() -> tuple[int, ...]:
+    """How many rows each table a benchmark might write to holds (a benchmark must leave them as they were)."""
+    models = (get_user_model(), Channel, Message, Summary, UsageEntry, AuditEntry, LLMModel)
+    return tuple(model.objects.count() for model in models)
+
+
 def test_command_runs_the_compaction_scenario_and_leaves_nothing_behind(db, tmp_path):
     offline = LLMModel.objects.create(name="site-offline", provider=LLMModel.Provider.OFFLINE, api_key_env="")
     ModelRole.objects.create(role=ModelRole.Role.UTILITY, primary=offline)
-    User = get_user_model()
-    before = (
-        User.objects.count(),
-        Channel.objects.count(),
-        Message.objects.count(),
-        Summary.objects.count(),
-        UsageEntry.objects.count(),
-        AuditEntry.objects.count(),
-        LLMModel.objects.count(),
-    )
+    before = _row_counts()
 
     out, err = run_bench(
         "--scenario", "compaction", "--scale", "0.01", "--json", "--chart", str(tmp_path / "bench.png")
@@ -192,14 +189,6 @@ def test_command_runs_the_compaction_scenario_and_leaves_nothing_behind(db, tmp_
     assert result["queries_flat"] is True and result["queries_min"] > 5
     assert "query count flat across sizes" in err
     assert (tmp_path / "bench.png").read_bytes()[:4] == b"\x89PNG"
-    assert (
-        User.objects.count(),
-        Channel.objects.count(),
-        Message.objects.count(),
-        Summary.objects.count(),
-        UsageEntry.objects.count(),
-        AuditEntry.objects.count(),
-        LLMModel.objects.count(),
-    ) == before
+    assert _row_counts() == before
     role = ModelRole.objects.get(role=ModelRole.Role.UTILITY)
     assert (role.primary, role.fallback) == (offline, None)
