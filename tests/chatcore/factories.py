@@ -76,3 +76,22 @@ def build_path(channel: Channel, count: int, *, user=None, start: int = 0, words
         text = f"Message {index} from the {role}: " + " ".join(f"word{index}-{w}" for w in range(words))
         messages.append(services.message_append(channel=channel, user=user, role=role, content=text))
     return messages
+
+
+def tool_round_append(
+    channel: Channel, *, name: str, arguments: str, result: str, call_id: str = "c1", content: str = "", user=None
+):
+    """An assistant turn that calls one tool, and the tool's result under it, stored as a model's round is."""
+    user = user or channel.owner
+    function = {"name": name, "arguments": arguments}
+    call = services.message_append(
+        channel=channel,
+        user=user,
+        role="assistant",
+        content=content,
+        metadata={"tool_calls": [{"id": call_id, "type": "function", "function": function}]},
+    )
+    answer = services.message_append(
+        channel=channel, user=user, role="tool", content=result, metadata={"tool_call_id": call_id, "name": name}
+    )
+    return call, answer

@@ -10,7 +10,7 @@ from django.urls import reverse
 from chatcore import services
 from chatcore.models import Channel, Message, Summary
 from devtools.loopback_llm import Reply
-from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory, build_path
+from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory, build_path, tool_round_append
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -229,27 +229,8 @@ def test_markdown_is_sanitised(client_user, channel, user):
 
 def test_tool_calls_and_results_are_collapsible(client_user, channel, user):
     services.message_append(channel=channel, user=user, role="user", content="Read the file")
-    services.message_append(
-        channel=channel,
-        user=user,
-        role="assistant",
-        content="",
-        metadata={
-            "tool_calls": [
-                {
-                    "id": "c1",
-                    "type": "function",
-                    "function": {"name": "read_file", "arguments": '{"path": "src/app.py"}'},
-                }
-            ]
-        },
-    )
-    services.message_append(
-        channel=channel,
-        user=user,
-        role="tool",
-        content="line 1\nline 2\n<b>3</b>",
-        metadata={"tool_call_id": "c1", "name": "read_file"},
+    tool_round_append(
+        channel, user=user, name="read_file", arguments='{"path": "src/app.py"}', result="line 1\nline 2\n<b>3</b>"
     )
     body = client_user.get(url("chat:channel", channel.pk)).content.decode()
     assert "<summary>Tool call <code>read_file</code></summary>" in body

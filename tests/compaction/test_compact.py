@@ -14,7 +14,7 @@ from compaction.leases import lease_acquire
 from compaction.models import CompactionLease
 from compaction.services import channel_compact
 from devtools.loopback_llm import Reply
-from tests.chatcore.factories import ChannelFactory
+from tests.chatcore.factories import ChannelFactory, tool_round_append
 from tests.compaction.factories import converse
 
 
@@ -335,6 +335,18 @@ def test_an_edit_carries_its_own_extracts(db):
     assert edited.summary.extracts != draft.extracts
 
 
+def _apply_unchanged(channel, draft, **options):
+    """Apply a previewed draft as the page does when nobody edited it (edited=False, pinned to the draft's cut)."""
+    return channel_compact(
+        channel=channel,
+        actor=channel.owner,
+        content=draft.content,
+        edited=False,
+        through_message_id=draft.through_message_id,
+        **options,
+    )
+
+
 @pytest.mark.parametrize(("reported", "stored"), [("offline", "offline"), ("no-such-model", "edited"), ("", "edited")])
 def test_an_unchanged_draft_keeps_the_model_that_wrote_it(db, reported, stored):
     """The page applies a previewed draft unchanged with edited=False and the draft's model, which is
@@ -342,14 +354,7 @@ def test_an_unchanged_draft_keeps_the_model_that_wrote_it(db, reported, stored):
     channel = ChannelFactory()
     converse(channel, 10)
     draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
-    applied = channel_compact(
-        channel=channel,
-        actor=channel.owner,
-        content=draft.content,
-        edited=False,
-        draft_model=reported,
-        through_message_id=draft.through_message_id,
-    )
+    applied = _apply_unchanged(channel, draft, draft_model=reported)
     assert (applied.summary.model, applied.summary.edited, applied.summary.extracts) == (
         stored,
         False,
@@ -439,27 +444,8 @@ def test_auto_trigger_is_audited_as_the_system(db):
 def test_tool_results_are_not_separated_from_their_call(db):
     channel = ChannelFactory()
     messages = converse(channel, 6)
-    call = chat_services.message_append(
-        channel=channel,
-        user=channel.owner,
-        role="assistant",
-        content="",
-        metadata={
-            "tool_calls": [
-                {
-                    "id": "c1",
-                    "type": "function",
-                    "function": {"name": "read_file", "arguments": json.dumps({"path": "a.py"})},
-                }
-            ]
-        },
-    )
-    chat_services.message_append(
-        channel=channel,
-        user=channel.owner,
-        role="tool",
-        content="print('hi')",
-        metadata={"tool_call_id": "c1", "name": "read_file"},
+    call, _result = tool_round_append(
+        channel, name="read_file", arguments=json.dumps({"path": "a.py"}), result="print('hi')"
     )
     chat_services.message_append(channel=channel, user=channel.owner, role="assistant", content="It prints hi.")
     result = channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
@@ -495,13 +481,7 @@ def test_previewed_draft_applied_unchanged_is_not_marked_edited(utility_model, l
     converse(channel, 10)
     llm_server.script(Reply(content="## Goal\n- Draft text."))
     draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
-    applied = channel_compact(
-        channel=channel,
-        actor=channel.owner,
-        content=draft.content,
-        edited=False,
-        through_message_id=draft.through_message_id,
-    )
+    applied = _apply_unchanged(channel, draft)
     assert len(llm_server.requests) == 1
     summary = Summary.objects.get()
     assert (applied.edited, summary.edited, summary.content, summary.through_message_id) == (

@@ -7,7 +7,7 @@ from django.utils import timezone
 from chatcore import services
 from chatcore.models import Message
 from compaction.transcript import TranscriptItem, render_transcript, transcript_items, truncate_middle
-from tests.chatcore.factories import ChannelFactory
+from tests.chatcore.factories import ChannelFactory, tool_round_append
 
 
 def _stored_conversation(channel):
@@ -20,27 +20,13 @@ def _stored_conversation(channel):
         content="Deploy with key AKIAIOSFODNN7EXAMPLE please",
         metadata={"speaker": "Dana"},
     )
-    services.message_append(
-        channel=channel,
-        user=channel.owner,
-        role="assistant",
+    tool_round_append(
+        channel,
+        name="shell",
+        arguments='{"cmd": "deploy --password=Hunter2Hunter"}',
+        result="deployed: ok",
+        call_id="call_1",
         content="Running it.",
-        metadata={
-            "tool_calls": [
-                {
-                    "id": "call_1",
-                    "type": "function",
-                    "function": {"name": "shell", "arguments": '{"cmd": "deploy --password=Hunter2Hunter"}'},
-                }
-            ]
-        },
-    )
-    services.message_append(
-        channel=channel,
-        user=channel.owner,
-        role="tool",
-        content="deployed: ok",
-        metadata={"tool_call_id": "call_1", "name": "shell"},
     )
     return list(Message.objects.filter(channel=channel).order_by("depth"))
 
