@@ -1,13 +1,15 @@
 import json
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
 from chatcore import admin_display as d
-from chatcore import api_tokens, data_control, services
+from chatcore import api_tokens, catalogue, data_control, errors, services
 from chatcore.admin_confirm import confirmed_action
+from chatcore.endpoints import ENDPOINT_FIELDS
 from chatcore.models import (
     ApiToken,
     AuditEntry,
@@ -21,6 +23,8 @@ from chatcore.models import (
     UsageEntry,
 )
 from chatcore.widgets import ADMIN_FORMFIELD_OVERRIDES
+
+ENDPOINT_LOCKED = "Changing this needs the permission “Can change an LLM model's provider, base URL and key variable”."
 
 # The lists are the admin's main view: at 1280 px the navigation sidebar would
 # take a quarter of the width from them (the index and breadcrumbs remain).
@@ -49,9 +53,35 @@ class PersonaAdmin(admin.ModelAdmin):
 
 @admin.register(LLMModel)
 class LLMModelAdmin(admin.ModelAdmin):
+    """Where a model's requests go (provider, base URL, key variable) is shown to everyone but
+    editable only with the endpoint permission (chatcore.catalogue); without it a new model
+    gets the defaults, and a POST that carries those fields anyway is refused."""
+
     list_display = ["name", "label", "provider", "context_window", "max_output_tokens", "is_active"]
     list_filter = ["provider", "is_active"]
     search_fields = ["name", "label", "base_url"]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        if not catalogue.endpoint_change_allowed(actor=request.user):
+            for name in ENDPOINT_FIELDS:  # disabled: the stored (or default) value is kept whatever is sent
+                if name in form.base_fields:
+                    form.base_fields[name].disabled = True
+                    field = form.base_fields[name]
+                    field.help_text = f"{field.help_text} {ENDPOINT_LOCKED}".strip()
+        return form
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        crafted = [name for name in ENDPOINT_FIELDS if name in request.POST]
+        if request.method == "POST" and crafted and not catalogue.endpoint_change_allowed(actor=request.user):
+            raise PermissionDenied(f"{ENDPOINT_LOCKED} (sent: {', '.join(crafted)})")
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def save_model(self, request, obj, form, change):
+        try:
+            catalogue.llm_model_save(actor=request.user, model=obj)
+        except errors.PermissionDenied as error:
+            raise PermissionDenied(error.message) from error
 
 
 @admin.register(ModelRole)

@@ -20,11 +20,60 @@ SEARCH_TERM_CAP: a query word matching more messages of the path than this is
     "common": it still counts in the ranking of the candidates the rarer words
     bring, but brings none itself, so a search's cost follows its rare words.
 SEARCH_CANDIDATES: most candidates ranked per search.
+LLM_KEY_VARIABLES: the environment variables a catalogue model may name as
+    its key variable (shell-style patterns, case-sensitive). Its value is
+    sent to the model's endpoint, so only variables meant for model keys.
+LLM_KEY_VARIABLES_DENIED: variables no model may name even when a pattern
+    above matches: the ones the server's own settings read (its secret key,
+    database and broker URLs...). Widening the patterns cannot reach them.
+LLM_HTTP_HOSTS: hosts a model's base URL may reach over plain http (an
+    in-house vLLM or Ollama); every other host needs https. A loopback host
+    (127.0.0.1, localhost) is refused unless listed here or DEBUG is on.
+    Link-local and cloud metadata addresses are refused whatever the lists
+    say (chatcore/endpoints.py).
 """
 
 from typing import Any
 
 from chatcore.appsettings import AppSettings
+
+# The environment variables project/settings.py reads, except the model key it offers
+# (OPENAI_API_KEY): tests/chatcore/test_endpoints.py fails when a new one is missing here.
+SERVER_VARIABLES = [
+    "SECRET_KEY",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "DEBUG",
+    "ALLOWED_HOSTS",
+    "CSRF_TRUSTED_ORIGINS",
+    "VAR_DIR",
+    "STATIC_ROOT",
+    "STATIC_MANIFEST",
+    "DB_CONN_MAX_AGE",
+    "DB_POOL",
+    "DB_POOL_MIN_SIZE",
+    "DB_POOL_MAX_SIZE",
+    "DB_POOL_TIMEOUT_SECONDS",
+    "THROTTLE_EXPENSIVE_RATE",
+    "LLM_TIMEOUT_SECONDS",
+    "LLM_MAX_RETRIES",
+    "LLM_HTTP_HOSTS",
+    "LLM_KEY_VARIABLES",
+    "OPENAI_BASE_URL",
+    "Q_TASK_TIMEOUT_SECONDS",
+    "Q_RETRY_SECONDS",
+    "Q_CLUSTER_NAME",
+    "Q_WORKERS",
+    "Q_POLL_SECONDS",
+    "COMPACTION_LEASE_SECONDS",
+    "COMPACTION_DRAIN_SECONDS",
+    "SEARCH_LANGUAGE",
+    "LOG_LEVEL",
+    "SECURE_SSL_REDIRECT",
+    "SECURE_HSTS_SECONDS",
+    "TRUST_X_FORWARDED_PROTO",
+    "DJANGO_SETTINGS_MODULE",
+]
 
 _settings = AppSettings(
     "CHATCORE_",
@@ -38,6 +87,9 @@ _settings = AppSettings(
         "SEARCH_MAX_LIMIT": 50,
         "SEARCH_TERM_CAP": 300,
         "SEARCH_CANDIDATES": 600,
+        "LLM_KEY_VARIABLES": ["*_API_KEY"],
+        "LLM_KEY_VARIABLES_DENIED": SERVER_VARIABLES,
+        "LLM_HTTP_HOSTS": [],
     },
 )
 
@@ -51,6 +103,9 @@ SEARCH_LANGUAGE: str
 SEARCH_MAX_LIMIT: int
 SEARCH_TERM_CAP: int
 SEARCH_CANDIDATES: int
+LLM_KEY_VARIABLES: list[str]
+LLM_KEY_VARIABLES_DENIED: list[str]
+LLM_HTTP_HOSTS: list[str]
 
 
 def __getattr__(name: str) -> Any:

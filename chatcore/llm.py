@@ -20,6 +20,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 
 from chatcore import conf, selectors
+from chatcore.endpoints import EndpointRefused, endpoint_check
 from chatcore.errors import ModelCallFailed
 from chatcore.models import Channel, LLMModel, UsageEntry
 
@@ -100,6 +101,7 @@ def _api_key(model: LLMModel, base_url: str | None) -> str:
 
 
 def _client(model: LLMModel) -> "openai.OpenAI":
+    endpoint_check(model)  # before any key is read or request sent: a row may predate the rule
     base_url = model.base_url or settings.OPENAI_BASE_URL or None
     api_key = _api_key(model, base_url)
     return _cached_client(api_key, base_url, float(settings.LLM_TIMEOUT_SECONDS), int(settings.LLM_MAX_RETRIES))
@@ -137,7 +139,7 @@ def _root_cause(error: BaseException) -> BaseException:
 def _describe(error: Exception, model: LLMModel | None = None) -> str:
     import openai
 
-    if isinstance(error, MissingApiKey):
+    if isinstance(error, MissingApiKey | EndpointRefused):
         return str(error)
     if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
         return f"HTTP {error.status_code}: {error.message}{_unset_key_hint(model)}"

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 
 from chatcore import conf
+from chatcore.endpoints import endpoint_check
 from chatcore.errors import ModelCallFailed
 from chatcore.llm import OFFLINE_REPLY, _cost, _describe, role_models
 from chatcore.models import Channel, LLMModel, UsageEntry
@@ -65,6 +66,7 @@ def _async_client(model: LLMModel) -> "openai.AsyncOpenAI":
 
     import openai
 
+    endpoint_check(model)  # before any key is read or request sent: a row may predate the rule
     api_key = os.environ.get(model.api_key_env or "", "") or "not-needed"
     base_url = model.base_url or settings.OPENAI_BASE_URL or None
     key = (api_key, base_url, float(settings.LLM_TIMEOUT_SECONDS), int(settings.LLM_MAX_RETRIES))

@@ -8,12 +8,13 @@ and including one message; they never touch the messages themselves.
 """
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 from knox.models import AbstractAuthToken
 from knox.settings import CONSTANTS
+
+from chatcore.endpoints import endpoint_validate
 
 
 class Persona(models.Model):
@@ -57,15 +58,16 @@ class LLMModel(models.Model):
     class Meta:
         ordering = ["name"]
         verbose_name = "LLM model"
+        # Where a model's requests go and which variable's value they carry: granted to nobody
+        # by default (superusers have every permission), apart from "change LLM model".
+        permissions = [("change_llmmodel_endpoint", "Can change an LLM model's provider, base URL and key variable")]
 
     def __str__(self) -> str:
         return self.label or self.name
 
     def clean(self) -> None:
-        if self.api_key_env and not self.api_key_env.replace("_", "").isalnum():
-            raise ValidationError({"api_key_env": "Give the name of an environment variable, such as OPENAI_API_KEY."})
-        if self.api_key_env.startswith(("sk-", "sk_")):
-            raise ValidationError({"api_key_env": "This looks like a key; give the variable's name instead."})
+        """The endpoint rule of chatcore.endpoints (the gateway applies it again before each call)."""
+        endpoint_validate(base_url=self.base_url, api_key_env=self.api_key_env)
 
 
 class ModelRole(models.Model):

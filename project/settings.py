@@ -256,6 +256,12 @@ else:
 
 OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
+# Where catalogue models may send their keys (chatcore/endpoints.py; defaults in chatcore/conf.py):
+# hosts reachable over plain http, and the key variables models may name, comma-separated.
+if "LLM_HTTP_HOSTS" in os.environ:
+    CHATCORE_LLM_HTTP_HOSTS = [h.strip() for h in os.environ["LLM_HTTP_HOSTS"].split(",") if h.strip()]
+if os.environ.get("LLM_KEY_VARIABLES", "").strip():
+    CHATCORE_LLM_KEY_VARIABLES = [v.strip() for v in os.environ["LLM_KEY_VARIABLES"].split(",") if v.strip()]
 # Full-text search of messages: PostgreSQL's text search configuration (english, french, simple...);
 # SQLite stems English only. After a change: python manage.py search_reindex.
 CHATCORE_SEARCH_LANGUAGE = os.environ.get("SEARCH_LANGUAGE", "english").strip().lower() or "english"
