@@ -2,6 +2,7 @@ import json
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db import models
 from django.http import HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
@@ -60,6 +61,7 @@ class LLMModelAdmin(admin.ModelAdmin):
     list_display = ["name", "label", "provider", "context_window", "max_output_tokens", "is_active"]
     list_filter = ["provider", "is_active"]
     search_fields = ["name", "label", "base_url"]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}  # a base URL without a scheme: https
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         form = super().get_form(request, obj, change=change, **kwargs)

@@ -31,7 +31,8 @@ def _stored_endpoint(model: LLMModel) -> dict[str, Any]:
         stored = LLMModel.objects.select_for_update().filter(pk=model.pk).values(*ENDPOINT_FIELDS).first()
         if stored is not None:
             return stored
-    return {field: LLMModel._meta.get_field(field).get_default() for field in ENDPOINT_FIELDS}
+    blank = LLMModel()
+    return {field: getattr(blank, field) for field in ENDPOINT_FIELDS}
 
 
 @transaction.atomic

@@ -23,6 +23,16 @@ from collections import deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+LOOPBACK_HOST = "127.0.0.1"
+
+
+def loopback_env(environ: dict[str, str]) -> dict[str, str]:
+    """The variables a child process needs to call a loopback model with DEBUG off: this host
+    added to the hosts a model may reach over plain http (chatcore.endpoints), beside any the
+    environment lists already."""
+    listed = [host.strip() for host in environ.get("LLM_HTTP_HOSTS", "").split(",") if host.strip()]
+    return {"LLM_HTTP_HOSTS": ",".join(listed if LOOPBACK_HOST in listed else [*listed, LOOPBACK_HOST])}
+
 
 @dataclasses.dataclass
 class Reply:
@@ -207,7 +217,7 @@ class LoopbackLLM:
     def __init__(
         self,
         *,
-        host: str = "127.0.0.1",
+        host: str = LOOPBACK_HOST,
         port: int = 0,
         default: Reply | None = None,
         responder: Callable[[dict], Reply] | None = None,

@@ -55,7 +55,7 @@ from compaction.leases import lease_acquire, lease_release
 from compaction.models import CompactionLease, CompactionProfile
 from compaction.scanner.selectors import compaction_settings_get
 from compaction.scanner.services import SETTINGS_FIELDS, compaction_settings_update
-from devtools.loopback_llm import LoopbackLLM, Reply
+from devtools.loopback_llm import LoopbackLLM, Reply, loopback_env
 from devtools.processes import QClusters, database_url
 
 WINDOW = 3_000
@@ -390,6 +390,7 @@ class Soak:
         faults = _Faults(rate=cfg.fault_rate, timeout=cfg.llm_timeout, seed=cfg.seed)
         env = {
             **os.environ,
+            **loopback_env(dict(os.environ)),
             "DATABASE_URL": database_url(connection.settings_dict),
             "Q_WORKERS": "1",
             "LLM_TIMEOUT_SECONDS": str(cfg.llm_timeout),

@@ -5,7 +5,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from chatcore.models import ModelRole
-from devtools.loopback_llm import LoopbackLLM
+from devtools.loopback_llm import LOOPBACK_HOST, LoopbackLLM
 from tests.chatcore.factories import LLMModelFactory, ModelRoleFactory, UserFactory
 
 
@@ -64,6 +64,15 @@ def utility_model(db, llm_server):
 def _fast_password_hashing(settings):
     """PBKDF2's deliberate slowness costs half a second per user; tests need no protection."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _loopback_models(settings):
+    """pytest-django turns DEBUG off, under which a model may not call this machine
+    (chatcore.endpoints): the loopback OpenAI server's host is allowed by name, as an
+    operator lists an in-house server, so that the rule itself stays as in production.
+    Child processes get the same through `devtools.loopback_llm.loopback_env`."""
+    settings.CHATCORE_LLM_HTTP_HOSTS = [LOOPBACK_HOST]
 
 
 @pytest.fixture(autouse=True)

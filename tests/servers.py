@@ -14,6 +14,7 @@ from pathlib import Path
 from django.db import connection
 
 from devtools import processes
+from devtools.loopback_llm import loopback_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,6 +51,7 @@ class Served:
             "LOG_LEVEL": "WARNING",
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "CSRF_TRUSTED_ORIGINS": f"http://127.0.0.1:{self.port}",
+            **loopback_env(dict(os.environ)),  # DEBUG is off: the loopback model is allowed by name
             **env,
         }
         self.process: subprocess.Popen | None = None

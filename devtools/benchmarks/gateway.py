@@ -32,7 +32,7 @@ from chatcore.models import ApiToken, LLMModel, Summary
 from chatcore.tokens import count_tokens
 from compaction.gateway.protocol import completion_request
 from devtools.benchmarks.databases import database_close, database_open, database_url
-from devtools.loopback_llm import LoopbackLLM, Reply
+from devtools.loopback_llm import LoopbackLLM, Reply, loopback_env
 
 ALIAS = "compaction_bench_gw"
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +69,7 @@ def _free_port() -> int:
 def _server(config: dict, port: int, log: Path) -> subprocess.Popen:
     env = {
         **os.environ,
+        **loopback_env(dict(os.environ)),
         "DATABASE_URL": database_url(config),
         "THROTTLE_EXPENSIVE_RATE": "",
         "DEBUG": "false",

@@ -34,7 +34,7 @@ from chatcore.tokens import count_tokens
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
 from devtools.benchmarks.databases import database_close, database_open
-from devtools.loopback_llm import LoopbackLLM, Reply
+from devtools.loopback_llm import LoopbackLLM, Reply, loopback_env
 from devtools.processes import QClusters, database_url
 
 ALIAS = "compaction_bench_tp"
@@ -130,6 +130,7 @@ def _round(*, server: LoopbackLLM, config: dict, channels: int, concurrency: int
     logs = Path(django_settings.VAR_DIR) / "bench"
     ids = _fill(channels=channels, concurrency=concurrency, base_url=server.url)
     environment = {"DATABASE_URL": database_url(config), "Q_POLL_SECONDS": "0.05", "LOG_LEVEL": "WARNING"}
+    environment |= loopback_env(dict(os.environ))
     clusters = QClusters(log_dir=logs, env={**os.environ, **environment, "Q_CLUSTER_NAME": Conf.PREFIX})
     name = f"throughput-c{concurrency}"
     clusters.start(name, Q_WORKERS=str(concurrency + 1))

@@ -37,7 +37,7 @@ class LLMModelFactory(factory.django.DjangoModelFactory):
     name = factory.Sequence(lambda n: f"model-{n}")
     provider = LLMModel.Provider.OPENAI
     base_url = "http://127.0.0.1:9/v1"
-    api_key_env = "LOOPBACK_TEST_KEY"
+    api_key_env = "LOOPBACK_TEST_API_KEY"
     context_window = 8_000
     max_output_tokens = 1_000
 

@@ -192,8 +192,8 @@ def test_missing_key_for_openai_itself_is_named_before_any_call(db, user, settin
 
 
 def test_refused_key_names_the_unset_variable(chat_model, llm_server, user, monkeypatch):
-    monkeypatch.delenv("LOOPBACK_TEST_KEY", raising=False)
+    monkeypatch.delenv("LOOPBACK_TEST_API_KEY", raising=False)
     llm_server.script(Reply(status=401, body={"error": {"message": "bad key"}}))
     with pytest.raises(ModelCallFailed) as error:
         llm_complete(role="chat", messages=MESSAGES, user=user, channel=None)
-    assert error.value.message.endswith("HTTP 401: Error code: 401 - bad key (LOOPBACK_TEST_KEY is not set)")
+    assert error.value.message.endswith("HTTP 401: Error code: 401 - bad key (LOOPBACK_TEST_API_KEY is not set)")

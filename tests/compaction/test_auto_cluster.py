@@ -15,7 +15,7 @@ from chatcore.models import Message, Summary
 from compaction import conf
 from compaction.models import CompactionLease
 from compaction.scanner.services import scan_run
-from devtools.loopback_llm import Reply
+from devtools.loopback_llm import Reply, loopback_env
 from devtools.processes import QClusters, database_url
 from tests.compaction.scanning import auto_settings, pressured_channel
 
@@ -27,6 +27,7 @@ SUMMARY = "## Goal\n- Keep the decisions of this conversation.\n## Progress\n- M
 @pytest.fixture
 def clusters(transactional_db, tmp_path):
     environment = {"DATABASE_URL": database_url(connection.settings_dict), "Q_WORKERS": "2", "Q_POLL_SECONDS": "0.1"}
+    environment |= loopback_env(dict(os.environ))  # the loopback model, allowed by name whatever DEBUG says
     running = QClusters(log_dir=tmp_path, env={**os.environ, **environment, "LOG_LEVEL": "INFO"})
     yield running
     running.stop_all(grace=10)

@@ -33,7 +33,7 @@ from django.db import connection
 from chatcore.api_tokens import api_token_create
 from chatcore.models import Message, ModelRole, Summary
 from compaction.models import CompactionLease
-from devtools.loopback_llm import LoopbackLLM, Reply
+from devtools.loopback_llm import LoopbackLLM, Reply, loopback_env
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, ModelRoleFactory, UserFactory
 from tests.compaction.scanning import auto_settings
 from tests.project.turns import Fate, newest_messages, turn_fate
@@ -255,6 +255,7 @@ def test_two_web_processes_and_two_clusters_survive_a_killed_machine(transaction
             "ALLOWED_HOSTS": "127.0.0.1",
             "THROTTLE_EXPENSIVE_RATE": "",
             "LOG_LEVEL": "WARNING",
+            **loopback_env(dict(os.environ)),  # DEBUG is off: the loopback model is allowed by name
         }
         processes = Processes(tmp_path, env)
         ports = [free_port(), free_port()]
