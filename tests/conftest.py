@@ -24,11 +24,21 @@ def staff_user(db):
     return UserFactory(is_staff=True, is_superuser=True)
 
 
-@pytest.fixture
-def api(user):
+def api_client(user) -> APIClient:
+    """A REST client signed in as `user` (no CSRF, as a token client is)."""
     client = APIClient()
     client.force_authenticate(user)
     return client
+
+
+@pytest.fixture
+def api(user):
+    return api_client(user)
+
+
+@pytest.fixture
+def staff_api(staff_user):
+    return api_client(staff_user)
 
 
 @pytest.fixture

@@ -71,13 +71,6 @@ def profile_body(profile: CompactionProfile) -> dict:
 
 
 @pytest.fixture
-def staff_api(staff_user):
-    client = APIClient()
-    client.force_authenticate(staff_user)
-    return client
-
-
-@pytest.fixture
 def channel(user):
     channel = ChannelFactory(owner=user)
     converse(channel, 12)

@@ -7,7 +7,6 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from chatcore import services
 from chatcore.api.parsers import NUL_MESSAGE
@@ -142,11 +141,9 @@ def test_html_and_script_in_messages_and_summaries_are_inert_in_pages(user, chan
         ("{transcript} twice {transcript}", "only once"),
     ],
 )
-def test_hostile_profile_templates_are_refused_with_a_field_message(instructions, fragment, staff_user):
-    client = APIClient()
-    client.force_authenticate(staff_user)
+def test_hostile_profile_templates_are_refused_with_a_field_message(instructions, fragment, staff_api):
     before = CompactionProfile.objects.count()
-    response = client.post(
+    response = staff_api.post(
         reverse("api-profiles"),
         {"name": "Hostile", "slug": "hostile", "system_prompt": "You summarize.", "instructions": instructions},
         format="json",
@@ -168,10 +165,8 @@ def test_hostile_profile_templates_are_refused_with_a_field_message(instructions
         ("temperature", 1e308),
     ],
 )
-def test_profile_numbers_out_of_range_are_refused(field, value, staff_user):
-    client = APIClient()
-    client.force_authenticate(staff_user)
-    response = client.post(
+def test_profile_numbers_out_of_range_are_refused(field, value, staff_api):
+    response = staff_api.post(
         reverse("api-profiles"),
         {
             "name": "Numbers",
