@@ -31,6 +31,21 @@ def by_source(channel: Channel) -> dict[str, Message]:
     return {m.metadata["source_id"]: m for m in Message.objects.filter(channel=channel)}
 
 
+def damaged(data, damage):
+    """A deep copy of a loaded export with `damage` applied to it (the loaded one is left as it was)."""
+    data = copy.deepcopy(data)
+    damage(data)
+    return data
+
+
+def assert_refused(user, *, data, format: str, expected: str) -> None:
+    """The import refuses `data` with exactly the one message `expected`, and writes nothing."""
+    with pytest.raises(ValidationError) as caught:
+        conversations_import(owner=user, data=data, format=format)
+    assert caught.value.messages == [expected]
+    assert_nothing_written(user)
+
+
 def assert_nothing_written(user) -> None:
     assert not Channel.objects.filter(owner=user).exists()
     assert not Message.objects.exists()
@@ -122,12 +137,7 @@ def test_chatgpt_tool_calls_attachments_images_and_unknown_content(user):
     ],
 )
 def test_a_malformed_chatgpt_export_names_the_entry_and_writes_nothing(user, damage, expected):
-    data = copy.deepcopy(load("chatgpt.json"))
-    damage(data)
-    with pytest.raises(ValidationError) as caught:
-        conversations_import(owner=user, data=data, format="chatgpt")
-    assert caught.value.messages == [expected]
-    assert_nothing_written(user)
+    assert_refused(user, data=damaged(load("chatgpt.json"), damage), format="chatgpt", expected=expected)
 
 
 # --- Claude ---------------------------------------------------------------------------------------
@@ -190,12 +200,7 @@ def test_claude_branches_tool_use_thinking_attachments_and_cursor(user):
     ],
 )
 def test_a_malformed_claude_export_names_the_entry_and_writes_nothing(user, damage, expected):
-    data = copy.deepcopy(load("claude.json"))
-    damage(data)
-    with pytest.raises(ValidationError) as caught:
-        conversations_import(owner=user, data=data, format="claude")
-    assert caught.value.messages == [expected]
-    assert_nothing_written(user)
+    assert_refused(user, data=damaged(load("claude.json"), damage), format="claude", expected=expected)
 
 
 # --- Open WebUI -----------------------------------------------------------------------------------
@@ -225,15 +230,12 @@ def test_openwebui_keeps_the_history_tree_files_and_current_id(user):
 
 
 def test_a_malformed_openwebui_export_names_the_entry_and_writes_nothing(user):
-    data = copy.deepcopy(load("openwebui.json"))
-    data[0]["chat"]["history"]["messages"]["s-4"]["role"] = "oracle"
-    with pytest.raises(ValidationError) as caught:
-        conversations_import(owner=user, data=data, format="openwebui")
-    assert caught.value.messages == [
+    data = damaged(load("openwebui.json"), lambda d: d[0]["chat"]["history"]["messages"]["s-4"].update(role="oracle"))
+    expected = (
         "chats[0] (\"Sourdough starter\"), history.messages['s-4']: the role 'oracle' is not one of "
         "assistant, system, tool, user"
-    ]
-    assert_nothing_written(user)
+    )
+    assert_refused(user, data=data, format="openwebui", expected=expected)
 
 
 # --- OpenAI messages ------------------------------------------------------------------------------
@@ -262,12 +264,8 @@ def test_a_malformed_messages_list_names_the_message_and_writes_nothing(user):
         {"role": "assistant", "content": "Hello"},
         {"role": "tool", "content": "x"},
     ]
-    with pytest.raises(ValidationError) as caught:
-        conversations_import(owner=user, data=data, format="openai-messages")
-    assert caught.value.messages == [
-        "The conversation: messages[2].tool_call_id: A tool message needs the tool_call_id it answers."
-    ]
-    assert_nothing_written(user)
+    expected = "The conversation: messages[2].tool_call_id: A tool message needs the tool_call_id it answers."
+    assert_refused(user, data=data, format="openai-messages", expected=expected)
 
 
 # --- files ----------------------------------------------------------------------------------------
