@@ -60,15 +60,21 @@ def test_a_first_call_starts_a_channel_and_stores_the_history_and_the_reply(
     assert AuditEntry.objects.filter(action="channel.create", resource=f"channel:{channel.pk}").exists()
 
 
-def test_a_resent_history_appends_only_the_new_turn(openai_client, chat_model, echo_llm):
-    history = [{"role": "user", "content": "One"}]
-    for text in ("Two", "Three"):
+def _converse(openai_client, *turns: str) -> list[dict]:
+    """A client that resends the whole history each turn, as OpenAI clients do; returns the last history sent."""
+    history = [{"role": "user", "content": turns[0]}]
+    for text in turns[1:]:
         reply = openai_client.chat.completions.create(model=MODEL, messages=history)
         history += [
             {"role": "assistant", "content": reply.choices[0].message.content},
             {"role": "user", "content": text},
         ]
     openai_client.chat.completions.create(model=MODEL, messages=history)
+    return history
+
+
+def test_a_resent_history_appends_only_the_new_turn(openai_client, chat_model, echo_llm):
+    history = _converse(openai_client, "One", "Two", "Three")
 
     channel = Channel.objects.get()
     assert Message.objects.filter(channel=channel).count() == 6
@@ -84,14 +90,7 @@ def test_a_resent_history_appends_only_the_new_turn(openai_client, chat_model, e
 
 
 def test_an_edited_earlier_turn_becomes_a_sibling_branch(openai_client, chat_model, echo_llm, user):
-    history = [{"role": "user", "content": "Plan a trip"}]
-    for text in ("To Rome", "In May"):
-        reply = openai_client.chat.completions.create(model=MODEL, messages=history)
-        history += [
-            {"role": "assistant", "content": reply.choices[0].message.content},
-            {"role": "user", "content": text},
-        ]
-    openai_client.chat.completions.create(model=MODEL, messages=history)
+    history = _converse(openai_client, "Plan a trip", "To Rome", "In May")
     edited = history[:2] + [{"role": "user", "content": "To Lisbon"}]
 
     openai_client.chat.completions.create(model=MODEL, messages=edited)
