@@ -31,7 +31,7 @@ import pytest
 from django.db import connection
 
 from chatcore.api_tokens import api_token_create
-from chatcore.models import Message, ModelRole, Summary
+from chatcore.models import Channel, Message, ModelRole, Summary
 from compaction.models import CompactionLease
 from devtools.loopback_llm import LoopbackLLM, Reply, loopback_env
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, ModelRoleFactory, UserFactory
@@ -203,6 +203,7 @@ class ChatClient(threading.Thread):
         return status == 200 and json.loads(data)["count"] > 0
 
     def run(self) -> None:
+        started = time.monotonic()
         try:
             extra = None
             for number in range(MAX_TURNS):
@@ -213,7 +214,7 @@ class ChatClient(threading.Thread):
                     extra -= 1
                 if extra == 0:
                     return
-            self.error = f"no summary after {MAX_TURNS} turns"
+            self.error = f"no summary after {MAX_TURNS} turns ({time.monotonic() - started:.0f} s)"
         except Exception as error:  # reported by the test with the client's index
             self.error = repr(error)
 
@@ -223,6 +224,14 @@ def _answer(request: dict) -> Reply:
         return Reply(content=SUMMARY, delay=0.3)
     words = " ".join(f"step{index}" for index in range(30))
     return Reply(content=f"Deploy in small steps: {words}.", token_delay=0.005)
+
+
+def _channel_states(channel_ids: list[int]) -> list[tuple]:
+    """What the database says of the failed clients' channels: whether and why automatic compaction
+    left one alone (pressure, the lease row's attempt and outcome) is then in the failure itself."""
+    leases = {row["channel_id"]: row for row in CompactionLease.objects.filter(channel_id__in=channel_ids).values()}
+    channels = Channel.objects.filter(pk__in=channel_ids).values_list("pk", "context_tokens", "context_messages")
+    return [(pk, tokens, messages, leases.get(pk)) for pk, tokens, messages in channels]
 
 
 def test_two_web_processes_and_two_clusters_survive_a_killed_machine(transactional_db, redis_url, tmp_path):
@@ -292,7 +301,8 @@ def test_two_web_processes_and_two_clusters_survive_a_killed_machine(transaction
             processes.stop_all()
         logs = processes.logs()
 
-    assert [(c.index, c.error) for c in clients if c.error or c.is_alive()] == [], logs
+    failed = [c for c in clients if c.error or c.is_alive()]
+    assert [(c.index, c.error) for c in failed] == [], (_channel_states([c.channel_id for c in failed]), logs)
     assert running_at_kill >= CLIENTS // 2  # the kill came midway, with the load running
     # No 5xx, from either process; connection failures only towards the killed one.
     assert [s for c in clients for s in c.statuses if s[1] >= 500] == [], logs
