@@ -60,6 +60,11 @@ def test_a_first_call_starts_a_channel_and_stores_the_history_and_the_reply(
     assert AuditEntry.objects.filter(action="channel.create", resource=f"channel:{channel.pk}").exists()
 
 
+def _request_error(message: str, param: str, code: str) -> dict:
+    """The body of an OpenAI-style invalid_request_error, as the gateway answers one."""
+    return {"message": message, "type": "invalid_request_error", "param": param, "code": code}
+
+
 def _converse(openai_client, *turns: str) -> list[dict]:
     """A client that resends the whole history each turn, as OpenAI clients do; returns the last history sent."""
     history = [{"role": "user", "content": turns[0]}]
@@ -142,12 +147,7 @@ def test_someone_else_s_channel_is_not_found(openai_client, chat_model, echo_llm
             model=MODEL, messages=[{"role": "user", "content": "Hi"}], extra_headers={"X-Channel-Id": str(theirs.pk)}
         )
     assert caught.value.status_code == 404
-    assert caught.value.body == {
-        "message": f"No channel {theirs.pk} of yours.",
-        "type": "invalid_request_error",
-        "param": "channel_id",
-        "code": "channel_not_found",
-    }
+    assert caught.value.body == _request_error(f"No channel {theirs.pk} of yours.", "channel_id", "channel_not_found")
     assert not Message.objects.exists()
 
 
@@ -186,12 +186,8 @@ def test_an_unknown_or_inactive_model_is_404_and_writes_nothing(openai_client, c
     chat_model.save(update_fields=["is_active"])
     with pytest.raises(openai.NotFoundError) as caught:
         openai_client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "Hi"}])
-    assert caught.value.body == {
-        "message": f"The model `{MODEL}` does not exist or is not active: GET /v1/models lists the models you can use.",
-        "type": "invalid_request_error",
-        "param": "model",
-        "code": "model_not_found",
-    }
+    message = f"The model `{MODEL}` does not exist or is not active: GET /v1/models lists the models you can use."
+    assert caught.value.body == _request_error(message, "model", "model_not_found")
     assert not Channel.objects.exists()
 
 
