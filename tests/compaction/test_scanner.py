@@ -28,6 +28,17 @@ def tick(capture, **kwargs):
         return scan_run(**kwargs)
 
 
+def finished_attempt(channel, *, now, minutes_ago: int, outcome: str, **fields) -> CompactionLease:
+    """The lease row of an automatic attempt that started `minutes_ago` and ended a minute later."""
+    return CompactionLease.objects.create(
+        channel=channel,
+        last_auto_at=now - datetime.timedelta(minutes=minutes_ago),
+        last_finished_at=now - datetime.timedelta(minutes=minutes_ago - 1),
+        last_outcome=outcome,
+        **fields,
+    )
+
+
 def reasons(report) -> dict[int, str]:
     return {d.channel_id: d.reason or d.action for d in report.decisions}
 
@@ -152,12 +163,7 @@ def test_cooldown_after_an_automatic_compaction(db, django_capture_on_commit_cal
     auto_settings(cooldown_minutes=30)
     channel = pressured_channel()
     now = timezone.now() + NOW_PLUS
-    CompactionLease.objects.create(
-        channel=channel,
-        last_auto_at=now - datetime.timedelta(minutes=20),
-        last_finished_at=now - datetime.timedelta(minutes=19),
-        last_outcome="ineffective",
-    )
+    finished_attempt(channel, now=now, minutes_ago=20, outcome="ineffective")
 
     report = tick(django_capture_on_commit_callbacks, now=now)
     assert reasons(report) == {channel.pk: "cooldown"}
@@ -172,15 +178,8 @@ def test_no_loop_a_failed_attempt_waits_for_new_messages_or_the_cooldown(db, dja
     channel = pressured_channel()
     leaf_id = channel.cursors.get().leaf_id
     now = timezone.now() + NOW_PLUS
-    CompactionLease.objects.create(
-        channel=channel,
-        last_auto_at=now - datetime.timedelta(minutes=5),
-        last_finished_at=now - datetime.timedelta(minutes=4),
-        last_outcome="failed",
-        failure_count=1,
-        attempt_leaf_id=leaf_id,
-        last_error="HTTP 500",
-    )
+    failure = {"failure_count": 1, "attempt_leaf_id": leaf_id, "last_error": "HTTP 500"}
+    finished_attempt(channel, now=now, minutes_ago=5, outcome="failed", **failure)
 
     report = tick(django_capture_on_commit_callbacks, now=now)
     assert reasons(report) == {channel.pk: "no_loop"}
@@ -231,12 +230,7 @@ def test_hourly_budget_counts_automatic_summaries_and_failed_attempts(db, django
     failed_earlier = pressured_channel(messages=2)
     first, second = pressured_channel(messages=13), pressured_channel(messages=12)
     now = timezone.now() + NOW_PLUS
-    CompactionLease.objects.create(
-        channel=failed_earlier,
-        last_auto_at=now - datetime.timedelta(minutes=50),
-        last_finished_at=now - datetime.timedelta(minutes=49),
-        last_outcome="failed",
-    )
+    finished_attempt(failed_earlier, now=now, minutes_ago=50, outcome="failed")
 
     report = tick(django_capture_on_commit_callbacks, now=now)
 
