@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 from chatcore import services
 from compaction.services import channel_compact
 from tests.a11y import assert_accessible
+from tests.browser import browser_page
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
 
@@ -25,11 +26,8 @@ expect.set_options(timeout=TIMEOUT_MS)
 
 @pytest.fixture
 def page(chromium, live_server):
-    context = chromium.new_context(viewport={"width": 1280, "height": 860}, base_url=live_server.url)
-    context.set_default_timeout(TIMEOUT_MS)
-    page = context.new_page()
-    yield page
-    context.close()
+    with browser_page(chromium, live_server.url, width=1280, timeout_ms=TIMEOUT_MS) as page:
+        yield page
 
 
 def log_in(page, user, password: str = "pass-word-123") -> None:

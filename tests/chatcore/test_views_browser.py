@@ -18,6 +18,7 @@ from chatcore.models import Channel, Summary
 from compaction.models import CompactionProfile
 from compaction.services import channel_compact
 from devtools.loopback_llm import Reply
+from tests.browser import browser_page
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory
 from tests.compaction.factories import converse
 
@@ -41,11 +42,8 @@ def _answer(request: dict) -> Reply:
 
 @pytest.fixture
 def page(chromium, live_server):
-    context = chromium.new_context(viewport={"width": 1180, "height": 860}, base_url=live_server.url)
-    context.set_default_timeout(TIMEOUT_MS)
-    page = context.new_page()
-    yield page
-    context.close()
+    with browser_page(chromium, live_server.url, width=1180, timeout_ms=TIMEOUT_MS) as page:
+        yield page
 
 
 def scripts_ready(page):
