@@ -131,7 +131,13 @@ def test_plain_http_is_redirected_to_https_and_debug_is_off(served):
 ANSWER = " ".join(f"word{index}" for index in range(40))
 
 
-def _open_stream(served, channel, token: str) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+def _open_stream(served, llm_server, *, token_delay: float):
+    """A new user's channel asked for a streamed reply through the API with a token; the model writes ANSWER
+    a piece every `token_delay` seconds. Returns the channel, the open connection and its response."""
+    user = UserFactory()
+    channel = ChannelFactory(owner=user)
+    token = api_token_create(user=user, name="test")[1]
+    llm_server.script(Reply(content=ANSWER, token_delay=token_delay))
     connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
     body = json.dumps({"content": "Tell me a long story", "stream": True})
     headers = {**PROXY, "Authorization": f"Token {token}", "Content-Type": "application/json"}
@@ -139,7 +145,7 @@ def _open_stream(served, channel, token: str) -> tuple[http.client.HTTPConnectio
     response = connection.getresponse()
     assert response.status == 200, response.read()
     assert response.headers["Content-Type"] == "text/event-stream"
-    return connection, response
+    return channel, connection, response
 
 
 def _next_event(response) -> tuple[str, dict, float]:
@@ -155,11 +161,7 @@ def _next_event(response) -> tuple[str, dict, float]:
 
 
 def test_the_api_streams_through_the_production_server_piece_by_piece(served, chat_model, llm_server):
-    user = UserFactory()
-    channel = ChannelFactory(owner=user)
-    token = api_token_create(user=user, name="test")[1]
-    llm_server.script(Reply(content=ANSWER, token_delay=0.05))
-    connection, response = _open_stream(served, channel, token)
+    channel, connection, response = _open_stream(served, llm_server, token_delay=0.05)
     events = []
     while not events or events[-1][0] == "delta":
         events.append(_next_event(response))
@@ -173,11 +175,7 @@ def test_the_api_streams_through_the_production_server_piece_by_piece(served, ch
 
 
 def test_a_client_that_disconnects_mid_stream_leaves_an_interrupted_reply(served, chat_model, llm_server):
-    user = UserFactory()
-    channel = ChannelFactory(owner=user)
-    token = api_token_create(user=user, name="test")[1]
-    llm_server.script(Reply(content=ANSWER, token_delay=0.1))
-    connection, response = _open_stream(served, channel, token)
+    channel, connection, response = _open_stream(served, llm_server, token_delay=0.1)
     seen = [_next_event(response)[1]["content"] for _ in range(3)]
     connection.sock.shutdown(2)
     connection.close()
