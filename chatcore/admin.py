@@ -11,6 +11,7 @@ from chatcore import admin_display as d
 from chatcore import api_tokens, catalogue, data_control, errors, services
 from chatcore.admin_confirm import confirmed_action
 from chatcore.endpoints import ENDPOINT_FIELDS
+from chatcore.metadata import metadata_display
 from chatcore.models import (
     ApiToken,
     AuditEntry,
@@ -213,8 +214,8 @@ class MessageAdmin(ReadOnlyAdmin):
     @admin.display(description="Provenance")
     def provenance(self, obj: Message) -> str:
         """Where a branched channel's message comes from: the carried-over summary, or a copy of an original."""
-        metadata = obj.metadata or {}
-        if metadata.get("kind") == "branch_summary":
+        metadata = metadata_display(obj.metadata)  # links only from ids a URL can be made of
+        if metadata.get("kind") == "branch_summary" and metadata["source_channel"]:
             source = metadata.get("source_channel")
             summary = metadata.get("source_summary")
             link = format_html(

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from chatcore import services
 from chatcore.chain import chain_hash, chain_seed
+from chatcore.metadata import metadata_validate
 from chatcore.models import Channel, Message
 
 BATCH_SIZE = 2_000
@@ -94,6 +95,10 @@ def messages_bulk_import(
             raise ValidationError({"role": f"Item {index}: role must be one of: {', '.join(Message.Role.values)}."})
         if item.parent is not None and not 0 <= item.parent < index:
             raise ValidationError({"parent": f"Item {index}: the parent must be an earlier item."})
+        try:
+            metadata_validate(role=item.role, metadata=item.metadata)
+        except ValidationError as error:
+            raise ValidationError({"metadata": f"Item {index}: {error.message_dict['metadata'][0]}"}) from None
         parent = built[item.parent] if item.parent is not None else under
         if item.tokens is None:
             tokens, chars = services.message_size(content=item.content, metadata=item.metadata)

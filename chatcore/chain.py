@@ -22,6 +22,8 @@ import hashlib
 import json
 from typing import Any
 
+from chatcore.metadata import json_loads_bounded
+
 HASH_CHARS = 32  # 128 bits of SHA-256: collisions are not a practical concern, the index stays small
 
 
@@ -39,7 +41,7 @@ def _arguments(value: Any) -> str:
         return ""
     if isinstance(value, str):
         try:
-            return canonical_json(json.loads(value))
+            return canonical_json(json_loads_bounded(value))
         except ValueError:
             return value
     return canonical_json(value)

@@ -10,6 +10,12 @@ MESSAGE_OVERHEAD_TOKENS: tokens a chat API adds per message for role and
 TOOL_OUTPUT_PRUNE_CHARS: tool results longer than this, older than the latest
     user turn, are replaced in the context (never in the database) by a note.
 MAX_MESSAGE_CHARS: longest message content accepted from clients.
+MAX_METADATA_BYTES: largest message metadata accepted, as compact UTF-8 JSON
+    (8 MiB: room for images a /v1 client sends inline as data URLs).
+MAX_JSON_DEPTH: deepest nesting of arrays and objects read from JSON text
+    (API bodies, gateway bodies, import files); deeper text is refused before
+    it is parsed, since Python's parser recurses (message metadata has its own,
+    lower limit: chatcore.metadata.MAX_DEPTH).
 ATTACHMENT_TOKENS: tokens counted for each image, audio or file content part
     of a message (OpenAI's figure for one 1024 x 1024 image at high detail).
 SEARCH_LANGUAGE: text search configuration of the message index (PostgreSQL's
@@ -82,6 +88,8 @@ _settings = AppSettings(
         "MESSAGE_OVERHEAD_TOKENS": 4,
         "TOOL_OUTPUT_PRUNE_CHARS": 4_000,
         "MAX_MESSAGE_CHARS": 1_000_000,
+        "MAX_METADATA_BYTES": 8 * 1024 * 1024,
+        "MAX_JSON_DEPTH": 64,
         "ATTACHMENT_TOKENS": 765,
         "SEARCH_LANGUAGE": "english",
         "SEARCH_MAX_LIMIT": 50,
@@ -98,6 +106,8 @@ DEFAULT_CONTEXT_BUDGET: int
 MESSAGE_OVERHEAD_TOKENS: int
 TOOL_OUTPUT_PRUNE_CHARS: int
 MAX_MESSAGE_CHARS: int
+MAX_METADATA_BYTES: int
+MAX_JSON_DEPTH: int
 ATTACHMENT_TOKENS: int
 SEARCH_LANGUAGE: str
 SEARCH_MAX_LIMIT: int

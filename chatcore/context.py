@@ -14,6 +14,7 @@ import re
 from django.contrib.auth.models import User
 
 from chatcore import conf, selectors
+from chatcore.metadata import stored_metadata, stored_tool_call_id, stored_tool_calls
 from chatcore.models import Channel, Message, Summary
 from chatcore.tokens import count_tokens
 
@@ -42,7 +43,8 @@ class AssembledContext:
 
 
 def _tool_note(message: Message) -> str:
-    name = message.metadata.get("name") or message.metadata.get("tool_name") or "tool"
+    metadata = stored_metadata(message.metadata)
+    name = metadata.get("name") or metadata.get("tool_name") or "tool"
     return (
         f"[output of {name} omitted from the context: {len(message.content):,} characters, "
         f"{message.content.count(chr(10)) + 1:,} lines; the full text is kept in the conversation]"
@@ -62,12 +64,13 @@ def _as_api_message(message: Message, prune: bool) -> dict:
     if prune and message.role == Message.Role.TOOL and len(content) > conf.TOOL_OUTPUT_PRUNE_CHARS:
         content = _tool_note(message)
     item: dict = {"role": message.role, "content": content}
-    if message.metadata.get("content_parts") and content is message.content:
-        item["content"] = message.metadata["content_parts"]  # images and files go to the model as they came
-    if message.role == Message.Role.ASSISTANT and message.metadata.get("tool_calls"):
-        item["tool_calls"] = message.metadata["tool_calls"]
-    if message.role == Message.Role.TOOL and message.metadata.get("tool_call_id"):
-        item["tool_call_id"] = message.metadata["tool_call_id"]
+    metadata = stored_metadata(message.metadata)  # whatever an older row holds, the model gets the protocol's shape
+    if metadata.get("content_parts") and content is message.content:
+        item["content"] = metadata["content_parts"]  # images and files go to the model as they came
+    if message.role == Message.Role.ASSISTANT and metadata.get("tool_calls"):
+        item["tool_calls"] = stored_tool_calls(metadata)
+    if message.role == Message.Role.TOOL and metadata.get("tool_call_id"):
+        item["tool_call_id"] = stored_tool_call_id(metadata)
     return item
 
 

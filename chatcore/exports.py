@@ -15,6 +15,7 @@ from django.core.exceptions import ValidationError
 
 from chatcore import selectors
 from chatcore.context import PURGED_NOTE
+from chatcore.metadata import stored_metadata, stored_tool_call_id, stored_tool_calls
 from chatcore.models import Channel, Message
 
 FORMATS = ("openai-messages", "chatgpt")
@@ -23,18 +24,18 @@ ROOT_NODE = "client-created-root"
 
 
 def message_as_openai(message: Message) -> dict:
-    """A stored message as an OpenAI client sends it."""
-    metadata = message.metadata or {}
+    """A stored message as an OpenAI client sends it (tool fields in the protocol's shape, whatever is stored)."""
+    metadata = stored_metadata(message.metadata)
     if message.purged_at is not None:
         return {"role": message.role if message.role != Message.Role.TOOL else "user", "content": PURGED_NOTE}
     item: dict = {"role": metadata.get("openai_role") or message.role, "content": message.content}
     if metadata.get("content_parts"):
         item["content"] = metadata["content_parts"]
     if message.role == Message.Role.ASSISTANT and metadata.get("tool_calls"):
-        item["tool_calls"] = metadata["tool_calls"]
+        item["tool_calls"] = stored_tool_calls(metadata)
         item["content"] = message.content or None
     if message.role == Message.Role.TOOL and metadata.get("tool_call_id"):
-        item["tool_call_id"] = metadata["tool_call_id"]
+        item["tool_call_id"] = stored_tool_call_id(metadata)
     if metadata.get("name") and message.role in (Message.Role.USER, Message.Role.ASSISTANT, Message.Role.SYSTEM):
         item["name"] = metadata["name"]
     return item
@@ -45,12 +46,12 @@ def _epoch(value: dt.datetime | None) -> float | None:
 
 
 def _chatgpt_node(message: Message) -> dict:
-    metadata = message.metadata or {}
-    calls = (metadata.get("tool_calls") or []) if message.role == Message.Role.ASSISTANT else []
+    metadata = stored_metadata(message.metadata)
+    calls = stored_tool_calls(metadata) if message.role == Message.Role.ASSISTANT else []
     recipient, content = "all", {"content_type": "text", "parts": [message.content]}
     if calls:  # ChatGPT addresses one tool per message: the first call; the others' arguments follow
-        recipient = calls[0].get("function", {}).get("name") or "tool"
-        arguments = [c.get("function", {}).get("arguments") or "" for c in calls]
+        recipient = calls[0]["function"]["name"] or "tool"
+        arguments = [c["function"]["arguments"] for c in calls]
         content = {"content_type": "code", "language": "json", "text": "\n".join(arguments)}
     if message.purged_at is not None:
         content = {"content_type": "text", "parts": [PURGED_NOTE]}

@@ -18,6 +18,7 @@ from chatcore.chain import chain_hash, chain_seed
 from chatcore.channel_settings import channel_settings_validate
 from chatcore.errors import Conflict
 from chatcore.llm import llm_complete
+from chatcore.metadata import metadata_validate
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Persona, Summary
 from chatcore.tokens import count_tokens
 
@@ -165,9 +166,8 @@ def _message_check(*, role: str, content: object, metadata: object) -> None:
         raise ValidationError({"content": "Content may not contain NUL characters."})
     if len(content) > conf.MAX_MESSAGE_CHARS:
         raise ValidationError({"content": f"Content is longer than {conf.MAX_MESSAGE_CHARS:,} characters."})
-    if metadata is not None and not isinstance(metadata, dict):
-        raise ValidationError({"metadata": "Metadata must be an object."})
-    if not content.strip() and not (metadata or {}).get("tool_calls"):
+    checked = metadata_validate(role=role, metadata=metadata)
+    if not content.strip() and not checked.get("tool_calls"):
         raise ValidationError({"content": "Content may not be empty."})
 
 

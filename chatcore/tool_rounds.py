@@ -6,13 +6,13 @@ reply is asked for (chatcore.streaming: whole or streamed) drive the same way.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 
 from asgiref.sync import sync_to_async
 from django.db import transaction
 
 from chatcore.llm_chat import ChatTurn
+from chatcore.metadata import json_loads_bounded
 from chatcore.models import Message, UsageEntry
 from chatcore.replies import ReplyPlan
 from chatcore.services import message_append
@@ -21,7 +21,7 @@ from chatcore.tools import TOOL_ROUNDS, ReplyTool, tool_result_cut
 
 def _arguments(call: dict) -> dict:
     try:
-        value = json.loads((call.get("function") or {}).get("arguments") or "{}")
+        value = json_loads_bounded((call.get("function") or {}).get("arguments") or "{}")
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}

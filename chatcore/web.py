@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from chatcore import selectors
 from chatcore.errors import NotFound, ServiceError, error_text
+from chatcore.metadata import stored_metadata
 from chatcore.models import Channel, Message, Summary
 
 
@@ -80,7 +81,7 @@ def channel_page_context(*, request: AuthenticatedRequest, channel: Channel) -> 
         # A carried-over summary opens a branched channel as a user-role message, but asks for no reply.
         "awaiting_reply": leaf is not None
         and leaf.role == Message.Role.USER
-        and (leaf.metadata or {}).get("kind") != "branch_summary",
+        and stored_metadata(leaf.metadata).get("kind") != "branch_summary",
         "leaf": leaf,
     }
 

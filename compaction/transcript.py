@@ -14,11 +14,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-import json
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from chatcore.metadata import stored_metadata, stored_tool_calls
 from compaction.redaction import redact_many
 
 # (head, tail) characters kept of long bodies.
@@ -41,7 +41,7 @@ class TranscriptItem:
 
 
 def _speaker_of(message: Any) -> str:
-    metadata = getattr(message, "metadata", None) or {}
+    metadata = stored_metadata(getattr(message, "metadata", None))
     speaker = metadata.get("speaker") or metadata.get("author_name")
     if speaker:
         return str(speaker)[:100]
@@ -52,18 +52,10 @@ def _speaker_of(message: Any) -> str:
 
 def _tool_calls_of(metadata: dict) -> list[dict]:
     """The calls of an assistant message as {"id", "name", "arguments"}, arguments still unredacted."""
-    calls = []
-    for raw in metadata.get("tool_calls") or []:
-        if not isinstance(raw, dict):
-            continue
-        nested = raw.get("function")
-        function: dict = nested if isinstance(nested, dict) else raw
-        arguments = function.get("arguments", "")
-        if not isinstance(arguments, str):
-            arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
-        name = str(function.get("name") or "tool")
-        calls.append({"id": str(raw.get("id") or ""), "name": name, "arguments": arguments})
-    return calls
+    return [
+        {"id": call["id"], "name": call["function"]["name"] or "tool", "arguments": call["function"]["arguments"]}
+        for call in stored_tool_calls(metadata)  # the protocol's shape, whatever an older row holds
+    ]
 
 
 def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
@@ -78,7 +70,7 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
     for message in messages:
         if message.role == "system":
             continue
-        metadata = message.metadata or {}
+        metadata = stored_metadata(message.metadata)
         tool_calls = _tool_calls_of(metadata) if message.role == "assistant" else []
         tool_name = tool_call_id = ""
         if message.role == "tool":

@@ -8,6 +8,7 @@ from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
 
 from chatcore.markdown import render_markdown
+from chatcore.metadata import json_loads_bounded, metadata_display, stored_metadata, stored_tool_call
 
 register = template.Library()
 
@@ -21,13 +22,17 @@ def markdown(text: str) -> SafeString:
 
 @register.filter
 def pretty_json(value) -> str:
-    """Tool-call arguments arrive as a JSON string or an object; show them indented."""
+    """Tool-call arguments arrive as a JSON string or an object; show them indented (as they are when
+    they are not JSON, or too deep to read safely)."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = json_loads_bounded(value)
         except ValueError:
             return value
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
 
 
 @register.filter
@@ -72,26 +77,26 @@ def role_label(role: str) -> str:
 
 
 @register.filter
-def tool_call_name(call: dict) -> str:
-    if not isinstance(call, dict):
-        return "tool"
-    function = call.get("function") or {}
-    return function.get("name") or call.get("name") or "tool"
+def message_metadata(value: object) -> dict:
+    """A stored message's metadata as the page reads it, whatever the row holds (chatcore.metadata)."""
+    return metadata_display(value)
 
 
 @register.filter
-def tool_call_arguments(call: dict):
-    if not isinstance(call, dict):
-        return call
-    function = call.get("function") or {}
-    return function.get("arguments", call.get("arguments", ""))
+def tool_call_name(call: object) -> str:
+    return stored_tool_call(call)["function"]["name"]
 
 
 @register.filter
-def tool_result_name(metadata: dict) -> str:
-    if not isinstance(metadata, dict):
-        return ""
-    return metadata.get("name") or metadata.get("tool_name") or ""
+def tool_call_arguments(call: object) -> str:
+    return stored_tool_call(call)["function"]["arguments"]
+
+
+@register.filter
+def tool_result_name(metadata: object) -> str:
+    metadata = stored_metadata(metadata)
+    name = metadata.get("name") or metadata.get("tool_name") or ""
+    return name if isinstance(name, str) else ""
 
 
 @register.filter

@@ -14,6 +14,9 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from chatcore.chain import canonical_json
+from chatcore.metadata import metadata_validate
+
 # Sent upstream as the client gave them; anything else the client sends is ignored, never forwarded.
 PASSTHROUGH = (
     "frequency_penalty",
@@ -122,12 +125,16 @@ def _tool_calls(value: Any, param: str) -> list[dict]:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str) or not call.get("id"):
             raise _invalid("Each tool call needs an id and a function with a name.", f"{param}[{index}]")
+        if call.get("type") not in (None, "function"):
+            raise _invalid('A tool call\'s type must be "function".', f"{param}[{index}].type")
         arguments = function.get("arguments")
+        if arguments is not None and not isinstance(arguments, str):  # the protocol's JSON text; same chain hash
+            arguments = canonical_json(arguments)
         calls.append(
             {
                 "id": str(call["id"]),
-                "type": str(call.get("type") or "function"),
-                "function": {"name": function["name"], "arguments": arguments if arguments is not None else ""},
+                "type": "function",
+                "function": {"name": function["name"], "arguments": arguments or ""},
             }
         )
     return calls
@@ -171,6 +178,10 @@ def stored_form(raw: Any, index: int) -> StoredForm:
         metadata["openai_role"] = "developer"
     if not text.strip() and not metadata.get("tool_calls"):
         raise _invalid("A message's content may not be empty.", f"{param}.content")
+    try:
+        metadata_validate(role=ROLES[role], metadata=metadata)
+    except ValidationError as error:
+        raise _invalid(error.message_dict["metadata"][0], param) from None
     return StoredForm(ROLES[role], text, metadata)
 
 

@@ -19,6 +19,7 @@ from django.db import transaction
 from chatcore import selectors as chatcore_selectors
 from chatcore.bulk import NewMessage, messages_bulk_import
 from chatcore.errors import Conflict, NotFound, Unprocessable
+from chatcore.metadata import metadata_repaired
 from chatcore.models import Channel, Message, Summary
 from chatcore.services import audit_record, channel_create
 from compaction import conf
@@ -127,7 +128,10 @@ def _kept_after(*, channel: Channel, through: Message) -> list[Message]:
 
 
 def _copy_of(message: Message, *, channel: Channel) -> NewMessage:
-    metadata = {**(message.metadata or {}), "copied_from": {"channel": channel.pk, "message": message.pk}}
+    metadata = {
+        **metadata_repaired(role=message.role, value=message.metadata),  # an older row may hold anything
+        "copied_from": {"channel": channel.pk, "message": message.pk},
+    }
     return NewMessage(
         role=message.role,
         content=message.content,

@@ -1,6 +1,5 @@
 """Profiles: resolution for a channel, and their management by staff."""
 
-import json
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -9,6 +8,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from chatcore.errors import Conflict, PermissionDenied
+from chatcore.metadata import json_loads_bounded
 from chatcore.models import Channel, LLMModel, Persona
 from chatcore.services import audit_record
 from compaction import builtins, selectors
@@ -210,7 +210,7 @@ def profile_import(*, data: Any, actor: User | None) -> list[CompactionProfile]:
     _staff_only(actor)
     if isinstance(data, (str, bytes)):
         try:
-            data = json.loads(data)
+            data = json_loads_bounded(data)
         except ValueError as error:
             raise ValidationError({"file": f"Not valid JSON: {error}."}) from None
     if not isinstance(data, dict) or not isinstance(data.get("profiles"), list):

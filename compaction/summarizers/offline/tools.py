@@ -14,6 +14,7 @@ import dataclasses
 import json
 import re
 
+from chatcore.metadata import json_loads_bounded
 from compaction import lexicon
 from compaction.summarizers.offline.text import estimate_tokens
 from compaction.transcript import TranscriptItem, format_date
@@ -54,7 +55,7 @@ class Attempt:
 def arguments_text(raw: str) -> str:
     """The call's arguments as a reader wants them: the command, path or URL itself when there is one."""
     try:
-        parsed = json.loads(raw)
+        parsed = json_loads_bounded(raw)
     except (ValueError, TypeError):
         parsed = None
     if isinstance(parsed, dict):
