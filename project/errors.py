@@ -1,12 +1,27 @@
 """Error pages that fit the caller: JSON under /api/ (the same body as every
 other API error: `detail` and `code`), Django's pages elsewhere.
 
-They serve requests that never reached a DRF view: a path that matches no
-route (such as /api/channels/-1/) or a crash outside one.
+The handlers serve requests that never reached a DRF view: a path that
+matches no route (such as /api/channels/-1/) or a crash outside one. With
+DEBUG on, Django answers those with its own HTML pages instead of calling the
+handlers, and a few errors never reach them at all (a body Django refuses to
+read, a CSRF failure), so `ApiJsonErrorsMiddleware`, outermost, turns any
+error under /api/ that is not JSON yet into the same body, in DEBUG too.
 """
 
-from django.http import JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
+from django.utils.deprecation import MiddlewareMixin
 from django.views import defaults
+
+from chatcore.api.exceptions import too_large_body
+
+NOT_FOUND = {"detail": "Not found: no API endpoint at this address.", "code": "not_found"}
+SERVER_ERROR = {
+    "detail": "Server error: the request could not be completed; it has been logged.",
+    "code": "server_error",
+}
+KEPT_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate")
 
 
 def _is_api(request) -> bool:
@@ -15,14 +30,47 @@ def _is_api(request) -> bool:
 
 def not_found(request, exception=None):
     if _is_api(request):
-        return JsonResponse({"detail": "Not found: no API endpoint at this address.", "code": "not_found"}, status=404)
+        return JsonResponse(NOT_FOUND, status=404)
     return defaults.page_not_found(request, exception)
 
 
 def server_error(request):
     if _is_api(request):
-        return JsonResponse(
-            {"detail": "Server error: the request could not be completed; it has been logged.", "code": "server_error"},
-            status=500,
-        )
+        return JsonResponse(SERVER_ERROR, status=500)
     return defaults.server_error(request)
+
+
+def api_error_body(request: HttpRequest, response: HttpResponseBase) -> dict:
+    """The API's error body for a status that something other than the API's handlers answered."""
+    status = response.status_code
+    if status >= 500:
+        return SERVER_ERROR
+    known = {
+        400: {"detail": "Bad request: the server could not read this request.", "code": "bad_request"},
+        403: {"detail": "Forbidden: this request was refused (a missing CSRF token?).", "code": "forbidden"},
+        404: NOT_FOUND,
+        405: {"detail": f"Method {request.method} is not allowed at this address.", "code": "method_not_allowed"},
+        413: too_large_body(),
+    }
+    reason = response.reason_phrase or "Error"
+    return known.get(status) or {"detail": f"{reason}.", "code": reason.lower().replace(" ", "_")}
+
+
+class ApiJsonErrorsMiddleware(MiddlewareMixin):
+    """Every error answered under /api/ is JSON: Django's HTML error pages (DEBUG's included)
+    are replaced by the API's error body, with the same status and the headers a client acts on.
+    (MiddlewareMixin: sync and async alike, so an async view keeps its event loop.)"""
+
+    def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+        if (
+            not _is_api(request)
+            or response.status_code < 400
+            or response.streaming
+            or "json" in response.get("Content-Type", "")
+        ):
+            return response
+        replaced: HttpResponse = JsonResponse(api_error_body(request, response), status=response.status_code)
+        for name in KEPT_HEADERS:
+            if response.has_header(name):
+                replaced[name] = response[name]
+        return replaced

@@ -77,6 +77,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: any error under /api/ that is not JSON yet (Django's HTML pages, DEBUG's too) becomes JSON.
+    "project.errors.ApiJsonErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Right after SecurityMiddleware: static files skip the rest of the stack (sessions, auth).
     "whitenoise.middleware.WhiteNoiseMiddleware",

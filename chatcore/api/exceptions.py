@@ -6,6 +6,8 @@ programs); validation errors add `errors`, a field → messages map.
 
 import math
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, status
@@ -31,7 +33,18 @@ def _first_message(errors) -> str:
     return str(errors)
 
 
+def too_large_body() -> dict:
+    """The 413 body: the request was refused before it was read, so nothing was written."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return {
+        "detail": f"The request body is larger than the server accepts ({limit:,} bytes at most); nothing was written.",
+        "code": "too_large",
+    }
+
+
 def exception_handler(exc, context):
+    if isinstance(exc, RequestDataTooBig):  # Django refuses to read a body over DATA_UPLOAD_MAX_MEMORY_SIZE
+        return Response(too_large_body(), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, ServiceError):
         body = {"detail": exc.message, "code": exc.code, **exc.extra}
         service_response = Response(body, status=exc.status_code)

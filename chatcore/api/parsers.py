@@ -5,7 +5,11 @@ name) fails in the database instead of in validation. Refusing them while
 parsing gives every endpoint the same clear 400, naming the field.
 """
 
+from django.conf import settings
 from rest_framework import exceptions, parsers
+from rest_framework.utils import json
+
+from chatcore.metadata import JSONTooDeep, json_loads_bounded
 
 NUL_MESSAGE = "Text may not contain NUL characters (\\u0000)."
 
@@ -37,8 +41,21 @@ def _refuse_nul(data) -> None:
 
 
 class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser, but a body nested deeper than CHATCORE_MAX_JSON_DEPTH is refused (400)
+    before it is parsed: Python's parser recurses, and thousands of levels end in RecursionError."""
+
     def parse(self, stream, media_type=None, parser_context=None):
-        data = super().parse(stream, media_type, parser_context)
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            text = stream.read().decode(encoding) if stream is not None else ""
+        except (LookupError, UnicodeError) as error:
+            raise exceptions.ParseError(f"The body is not text in the charset {encoding!r}: {error}") from None
+        try:
+            data = json_loads_bounded(text, parse_constant=json.strict_constant if self.strict else None)
+        except JSONTooDeep as error:
+            raise exceptions.ParseError(f"The JSON body is nested more than {error.limit} levels deep.") from None
+        except ValueError as error:
+            raise exceptions.ParseError(f"JSON parse error - {error}") from None
         _refuse_nul(data)
         return data
 

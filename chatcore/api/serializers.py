@@ -2,8 +2,21 @@
 
 from rest_framework import serializers
 
-from chatcore import selectors
+from chatcore import conf, selectors
+from chatcore.metadata import json_depth_exceeds
 from chatcore.models import Channel, LLMModel, Message, Persona, Summary
+
+
+class JSONField(serializers.JSONField):
+    """A JSON field whose text in a form (or multipart) body is refused when nested deeper than
+    CHATCORE_MAX_JSON_DEPTH, before DRF parses it (JSON bodies are checked by the parser)."""
+
+    def to_internal_value(self, data):
+        text = data.decode(errors="replace") if isinstance(data, bytes) else data
+        if (self.binary or getattr(data, "is_json_string", False)) and isinstance(text, str):
+            if json_depth_exceeds(text, conf.MAX_JSON_DEPTH):
+                raise serializers.ValidationError(f"The JSON is nested more than {conf.MAX_JSON_DEPTH} levels deep.")
+        return super().to_internal_value(data)
 
 
 class PersonaSerializer(serializers.ModelSerializer):
@@ -69,7 +82,7 @@ class _ChannelChoicesSerializer(serializers.Serializer):
     model = serializers.SlugRelatedField(
         slug_field="name", queryset=LLMModel.objects.filter(is_active=True), required=False, allow_null=True
     )
-    settings = serializers.JSONField(required=False)
+    settings = JSONField(required=False)
 
 
 class ChannelCreateSerializer(_ChannelChoicesSerializer):

@@ -6,7 +6,7 @@ from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
-from chatcore.api.serializers import ChannelSerializer
+from chatcore.api.serializers import ChannelSerializer, JSONField
 from compaction.imports import FORMATS, conversations_import
 from compaction.imports.files import export_read
 
@@ -16,7 +16,7 @@ MAX_IMPORT_BYTES = 256 * 1024 * 1024
 class ImportRequestSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS)
     file = serializers.FileField(required=False, help_text="The export as it was downloaded: JSON, JSON Lines or ZIP.")
-    export = serializers.JSONField(required=False, help_text="Or the export's JSON itself, in a JSON request.")
+    export = JSONField(required=False, help_text="Or the export's JSON itself, in a JSON request.")
     title = serializers.CharField(required=False, max_length=200, help_text="Title for the imported channel(s).")
 
     class Meta:

@@ -6,7 +6,6 @@ not our REST API's, so the project's DRF exception handler stays the one
 for /api/ and these map errors themselves (`_error_response`).
 """
 
-import json
 import logging
 import time
 import uuid
@@ -25,6 +24,7 @@ from chatcore import selectors as chatcore_selectors
 from chatcore.errors import ModelCallFailed, ServiceError
 from chatcore.llm_chat import ChatTurn, allm_chat
 from chatcore.llm_stream import ChatStream
+from chatcore.metadata import json_loads_bounded
 from chatcore.models import Channel, LLMModel
 from chatcore.throttling import ExpensiveRateThrottle
 from compaction.gateway import conf
@@ -104,7 +104,7 @@ def _payload(request: HttpRequest) -> dict:
             code="request_too_large",
         )
     try:
-        return json.loads(request.read(conf.MAX_REQUEST_BYTES + 1) or b"null")
+        return json_loads_bounded(request.read(conf.MAX_REQUEST_BYTES + 1) or b"null")
     except ValueError as error:
         raise ProtocolError(f"The request body is not valid JSON: {error}.", code="invalid_json") from None
 

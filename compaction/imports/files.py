@@ -3,10 +3,11 @@ JSON Lines, or the ZIP archive ChatGPT and Claude send (its
 conversations.json is read)."""
 
 import io
-import json
 import zipfile
 
 from django.core.exceptions import ValidationError
+
+from chatcore.metadata import json_loads_bounded
 
 ARCHIVE_MEMBERS = ("conversations.json",)
 
@@ -17,12 +18,12 @@ def _json(raw: bytes, name: str) -> object:
     except UnicodeDecodeError as error:
         raise ValidationError(f"{name} is not UTF-8 text (byte {error.start}).") from None
     try:
-        return json.loads(text)
+        return json_loads_bounded(text)
     except ValueError as error:
         lines = [line for line in text.splitlines() if line.strip()]
         if len(lines) > 1:  # JSON Lines: one object per line
             try:
-                return [json.loads(line) for line in lines]
+                return [json_loads_bounded(line) for line in lines]
             except ValueError:
                 pass
         raise ValidationError(f"{name} is not valid JSON: {error}.") from None
