@@ -5,7 +5,8 @@ The handlers serve requests that never reached a DRF view: a path that
 matches no route (such as /api/channels/-1/) or a crash outside one. With
 DEBUG on, Django answers those with its own HTML pages instead of calling the
 handlers, and a few errors never reach them at all (a body Django refuses to
-read, a CSRF failure), so `ApiJsonErrorsMiddleware`, outermost, turns any
+read, a CSRF failure), so `ApiJsonErrorsMiddleware`, around every other
+middleware but the security and static-file ones, turns any
 error under /api/ that is not JSON yet into the same body, in DEBUG too.
 """
 

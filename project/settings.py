@@ -77,11 +77,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Outermost: any error under /api/ that is not JSON yet (Django's HTML pages, DEBUG's too) becomes JSON.
-    "project.errors.ApiJsonErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Right after SecurityMiddleware: static files skip the rest of the stack (sessions, auth).
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Around everything that can answer under /api/: an error that is not JSON yet (Django's HTML
+    # pages, DEBUG's too, a CSRF failure) becomes the API's JSON body.
+    "project.errors.ApiJsonErrorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

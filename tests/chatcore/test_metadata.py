@@ -198,3 +198,16 @@ def test_display_and_repair_keep_only_what_is_safe_to_use():
     assert metadata_repaired(role="assistant", value={"tool_calls": [{"function": "x"}]}) == {
         "tool_calls": [{"id": "", "type": "function", "function": {"name": "x", "arguments": ""}}]
     }
+
+
+def test_the_reported_row_already_stored_renders_on_the_page_and_in_the_api(channel, user, client_user, api):
+    """The row main accepted before this check: every page load of its channel was a 500."""
+    services.message_append(channel=channel, user=user, role="user", content="List the files.")
+    row = services.message_append(channel=channel, user=user, role="assistant", content="x")
+    Message.objects.filter(pk=row.pk).update(metadata={"tool_calls": [{"function": "x"}]})
+    page = client_user.get(reverse("chat:channel", args=[channel.pk]))
+    assert page.status_code == 200 and "Tool call <code>x</code>" in page.content.decode()
+    listed = api.get(reverse("api-messages", args=[channel.pk]))
+    assert listed.status_code == 200
+    assert listed.json()["results"][-1]["metadata"] == {"tool_calls": [{"function": "x"}]}
+    assert Message.objects.get(pk=row.pk).metadata == {"tool_calls": [{"function": "x"}]}
