@@ -19,6 +19,7 @@ from typing import Unpack
 
 from django.contrib.auth.models import User
 
+from chatcore.metadata import stored_metadata
 from chatcore.models import Channel, Message
 from chatcore.search import SearchFilters, SearchHit, message_search
 from chatcore.search.highlight import snippet
@@ -62,7 +63,8 @@ def speaker_of(message: Message, channel: Channel) -> str:
     if message.role == Message.Role.ASSISTANT and channel.persona is not None:
         return channel.persona.name
     if message.role == Message.Role.TOOL:
-        return str(message.metadata.get("name") or message.metadata.get("tool_name") or "tool")
+        metadata = stored_metadata(message.metadata)
+        return str(metadata.get("name") or metadata.get("tool_name") or "tool")
     return message.role
 
 

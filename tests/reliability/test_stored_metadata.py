@@ -36,6 +36,7 @@ STORED = [
     ),
     ("assistant", "Deep.", {"deep": _nested(200), "tool_calls": [{"id": 1, "type": "f", "function": {"name": None}}]}),
     ("assistant", "Calls as text.", {"tool_calls": ["ls -la", None, {"id": "c9", "function": "grep"}]}),
+    ("tool", "Kiwi output of a tool row whose metadata is a list.", ["kiwi"]),
 ]
 
 
@@ -83,6 +84,13 @@ def test_the_api_message_list_and_context_answer(channel, api):
     sent_calls = [m["tool_calls"] for m in context.json()["messages"] if m.get("tool_calls")]
     assert {"id": "", "type": "function", "function": {"name": "x", "arguments": ""}} in sent_calls[0]
     assert all(call["type"] == "function" for calls in sent_calls for call in calls)
+
+
+def test_search_finds_them(channel, api):
+    response = api.get(reverse("api-channel-search", args=[channel.pk]), {"q": "kiwi output"})
+    assert response.status_code == 200
+    [hit] = response.json()["results"]
+    assert hit["speaker"] == "tool"
 
 
 @pytest.mark.parametrize(("format", "scope"), [("openai-messages", "active"), ("chatgpt", "tree")])
