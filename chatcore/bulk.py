@@ -71,6 +71,18 @@ def _reserve_ids(count: int) -> list[int]:
         return list(range(start, start + count))
 
 
+def _item_check(index: int, item: NewMessage) -> None:
+    """ValidationError naming the item unless it can be stored (metadata as `message_append` checks it)."""
+    if item.role not in Message.Role.values:
+        raise ValidationError({"role": f"Item {index}: role must be one of: {', '.join(Message.Role.values)}."})
+    if item.parent is not None and not 0 <= item.parent < index:
+        raise ValidationError({"parent": f"Item {index}: the parent must be an earlier item."})
+    try:
+        metadata_validate(role=item.role, metadata=item.metadata)
+    except ValidationError as error:
+        raise ValidationError({"metadata": f"Item {index}: {error.message_dict['metadata'][0]}"}) from None
+
+
 @transaction.atomic
 def messages_bulk_import(
     *,
@@ -91,14 +103,7 @@ def messages_bulk_import(
     now = timezone.now()
     built: list[Message] = []
     for index, item in enumerate(items):
-        if item.role not in Message.Role.values:
-            raise ValidationError({"role": f"Item {index}: role must be one of: {', '.join(Message.Role.values)}."})
-        if item.parent is not None and not 0 <= item.parent < index:
-            raise ValidationError({"parent": f"Item {index}: the parent must be an earlier item."})
-        try:
-            metadata_validate(role=item.role, metadata=item.metadata)
-        except ValidationError as error:
-            raise ValidationError({"metadata": f"Item {index}: {error.message_dict['metadata'][0]}"}) from None
+        _item_check(index, item)
         parent = built[item.parent] if item.parent is not None else under
         if item.tokens is None:
             tokens, chars = services.message_size(content=item.content, metadata=item.metadata)
