@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
+from chatcore import signals
 from chatcore.models import ModelRole
 from devtools.loopback_llm import LOOPBACK_HOST, LoopbackLLM
 from tests.chatcore.factories import LLMModelFactory, ModelRoleFactory, UserFactory
@@ -39,6 +40,19 @@ def api(user):
 @pytest.fixture
 def staff_api(staff_user):
     return api_client(staff_user)
+
+
+@pytest.fixture
+def stored_replies():
+    """What every `chatcore.signals.reply_stored` sent during the test carried, in order."""
+    received = []
+
+    def receiver(sender, **kwargs):
+        received.append(kwargs)
+
+    signals.reply_stored.connect(receiver, dispatch_uid="tests-stored-replies")
+    yield received
+    signals.reply_stored.disconnect(dispatch_uid="tests-stored-replies")
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from chatcore import selectors, services, signals
+from chatcore import selectors, services
 from chatcore.context import SUMMARY_FRAME
 from chatcore.errors import ModelCallFailed
 from chatcore.llm import OFFLINE_REPLY
@@ -20,18 +20,6 @@ def _no_retries(settings):
 @pytest.fixture
 def channel(chat_model, user):
     return ChannelFactory(owner=user, persona=PersonaFactory(system_prompt="You help with deployments."))
-
-
-@pytest.fixture
-def stored_replies():
-    received = []
-
-    def receiver(sender, **kwargs):
-        received.append(kwargs)
-
-    signals.reply_stored.connect(receiver, dispatch_uid="test-replies")
-    yield received
-    signals.reply_stored.disconnect(dispatch_uid="test-replies")
 
 
 def test_reply_appends_the_turn_and_stores_the_answer(

@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from chatcore import replies, signals
+from chatcore import replies
 from chatcore.api.serializers import MessageSerializer
 from chatcore.models import Message, ModelRole, UsageEntry
 from chatcore.streaming import ReplyDelta, ReplyDone, ReplyFailed, reply_events
@@ -32,18 +32,6 @@ def _no_retries(settings):
 @pytest.fixture
 def channel(chat_model, user):
     return ChannelFactory(owner=user)
-
-
-@pytest.fixture
-def stored_replies():
-    received = []
-
-    def receiver(sender, **kwargs):
-        received.append(kwargs)
-
-    signals.reply_stored.connect(receiver, dispatch_uid="test-streaming")
-    yield received
-    signals.reply_stored.disconnect(dispatch_uid="test-streaming")
 
 
 def parse_events(body: bytes) -> list[tuple[str, dict]]:
