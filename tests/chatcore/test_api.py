@@ -101,6 +101,15 @@ def foreign(other_user):
     return channel
 
 
+def assert_invalid_and_unchanged(send, errors: dict) -> None:
+    """`send()` is answered 400 with exactly `errors`, and nothing in the database changed."""
+    before = snapshot()
+    response = send()
+    assert response.status_code == 400
+    assert response.json() == validation(errors)
+    assert snapshot() == before
+
+
 def snapshot():
     return (
         Channel.objects.count(),
@@ -200,11 +209,7 @@ def test_create_minimal(api):
     ],
 )
 def test_create_bad_input_writes_nothing(api, payload, errors):
-    before = snapshot()
-    response = api.post("/api/channels/", payload, format="json")
-    assert response.status_code == 400
-    assert response.json() == validation(errors)
-    assert snapshot() == before
+    assert_invalid_and_unchanged(lambda: api.post("/api/channels/", payload, format="json"), errors)
 
 
 def test_create_with_an_inactive_model_is_refused(api):
@@ -272,11 +277,7 @@ def test_patch(api, channel):
     ],
 )
 def test_patch_bad_input_changes_nothing(api, channel, payload, errors):
-    before = snapshot()
-    response = api.patch(f"/api/channels/{channel.pk}/", payload, format="json")
-    assert response.status_code == 400
-    assert response.json() == validation(errors)
-    assert snapshot() == before
+    assert_invalid_and_unchanged(lambda: api.patch(f"/api/channels/{channel.pk}/", payload, format="json"), errors)
 
 
 def test_delete_hides_the_channel(api, channel, user):
@@ -355,11 +356,9 @@ def test_post_message_with_a_parent_branches(api, channel, user):
 )
 def test_post_message_bad_input_writes_nothing(api, channel, payload, errors):
     build_path(channel, 1)
-    before = snapshot()
-    response = api.post(f"/api/channels/{channel.pk}/messages/", payload, format="json")
-    assert response.status_code == 400
-    assert response.json() == validation(errors)
-    assert snapshot() == before
+    assert_invalid_and_unchanged(
+        lambda: api.post(f"/api/channels/{channel.pk}/messages/", payload, format="json"), errors
+    )
 
 
 def test_post_message_under_a_message_of_another_channel(api, channel, foreign):
@@ -496,11 +495,10 @@ def test_reply_offline(api, channel):
     ],
 )
 def test_reply_bad_input_writes_nothing(api, served_channel, llm_server, payload, errors):
-    before = snapshot()
-    response = api.post(f"/api/channels/{served_channel.pk}/reply/", payload, format="json")
-    assert response.status_code == 400
-    assert response.json() == validation(errors)
-    assert snapshot() == before and llm_server.requests == [] and not UsageEntry.objects.exists()
+    assert_invalid_and_unchanged(
+        lambda: api.post(f"/api/channels/{served_channel.pk}/reply/", payload, format="json"), errors
+    )
+    assert llm_server.requests == [] and not UsageEntry.objects.exists()
 
 
 # The context a model would receive
