@@ -16,6 +16,13 @@ calls reduced to id, type, function name and arguments (JSON arguments
 re-serialised canonically, because clients such as LangChain parse and
 re-dump them), and `null`/empty fields treated as absent. A client that
 resends what it was given therefore lands on the same hash.
+
+One exception, for the same reason: an answer the gateway obtained after
+server-side tool rounds (`recall_history`) is stored under those rounds'
+calls and results, which its client never sees; its hash is taken as if its
+parent were the client's turn (`message_append(chain_hash_as=...)`), so
+that the client's resent history, which goes from its turn straight to the
+answer, meets it. A hash therefore digests the path as the client saw it.
 """
 
 import hashlib

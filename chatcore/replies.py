@@ -87,9 +87,11 @@ def reply_store(
     output_tokens: int,
     prompt_tokens_estimate: int,
     extra: dict | None = None,
+    chain_hash_as: str = "",
 ) -> Message:
     """The reply under `parent`. `input_tokens` is what the provider reported (0 if nothing), in which case
-    the trigger reads `prompt_tokens_estimate`, our own count of what was sent."""
+    the trigger reads `prompt_tokens_estimate`, our own count of what was sent. `chain_hash_as`: see
+    `message_append`."""
     reply = message_append(
         channel=channel,
         user=user,
@@ -102,6 +104,7 @@ def reply_store(
             "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
             **(extra or {}),
         },
+        chain_hash_as=chain_hash_as,
     )
     prompt_tokens = input_tokens or prompt_tokens_estimate
     transaction.on_commit(

@@ -184,10 +184,12 @@ def message_append(
     created_at=None,
     move_cursor: bool = True,
     root: bool = False,
+    chain_hash_as: str = "",
 ) -> Message:
     """Append under the active leaf, or under `parent_id` (a new sibling branch).
 
-    `root=True` starts a new root (an edit of the first message).
+    `root=True` starts a new root (an edit of the first message). `chain_hash_as`: the path's hash as
+    a client saw it, when not the stored path (the gateway's answer after server-side tool rounds).
     """
     _message_check(role=role, content=content, metadata=metadata)
     channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=channel.pk)
@@ -215,7 +217,8 @@ def message_append(
         chars=chars,
         path_tokens=(parent.path_tokens if parent else 0) + tokens,
         path_chars=(parent.path_chars if parent else 0) + chars,
-        chain_hash=chain_hash(
+        chain_hash=chain_hash_as
+        or chain_hash(
             parent_hash=parent.chain_hash if parent else chain_seed(channel.owner_id),
             role=role,
             content=content,

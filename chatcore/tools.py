@@ -23,6 +23,7 @@ from chatcore.tokens import count_tokens
 
 TOOL_ROUNDS = 3
 TOOL_RESULT_TOKENS = 1_500
+TOOL_ROOM_MIN = 300  # with a bounded context (the gateway's window), no tools once less is left for results
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,8 +48,14 @@ def tool_register(tool: ReplyTool) -> None:
     _REGISTRY[tool.name] = tool
 
 
-def tools_offered(*, channel: Channel, user: User) -> list[ReplyTool]:
-    return [tool for tool in _REGISTRY.values() if tool.offered(channel, user)]
+def tools_offered(*, channel: Channel, user: User, besides: frozenset[str] = frozenset()) -> list[ReplyTool]:
+    """The tools this reply may use, except those named in `besides` (a client's own of the same name)."""
+    return [tool for tool in _REGISTRY.values() if tool.name not in besides and tool.offered(channel, user)]
+
+
+def tools_registered(*, besides: frozenset[str] = frozenset()) -> list[ReplyTool]:
+    """Every tool a reply might be offered (to reserve room for their definitions before knowing)."""
+    return [tool for tool in _REGISTRY.values() if tool.name not in besides]
 
 
 def tool_result_cut(text: str, limit: int = TOOL_RESULT_TOKENS) -> str:

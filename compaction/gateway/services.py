@@ -14,13 +14,14 @@ from chatcore import conf as chatcore_conf
 from chatcore import selectors as chatcore_selectors
 from chatcore import services as chatcore_services
 from chatcore.bulk import NewMessage, messages_bulk_import
-from chatcore.chain import canonical_json, chain_hashes
+from chatcore.chain import canonical_json, chain_hash, chain_hashes
 from chatcore.context import AssembledContext, context_assemble
 from chatcore.errors import Conflict, ModelCallFailed, NotFound, Unprocessable
 from chatcore.llm_chat import ChatTurn
 from chatcore.models import Channel, LLMModel, Message, Summary
 from chatcore.replies import reply_store
 from chatcore.tokens import count_tokens
+from chatcore.tools import ReplyTool, tools_offered, tools_registered
 from compaction.gateway import conf
 from compaction.gateway.lookup import deepest_match
 from compaction.gateway.protocol import CompletionRequest, ProtocolError, StoredForm
@@ -44,6 +45,8 @@ class Turn:
     created: bool
     appended: int
     timings: dict[str, float] = dataclasses.field(default_factory=dict)  # milliseconds, for Server-Timing
+    tools: tuple[ReplyTool, ...] = ()  # the server's own (recall_history), run here, never shown to the client
+    room: int = 0  # tokens the server's tool rounds may add to the context without passing the window
 
     @property
     def summary_id(self) -> int | None:
@@ -68,11 +71,23 @@ def _title(messages: list[StoredForm]) -> str:
     return (text[:60] + "…" if len(text) > 60 else text) or "API conversation"
 
 
+def _position(hashes: list[str], wanted: str) -> int:
+    """Index of `wanted` in `hashes`, looked for from the end (where a continued history meets the tree)."""
+    for index in range(len(hashes) - 1, -1, -1):
+        if hashes[index] == wanted:
+            return index
+    raise ValueError("the match is not on the incoming chain")
+
+
 def _append(
     *, user: User, channel: Channel, match: Message | None, incoming: list[StoredForm], hashes: list[str]
 ) -> tuple[Message, int]:
-    """Append what is new under the match (roots of a new branch when None); the cursor goes to the leaf."""
-    start = match.depth + 1 if match is not None else 0
+    """Append what is new under the match (roots of a new branch when None); the cursor goes to the leaf.
+
+    The match's place in the incoming history is found by its hash, not its depth: server-side tool
+    rounds before an answer are stored in the tree but were never in the client's history.
+    """
+    start = _position(hashes, match.chain_hash) + 1 if match is not None else 0
     new = incoming[start:]
     if not new:
         assert match is not None, "an empty history was refused by the protocol"
@@ -123,8 +138,22 @@ def _place(
     return channel, leaf, created, appended
 
 
-def _limit(*, model: LLMModel, params: dict) -> tuple[int, int]:
-    """(tokens the context may take, tokens of the tools' definitions)."""
+def client_tool_names(params: dict) -> frozenset[str]:
+    """The names of the tools the client defines (ours of the same name are then not offered)."""
+    names = set()
+    for tool in params.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            names.add(function["name"])
+    return frozenset(names)
+
+
+def _limit(*, model: LLMModel, params: dict) -> tuple[int, int, int]:
+    """(tokens the context may take, tokens of the client's tools' definitions, of the server's).
+
+    Room for the server's tools (recall_history) is kept whether or not this call will offer them: a
+    compaction made to fit this very call may be what puts a summary in force, and with it the tool.
+    """
     window = model.context_window or chatcore_conf.DEFAULT_CONTEXT_BUDGET
     asked = params.get("max_completion_tokens") or params.get("max_tokens")
     ceiling = model.max_output_tokens or window
@@ -132,7 +161,9 @@ def _limit(*, model: LLMModel, params: dict) -> tuple[int, int]:
     if reserve is None:
         reserve = min(int(window * conf.OUTPUT_RESERVE_SHARE), ceiling)
     tools = count_tokens(canonical_json(params["tools"])) if params.get("tools") else 0
-    return window - reserve - tools, tools
+    ours = tools_registered(besides=client_tool_names(params))
+    server = count_tokens(canonical_json([tool.schema() for tool in ours])) if ours else 0
+    return window - reserve - tools - server, tools, server
 
 
 def _too_long(tokens: int, limit: int, why: str) -> ProtocolError:
@@ -203,16 +234,30 @@ def turn_prepare(*, user: User, request: CompletionRequest) -> Turn:
     started = time.perf_counter()
     channel, leaf, created, appended = _place(user=user, request=request, model=model, pinned=pinned)
     placed = time.perf_counter()
-    limit, tools_tokens = _limit(model=model, params=request.params)
+    limit, tools_tokens, server_tokens = _limit(model=model, params=request.params)
     assembled = _fit(channel=channel, user=user, leaf=leaf, limit=limit)
+    ours = tuple(tools_offered(channel=channel, user=user, besides=client_tool_names(request.params)))
+    prompt_tokens = assembled.tokens + tools_tokens + (server_tokens if ours else 0)
     timings = {"place": (placed - started) * 1000, "fit": (time.perf_counter() - placed) * 1000}
     return Turn(
-        channel, leaf, model, assembled, request.params, assembled.tokens + tools_tokens, created, appended, timings
-    )
+        channel, leaf, model, assembled, request.params, prompt_tokens, created, appended, timings, ours,
+        max(0, limit - assembled.tokens),
+    )  # fmt: skip
 
 
-def turn_reply_store(*, user: User, turn: Turn, result: ChatTurn, interrupted: bool = False) -> Message:
-    """The model's answer under the turn's leaf, announced like any reply."""
+def turn_reply_store(
+    *, user: User, turn: Turn, result: ChatTurn, parent: Message | None = None, interrupted: bool = False
+) -> Message:
+    """The model's answer under `parent` (the last result of the server's tool rounds; by default the
+    turn's leaf), announced like any reply. Its chain hash is taken under the leaf: the client's next
+    history goes from its turn straight to this answer (chatcore.chain)."""
+    parent = parent or turn.leaf
+    hashed_as = ""
+    if parent.pk != turn.leaf.pk:
+        metadata = {"tool_calls": result.tool_calls} if result.tool_calls else None
+        hashed_as = chain_hash(
+            parent_hash=turn.leaf.chain_hash, role=Message.Role.ASSISTANT, content=result.content, metadata=metadata
+        )
     extra: dict = {"finish_reason": result.finish_reason, "source": "gateway"}
     if result.tool_calls:
         extra["tool_calls"] = result.tool_calls
@@ -223,7 +268,7 @@ def turn_reply_store(*, user: User, turn: Turn, result: ChatTurn, interrupted: b
     return reply_store(
         channel=turn.channel,
         user=user,
-        parent=turn.leaf,
+        parent=parent,
         content=result.content,
         model=result.model,
         used_fallback=result.used_fallback,
@@ -231,6 +276,7 @@ def turn_reply_store(*, user: User, turn: Turn, result: ChatTurn, interrupted: b
         output_tokens=result.output_tokens,
         prompt_tokens_estimate=turn.prompt_tokens,
         extra=extra,
+        chain_hash_as=hashed_as,
     )
 
 

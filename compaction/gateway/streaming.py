@@ -8,9 +8,17 @@ before [DONE] (so a client that sends its next turn at once finds it); a
 model failure after the first chunk stores nothing and sends an error
 event, which the OpenAI clients raise as an APIError. A client that goes
 away mid-stream leaves the text so far stored, marked `interrupted`.
+
+With the server's tools offered (`rounds.py`), their rounds send nothing:
+tool-call fragments are held until the turn ends (the server's calls are
+then run here and dropped, the client's sent whole), while text goes out as
+it comes (a model that writes before calling a tool has been seen doing so;
+that text then opens the answer, stored with it, so the client's next
+history meets it).
 """
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -21,7 +29,10 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
 from chatcore.errors import ModelCallFailed
+from chatcore.llm_chat import ChatDelta, ChatTurn
 from chatcore.llm_stream import ChatStream
+from chatcore.tool_rounds import ToolLoop
+from compaction.gateway.rounds import Spent, client_turn
 from compaction.gateway.services import Turn, turn_reply_store, upstream_error
 
 logger = logging.getLogger(__name__)
@@ -54,45 +65,108 @@ class _Chunks:
         return _event({**self.base, "model": self.model, "system_fingerprint": None, "choices": [], "usage": usage})
 
 
-async def completion_events(*, user: User, turn: Turn, stream: ChatStream, include_usage: bool) -> AsyncIterator[bytes]:
-    """The events of one streamed completion; `stream` has been started (its model answered)."""
-    chunks = _Chunks(stream.model.name if stream.model else turn.model.name)
-    finish: str | None = None
-    try:
-        yield chunks.choice({"role": "assistant", "content": "", "refusal": None})
-        async for delta in stream.deltas():
-            piece: dict = {}
-            if delta.content:
-                piece["content"] = delta.content
+class _Relay:
+    """What of the model's pieces the client is sent, when the server has tools of its own."""
+
+    def __init__(self, turn: Turn):
+        self.holding = bool(turn.tools)
+        self.shown: list[str] = []  # text sent in earlier (server) rounds: the answer's opening
+        self.turn_shown: list[str] = []
+        self.calling = False
+
+    def pieces(self, delta: ChatDelta) -> list[dict]:
+        if not self.holding:
+            piece: dict = {"content": delta.content} if delta.content else {}
             if delta.tool_calls:
                 piece["tool_calls"] = delta.tool_calls
-            if delta.finish_reason:
-                finish = delta.finish_reason
-            if piece:
-                yield chunks.choice(piece)
-        result = stream.turn
-        assert result is not None, "deltas() ended without a turn"
-        await sync_to_async(turn_reply_store)(user=user, turn=turn, result=result)
-        yield chunks.choice({}, finish or result.finish_reason)
+            return [piece] if piece else []
+        self.calling = self.calling or bool(delta.tool_calls)
+        if delta.content and not self.calling:
+            self.turn_shown.append(delta.content)
+            return [{"content": delta.content}]
+        return []
+
+    def round_ran(self) -> None:
+        self.shown += self.turn_shown
+        self.turn_shown, self.calling = [], False
+
+    def answer(self, result: ChatTurn, turn: Turn) -> tuple[ChatTurn, list[dict]]:
+        """The client's answer (with what it was shown before) and the pieces still owed to it."""
+        answer = client_turn(result, turn.tools, prefix="".join(self.shown))
+        if not self.holding:
+            return answer, []
+        owed: list[dict] = []
+        held = result.content[len("".join(self.turn_shown)) :]
+        if held:
+            owed.append({"content": held})
+        if answer.tool_calls:
+            owed.append({"tool_calls": [{"index": i, **call} for i, call in enumerate(answer.tool_calls)]})
+        return answer, owed
+
+    def seen(self, stream: ChatStream) -> ChatTurn:
+        """What the client has been shown, for a reply cut short."""
+        if not self.holding:
+            return stream.partial()
+        return dataclasses.replace(stream.partial(), content="".join(self.shown + self.turn_shown), tool_calls=[])
+
+
+async def _next_round(*, user: User, turn: Turn, loop: ToolLoop) -> ChatStream:
+    stream = ChatStream(
+        messages=loop.messages,
+        user=user,
+        channel=turn.channel,
+        params=loop.params,
+        trigger="gateway",
+        override=turn.model,
+    )
+    await stream.start()
+    return stream
+
+
+async def completion_events(
+    *, user: User, turn: Turn, loop: ToolLoop, stream: ChatStream, include_usage: bool
+) -> AsyncIterator[bytes]:
+    """The events of one streamed completion; `stream` (the first round) has been started."""
+    chunks = _Chunks(stream.model.name if stream.model else turn.model.name)
+    relay, spent, storing = _Relay(turn), Spent(), False
+    try:
+        yield chunks.choice({"role": "assistant", "content": "", "refusal": None})
+        while True:
+            async for delta in stream.deltas():
+                for piece in relay.pieces(delta):
+                    yield chunks.choice(piece)
+            result = stream.turn
+            assert result is not None, "deltas() ended without a turn"
+            spent.add(result)
+            if not await loop.tools_ran(result):
+                break
+            relay.round_ran()
+            stream = await _next_round(user=user, turn=turn, loop=loop)
+        answer, owed = relay.answer(result, turn)
+        for piece in owed:
+            yield chunks.choice(piece)
+        storing = True  # from here the answer is stored (a thread finishes it even if this task is cancelled)
+        await sync_to_async(turn_reply_store)(user=user, turn=turn, result=answer, parent=loop.plan.parent)
+        yield chunks.choice({}, answer.finish_reason)
         if include_usage:
-            prompt_tokens = result.input_tokens or turn.prompt_tokens
-            yield chunks.usage(prompt_tokens, result.output_tokens)
+            yield chunks.usage(spent.input_tokens or turn.prompt_tokens, spent.output_tokens)
         yield _event("[DONE]")
     except ModelCallFailed as error:
         yield _event(upstream_error(error).body())
     except (asyncio.CancelledError, GeneratorExit):
-        await _interrupted(user=user, turn=turn, stream=stream)
+        if not storing:
+            await _interrupted(user=user, turn=turn, stream=stream, seen=relay, loop=loop)
         raise
 
 
-async def _interrupted(*, user: User, turn: Turn, stream: ChatStream) -> None:
+async def _interrupted(*, user: User, turn: Turn, stream: ChatStream, seen: _Relay, loop: ToolLoop) -> None:
     """The client went away: keep what it was shown, marked interrupted; nothing if it saw nothing."""
     await stream.interrupted()
-    if stream.turn is not None:
-        return  # finished and stored already
-    partial = stream.partial()
+    partial = seen.seen(stream)
     if partial.content.strip() or partial.tool_calls:
         try:
-            await sync_to_async(turn_reply_store)(user=user, turn=turn, result=partial, interrupted=True)
+            await sync_to_async(turn_reply_store)(
+                user=user, turn=turn, result=partial, parent=loop.plan.parent, interrupted=True
+            )
         except Exception:  # the reply is lost, not the server: say so in the log
             logger.exception("gateway: the interrupted reply in channel %s could not be stored", turn.channel.pk)

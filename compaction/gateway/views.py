@@ -10,7 +10,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, TypedDict, cast
+from typing import Any, cast
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
@@ -22,14 +22,14 @@ from django.views.decorators.csrf import csrf_exempt
 
 from chatcore import selectors as chatcore_selectors
 from chatcore.errors import ModelCallFailed, ServiceError
-from chatcore.llm_chat import ChatTurn, allm_chat
+from chatcore.llm_chat import ChatTurn
 from chatcore.llm_stream import ChatStream
 from chatcore.metadata import json_loads_bounded
-from chatcore.models import Channel, LLMModel
 from chatcore.throttling import ExpensiveRateThrottle
 from compaction.gateway import conf
 from compaction.gateway.auth import gateway_user
 from compaction.gateway.protocol import CompletionRequest, ProtocolError, completion_request, error_from_validation
+from compaction.gateway.rounds import Spent, answer_complete, turn_loop
 from compaction.gateway.services import Turn, model_for_request, turn_prepare, turn_reply_store, upstream_error
 from compaction.gateway.streaming import completion_events
 
@@ -132,20 +132,11 @@ def _prepare(request: HttpRequest) -> tuple[User, CompletionRequest, Turn]:
     return user, completion, turn
 
 
-class _Call(TypedDict):
-    messages: list[dict]
-    user: User
-    channel: Channel
-    params: dict
-    trigger: str
-    override: LLMModel
-
-
-def _completion_body(*, turn: Turn, result: ChatTurn) -> dict:
+def _completion_body(*, turn: Turn, result: ChatTurn, spent: Spent) -> dict:
     message: dict = {"role": "assistant", "content": result.content or None, "refusal": None, "annotations": []}
     if result.tool_calls:
         message["tool_calls"] = result.tool_calls
-    prompt_tokens = result.input_tokens or turn.prompt_tokens
+    prompt_tokens = spent.input_tokens or turn.prompt_tokens
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
@@ -154,8 +145,8 @@ def _completion_body(*, turn: Turn, result: ChatTurn) -> dict:
         "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": result.finish_reason}],
         "usage": {
             "prompt_tokens": prompt_tokens,
-            "completion_tokens": result.output_tokens,
-            "total_tokens": prompt_tokens + result.output_tokens,
+            "completion_tokens": spent.output_tokens,
+            "total_tokens": prompt_tokens + spent.output_tokens,
         },
         "service_tier": None,
         "system_fingerprint": None,
@@ -168,27 +159,28 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     started, cpu = time.perf_counter(), time.process_time()
     user, completion, turn = await sync_to_async(_prepare)(request)
     turn.timings["prepare"] = (time.perf_counter() - started) * 1000
-    call: _Call = {
-        "messages": turn.assembled.messages,
-        "user": user,
-        "channel": turn.channel,
-        "params": turn.params,
-        "trigger": "gateway",
-        "override": turn.model,
-    }
+    loop = turn_loop(user=user, turn=turn)
     if not completion.stream:
-        called = time.perf_counter()
-        result = await allm_chat(**call)
+        called, spent = time.perf_counter(), Spent()
+        result = await answer_complete(user=user, turn=turn, loop=loop, spent=spent)
         stored = time.perf_counter()
-        await sync_to_async(turn_reply_store)(user=user, turn=turn, result=result)
+        await sync_to_async(turn_reply_store)(user=user, turn=turn, result=result, parent=loop.plan.parent)
         finished = time.perf_counter()
         turn.timings |= {"upstream": (stored - called) * 1000, "store": (finished - stored) * 1000}
         turn.timings["total"] = (finished - started) * 1000
         turn.timings["cpu"] = (time.process_time() - cpu) * 1000  # the server process's, this request's when alone
-        return JsonResponse(_completion_body(turn=turn, result=result), headers=turn_headers(turn))
-    stream = ChatStream(**call)
+        body = _completion_body(turn=turn, result=result, spent=spent)
+        return JsonResponse(body, headers=turn_headers(turn))
+    stream = ChatStream(
+        messages=loop.messages,
+        user=user,
+        channel=turn.channel,
+        params=loop.params,
+        trigger="gateway",
+        override=turn.model,
+    )
     await stream.start()
-    events = completion_events(user=user, turn=turn, stream=stream, include_usage=completion.include_usage)
+    events = completion_events(user=user, turn=turn, loop=loop, stream=stream, include_usage=completion.include_usage)
     content: AsyncIterator[bytes] | Iterator[bytes] = events
     if not isinstance(request, ASGIRequest):
         # A WSGI server (runserver) cannot stream an async iterator: the events go out together at the end.
