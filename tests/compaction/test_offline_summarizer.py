@@ -68,34 +68,23 @@ def test_structure_follows_the_structured_sections_in_order():
     assert summary.startswith("# Hand-over: 8 messages between User, Assistant, 2 January 2024 – 4 January 2024\n")
 
 
+# (speaker, day of January 2024, text): Ana is the user, Ben the assistant.
+CHAT = [
+    ("Ana", 10, "Hey Ben! How are you? Yesterday I adopted a grey kitten called Miso from the shelter."),
+    ("Ben", 10, "Wow, that's so cool! Congrats!"),
+    ("Ana", 10, "Thanks! I also signed up for a pottery class at the Clayhouse studio."),
+    ("Ben", 10, "Last Saturday I ran the Harbour 10k in 52 minutes with my sister Lena."),
+    ("Ana", 10, "Nice!"),
+    ("Ben", 10, "My sister Lena starts her new job at the Porto aquarium in March."),
+    ("Ben", 12, "Two days ago I finished reading Piranesi by Susanna Clarke."),
+    ("Ana", 12, "I am repainting the hallway in olive green this weekend."),
+    ("Ben", 12, "Our book club picked Circe by Madeline Miller for February."),
+]
+
+
 def chat_conversation():
-    return [
-        _item(
-            1,
-            "user",
-            "Hey Ben! How are you? Yesterday I adopted a grey kitten called Miso from the shelter.",
-            speaker="Ana",
-            day=10,
-        ),
-        _item(2, "assistant", "Wow, that's so cool! Congrats!", speaker="Ben", day=10),
-        _item(
-            3, "user", "Thanks! I also signed up for a pottery class at the Clayhouse studio.", speaker="Ana", day=10
-        ),
-        _item(
-            4,
-            "assistant",
-            "Last Saturday I ran the Harbour 10k in 52 minutes with my sister Lena.",
-            speaker="Ben",
-            day=10,
-        ),
-        _item(5, "user", "Nice!", speaker="Ana", day=10),
-        _item(
-            6, "assistant", "My sister Lena starts her new job at the Porto aquarium in March.", speaker="Ben", day=10
-        ),
-        _item(7, "assistant", "Two days ago I finished reading Piranesi by Susanna Clarke.", speaker="Ben", day=12),
-        _item(8, "user", "I am repainting the hallway in olive green this weekend.", speaker="Ana", day=12),
-        _item(9, "assistant", "Our book club picked Circe by Madeline Miller for February.", speaker="Ben", day=12),
-    ]
+    roles = {"Ana": "user", "Ben": "assistant"}
+    return [_item(n, roles[who], text, speaker=who, day=day) for n, (who, day, text) in enumerate(CHAT, start=1)]
 
 
 def test_empty_sections_and_pleasantries_cost_nothing():
