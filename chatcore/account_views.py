@@ -8,7 +8,6 @@ cache keeps it.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
@@ -17,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from chatcore import api_tokens, selectors
 from chatcore.errors import NotFound
 from chatcore.forms import ApiTokenForm
-from chatcore.web import AuthenticatedRequest, page_error_text
+from chatcore.web import AuthenticatedRequest, form_submit
 
 NEW_TOKEN_SESSION_KEY = "new_api_token"
 
@@ -26,17 +25,13 @@ NEW_TOKEN_SESSION_KEY = "new_api_token"
 @require_http_methods(["GET", "POST"])
 def token_list(request: AuthenticatedRequest) -> HttpResponse:
     form = ApiTokenForm(request.POST or None)
-    status = 200
-    if request.method == "POST":
-        if form.is_valid():
-            try:
-                token, key = api_tokens.api_token_create(user=request.user, **form.cleaned_data)
-            except ValidationError as error:
-                form.add_error(None, page_error_text(error))
-            else:
-                request.session[NEW_TOKEN_SESSION_KEY] = {"name": token.name, "key": key}
-                return redirect("chat:tokens")
-        status = 400
+    new_token, status = form_submit(
+        request, form, lambda values: api_tokens.api_token_create(user=request.user, **values)
+    )
+    if new_token is not None:
+        token, key = new_token
+        request.session[NEW_TOKEN_SESSION_KEY] = {"name": token.name, "key": key}
+        return redirect("chat:tokens")
     created = request.session.pop(NEW_TOKEN_SESSION_KEY, None) if request.method == "GET" else None
     context = {"form": form, "tokens": selectors.api_token_list(user=request.user), "created": created}
     response = render(request, "chatcore/tokens.html", context, status=status)

@@ -29,6 +29,7 @@ from chatcore.web import (
     AuthenticatedRequest,
     after_change,
     channel_page_context,
+    form_submit,
     is_htmx,
     own_channel,
     own_message,
@@ -42,16 +43,9 @@ from chatcore.web import (
 @require_http_methods(["GET", "POST"])
 def channel_list(request: AuthenticatedRequest) -> HttpResponse:
     form = ChannelCreateForm(request.POST or None)
-    status = 200
-    if request.method == "POST":
-        if form.is_valid():
-            try:
-                channel = services.channel_create(owner=request.user, **form.cleaned_data)
-            except ValidationError as error:
-                form.add_error(None, page_error_text(error))
-            else:
-                return redirect("chat:channel", channel.pk)
-        status = 400
+    channel, status = form_submit(request, form, lambda values: services.channel_create(owner=request.user, **values))
+    if channel is not None:
+        return redirect("chat:channel", channel.pk)
     channels = selectors.channel_list(user=request.user)[:200]
     return render(request, "chatcore/channel_list.html", {"channels": channels, "form": form}, status=status)
 

@@ -1,13 +1,18 @@
 """What the web pages of both apps share: the signed-in request, the htmx
 check, the owner's channel lookup, errors as flash messages and statuses,
-and the conversation area that every change re-renders.
+a form's submission, and the conversation area that every change re-renders.
 
 chatcore's and compaction's views import these from here; no view module
 imports another app's view module.
 """
 
+from collections.abc import Callable
+from typing import TypeVar
+
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -16,6 +21,8 @@ from chatcore import selectors
 from chatcore.errors import NotFound, ServiceError, error_text
 from chatcore.metadata import stored_metadata
 from chatcore.models import Channel, Message, Summary
+
+T = TypeVar("T")
 
 
 class AuthenticatedRequest(HttpRequest):
@@ -55,6 +62,20 @@ def own_summary(channel: Channel, summary_id: int) -> Summary:
 def page_error_text(error: Exception) -> str:
     """A failure as the pages show it: every message on one line."""
     return error_text(error, separator=" ")
+
+
+def form_submit(request: HttpRequest, form: forms.Form, save: Callable[[dict], T]) -> tuple[T | None, int]:
+    """A page's form, on GET (None, 200) and on POST: when the form is valid, `save(form.cleaned_data)`
+    (a service call; what it returns, never None, and 200); when the form or the service refuses, None and
+    400, the service's words shown on the form. The pages' create and change forms behave alike this way."""
+    if request.method != "POST":
+        return None, 200
+    if form.is_valid():
+        try:
+            return save(form.cleaned_data), 200
+        except ValidationError as error:
+            form.add_error(None, page_error_text(error))
+    return None, 400
 
 
 def error_status(error: Exception) -> int:

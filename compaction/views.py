@@ -18,6 +18,7 @@ from chatcore.web import (
     AuthenticatedRequest,
     after_change,
     error_status,
+    form_submit,
     is_htmx,
     own_channel,
     own_summary,
@@ -204,17 +205,16 @@ def channel_settings(request: AuthenticatedRequest, channel_id: int) -> HttpResp
         ),
     }
     form = ChannelCompactionForm(request.POST or None, initial=initial)
-    status = 200
-    if request.method == "POST":
-        if form.is_valid():
-            try:
-                chatcore_services.channel_update(channel=channel, actor=request.user, settings=form.settings_value())
-            except ValidationError as error:
-                form.add_error(None, page_error_text(error))
-            else:
-                messages.success(request, "Settings saved.")
-                return redirect("compaction:settings", channel.pk)
-        status = 400
+    saved, status = form_submit(
+        request,
+        form,
+        lambda _values: chatcore_services.channel_update(
+            channel=channel, actor=request.user, settings=form.settings_value()
+        ),
+    )
+    if saved is not None:
+        messages.success(request, "Settings saved.")
+        return redirect("compaction:settings", channel.pk)
     site = compaction_settings_get()
     return render(
         request, "compaction/channel_settings.html", {"channel": channel, "form": form, "site": site}, status=status
