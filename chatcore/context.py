@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 from chatcore import conf, selectors
 from chatcore.metadata import stored_metadata, stored_tool_call_id, stored_tool_calls
 from chatcore.models import Channel, Message, Summary
+from chatcore.names import tool_name_clean
 from chatcore.tokens import count_tokens
 
 SUMMARY_FRAME = (
@@ -43,8 +44,9 @@ class AssembledContext:
 
 
 def _tool_note(message: Message) -> str:
+    # The name is the client's: limited to a safe character set, it cannot open a line or a label of its own.
     metadata = stored_metadata(message.metadata)
-    name = metadata.get("name") or metadata.get("tool_name") or "tool"
+    name = tool_name_clean(metadata.get("name") or metadata.get("tool_name"))
     return (
         f"[output of {name} omitted from the context: {len(message.content):,} characters, "
         f"{message.content.count(chr(10)) + 1:,} lines; the full text is kept in the conversation]"

@@ -116,6 +116,11 @@ def _chunks_of(text: str):
         start = end
 
 
+def _on_injection_line(chunk: str, start: int, end: int) -> bool:
+    line_end = chunk.find("\n", end)
+    return lexicon.looks_like_injection(chunk[chunk.rfind("\n", 0, start) + 1 : line_end if line_end >= 0 else None])
+
+
 def _candidates(source_text: str, present: str) -> dict[str, list[str]]:
     """Up to MAX_PER_KIND values of each kind that the summary (`present`, lower-cased) lacks, in order."""
     chosen: dict[str, list[str]] = {kind: [] for kind in MAX_PER_KIND}
@@ -138,6 +143,8 @@ def _candidates(source_text: str, present: str) -> dict[str, list[str]]:
                 key = value.lower() if value else ""
                 if not value or key in seen or key in present or lexicon.looks_like_injection(value):
                     continue
+                if _on_injection_line(chunk, match.start(), match.end()):
+                    continue  # the payload of text addressed to a model is not a reference
                 seen.add(key)
                 chosen[kind].append(value)
         if all(len(values) >= MAX_PER_KIND[kind] for kind, values in chosen.items()):

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import re
 
+from compaction.safety import looks_like_injection
+
+__all__ = ["looks_like_injection"]  # text addressed to a model: see compaction/safety/
+
 WORD_RE = re.compile(r"[A-Za-z0-9]+(?:['’][a-z]+)?")
 CONTENT_WORD_RE = re.compile(r"[a-z0-9]+")
 
@@ -100,51 +104,6 @@ OUTCOME_RE = re.compile(
     re.IGNORECASE,
 )
 
-# Text that addresses a summarizer or a model instead of the other person.
-INJECTION_RE = re.compile(
-    r"(?:ignore|disregard|forget|override|bypass|skip)\b[^.\n]{0,40}\b(?:previous|prior|above|earlier|all|any|"
-    r"your|the|these|those)\b[^.\n]{0,30}\b(?:instructions?|prompts?|rules?|directions?|guidelines?|context|"
-    r"messages?|system|task|role)"
-    r"|\b(?:ignore|disregard|forget)\s+(?:everything|all|anything)\s+(?:above|before|previous|prior|earlier|"
-    r"you were told)\b"
-    r"|\[\s*(?:system|admin|developer|operator)\b[^\]\n]{0,30}\]"
-    r"|\b(?:ai|bot|model|assistant|summari[sz]er)\s*,\s*(?:translate|rewrite|write|say|output|print|reply|respond|"
-    r"summari[sz]e|ignore|forget|include|append|begin|start|replace)\b"
-    r"|\b(?:translate|rewrite|replace|begin|start|end|prefix)\b[^.\n]{0,15}\b(?:the|this|your) (?:summary|recap|"
-    r"output|response|answer)\b"
-    r"|\b(?:the|this|your) (?:summary|summariser|summarizer|recap|tl;?dr|compaction|output|response|answer)\b"
-    r"[^.\n]{0,40}\b(?:must|should|shall|has to|needs to|will) (?:say|state|include|contain|read|be|begin|start|"
-    r"end|report|claim|mention|only)"
-    r"|\b(?:summari[sz]er|summari[sz]ing model|language model|ai model|assistant|llm|chatbot|gpt|claude|model)\b"
-    r"[^.\n]{0,20}[,:]?\s*(?:you must|you should|you will|please|now|must|should|ignore|do not|don't|never|always)\b"
-    r"|\b(?:new|updated|real|actual|hidden|secret|system)\s+(?:instructions?|prompt|directive|orders?|role|"
-    r"persona|task)\b"
-    r"|\byou are no longer\b|\byou are now (?:in |an? |the )?(?:unrestricted|developer|admin|jailbroken|dan|free|"
-    r"different|new|uncensored|evil|root)\b"
-    r"|\b(?:act|behave|respond) as (?:an? |the )?(?:ai|assistant|model|summari[sz]er|system|unrestricted|dan|"
-    r"jailbroken|different|developer|admin)\b|\bpretend (?:to be|you are) (?:an? |the )?(?:ai|assistant|model|"
-    r"summari[sz]er|system|unrestricted|dan)\b|\bfrom now on,? you (?:must|will|should|are)\b"
-    r"|\b(?:system|developer)\s*(?:prompt|message|override|note)?\s*:"
-    r"|<\/?\s*(?:system|instructions?|im_start|im_end|conversation_summary|transcript)\b|\[/?INST\]"
-    r"|\b(?:when|if) (?:you )?(?:summari[sz]e|summari[sz]ing|compact|compacting|writing the summary)\b"
-    r"|\b(?:in|into|for) (?:the|your) (?:summary|recap)\b[^.\n]{0,40}\b(?:write|say|put|state|include|add|claim)"
-    r"|\b(?:write|say|state|put|add|claim|report|output|print|respond|reply)\b[^.\n]{0,40}\b(?:in|into|to) "
-    r"(?:the|your) (?:summary|recap|output)\b"
-    # "include … in the summary" is also an ordinary request for a summary the user wants written; only "this"
-    # or "your" summary is the one being made of the conversation.
-    r"|\b(?:reveal|include|insert|append|mention|leak|show)\b[^.\n]{0,40}\b(?:in|into|to) (?:this|your) "
-    r"(?:summary|recap|output)\b"
-    # The model addressed while it reads: "note to the AI summarizing this", "you, the model reading this".
-    r"|\b(?:ai|bot|model|assistant|llm|summari[sz]er)\s+(?:that is |who is |which is |that's |who's )?"
-    r"(?:summari[sz]ing|reading|processing|compacting)\s+(?:this|these|the (?:conversation|chat|transcript|"
-    r"messages?))\b"
-    r"|\bI (?:hereby )?(?:authori[sz]e|command|instruct|order|permit) you\b[^.\n]{0,60}\b(?:summary|recap|"
-    r"summari[sz]e|output|system prompt|instructions|reveal|print|ignore|override)\b"
-    r"|\bdo not (?:summari[sz]e|mention|include|record)\b|\bdon't (?:summari[sz]e|mention|include|record)\b"
-    r"|\b(?:reveal|print|output|show|repeat)\b[^.\n]{0,30}\b(?:system prompt|instructions|api key|password)",
-    re.IGNORECASE,
-)
-
 
 def content_words(text: str) -> list[str]:
     return [w for w in CONTENT_WORD_RE.findall(text.lower()) if w not in STOP_WORDS]
@@ -159,29 +118,7 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
-# Every phrasing INJECTION_RE knows contains one of these words or marks; text without any is let through
-# without running the (slow) full expression.
-_INJECTION_HINTS = frozenset(
-    """ignore disregard forget override bypass skip summary summaries summarizer summariser
-summarize summarise summarizing summarising summarized summarised recap tl tldr compaction compact compacting output
-response answer instructions instruction prompt prompts directive directives orders order rules guidelines act behave
-respond pretend now longer system developer reveal print show repeat model assistant llm chatbot gpt claude ai
-inst say state include write put add claim report reply authorise authorize authorises authorizes order command
-instruct permit hereby""".split()
-)
 _HINT_WORD_RE = re.compile(r"[a-z]+")
-
-
-def looks_like_injection(text: str) -> bool:
-    lowered = text.lower()
-    if (
-        "<" not in lowered
-        and "[/inst" not in lowered
-        and "[inst" not in lowered
-        and _INJECTION_HINTS.isdisjoint(_HINT_WORD_RE.findall(lowered))
-    ):
-        return False
-    return bool(INJECTION_RE.search(text))
 
 
 _DECISION_HINTS = frozenset(

@@ -7,6 +7,11 @@ spoke, in which role, on which date, what tools were called with which
 arguments and what they returned. Long bodies keep their head and tail with
 a visible marker in between: the start usually states the intent and the end
 the outcome, and the reader must know that something was cut.
+
+Everything taken from a message is data (invariant 7): names are redacted and
+made safe (`compaction.safety.structure`), and a line of a body that could
+pass for a turn label, a fence or a heading is escaped, its continuation
+lines indented, so that only the renderer's labels start a line.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from typing import Any
 
 from chatcore.metadata import stored_metadata, stored_tool_calls
 from compaction.redaction import redact_many
+from compaction.safety import looks_like_injection
+from compaction.safety.structure import safe_speaker, safe_tool, turn_body
 
 # (head, tail) characters kept of long bodies.
 MESSAGE_KEEP = (4_000, 1_200)
@@ -38,24 +45,33 @@ class TranscriptItem:
     tool_calls: list[dict] = dataclasses.field(default_factory=list)  # [{"id", "name", "arguments"}]
     redactions: dict[str, int] = dataclasses.field(default_factory=dict)
     tool_call_id: str = ""  # on a tool result: the call it answers
+    addressed: bool | None = None  # whether it addresses a model (compaction.safety), once someone asked
 
 
-def _speaker_of(message: Any) -> str:
+def _names_of(message: Any, counts: Counter[str]) -> tuple[str, str]:
+    """(speaker, tool name) of a message, redacted and made safe (their redactions added to `counts`)."""
     metadata = stored_metadata(getattr(message, "metadata", None))
-    speaker = metadata.get("speaker") or metadata.get("author_name")
-    if speaker:
-        return str(speaker)[:100]
+    tool_name = ""
     if message.role == "tool":
-        return str(metadata.get("name") or metadata.get("tool_name") or "tool")
-    return message.role
+        tool_name, found = safe_tool(str(metadata.get("name") or metadata.get("tool_name") or "tool"))
+        counts.update(dict(found))
+    raw = metadata.get("speaker") or metadata.get("author_name")
+    if not raw:
+        return (tool_name or message.role), tool_name
+    speaker, found = safe_speaker(str(raw)[:200], message.role)
+    counts.update(dict(found))
+    return speaker, tool_name
 
 
-def _tool_calls_of(metadata: dict) -> list[dict]:
-    """The calls of an assistant message as {"id", "name", "arguments"}, arguments still unredacted."""
-    return [
-        {"id": call["id"], "name": call["function"]["name"] or "tool", "arguments": call["function"]["arguments"]}
-        for call in stored_tool_calls(metadata)  # the protocol's shape, whatever an older row holds
-    ]
+def _tool_calls_of(metadata: dict, counts: Counter[str]) -> list[dict]:
+    """The calls of an assistant message as {"id", "name", "arguments"}: names made safe (their redactions added
+    to `counts`), arguments still unredacted."""
+    calls = []
+    for call in stored_tool_calls(metadata):  # the protocol's shape, whatever an older row holds
+        name, found = safe_tool(str(call["function"]["name"] or "tool"))
+        counts.update(dict(found))
+        calls.append({"id": call["id"], "name": name, "arguments": call["function"]["arguments"]})
+    return calls
 
 
 def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
@@ -67,32 +83,31 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
     """
     items = []
     texts: list[str] = []
+    name_counts: list[Counter[str]] = []
     for message in messages:
         if message.role == "system":
             continue
         metadata = stored_metadata(message.metadata)
-        tool_calls = _tool_calls_of(metadata) if message.role == "assistant" else []
-        tool_name = tool_call_id = ""
-        if message.role == "tool":
-            tool_name = str(metadata.get("name") or metadata.get("tool_name") or "tool")
-            tool_call_id = str(metadata.get("tool_call_id") or "")
+        counts: Counter[str] = Counter()
+        tool_calls = _tool_calls_of(metadata, counts) if message.role == "assistant" else []
+        speaker, tool_name = _names_of(message, counts)
+        name_counts.append(counts)
         texts.append(message.content or "")
         texts.extend(call["arguments"] for call in tool_calls)
         items.append(
             TranscriptItem(
                 message_id=message.pk,
                 role=message.role,
-                speaker=_speaker_of(message),
+                speaker=speaker,
                 content="",
                 created_at=getattr(message, "created_at", None),
                 tool_name=tool_name,
                 tool_calls=tool_calls,
-                tool_call_id=tool_call_id,
+                tool_call_id=str(metadata.get("tool_call_id") or "") if message.role == "tool" else "",
             )
         )
     cleaned = iter(redact_many(texts))
-    for item in items:
-        counts: Counter[str] = Counter()
+    for item, counts in zip(items, name_counts, strict=True):
         content = next(cleaned)
         item.content = content.text
         counts.update(content.counts)
@@ -102,6 +117,16 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
             counts.update(arguments.counts)
         item.redactions = dict(sorted(counts.items()))
     return items
+
+
+def addresses_model(item: TranscriptItem) -> bool:
+    """Whether a person's message (a user's or an assistant's) addresses a model or summarizer instead of the
+    other party; asked once per item (the offline summarizer, its references and fact pinning all ask)."""
+    if item.addressed is None:
+        item.addressed = (
+            item.role in ("user", "assistant") and bool(item.content) and looks_like_injection(item.content)
+        )
+    return item.addressed
 
 
 def truncate_middle(text: str, head: int, tail: int) -> str:
@@ -126,9 +151,10 @@ def _day(year: int, month: int, day: int) -> str:
 
 def _label(item: TranscriptItem) -> str:
     role = item.role.upper() if item.role != "tool" else "TOOL RESULT"
-    name = item.speaker if item.speaker and item.speaker.lower() != item.role else ""
+    speaker = safe_speaker(item.speaker, item.role)[0] if item.speaker else ""
+    name = speaker if speaker and speaker.lower() != item.role else ""
     if item.role == "tool":
-        name = item.tool_name or name
+        name = safe_tool(item.tool_name)[0] if item.tool_name else name
     label = f"{role} · {name}" if name else role
     if item.created_at is not None:
         label += f" · {format_date(item.created_at)}, {item.created_at:%H:%M}"
@@ -136,13 +162,16 @@ def _label(item: TranscriptItem) -> str:
 
 
 def render_transcript(items: list[TranscriptItem]) -> str:
-    """One block per turn, blank line between turns."""
+    """One block per turn, blank line between turns; bodies through `turn_body` (structure escaped, continuation
+    lines indented), with the speakers' names counted as labels too ("Caroline: …" on a line of its own)."""
+    names = frozenset(item.speaker for item in items if item.speaker)
     blocks = []
     for item in items:
         keep = TOOL_RESULT_KEEP if item.role == "tool" else MESSAGE_KEEP
-        lines = [f"{_label(item)}: {truncate_middle(item.content.strip(), *keep)}".rstrip()]
+        body = turn_body(truncate_middle(item.content.strip(), *keep), names=names)
+        lines = [f"{_label(item)}: {body}".rstrip()]
         for call in item.tool_calls:
-            arguments = truncate_middle(call["arguments"], *TOOL_ARGUMENTS_KEEP)
-            lines.append(f"[TOOL CALL · {call['name']}]: {arguments}")
+            arguments = turn_body(truncate_middle(call["arguments"], *TOOL_ARGUMENTS_KEEP), names=names)
+            lines.append(f"[TOOL CALL · {safe_tool(call['name'])[0]}]: {arguments}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)

@@ -1,13 +1,14 @@
 """One spelling throughout: US English ("Summarize", as in the button name
 "Summarize & Continue", which is a contract) in the pages, the messages and
-the docs. Word lists that must match what people type (the injection lexicon,
-the redaction patterns) and conversation data are exempt."""
+the docs. Word lists that must match what people type (the injection phrases in
+compaction/lexicon.py and compaction/safety, the redaction patterns) and
+conversation data are exempt."""
 
 import pathlib
 import re
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-EXEMPT = ("compaction/lexicon.py", "compaction/redaction", "chatcore/demo.py")
+EXEMPT = ("compaction/lexicon.py", "compaction/safety", "compaction/redaction", "chatcore/demo.py")
 BRITISH = re.compile(r"\b(?:[Ss]ummaris(?:e|ed|es|ing|er|ers|ation)|[Bb]ehaviour|[Rr]ecognis(?:e|ed|es|ing))\b")
 
 

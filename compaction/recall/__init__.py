@@ -25,6 +25,7 @@ from chatcore.search import SearchFilters, SearchHit, message_search
 from chatcore.search.highlight import snippet
 from compaction.dates import anchor_dates, format_day
 from compaction.redaction import redact
+from compaction.safety.structure import safe_speaker, safe_tool
 
 DEFAULT_CONTEXT = 1
 
@@ -57,14 +58,15 @@ def speaker_of(message: Message, channel: Channel) -> str:
     """Who said it: the imported speaker's name, else the author, the persona or the role."""
     named = message.metadata.get("speaker") if isinstance(message.metadata, dict) else None
     if isinstance(named, str) and named.strip():
-        return named.strip()[:100]
+        # The name goes into a tool result a model reads, one "date · speaker: text" line per turn: made safe.
+        return safe_speaker(named[:200], message.role)[0]
     if message.role == Message.Role.USER and message.author is not None:
         return message.author.get_username()
     if message.role == Message.Role.ASSISTANT and channel.persona is not None:
         return channel.persona.name
     if message.role == Message.Role.TOOL:
         metadata = stored_metadata(message.metadata)
-        return str(metadata.get("name") or metadata.get("tool_name") or "tool")
+        return safe_tool(str(metadata.get("name") or metadata.get("tool_name") or "tool"))[0]
     return message.role
 
 

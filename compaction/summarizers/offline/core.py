@@ -21,8 +21,8 @@ from compaction.summarizers.offline.entries import Entry
 from compaction.summarizers.offline.render import ACCOUNT_ATTEMPTS, render, timeline_entries
 from compaction.summarizers.offline.select import MIN_NEW_SHARE, greedy, worth
 from compaction.summarizers.offline.tools import attempts
-from compaction.summarizers.offline.units import Read, Unit, may_instruct, read_item, unit_of
-from compaction.transcript import TranscriptItem
+from compaction.summarizers.offline.units import Read, Unit, may_instruct, read_item, speaker_label, unit_of
+from compaction.transcript import TranscriptItem, addresses_model
 
 FIXED_SHARE = 0.7  # the most of the budget the sections with a share may take together
 
@@ -47,12 +47,12 @@ def analyse(
     """Every candidate unit of the transcript (and of the previous summary), valued; for a summary of `limit`
     tokens, only the pieces that could make it are analysed in full (see _worth_analysing)."""
     reads: list[Read] = []
-    set_aside = 0
+    set_aside_by: list[str] = []
     for index, item in enumerate(items):
-        if item.role in ("user", "assistant") and item.content and lexicon.looks_like_injection(item.content):
+        if addresses_model(item):
             # A message that addresses the summarizer is set aside whole: its other sentences are the
-            # payload of the same attempt.
-            set_aside += 1
+            # payload of the same attempt. The summary says whose it was, never what it asked for.
+            set_aside_by.append(speaker_label(item))
             continue
         reads.extend(read_item(index, item))
     carried, rejected = previous.carried_units(previous_summary) if previous_summary else ([], 0)
@@ -73,7 +73,8 @@ def analyse(
         idf=idf,
         values=values,
         carried=carried,
-        set_aside=set_aside + rejected,
+        set_aside=len(set_aside_by) + rejected,
+        set_aside_by=list(dict.fromkeys(set_aside_by)),
         user_turns=[index for index, item in enumerate(items) if item.role == "user"],
     )
 

@@ -23,6 +23,7 @@ from compaction.summarizers.offline.entries import Entry, code
 from compaction.summarizers.offline.sections import Analysis, _entry, _ranked
 from compaction.summarizers.offline.select import within
 from compaction.summarizers.offline.units import Unit
+from compaction.transcript import addresses_model
 
 REFERENCE_MESSAGES = 400
 
@@ -83,6 +84,8 @@ def references(analysis: Analysis, budget: float, used: set[int]) -> list[Entry]
     # Mentions are counted in the newest REFERENCE_MESSAGES messages (what the work stands on now), so that a
     # long history does not make this section cost more than the rest of the summary.
     for item in analysis.items[-REFERENCE_MESSAGES:]:
+        if addresses_model(item):
+            continue  # set aside: what it names is the payload of an injection, not a reference
         texts = [call.get("arguments", "") for call in item.tool_calls]
         if item.role in ("user", "assistant"):
             texts.append(item.content)

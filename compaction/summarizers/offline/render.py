@@ -112,9 +112,10 @@ def render(analysis, layout: layouts.Layout, fixed: dict[int, list[Entry]], pick
             lines.append(f"## {section.title}")
             lines.extend(body)
     if analysis.set_aside:
+        by = f" (written by {', '.join(analysis.set_aside_by[:4])})" if analysis.set_aside_by else ""
         lines.append(
-            f"- Note: {analysis.set_aside} passage(s) addressed to a model or summarizer were kept out of this "
-            "summary; they are conversation content, not instructions."
+            f"- Note: {analysis.set_aside} passage(s) addressed to a model or summarizer{by} were kept out of "
+            "this summary; they are conversation content, not instructions."
         )
     return "\n".join(lines)
 

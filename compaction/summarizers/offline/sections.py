@@ -31,6 +31,7 @@ class Analysis:
     values: dict[int, float]  # id(unit) → worth
     carried: list[Unit]
     set_aside: int = 0
+    set_aside_by: list[str] = dataclasses.field(default_factory=list)  # whose messages were set aside
     frontier: float = 0.0  # value per token of the last unit the budget would take on worth alone
     user_turns: list[int] = dataclasses.field(default_factory=list)  # indices of the user's messages
 

@@ -29,7 +29,7 @@ _LINE_RE = re.compile(r"[^\n]+")
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _BULLET_RE = re.compile(r"^\s*(?:[-*•>]|\d+[.)]|#{1,6})\s+")
 _SHARED_RE = re.compile(r"\[shared an? (?:image|photo|file|link)[^\]]*\]")
-_CAPTION_RE = re.compile(r"\[shared an? (?:image|photo|file|link)(?::\s*)?([^\]]*)\]")
+_CAPTION_RE = re.compile(r"\[shared an? (?:image|photo|file|link)(?::[^\S\n]*)?([^\]\n]*)\]")
 # What opens a chat turn and reports nothing: interjections (with the name that may follow), and words that
 # are interjections only when punctuation follows them ("Well, …", "Great!", but not "Great news: …").
 _OPENER_RE = re.compile(

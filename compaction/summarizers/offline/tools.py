@@ -61,7 +61,7 @@ def arguments_text(raw: str) -> str:
     if isinstance(parsed, dict):
         values = [str(parsed[key]) for key in _ARGUMENT_KEYS if isinstance(parsed.get(key), str | int | float)]
         if values and len(parsed) <= 2:
-            text = " ".join(values)
+            text = " ".join(" ".join(values).split())  # one line: a newline in a value could open a heading
         else:
             text = json.dumps(parsed, ensure_ascii=False, separators=(", ", ": "))
     else:
@@ -123,6 +123,8 @@ def attempts(items: list[TranscriptItem]) -> list[Attempt]:
 
 def _attempt(index: int, item: TranscriptItem, call: dict, result: int | None, tool: TranscriptItem | None) -> Attempt:
     failed, spans = outcome_spans(tool.content) if tool is not None else (False, [])
+    if tool is not None:  # a line of the result that addresses a model is not quoted as its outcome
+        spans = [(a, b) for a, b in spans if not lexicon.looks_like_injection(tool.content[a:b])]
     arguments = arguments_text(call.get("arguments", ""))
     quoted = " ".join(tool.content[a:b] for a, b in spans) if tool is not None else ""
     words = frozenset(lexicon.content_words(f"{call['name']} {arguments} {quoted}"))

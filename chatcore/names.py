@@ -1,0 +1,60 @@
+"""Names that go into a model's context or a summary, limited to a safe character set.
+
+A speaker's name or a tool's name comes from message metadata, written by
+whoever stored the message (an import, an API client, a model's tool call).
+Rendered into a turn label or a note, a newline, a bracket or a '#' in it
+could open a turn or a section of its own. A name is therefore its first
+line only, cut short, and made of letters, digits, spaces and a few marks;
+anything else is dropped. compaction.safety adds redaction and the
+injection check on top of these.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+SPEAKER_MAX_CHARS = 48
+TOOL_MAX_CHARS = 64
+# Invisible characters (format characters and fillers) are dropped before anything else.
+_INVISIBLE_RE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164"
+    "\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e01ef]"
+)
+_TOOL_UNSAFE_RE = re.compile(r"[^\w.\-:/]+")
+_SPEAKER_MARKS = frozenset(" .'’-_@&(),+")
+
+
+def _first_line(raw: object) -> str:
+    text = unicodedata.normalize("NFKC", _INVISIBLE_RE.sub("", str(raw or "")))
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > limit // 2 else limit].rstrip()
+
+
+def speaker_name_clean(raw: object, *, fallback: str) -> str:
+    """`raw` as a speaker's name: its first line, letters (any script), digits, spaces and . ' - _ @ & ( ) , +
+    and symbols such as emoji, at most SPEAKER_MAX_CHARS; `fallback` when nothing is left."""
+    kept = []
+    for character in _first_line(raw):
+        category = unicodedata.category(character)
+        if category[0] in "LMN" or category == "So" or character in _SPEAKER_MARKS:
+            kept.append(character)
+        else:
+            kept.append(" ")
+    name = _cut(" ".join("".join(kept).split()), SPEAKER_MAX_CHARS).strip(" .,-_")
+    return name or fallback
+
+
+def tool_name_clean(raw: object, *, fallback: str = "tool") -> str:
+    """`raw` as a tool's name: its first line, word characters and . - : / only, at most TOOL_MAX_CHARS."""
+    name = _TOOL_UNSAFE_RE.sub("_", _first_line(raw)).strip("_")[:TOOL_MAX_CHARS]
+    return name or fallback

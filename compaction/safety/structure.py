@@ -1,0 +1,127 @@
+"""Lines that could pass for structure, escaped; names made safe.
+
+The transcript a model reads is a sequence of turns, each opened by a label
+("[USER · Dana · 8 May 2023, 13:56]: …") at the start of a line, fenced
+between markers, and the summary it writes is Markdown with sections. A
+message, a tool result, a tool call's arguments or a name that contains a
+line shaped like any of those could open a turn of its own, close a fence or
+start a section. So, wherever a transcript or prompt is built:
+
+- each line of such text that reads (once folded) as a turn label, a fence
+  or chat-template marker, or a heading is escaped with a leading backslash
+  (`ESCAPE`), and the continuation lines of a turn are indented
+  (`turn_body`), so only the renderer's own labels start a line;
+- speaker and tool names are redacted (`compaction.redaction.redact`), cut
+  to their first line and a safe character set (`chatcore.names`), and
+  refused (the role stands in) when they are shaped like structure or
+  address a model.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+
+from chatcore.names import speaker_name_clean, tool_name_clean
+from compaction.redaction import redact
+from compaction.redaction.spans import PLACEHOLDER_RE
+from compaction.safety.injection import looks_like_injection
+from compaction.safety.normalize import fold
+
+ESCAPE = "\\"
+INDENT = "  "
+_ROLE = (
+    r"(?:user|assistant|system|developer|tool(?:[ _](?:result|call|output))?|function|human|ai|model|bot|operator|"
+    r"admin|summari[sz]er|earlier summary)"
+)
+_LEAD_RE = re.compile(r"^[\s>]*")
+_LABEL_RE = re.compile(
+    rf"\[[^\]\n]{{0,200}}\]\s*:|\[\s*{_ROLE}\b|{_ROLE}\s*(?:\([^)\n]{{0,60}}\)|[·•|\-–—][^:\n]{{0,80}})?\s*:"
+    rf"|(?:role|speaker|from|author|name)\s*:\s*{_ROLE}\b"
+)
+_FENCE_START_RE = re.compile(r"<<<|>>>|`{3,}|~{3,}|(?:begin|end)\s+(?:transcript|earlier summary|keep verbatim)\b")
+_MARKER_RE = re.compile(
+    r"<<<\s*(?:begin|end)\b|<\|\s*[a-z_]{2,30}\s*\|>|\[/?inst\]|<<\s*/?\s*sys\s*>>"
+    r"|</?\s*(?:system|user|assistant|transcript|conversation_summary|instructions?|human|ai|tool|developer|"
+    r"earlier_summary|context|message|im_start|im_end)\b[^<>\n]{0,80}>"
+)
+_HEADING_RE = re.compile(
+    r"#{1,6}(?:\s|$)|(?:={3,}|-{3,}|\*{3,}|_{3,})\s*$|\*\*[^*\n]{1,80}\*\*\s*:?\s*$|__[^_\n]{1,80}__\s*:?\s*$"
+    r"|(?:goal|goals|summary|instructions?|current state(?: and next steps)?|state|key (?:decisions|facts|points)"
+    r"(?: by day)?|decisions(?: to respect)?|settled|tried and outcome|done(?: and tried)?|rejected and why|"
+    r"open questions|next (?:steps|actions)|blockers(?: and risks)?|where it stands|background|account by day|"
+    r"files(?:, commands)? and (?:references|identifiers)|references(?: \([^)\n]*\))?|user instructions"
+    r"(?: \(verbatim\))?|opening exchange(?: \(verbatim\))?|hand-?over)\s*:?\s*$"
+)
+
+
+@functools.lru_cache(maxsize=256)
+def _names_re(names: frozenset[str]) -> re.Pattern[str] | None:
+    folded = sorted({fold(name) for name in names if len(name) >= 2}, key=len, reverse=True)
+    if not folded:
+        return None
+    alternatives = "|".join(re.escape(name) for name in folded)
+    return re.compile(rf"(?:{alternatives})\s*(?:\([^)\n]{{0,60}}\)|[·•|\-–—][^:\n]{{0,80}})?\s*:")
+
+
+def structural(line: str, *, names: frozenset[str] = frozenset(), headings: bool = True) -> bool:
+    """Whether `line` could be read as a turn label (of a role or of one of `names`), a fence or chat-template
+    marker, or (with `headings`) a Markdown heading or a summary's section title."""
+    folded = fold(line)
+    bare = folded[_LEAD_RE.match(folded).end() :]  # type: ignore[union-attr]  # the pattern always matches
+    if not bare:
+        return False
+    if _LABEL_RE.match(bare) or _FENCE_START_RE.match(bare) or _MARKER_RE.search(bare):
+        return True
+    if headings and _HEADING_RE.match(bare):
+        return True
+    names_re = _names_re(names) if names else None
+    return names_re is not None and names_re.match(bare) is not None
+
+
+def neutralize_lines(text: str, *, names: Iterable[str] = (), headings: bool = True) -> str:
+    """`text` with every structural line (see `structural`) escaped by a leading backslash; nothing else
+    changes."""
+    known = frozenset(names)
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        if line and structural(line, names=known, headings=headings):
+            lines[number] = ESCAPE + line
+    return "\n".join(lines)
+
+
+def turn_body(text: str, *, names: Iterable[str] = ()) -> str:
+    """The text of one turn as the transcript shows it: structural lines escaped, continuation lines indented
+    (a blank line stays blank), so that nothing in it starts a line the way a turn label does."""
+    escaped = neutralize_lines(text, names=names)
+    if "\n" not in escaped:
+        return escaped
+    first, *rest = escaped.split("\n")
+    return "\n".join([first, *(INDENT + line if line.strip() else "" for line in rest)])
+
+
+def _unbracketed(text: str) -> str:
+    return PLACEHOLDER_RE.sub(lambda match: "(redacted)", text)
+
+
+@functools.lru_cache(maxsize=4_096)
+def safe_speaker(raw: str, fallback: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """(name, redaction counts) of a speaker's name from metadata: redacted, its first line in the safe set,
+    `fallback` when it is empty, shaped like structure, or addressed to a model."""
+    redacted = redact(str(raw or ""))
+    first = next((line for line in redacted.text.splitlines() if line.strip()), "")
+    name = speaker_name_clean(_unbracketed(first), fallback=fallback)
+    if name != fallback and (structural(first) or structural(name) or looks_like_injection(first)):
+        name = fallback
+    return name, tuple(sorted(redacted.counts.items()))
+
+
+@functools.lru_cache(maxsize=4_096)
+def safe_tool(raw: str, fallback: str = "tool") -> tuple[str, tuple[tuple[str, int], ...]]:
+    """(name, redaction counts) of a tool's name: redacted, in the safe set of `chatcore.names.tool_name_clean`."""
+    redacted = redact(str(raw or ""))
+    name = tool_name_clean(_unbracketed(redacted.text), fallback=fallback)
+    if name != fallback and looks_like_injection(name.replace("_", " ")):
+        name = fallback
+    return name, tuple(sorted(redacted.counts.items()))
