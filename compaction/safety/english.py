@@ -97,7 +97,7 @@ INDIRECT_RE = re.compile(
     # the summarizer named: "AI summarizer —", "summarizer note", "for the summarizing model", "whoever condenses
     # this", "the assistant that will summarize this"
     r"|\b(?:ai|llm|model|automatic|automated) summari[sz]er\b|\bsummari[sz]er(?:'s)? (?:note|notice|instructions?|"
-    r"directive|memo)\b|\b(?:for|to) the summari[sz](?:er|ing (?:model|ai|assistant|llm|tool))\b"
+    r"directive|memo)\b|\b(?:for|to) the summari[sz]ing (?:model|ai|assistant|llm|tool)\b"
     r"|^\W*summari[sz]er\s*[—–:,-]"
     r"|\bwho(?:ever)? (?:condenses|summari[sz]es|compacts|recaps|reads|processes) (?:this|these)\b"
     rf"|\b{_MODEL} (?:that|which|who) (?:will |is going to |is about to |is )?(?:summari[sz]e|condense|compact|"
