@@ -16,17 +16,22 @@ import unicodedata
 
 SPEAKER_MAX_CHARS = 48
 TOOL_MAX_CHARS = 64
-# Invisible characters (format characters and fillers) are dropped before anything else.
-_INVISIBLE_RE = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164"
-    "\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e01ef]"
+# Every format character (Unicode category Cf: zero-width spaces and joiners, bidi controls, soft hyphen, tag
+# characters, ...), plus invisible characters of other categories (Hangul fillers, variation selectors,
+# the combining grapheme joiner). tests/compaction/test_safety_injection.py checks the table against
+# unicodedata. compaction.safety folds text with it too.
+INVISIBLE_RE = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    "\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u3164\uffa0\ufe00-\ufe0f\U000e0100-\U000e01ef]+"
 )
 _TOOL_UNSAFE_RE = re.compile(r"[^\w.\-:/]+")
 _SPEAKER_MARKS = frozenset(" .'’-_@&(),+")
 
 
 def _first_line(raw: object) -> str:
-    text = unicodedata.normalize("NFKC", _INVISIBLE_RE.sub("", str(raw or "")))
+    text = unicodedata.normalize("NFKC", INVISIBLE_RE.sub("", str(raw or "")))
     for line in text.splitlines():
         if line.strip():
             return line.strip()

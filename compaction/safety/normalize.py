@@ -18,16 +18,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# Every format character (Unicode category Cf: zero-width spaces and joiners, bidi controls, soft hyphen, tag
-# characters, ...), plus invisible characters of other categories (Hangul fillers, variation selectors,
-# the combining grapheme joiner). tests/compaction/test_safety_normalize.py checks the table against
-# unicodedata.
-INVISIBLE_RE = re.compile(
-    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-    "\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
-    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
-    "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u3164\uffa0\ufe00-\ufe0f\U000e0100-\U000e01ef]+"
-)
+from chatcore.names import INVISIBLE_RE
+
+__all__ = ["INVISIBLE_RE", "compact", "fold"]
+
 _LATIN_MARKS_RE = re.compile(r"(?<=[a-z])[\u0300-\u036f]+")
 _SPACES_RE = re.compile(r"[^\S\n]{2,}|[^\S\n ]")
 # Cyrillic and Greek letters drawn like Latin ones (lower case; folding lowers first).
