@@ -14,14 +14,23 @@ newest, which the monotone property allows to stop at the first hit).
 """
 
 from django.contrib.auth.models import User
+from django.db.models import Exists, OuterRef, QuerySet
 
-from chatcore.models import Message
+from chatcore.models import Channel, Message
 from compaction.gateway import conf
 
 
-def _deepest(queryset, hashes: list[str]) -> Message | None:
+def _deepest(channels: QuerySet[Channel], hashes: list[str]) -> Message | None:
+    """The deepest message with one of `hashes` in one of `channels`.
+
+    The channels are an EXISTS test on each hit, never a join: joined, SQLite's planner (which has no
+    statistics) walks the owner's channels and every message in them (the channel index) and tests
+    each hash, a cost that grew with the user's whole history on every call (`compaction_bench
+    --scenario gateway`); as a test it must find the messages by the chain hash index.
+    """
     return (
-        queryset.filter(chain_hash__in=hashes)
+        Message.objects.filter(chain_hash__in=hashes)
+        .filter(Exists(channels.filter(pk=OuterRef("channel_id"))))
         .select_related("channel", "channel__model", "channel__persona")
         .order_by("-depth", "-id")
         .first()
@@ -36,9 +45,9 @@ def deepest_match(*, user: User, hashes: list[str], channel_id: int | None = Non
     """
     if not hashes:
         return None
-    queryset = Message.objects.filter(channel__owner=user, channel__deleted_at__isnull=True)
+    queryset = Channel.objects.filter(owner=user, deleted_at__isnull=True)
     if channel_id is not None:
-        queryset = queryset.filter(channel_id=channel_id)
+        queryset = queryset.filter(pk=channel_id)
     tail = hashes[-conf.TAIL_PROBE :]
     found = _deepest(queryset, tail)
     if found is not None or len(hashes) <= len(tail):
