@@ -9,9 +9,10 @@ protocol's shape on assistant messages and `tool_call_id` a string on tool resul
 written before these checks (or by hand) may hold anything, so readers go through
 `stored_metadata`, `stored_tool_calls` and `metadata_display`, which never raise.
 
-Depth is measured without recursion: on parsed values with an explicit stack, and on JSON
-text before it is parsed (`json_loads_bounded`), because Python's json module recurses and a
-body nested thousands of levels deep would otherwise end in RecursionError, a server error.
+Depth is measured without recursion, on parsed values with an explicit stack. Python's json
+module recurses, and a body nested thousands of levels deep ends in its RecursionError, which
+`json_loads_bounded` turns into JSONTooDeep (a 400, not a server error); `json_depth_exceeds`
+measures JSON text without parsing it.
 """
 
 import json
