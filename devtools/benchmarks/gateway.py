@@ -88,6 +88,7 @@ def _server(config: dict, port: int, log: Path) -> subprocess.Popen:
         "SECRET_KEY": "gateway-benchmark",
         "SECURE_SSL_REDIRECT": "false",
         "LOG_LEVEL": "WARNING",
+        "LLM_HTTP_HOSTS": "127.0.0.1",  # the loopback model, over plain http with DEBUG off
     }
     command = [sys.executable, "-m", "uvicorn", "project.asgi:application", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--log-level", "warning", "--lifespan", "off"]
