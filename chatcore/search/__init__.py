@@ -28,12 +28,11 @@ from typing import TypedDict
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db.models import Q
 
-from chatcore import conf, selectors
+from chatcore import conf
 from chatcore.errors import NotFound
 from chatcore.models import Channel, Message
-from chatcore.search import engine, ranking
+from chatcore.search import engine, ranking, rows
 from chatcore.search.query import ParsedQuery, parse_query
 
 SCOPES = ("all", "summarized")
@@ -119,15 +118,14 @@ def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_t
 
 def _windows(hits: list[tuple[int, int]], segments: tuple[engine.Segment, ...], context: int) -> dict[int, Message]:
     """The messages at the hits' depths ± context on the path, by depth: one query."""
-    condition = Q(pk__in=[])
+    ranges = []
     for _message_id, depth in hits:
         low, high = depth - context, depth + context
         for segment in segments:
             lo, hi = max(low, segment.first_depth), min(high, segment.last_depth)
             if lo <= hi:
-                condition |= Q(segment=segment.segment, depth__range=(lo, hi))
-    messages = Message.objects.filter(condition).select_related("author")
-    return {m.depth: m for m in messages}
+                ranges.append((segment.segment, lo, hi))
+    return {m.depth: m for m in rows.messages_at(ranges=ranges)}
 
 
 def message_search(
@@ -151,16 +149,17 @@ def message_search(
     if channel.owner_id != getattr(user, "pk", None):
         raise NotFound("Channel not found.")
     parsed = _validate(query=query, limit=limit, scope=scope, context=context, roles=tuple(roles))
-    cursor = selectors.cursor_get(channel=channel, user=user)
-    if cursor is None:
+    state = rows.path_state(channel_id=channel.pk, user_id=user.pk)
+    if state is None:
         return SearchResults(parsed, [], None, 0)
-    boundary = cursor.summary.through_message if cursor.summary else None
+    boundary = state.boundary
     boundary_depth = boundary.depth if boundary else None
     if scope == "summarized" and boundary is None:
         return SearchResults(parsed, [], None, 0)
-    segments = engine.path_segments(leaf_id=cursor.leaf_id)
-    last: Message = boundary if scope == "summarized" and boundary is not None else cursor.leaf
-    messages = last.depth + 1
+    segments = engine.path_segments(leaf_id=state.leaf_id)
+    last = boundary if scope == "summarized" else None  # the end of what is searched, if not the leaf
+    messages = (last.depth if last else state.leaf_depth) + 1
+    path_tokens = last.path_tokens if last else state.leaf_path_tokens
     filters = engine.Filters(
         channel_id=channel.pk,
         segments=segments,
@@ -169,7 +168,7 @@ def message_search(
         since=since,
         until=until,
     )
-    ranked = _rank(parsed, filters, messages, last.path_tokens / messages, context)[:limit]
+    ranked = _rank(parsed, filters, messages, path_tokens / messages, context)[:limit]
     by_depth = _windows([(i, d) for _s, d, i in ranked], segments, context)
     hits = []
     for position, (score, depth, _message_id) in enumerate(ranked, start=1):

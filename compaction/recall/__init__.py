@@ -24,7 +24,7 @@ from chatcore.models import Channel, Message
 from chatcore.search import SearchFilters, SearchHit, message_search
 from chatcore.search.highlight import snippet
 from compaction.dates import anchor_dates, format_day
-from compaction.redaction import redact
+from compaction.redaction import Redacted, redact_many
 from compaction.safety.structure import safe_speaker, safe_tool
 
 DEFAULT_CONTEXT = 1
@@ -74,17 +74,19 @@ def _when(message: Message) -> str:
     return f"{format_day(message.created_at.date())}, {message.created_at:%H:%M}"
 
 
-def _turn(message: Message, channel: Channel, counts: Counter) -> str:
-    redacted = redact(message.content)
-    counts.update(redacted.counts)
+def _turn(message: Message, redacted: Redacted, channel: Channel) -> str:
     text = anchor_dates(" ".join(redacted.text.split()), said_on=message.created_at)
     return f"{_when(message)} · {speaker_of(message, channel)}: {text}"
 
 
-def _result(hit: SearchHit, channel: Channel, units: tuple[str, ...]) -> RecallResult:
+def _result(
+    hit: SearchHit, channel: Channel, units: tuple[str, ...], redacted: dict[int, Redacted], lines: dict[int, str]
+) -> RecallResult:
     counts: Counter = Counter()
-    lines = [_turn(m, channel, counts) for m in hit.window]
-    own = redact(hit.message.content).text
+    for message in hit.window:
+        counts.update(redacted[message.pk].counts)
+        if message.pk not in lines:  # a turn shown beside two hits is written once
+            lines[message.pk] = _turn(message, redacted[message.pk], channel)
     return RecallResult(
         id=hit.message.pk,
         rank=hit.rank,
@@ -92,12 +94,18 @@ def _result(hit: SearchHit, channel: Channel, units: tuple[str, ...]) -> RecallR
         role=hit.message.role,
         speaker=speaker_of(hit.message, channel),
         created_at=hit.message.created_at,
-        content="\n".join(lines),
-        snippet=snippet(own, units),
+        content="\n".join(lines[m.pk] for m in hit.window),
+        snippet=snippet(redacted[hit.message.pk].text, units),
         summarized=hit.summarized,
         message_ids=[m.pk for m in hit.window],
         redactions=dict(sorted(counts.items())),
     )
+
+
+def _redacted(hits: list[SearchHit]) -> dict[int, Redacted]:
+    """Every message shown, redacted once (neighbouring hits share turns), in one scan of the batch."""
+    shown = {m.pk: m for hit in hits for m in (hit.message, *hit.window)}
+    return dict(zip(shown, redact_many([m.content for m in shown.values()]), strict=True))
 
 
 def recall_search(
@@ -106,10 +114,12 @@ def recall_search(
     """`message_search` (with the same filters), each hit shown with its neighbours, redacted, dated and highlighted."""
     found = message_search(channel=channel, user=user, query=query, context=context, **filters)
     units = found.query.units
+    redacted = _redacted(found.hits)
+    lines: dict[int, str] = {}
     return Recall(
         query=query,
         terms=list(units),
-        results=[_result(hit, channel, units) for hit in found.hits],
+        results=[_result(hit, channel, units, redacted, lines) for hit in found.hits],
         searched=found.searched,
         summarized_through=found.boundary.pk if found.boundary else None,
     )
