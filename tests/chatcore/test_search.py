@@ -199,3 +199,26 @@ def test_query_count_does_not_grow_with_the_path(channel):
     with CaptureQueriesContext(connection) as long:
         message_search(channel=channel, user=channel.owner, query="quokka word3-1")
     assert len(short.captured_queries) == len(long.captured_queries) <= 6
+
+
+def test_the_boundary_and_the_windows_are_loaded_as_the_orm_loads_them(
+    channel, conversation, django_assert_num_queries
+):
+    """They are read with plain SQL (chatcore.search.rows): dates, JSON and the author must come back converted."""
+    say(channel, "user", "The migration is done.", metadata={"speaker": "Ana"}, author=channel.owner)
+    services.summary_write(channel=channel, through_message=conversation[5], content="Summary.", created_by=None)
+    found = message_search(channel=channel, user=channel.owner, query="migration", context=1)
+    stored = Message.objects.get(pk=conversation[5].pk)
+    assert found.boundary == stored
+    assert (found.boundary.created_at, found.boundary.metadata, found.boundary.path_tokens) == (
+        stored.created_at,
+        stored.metadata,
+        stored.path_tokens,
+    )
+    shown = {m.pk: m for hit in found.hits for m in hit.window}
+    expected = {m.pk: m for m in Message.objects.filter(pk__in=shown).select_related("author")}
+    assert set(shown) == set(expected) and len(shown) >= 4
+    with django_assert_num_queries(0):
+        loaded = {pk: (m.created_at, m.metadata, m.author, m.content, m.depth) for pk, m in shown.items()}
+    assert loaded == {pk: (m.created_at, m.metadata, m.author, m.content, m.depth) for pk, m in expected.items()}
+    assert ({"speaker": "Ana"}, channel.owner) in [(metadata, author) for _at, metadata, author, *_ in loaded.values()]
