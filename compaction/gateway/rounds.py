@@ -23,7 +23,8 @@ import dataclasses
 from django.contrib.auth.models import User
 
 from chatcore.errors import ModelCallFailed
-from chatcore.llm_chat import ChatTurn, allm_chat
+from chatcore.llm_chat import ChatCall, ChatTurn, allm_chat
+from chatcore.llm_stream import ChatStream
 from chatcore.replies import ReplyPlan
 from chatcore.tool_rounds import ToolLoop, call_name
 from chatcore.tools import ReplyTool
@@ -72,17 +73,29 @@ class Spent:
         self.output_tokens += result.output_tokens
 
 
+def round_call(*, user: User, turn: Turn, loop: ToolLoop) -> ChatCall:
+    """This round's request upstream, the same whether it is awaited whole or streamed."""
+    return {
+        "messages": loop.messages,
+        "user": user,
+        "channel": turn.channel,
+        "params": loop.params,
+        "trigger": "gateway",
+        "override": turn.model,
+    }
+
+
+async def round_stream(*, user: User, turn: Turn, loop: ToolLoop) -> ChatStream:
+    """This round's request streamed, opened on the first model that answers (see ChatStream.start)."""
+    stream = ChatStream(**round_call(user=user, turn=turn, loop=loop))
+    await stream.start()
+    return stream
+
+
 async def answer_complete(*, user: User, turn: Turn, loop: ToolLoop, spent: Spent) -> ChatTurn:
     """Ask the model, running the server's rounds, until a turn is the client's (not stored here)."""
     while True:
-        result = await allm_chat(
-            messages=loop.messages,
-            user=user,
-            channel=turn.channel,
-            params=loop.params,
-            trigger="gateway",
-            override=turn.model,
-        )
+        result = await allm_chat(**round_call(user=user, turn=turn, loop=loop))
         spent.add(result)
         if not await loop.tools_ran(result):
             return client_turn(result, turn.tools)

@@ -32,7 +32,7 @@ from chatcore.errors import ModelCallFailed
 from chatcore.llm_chat import ChatDelta, ChatTurn
 from chatcore.llm_stream import ChatStream
 from chatcore.tool_rounds import ToolLoop
-from compaction.gateway.rounds import Spent, client_turn
+from compaction.gateway.rounds import Spent, client_turn, round_stream
 from compaction.gateway.services import Turn, turn_reply_store, upstream_error
 
 logger = logging.getLogger(__name__)
@@ -110,19 +110,6 @@ class _Relay:
         return dataclasses.replace(stream.partial(), content="".join(self.shown + self.turn_shown), tool_calls=[])
 
 
-async def _next_round(*, user: User, turn: Turn, loop: ToolLoop) -> ChatStream:
-    stream = ChatStream(
-        messages=loop.messages,
-        user=user,
-        channel=turn.channel,
-        params=loop.params,
-        trigger="gateway",
-        override=turn.model,
-    )
-    await stream.start()
-    return stream
-
-
 async def completion_events(
     *, user: User, turn: Turn, loop: ToolLoop, stream: ChatStream, include_usage: bool
 ) -> AsyncIterator[bytes]:
@@ -141,7 +128,7 @@ async def completion_events(
             if not await loop.tools_ran(result):
                 break
             relay.round_ran()
-            stream = await _next_round(user=user, turn=turn, loop=loop)
+            stream = await round_stream(user=user, turn=turn, loop=loop)
         answer, owed = relay.answer(result, turn)
         for piece in owed:
             yield chunks.choice(piece)

@@ -23,13 +23,12 @@ from django.views.decorators.csrf import csrf_exempt
 from chatcore import selectors as chatcore_selectors
 from chatcore.errors import ModelCallFailed, ServiceError
 from chatcore.llm_chat import ChatTurn
-from chatcore.llm_stream import ChatStream
 from chatcore.metadata import json_loads_bounded
 from chatcore.throttling import ExpensiveRateThrottle
 from compaction.gateway import conf
 from compaction.gateway.auth import gateway_user
 from compaction.gateway.protocol import CompletionRequest, ProtocolError, completion_request, error_from_validation
-from compaction.gateway.rounds import Spent, answer_complete, turn_loop
+from compaction.gateway.rounds import Spent, answer_complete, round_stream, turn_loop
 from compaction.gateway.services import Turn, model_for_request, turn_prepare, turn_reply_store, upstream_error
 from compaction.gateway.streaming import completion_events
 
@@ -171,15 +170,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
         turn.timings["cpu"] = (time.process_time() - cpu) * 1000  # the server process's, this request's when alone
         body = _completion_body(turn=turn, result=result, spent=spent)
         return JsonResponse(body, headers=turn_headers(turn))
-    stream = ChatStream(
-        messages=loop.messages,
-        user=user,
-        channel=turn.channel,
-        params=loop.params,
-        trigger="gateway",
-        override=turn.model,
-    )
-    await stream.start()
+    stream = await round_stream(user=user, turn=turn, loop=loop)
     events = completion_events(user=user, turn=turn, loop=loop, stream=stream, include_usage=completion.include_usage)
     content: AsyncIterator[bytes] | Iterator[bytes] = events
     if not isinstance(request, ASGIRequest):
