@@ -9,23 +9,13 @@ from chatcore.models import Channel, Cursor, Message, UsageEntry
 from chatcore.tokens import count_tokens
 from compaction.models import CompactionSettings
 from devtools.loopback_llm import Reply
+from tests.compaction.gateway.client_tools import WEATHER_CALL, WEATHER_TOOLS
 from tests.compaction.recall_calls import PORT_FACT, recall_call, summarized_channel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MODEL = "loopback-chat"
 ANSWER = "The kiwi deployment uses port 8443."
-WEATHER = {"id": "call_7", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Weather of a city",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-        },
-    }
-]
 
 
 @pytest.fixture
@@ -164,9 +154,9 @@ def test_text_streamed_before_a_recall_call_opens_the_answer(openai_client, chan
 @pytest.mark.parametrize("stream", [False, True])
 def test_the_client_s_tool_calls_are_passed_back_without_ours(openai_client, channel, llm_server, stream):
     """A turn calling a client tool is the client's, even beside a recall call (which is left out)."""
-    llm_server.script(Reply(content="", tool_calls=[recall_call("weather"), WEATHER], finish_reason="tool_calls"))
+    llm_server.script(Reply(content="", tool_calls=[recall_call("weather"), WEATHER_CALL], finish_reason="tool_calls"))
     history = [*history_of(channel), {"role": "user", "content": "Weather in Oslo?"}]
-    response = openai_client.chat.completions.create(model=MODEL, messages=history, tools=TOOLS, stream=stream)
+    response = openai_client.chat.completions.create(model=MODEL, messages=history, tools=WEATHER_TOOLS, stream=stream)
     if stream:
         calls: dict[int, dict] = {}
         for chunk in response:
@@ -178,25 +168,25 @@ def test_the_client_s_tool_calls_are_passed_back_without_ours(openai_client, cha
         assert list(calls.values()) == [{"id": "call_7", "name": "get_weather", "arguments": '{"city": "Oslo"}'}]
     else:
         message = response.choices[0].message
-        assert [call.model_dump() for call in message.tool_calls] == [WEATHER]
+        assert [call.model_dump() for call in message.tool_calls] == [WEATHER_CALL]
         assert response.choices[0].finish_reason == "tool_calls"
 
     (request,) = llm_server.requests
     assert tool_names(request) == ["get_weather", "recall_history"]
     turn = stored_turn(channel)
     assert [m.role for m in turn] == ["user", "assistant"]  # no server round
-    assert turn[1].metadata["tool_calls"] == [WEATHER]
+    assert turn[1].metadata["tool_calls"] == [WEATHER_CALL]
     assert not UsageEntry.objects.filter(role="tool").exists()
     # the client runs its tool and sends the result: it lands under the stored call
     llm_server.script(Reply(content="Sunny."))
-    follow = [*history, {"role": "assistant", "content": None, "tool_calls": [WEATHER]}]
+    follow = [*history, {"role": "assistant", "content": None, "tool_calls": [WEATHER_CALL]}]
     follow.append({"role": "tool", "tool_call_id": "call_7", "content": "12 °C, sunny"})
     assert openai_client.chat.completions.create(model=MODEL, messages=follow).choices[0].message.content == "Sunny."
     assert Message.objects.get(channel=channel, role="tool", content="12 °C, sunny").parent_id == turn[1].pk
 
 
 def test_a_client_tool_named_recall_history_is_the_client_s(openai_client, channel, llm_server):
-    theirs = {**TOOLS[0], "function": {**TOOLS[0]["function"], "name": "recall_history"}}
+    theirs = {**WEATHER_TOOLS[0], "function": {**WEATHER_TOOLS[0]["function"], "name": "recall_history"}}
     llm_server.script(Reply(content="", tool_calls=[recall_call("kiwi")], finish_reason="tool_calls"))
     history = [*history_of(channel), {"role": "user", "content": "Which port?"}]
     completion = openai_client.chat.completions.create(model=MODEL, messages=history, tools=[theirs])

@@ -9,21 +9,11 @@ import pytest
 
 from chatcore.models import Channel, Cursor, Message, UsageEntry
 from devtools.loopback_llm import Reply
+from tests.compaction.gateway.client_tools import WEATHER_CALL, WEATHER_TOOLS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MODEL = "loopback-chat"
-CALL = {"id": "call_7", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Weather of a city",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-        },
-    }
-]
 
 
 def test_a_streamed_answer_arrives_in_chunks_and_is_stored_once(openai_client, chat_model, llm_server):
@@ -104,10 +94,14 @@ def test_a_model_failing_before_its_first_token_is_an_http_error(openai_client, 
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_tool_calls_pass_through_and_the_tool_turn_continues_the_branch(openai_client, chat_model, llm_server, stream):
-    llm_server.script(Reply(content=None, tool_calls=[CALL], finish_reason="tool_calls"), Reply(content="Sunny, 21°C."))
+    llm_server.script(
+        Reply(content=None, tool_calls=[WEATHER_CALL], finish_reason="tool_calls"), Reply(content="Sunny, 21°C.")
+    )
     history = [{"role": "user", "content": "Weather in Oslo?"}]
     if stream:
-        chunks = list(openai_client.chat.completions.create(model=MODEL, messages=history, tools=TOOLS, stream=True))
+        chunks = list(
+            openai_client.chat.completions.create(model=MODEL, messages=history, tools=WEATHER_TOOLS, stream=True)
+        )
         fragments = [c.choices[0].delta.tool_calls for c in chunks if c.choices and c.choices[0].delta.tool_calls]
         arguments = "".join(f[0].function.arguments or "" for f in fragments)
         call = {
@@ -118,24 +112,24 @@ def test_tool_calls_pass_through_and_the_tool_turn_continues_the_branch(openai_c
         finish = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
         assistant = {"role": "assistant", "content": None, "tool_calls": [call]}
     else:
-        completion = openai_client.chat.completions.create(model=MODEL, messages=history, tools=TOOLS)
+        completion = openai_client.chat.completions.create(model=MODEL, messages=history, tools=WEATHER_TOOLS)
         finish = [completion.choices[0].finish_reason]
         assistant = completion.choices[0].message  # the SDK's own object, resent as SDK users do
         call = assistant.tool_calls[0].model_dump()
-    assert finish == ["tool_calls"] and call == CALL
+    assert finish == ["tool_calls"] and call == WEATHER_CALL
     history += [assistant, {"role": "tool", "tool_call_id": "call_7", "content": '{"temp": 21, "sky": "sunny"}'}]
 
-    answer = openai_client.chat.completions.create(model=MODEL, messages=history, tools=TOOLS)
+    answer = openai_client.chat.completions.create(model=MODEL, messages=history, tools=WEATHER_TOOLS)
 
     assert answer.choices[0].message.content == "Sunny, 21°C."
     assert Message.objects.count() == 4 and Channel.objects.count() == 1
     stored_call = Message.objects.get(role="assistant", content="")
-    assert stored_call.metadata["tool_calls"] == [CALL]
+    assert stored_call.metadata["tool_calls"] == [WEATHER_CALL]
     tool = Message.objects.get(role="tool")
     assert (tool.parent, tool.metadata["tool_call_id"]) == (stored_call, "call_7")
     sent = llm_server.requests[-1]
-    assert sent["tools"] == TOOLS
-    assert sent["messages"][1] == {"role": "assistant", "content": "", "tool_calls": [CALL]}
+    assert sent["tools"] == WEATHER_TOOLS
+    assert sent["messages"][1] == {"role": "assistant", "content": "", "tool_calls": [WEATHER_CALL]}
     assert sent["messages"][2] == {"role": "tool", "content": '{"temp": 21, "sky": "sunny"}', "tool_call_id": "call_7"}
 
 
