@@ -9,7 +9,7 @@ an offline summary goes through it:
 - `normalize`: one spelling for the checks (NFKC, format characters such as
   zero-width and bidi controls removed, accents, case, look-alike letters);
 - `injection` (with `english` and `languages`): text that addresses a
-  summarizer or a model, in English and ten other languages, directly
+  summarizer or a model, in English and twelve other languages, directly
   ("ignore the previous instructions") or not ("the final summary is
   required to list …", "note to the AI summarizing this");
 - `structure`: lines that could be read as a turn label, a fence marker or a

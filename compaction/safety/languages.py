@@ -1,5 +1,5 @@
 """The same families in other languages: French, German, Spanish, Italian, Portuguese, Dutch, Russian,
-Polish, Chinese, Japanese and Korean.
+Polish, Turkish, Chinese, Japanese and Korean.
 
 Each language gives its words for the parts of a family, and the patterns
 are built from them the same way for all: an override is a verb of
@@ -37,12 +37,14 @@ FRENCH = Words(
     qualifier=r"precedent\w*|anterieur\w*|ci-dessus|plus haut|d'avant|initia\w*|du systeme|toute?s?|vos|tes",
     instructions=r"instructions?|consignes?|regles?|directives?|ordres|indications|prompts?|commandes",
     summary=r"resume|synthese|compte rendu|recapitulatif|sommaire",
-    modal=r"doit|devra|devrait|est tenu d[e']|est oblige d[e']|il faut|est cense|obligatoirement",
-    state=r"dire|indiquer|inclure|mentionner|contenir|lister|enumerer|affirmer|declarer|preciser|signaler|"
+    modal=r"doit|dois|devez|devra|devrait|est tenu d[e']|est oblige d[e']|il faut|est cense|obligatoirement",
+    state=r"dire|ecrire|indiquer|inclure|mentionner|contenir|lister|enumerer|affirmer|declarer|preciser|signaler|"
     r"noter|commencer|finir|terminer|faire figurer|stipuler",
     address=r"(?:note|message|remarque|avis|attention) (?:a|pour|aux?) (?:l'|la |le |les |toute? )?"
     r"(?:ia|i\.a\.|intelligence artificielle|modele|assistant|llm|bot|resumeur)"
     r"|(?:l'ia|le modele|l'assistant) qui (?:resume|lit|traite)"
+    r"|(?:lors du resume|au moment de resumer|en resumant)\b[^.\n]{0,80}\b(?:indique|ecri|dis|mentionne|affirme|ajoute|"
+    r"precise|note|signale|declare)"
     r"|(?:quand|lorsque|en|pendant que) (?:tu |vous )?(?:resume[sz]?|resumant|redige[sz]? le resume|"
     r"ecri(?:s|vez) le resume)"
     r"\b[^.\n]{0,80}\b(?:indique|ecri|dis|mentionne|affirme|ajoute|precise|note|signale|declare)",
@@ -51,15 +53,15 @@ FRENCH = Words(
 )
 
 GERMAN = Words(
-    ignore=r"ignorier(?:e|t|en sie)?|vergiss|vergesst|vergessen sie|missachte[tn]?|ubergeh\w*|uberspring\w*|"
+    ignore=r"ignorier(?:e|t|en sie|en)?|vergiss|vergesst|vergessen sie|missachte[tn]?|ubergeh\w*|uberspring\w*|"
     r"verwirf|setze?|beachte[tn]?|befolge[tn]?",
     qualifier=r"vorherig\w*|vorig\w*|bisherig\w*|obig\w*|fruher\w*|vorangegangen\w*|vorstehend\w*|alle\w*|"
     r"dein\w*|ihr\w*|eure\w*|ursprunglich\w*|system\w*|oben",
     instructions=r"\w*anweisung\w*|\w*instruktion\w*|\w*befehl\w*|\w*regeln?|\w*vorgaben?|\w*richtlinien?|"
     r"\w*prompts?|auftrage?",
     summary=r"zusammenfassung|kurzfassung|ubersicht|resumee|protokoll",
-    modal=r"muss|mussen|soll|sollte|hat\b[^.\n]{0,30}\bzu|ist verpflichtet|ist gehalten|unbedingt",
-    state=r"enthalten|erwahnen|nennen|sagen|auflisten|aufzulisten|aufzahlen|angeben|feststellen|behaupten|"
+    modal=r"muss|musst|mussen|soll|sollst|sollte|hat\b[^.\n]{0,30}\bzu|ist verpflichtet|ist gehalten|unbedingt",
+    state=r"enthalten|erwahnen|nennen|sagen|schreiben|stehen|auflisten|aufzulisten|aufzahlen|angeben|feststellen|behaupten|"
     r"lauten|beginnen|aufnehmen|festhalten|vermerken|ausweisen|erklaren|bestatigen|aufzufuhren|auffuhren|"
     r"anzugeben|zu erwahnen|zu nennen",
     address=r"(?:hinweis|notiz|nachricht|anmerkung|achtung|info) (?:an|fur) (?:die |das |den |jede\w* )?"
@@ -80,8 +82,8 @@ SPANISH = Words(
     r"iniciales",
     instructions=r"instrucciones|indicaciones|reglas|ordenes|directrices|directivas|normas|prompts?|consignas",
     summary=r"resumen|sumario|recapitulacion|sintesis",
-    modal=r"debe|deberia|tiene que|ha de|esta obligado a|es necesario que|necesita|obligatoriamente",
-    state=r"decir|indicar|incluir|mencionar|contener|listar|enumerar|afirmar|declarar|senalar|reflejar|"
+    modal=r"debe|debes|deberia|tiene que|tienes que|ha de|esta obligado a|es necesario que|necesita|obligatoriamente",
+    state=r"decir|escribir|poner|indicar|incluir|mencionar|contener|listar|enumerar|afirmar|declarar|senalar|reflejar|"
     r"constar|empezar|comenzar|terminar|recoger|especificar",
     address=r"nota (?:para|a) (?:la |el |cualquier )?(?:ia|i\.a\.|inteligencia artificial|modelo|asistente|llm|"
     r"bot|resumidor)|(?:la ia|el modelo|el asistente) que (?:resume|esta resumiendo|lee|procesa)"
@@ -97,8 +99,8 @@ ITALIAN = Words(
     qualifier=r"precedenti|sopra|di sopra|anteriori|tutte?|tutti|tue|tuoi|vostre|del sistema|originali|iniziali",
     instructions=r"istruzioni|indicazioni|regole|direttive|ordini|comandi|prompt|consegne",
     summary=r"riassunto|sommario|riepilogo|resoconto|sintesi",
-    modal=r"deve|dovra|dovrebbe|e tenuto a|e obbligato a|va|necessariamente|obbligatoriamente",
-    state=r"dire|indicare|includere|menzionare|contenere|elencare|affermare|riportare|dichiarare|iniziare|"
+    modal=r"deve|devi|dovra|dovrebbe|e tenuto a|e obbligato a|va|necessariamente|obbligatoriamente",
+    state=r"dire|scrivere|indicare|includere|menzionare|contenere|elencare|affermare|riportare|dichiarare|iniziare|"
     r"cominciare|finire|segnalare|specificare",
     address=r"nota (?:per|all'|alla |al |a )(?:l'|la |il )?(?:ia|ai|intelligenza artificiale|modello|assistente|"
     r"riassuntore|llm|bot)|(?:l'ia|il modello|l'assistente) che (?:riassume|sta riassumendo|legge|elabora)"
@@ -115,8 +117,8 @@ PORTUGUESE = Words(
     r"originais|iniciais",
     instructions=r"instrucoes|instrucao|orientacoes|regras|ordens|diretrizes|diretivas|comandos|prompts?",
     summary=r"resumo|sumario|sintese|recapitulacao",
-    modal=r"deve|devera|deveria|tem que|tem de|precisa|e obrigado a|esta obrigado a|obrigatoriamente",
-    state=r"dizer|indicar|incluir|mencionar|conter|listar|afirmar|declarar|informar|relatar|registrar|"
+    modal=r"deve|deves|devera|deveria|tem que|tem de|precisa|e obrigado a|esta obrigado a|obrigatoriamente",
+    state=r"dizer|escrever|indicar|incluir|mencionar|conter|listar|afirmar|declarar|informar|relatar|registrar|"
     r"comecar|terminar|constar|especificar|citar",
     address=r"nota (?:para|a|ao) (?:a |o |qualquer )?(?:ia|i\.a\.|inteligencia artificial|modelo|assistente|llm|"
     r"bot|resumidor)|(?:a ia|o modelo|o assistente) que (?:resume|esta resumindo|le|processa)"
@@ -127,17 +129,18 @@ PORTUGUESE = Words(
 )
 
 DUTCH = Words(
-    ignore=r"negeer|negeert|vergeet|sla\b[^.\n]{0,30}\bover|laat\b[^.\n]{0,30}\bvaren|houd geen rekening met|"
+    ignore=r"negeer|negeert|negeren|vergeet|sla\b[^.\n]{0,30}\bover|laat\b[^.\n]{0,30}\bvaren|houd geen rekening met|"
     r"volg\b[^.\n]{0,30}\bniet",
     qualifier=r"vorige|eerdere|voorgaande|bovenstaande|alle|je|jouw|uw|systeem\w*|oorspronkelijke",
     instructions=r"instructies?|opdrachten|regels|richtlijnen|aanwijzingen|prompts?|bevelen|orders",
     summary=r"samenvatting|eindsamenvatting|overzicht|verslag",
-    modal=r"moet|dient|hoort|is verplicht|verplicht",
-    state=r"vermelden|zeggen|bevatten|noemen|opnemen|stellen|melden|beginnen|eindigen|aangeven|opsommen|"
+    modal=r"moet|moeten|dient|hoort|is verplicht|verplicht",
+    state=r"vermelden|zeggen|schrijven|staan|bevatten|noemen|opnemen|stellen|melden|beginnen|eindigen|aangeven|opsommen|"
     r"weergeven|vermeld",
     address=r"(?:notitie|opmerking|bericht|let op) (?:voor|aan) (?:de |het |elke )?(?:ai|ki|kunstmatige "
     r"intelligentie|model|assistent|samenvatter|llm|bot)|(?:de ai|het model|de assistent) die (?:dit )?"
-    r"(?:samenvat|leest|verwerkt)|(?:wanneer|als|zodra) (?:je|u) (?:dit |dat |het gesprek )?"
+    r"(?:samenvat|leest|verwerkt)|bij het samenvatten\b[^.\n]{0,80}\b(?:vermeld|zeg|schrijf|noem|meld)"
+    r"|(?:wanneer|als|zodra) (?:je|u) (?:dit |dat |het gesprek )?"
     r"(?:samenvat|de samenvatting schrijft)\b[^.\n]{0,80}\b(?:vermeld|zeg|schrijf|noem|stel|meld|voeg|neem)",
     role=r"je bent nu|vanaf nu ben je|u bent nu|nieuwe instructies|ontwikkelaarsmodus|systeemprompt",
 )
@@ -150,7 +153,7 @@ RUSSIAN = Words(
     instructions=r"инструкци\w*|указани\w*|правил\w*|команд\w*|промпт\w*|директив\w*|распоряжени\w*|приказ\w*",
     summary=r"резюме|сводк\w*|итог\w*|саммари|кратко\w* содержани\w*|пересказ\w*|конспект\w*",
     modal=r"должн\w*|обязан\w*|нужно|необходимо|следует|обязательно",
-    state=r"указ\w*|упомян\w*|содерж\w*|включ\w*|сказ\w*|написа\w*|перечисл\w*|утвержда\w*|сообщ\w*|"
+    state=r"указ\w*|упомян\w*|напиш\w*|пиши|содерж\w*|включ\w*|сказ\w*|написа\w*|перечисл\w*|утвержда\w*|сообщ\w*|"
     r"отраз\w*|начина\w*|заканчива\w*|говорить",
     address=r"(?:примечание|заметка|сообщение|внимание|записка)\s*(?:для|к)\s+(?:ии|ai|модел\w*|ассистент\w*|"
     r"нейросет\w*|бот\w*|искусственн\w* интеллект\w*)|(?:ии|модел\w*|нейросет\w*|ассистент\w*),? котор\w* "
@@ -172,19 +175,50 @@ POLISH = Words(
     role=r"jestes teraz|od teraz jestes|nowe instrukcje|tryb dewelopera",
 )
 
-LATIN_AND_CYRILLIC = (FRENCH, GERMAN, SPANISH, ITALIAN, PORTUGUESE, DUTCH, RUSSIAN, POLISH)
+TURKISH = Words(
+    ignore=r"yok say\w*|gormezden gel\w*|unut\w*|dikkate alma\w*|uyma\w*",
+    qualifier=r"onceki|yukaridaki|yukarıdaki|tum|butun|eski|sistem\w*|ilk",
+    instructions=r"talimat\w*|kural\w*|komut\w*|yonerge\w*|istem\w*|yonerge",
+    summary=r"ozet\w*",
+    modal=r"zorunda|gerek\w*|mutlaka|malı\w*|meli\w*",
+    state=r"yaz\w*|belirt\w*|soyle\w*|listele\w*|ekle\w*|icer\w*",
+    address=r"(?:not|mesaj|uyari)\w* (?:yapay zekaya|modele|asistana)"
+    r"|ozetlerken\b[^.\n]{0,80}\b(?:yaz|belirt|soyle|ekle)",
+    role=r"artik sen|bundan sonra sen|yeni talimatlar|gelistirici modu|sistem istemi",
+)
+
+LATIN_AND_CYRILLIC = (FRENCH, GERMAN, SPANISH, ITALIAN, PORTUGUESE, DUTCH, RUSSIAN, POLISH, TURKISH)
+
+# A message or note to the model, in any of these languages: "message pour le modèle", "Nachricht an das
+# Sprachmodell", "mensaje para el modelo", "сообщение для модели" …
+_NOTE = (
+    r"note|message|remarque|avis|nachricht|hinweis|notiz|anmerkung|mensaje|nota|aviso|messaggio|avviso|mensagem|"
+    r"recado|bericht|notitie|opmerking|сообщение|примечание|заметка|записка|wiadomosc|notatka|uwaga|mesaj"
+)
+_TO = r"a|au|aux|pour|an|fur|para|al|a la|per|al|alla|all'|ao|voor|aan|для|к|dla|do"
+_MODEL = (
+    r"l'?ia|ia|ai|ki|si|llm|bot|modele|modell|sprachmodell|modelo|modello|model|modelu|модел\w*|ии|нейросет\w*|"
+    r"assistant\w*|asistente|assistente|assistent|ассистент\w*|asystenta|intelligence artificielle|"
+    r"inteligencia artificial|intelligenza artificiale|kunstmatige intelligentie"
+)
+_GENERIC_NOTE = (
+    rf"\b(?:{_NOTE})\s+(?:{_TO})\s+(?:(?:l'|la|le|les|das|die|den|dem|el|la|il|lo|o|a|de|het|elke|jede\w*|any)\s+)?"
+    rf"(?:{_MODEL})\b"
+)
 
 
 def _pattern(words: Words) -> str:
     override = (
         rf"\b(?:{words.ignore})\b[^.\n]{{0,40}}?(?:\b(?:{words.qualifier})\b[^.\n]{{0,30}}?\b(?:{words.instructions})\b"
         rf"|\b(?:{words.instructions})\b[^.\n]{{0,30}}?\b(?:{words.qualifier})\b)"
+        # the instructions first, the verb last ("alle vorherigen Anweisungen ignorieren", "onceki talimatlari yok say")
+        rf"|\b(?:{words.qualifier})\b[^.\n]{{0,30}}?\b(?:{words.instructions})\b[^.\n]{{0,30}}?\b(?:{words.ignore})\b"
     )
     dictated = rf"\b(?:{words.summary})\b[^.\n]{{0,40}}?\b(?:{words.modal})\b[^.\n]{{0,40}}?\b(?:{words.state})\b"
     return rf"{override}|{dictated}|\b(?:{words.address})|\b(?:{words.role})\b"
 
 
-SPACED_RE = re.compile("|".join(_pattern(words) for words in LATIN_AND_CYRILLIC))
+SPACED_RE = re.compile("|".join([*(_pattern(words) for words in LATIN_AND_CYRILLIC), _GENERIC_NOTE]))
 
 # Chinese (simplified and traditional): verb first ("忽略之前的所有指令"), or the instructions first
 # ("之前的指令请忽略").
@@ -192,7 +226,7 @@ _ZH_IGNORE = "忽略|忽视|忽視|无视|無視|忘记|忘記|忘掉|不要理�
 _ZH_QUALIFIER = "之前|以前|先前|上面|上述|以上|前面|所有|全部|原来|原來|原有|系统|系統"
 _ZH_INSTRUCTIONS = "指令|指示|说明|說明|规则|規則|提示|要求|命令|设定|設定"
 _ZH_SUMMARY = "摘要|总结|總結|概要|纪要|紀要|汇总|彙總"
-_ZH_MODAL = "必须|必須|应该|應該|一定要|需要|务必|務必|应当|應當|要求"
+_ZH_MODAL = "必须|必須|应该|應該|一定要|需要|务必|務必|应当|應當|要求|要|请|請"
 _ZH_STATE = "写|寫|说|說|列出|包含|包括|提到|声明|聲明|注明|註明|指出|写明|寫明|记录|記錄|表明|陈述|陳述"
 # Japanese: object first, verb last ("以前の指示をすべて無視して").
 _JA_QUALIFIER = "以前|前の|上記|これまで|今まで|先ほど|すべて|全て|全部|元の|システム"
@@ -211,12 +245,13 @@ UNSPACED_RE = re.compile(
     rf"(?:{_ZH_IGNORE}).{{0,12}}(?:{_ZH_QUALIFIER}).{{0,12}}(?:{_ZH_INSTRUCTIONS})"
     rf"|(?:{_ZH_QUALIFIER}).{{0,12}}(?:{_ZH_INSTRUCTIONS}).{{0,12}}(?:{_ZH_IGNORE})"
     rf"|(?:{_ZH_SUMMARY}).{{0,15}}(?:{_ZH_MODAL}).{{0,20}}(?:{_ZH_STATE})"
+    r"|(?:给|給|致)(?:正在总结的|負責總結的|负责总结的)?(?:ai|人工智能|模型|助手)\s*[：:，,]"
     r"|(?:给|給|致|写给|寫給)(?:正在)?.{0,6}(?:ai|人工智能|模型|助手|总结者|總結者)(?:的)?(?:说明|說明|提示|备注|備註|注意|留言)"
     r"|(?:正在)?(?:总结|總結|阅读|閱讀|处理|處理)(?:此|这|這|本)\S{0,6}的(?:ai|人工智能|模型|助手)"
     rf"|(?:在)?(?:你)?(?:总结|總結|概括|摘要)(?:时|時|的时候|的時候).{{0,30}}(?:{_ZH_STATE})"
     r"|你现在是|你現在是|从现在开始你|從現在開始你|新的(?:指令|指示|规则|規則)|系统提示|系統提示|开发者模式|開發者模式"
     rf"|(?:{_JA_QUALIFIER}).{{0,10}}(?:{_JA_INSTRUCTIONS}).{{0,12}}(?:{_JA_IGNORE})"
-    rf"|(?:{_JA_SUMMARY})(?:には|では|に|で|の中に).{{0,30}}(?:{_JA_STATE})"
+    rf"|(?:{_JA_SUMMARY})(?:には|では|に|で|の中に|の中で|の中では|内に|において).{{0,30}}(?:{_JA_STATE})"
     rf"|(?:{_JA_SUMMARY})(?:する|の)(?:際|とき|時).{{0,40}}(?:{_JA_STATE})"
     r"|(?:ai|モデル|アシスタント|要約者)(?:へ|に)(?:の)?(?:注意|メモ|指示|お願い|注記|メッセージ)"
     r"|(?:要約|読んで|処理)(?:している|中の)(?:ai|モデル|アシスタント)"

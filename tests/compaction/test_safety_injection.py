@@ -1,4 +1,4 @@
-"""Injection detection (compaction.safety): the families in eleven languages, through spelling games, and
+"""Injection detection (compaction.safety): the families in thirteen languages, through spelling games, and
 ordinary text left alone (the share of LoCoMo, demo and corpus messages flagged is measured and bounded)."""
 
 import unicodedata
