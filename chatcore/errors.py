@@ -40,6 +40,20 @@ class Unprocessable(ServiceError):
     code = "unprocessable"
 
 
+class Throttled(ServiceError):
+    """Too many model-calling requests in the window (chatcore.throttling); nothing was done.
+
+    `retry_after` (seconds, at least 1) is sent as the Retry-After header by every interface.
+    """
+
+    status_code = 429
+    code = "throttled"
+
+    def __init__(self, message: str, *, retry_after: int):
+        super().__init__(message, extra={"retry_after": retry_after})
+        self.retry_after = retry_after
+
+
 class ModelCallFailed(ServiceError):
     """The language model did not give a usable answer; nothing was written."""
 

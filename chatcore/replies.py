@@ -22,6 +22,7 @@ from chatcore import signals
 from chatcore.context import context_assemble
 from chatcore.models import Channel, LLMModel, Message
 from chatcore.services import message_append
+from chatcore.throttling import expensive_call
 from chatcore.tools import ReplyTool, tools_offered
 
 
@@ -52,7 +53,13 @@ def reply_prepare(
     `parent_id` as the message to answer again (a regeneration), and assemble the context.
 
     The user's message is committed here, before any model call: it is kept whatever the model does.
+    Counted against the user's limit first (chatcore.throttling): a refused request writes nothing.
     """
+    with expensive_call(user=user):
+        return _reply_plan(channel=channel, user=user, content=content, parent_id=parent_id)
+
+
+def _reply_plan(*, channel: Channel, user: User, content: str | None, parent_id: int | None) -> ReplyPlan:
     leaf = None
     if content is not None:
         message_append(channel=channel, user=user, role=Message.Role.USER, content=content, parent_id=parent_id)

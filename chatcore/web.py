@@ -18,7 +18,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from chatcore import selectors
-from chatcore.errors import NotFound, ServiceError, error_text
+from chatcore.errors import NotFound, ServiceError, Throttled, error_text
 from chatcore.metadata import stored_metadata
 from chatcore.models import Channel, Message, Summary
 
@@ -116,13 +116,31 @@ def render_main(request: AuthenticatedRequest, channel: Channel, *, status: int 
     return render(request, "chatcore/_main.html", context, status=status)
 
 
+def with_retry_after(response: HttpResponse, error: Exception | None) -> HttpResponse:
+    """A refused model call (the limit, chatcore.throttling) tells clients when to come back."""
+    if isinstance(error, Throttled):
+        response["Retry-After"] = str(error.retry_after)
+    return response
+
+
+def throttled_page(request: AuthenticatedRequest, channel: Channel, error: Throttled) -> HttpResponse:
+    """The limit on model calls was reached: a page that says so (429), not a redirect that hides it.
+    The page script (static/web/stream.js) reads the sentence marked data-throttled from it."""
+    response = render(request, "chatcore/throttled.html", {"channel": channel, "error": error}, status=429)
+    return with_retry_after(response, error)
+
+
 def after_change(
     request: AuthenticatedRequest, channel: Channel, *, error: Exception | None = None, anchor: str = ""
 ) -> HttpResponse:
     """Redirect back to the channel (no JavaScript), or send the refreshed
-    conversation area (htmx); an error becomes a flash message either way."""
+    conversation area (htmx); an error becomes a flash message either way,
+    except a refused model call without htmx, which answers 429 with its page."""
+    if isinstance(error, Throttled) and not is_htmx(request):
+        return throttled_page(request, channel, error)
     if error is not None:
         messages.error(request, page_error_text(error), extra_tags=getattr(error, "code", "invalid"))
     if is_htmx(request):
-        return render_main(request, channel, status=error_status(error) if error is not None else 200)
+        response = render_main(request, channel, status=error_status(error) if error is not None else 200)
+        return with_retry_after(response, error)
     return redirect(reverse("chat:channel", args=[channel.pk]) + anchor)

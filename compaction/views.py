@@ -24,6 +24,7 @@ from chatcore.web import (
     own_summary,
     page_error_text,
     render_main,
+    with_retry_after,
 )
 from compaction import selectors, services
 from compaction.api.imports import MAX_IMPORT_BYTES
@@ -120,7 +121,7 @@ def compact_panel(request: AuthenticatedRequest, channel_id: int) -> HttpRespons
     except (ValidationError, ServiceError) as error:
         context["error"] = page_error_text(error)
         context["error_code"] = getattr(error, "code", "invalid")
-        return _panel(request, context, status=error_status(error))
+        return with_retry_after(_panel(request, context, status=error_status(error)), error)
     return _branched(request, channel, branch)
 
 

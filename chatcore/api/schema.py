@@ -4,8 +4,9 @@ Every operation documents the errors it can answer, each with the one error
 shape (`Error`, or `ValidationError` for 400) and an example body. Most are
 implied by what the view is: 401 unless it is public, 403 for writes (CSRF
 on a session, staff-only actions), 404 when the path names an object, 400
-and 413 when there is a request body, 429 when the view is throttled. The
-rest (409, 422, 502) a view declares per method in `schema_errors`.
+and 413 when there is a request body. The rest (409, 422, 502, and 429 where
+a service counts the call against the limit on model calls) a view declares
+per method in `schema_errors`.
 """
 
 from typing import Any
@@ -94,7 +95,7 @@ ERRORS: dict[int, OpenApiResponse] = {
     ),
     429: _error(
         "Too many model-calling requests; `retry_after` (and the Retry-After header) says when to try again.",
-        "Request was throttled. Expected available in 12 seconds.",
+        "Too many requests that call a model: at most 30 a minute. Nothing was done; try again in 12 seconds.",
         "throttled",
         retry_after=12,
     ),
@@ -123,8 +124,6 @@ class AutoSchema(SpectacularAutoSchema):
             codes.add(404)
         if self.method in {"POST", "PUT", "PATCH"} and self.get_request_serializer() is not None:
             codes |= {400, 413}
-        if getattr(view, "throttle_classes", None):
-            codes.add(429)
         declared = getattr(view, "schema_errors", {}).get(self.method.lower(), ())
         return codes | set(declared)
 

@@ -2,7 +2,7 @@
 Server-Sent Events as it writes.
 
 DRF views are synchronous, so the endpoint is split: `ReplyView` (DRF:
-authentication, throttle, validation, the user's turn and the context, all
+authentication, validation, the limit, the user's turn and the context, all
 in a thread) returns a `PendingReply`, and `reply_endpoint` (an async Django
 view around it) waits for the model in the event loop, holding no thread:
 

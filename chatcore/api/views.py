@@ -15,7 +15,6 @@ from chatcore.api.data_control import purge_flag
 from chatcore.api.requests import request_data, request_user
 from chatcore.api.streaming import EventStreamRenderer, PendingReply, async_api_view, json_errors, wants_stream
 from chatcore.context import context_assemble
-from chatcore.throttling import ExpensiveRateThrottle
 
 
 class ChannelListView(ListModelMixin, GenericAPIView):
@@ -153,10 +152,8 @@ class ReplyView(GenericAPIView):
     """Served through `reply_endpoint`: this part runs in a thread, the model is awaited in the event loop."""
 
     serializer_class = s.ReplySerializer
-    throttle_scope = "expensive"
-    throttle_classes = [ExpensiveRateThrottle]
     renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, EventStreamRenderer]  # type: ignore[list-item]
-    schema_errors = {"post": (502,)}
+    schema_errors = {"post": (429, 502)}  # 429: the limit on model calls, kept by reply_prepare
 
     @extend_schema(
         summary="Get the model's reply",

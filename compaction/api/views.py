@@ -16,7 +16,6 @@ from chatcore import selectors as chat_selectors
 from chatcore import services as chat_services
 from chatcore.api.requests import request_data, request_user
 from chatcore.api.serializers import ChannelSerializer, SummarySerializer
-from chatcore.throttling import ExpensiveRateThrottle
 from compaction import selectors, services
 from compaction.api import serializers as s
 from compaction.api.permissions import StaffOnly, StaffWrites
@@ -26,9 +25,7 @@ from compaction.recall.pages import result_url
 
 class CompactView(GenericAPIView):
     serializer_class = s.CompactRequestSerializer
-    throttle_scope = "expensive"
-    throttle_classes = [ExpensiveRateThrottle]
-    schema_errors = {"post": (409, 422, 502)}
+    schema_errors = {"post": (409, 422, 429, 502)}  # 429: the limit on model calls, kept by the service
 
     @extend_schema(
         summary="Summarize & Continue",
@@ -70,9 +67,7 @@ class CompactView(GenericAPIView):
 
 class BranchView(GenericAPIView):
     serializer_class = s.BranchRequestSerializer
-    throttle_scope = "expensive"
-    throttle_classes = [ExpensiveRateThrottle]
-    schema_errors = {"post": (409, 422, 502)}
+    schema_errors = {"post": (409, 422, 429, 502)}  # 429: the limit on model calls, kept by the service
 
     @extend_schema(
         summary="Branch into a new channel",

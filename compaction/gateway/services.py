@@ -20,6 +20,7 @@ from chatcore.errors import Conflict, ModelCallFailed, NotFound, Unprocessable
 from chatcore.llm_chat import ChatTurn
 from chatcore.models import Channel, LLMModel, Message, Summary
 from chatcore.replies import reply_store
+from chatcore.throttling import expensive_call
 from chatcore.tokens import count_tokens
 from chatcore.tools import ReplyTool, tools_offered, tools_registered
 from compaction.gateway import conf
@@ -221,7 +222,16 @@ def _fit(*, channel: Channel, user: User, leaf: Message, limit: int) -> Assemble
 
 
 def turn_prepare(*, user: User, request: CompletionRequest) -> Turn:
-    """Place the request's history on the tree and make our context for its leaf fit the model."""
+    """Place the request's history on the tree and make our context for its leaf fit the model.
+
+    One call of the user's limit on model calls (chatcore.throttling), the inline compactions included;
+    a refused turn (Throttled) writes nothing.
+    """
+    with expensive_call(user=user):
+        return _turn_prepare(user=user, request=request)
+
+
+def _turn_prepare(*, user: User, request: CompletionRequest) -> Turn:
     model = model_for_request(name=request.model)
     pinned = None
     if request.channel_id is not None:

@@ -10,7 +10,6 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, cast
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
@@ -21,10 +20,9 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from chatcore import selectors as chatcore_selectors
-from chatcore.errors import ModelCallFailed, ServiceError
+from chatcore.errors import ModelCallFailed, ServiceError, Throttled
 from chatcore.llm_chat import ChatTurn
 from chatcore.metadata import json_loads_bounded
-from chatcore.throttling import ExpensiveRateThrottle
 from compaction.gateway import conf
 from compaction.gateway.auth import gateway_user
 from compaction.gateway.protocol import CompletionRequest, ProtocolError, completion_request, error_from_validation
@@ -61,6 +59,8 @@ def protocol_view(methods: tuple[str, ...]) -> Callable:
                 return _error_response(error)
             except ModelCallFailed as error:
                 return _error_response(upstream_error(error))
+            except Throttled as error:
+                return _error_response(_throttled(error))
             except ServiceError as error:
                 return _error_response(_service_error(error))
             except ValidationError as error:
@@ -80,18 +80,15 @@ def protocol_view(methods: tuple[str, ...]) -> Callable:
     return decorate
 
 
-def _throttle(request: HttpRequest) -> None:
-    throttle = ExpensiveRateThrottle()
-    # The DRF throttle reads only the user and the client's address: a Django request serves.
-    if not throttle.allow_request(cast(Any, request), cast(Any, None)):
-        wait = int(throttle.wait() or 1)
-        raise ProtocolError(
-            f"Rate limit reached for model calls; try again in {wait} s.",
-            status=429,
-            type="requests",
-            code="rate_limit_exceeded",
-            headers={"Retry-After": str(wait)},
-        )
+def _throttled(error: Throttled) -> ProtocolError:
+    """The person's limit on model calls (chatcore.throttling), as OpenAI reports a rate limit."""
+    return ProtocolError(
+        error.message,
+        status=429,
+        type="requests",
+        code="rate_limit_exceeded",
+        headers={"Retry-After": str(error.retry_after)},
+    )
 
 
 def _payload(request: HttpRequest) -> dict:
@@ -118,11 +115,10 @@ def turn_headers(turn: Turn) -> dict[str, str]:
 
 
 def _prepare(request: HttpRequest) -> tuple[User, CompletionRequest, Turn]:
-    """Everything before the model call, in one trip to a thread: auth, limits, parsing, the tree."""
+    """Everything before the model call, in one trip to a thread: auth, parsing, the limit, the tree."""
     started, cpu = time.perf_counter(), time.thread_time()
     user = gateway_user(request)
     request.user = user
-    _throttle(request)
     completion = completion_request(_payload(request), channel_header=request.headers.get("X-Channel-Id"))
     parsed = time.perf_counter()
     turn = turn_prepare(user=user, request=completion)

@@ -22,6 +22,7 @@ from chatcore.errors import Conflict, NotFound, Unprocessable
 from chatcore.metadata import metadata_repaired
 from chatcore.models import Channel, Message, Summary
 from chatcore.services import audit_record, channel_create
+from chatcore.throttling import expensive_call
 from compaction import conf
 from compaction.redaction import redact
 
@@ -61,6 +62,29 @@ def summary_branch(
     """
     if summary is not None and summary.channel_id != channel.pk:
         raise NotFound("Summary not found.")
+    # One call of the limit (chatcore.throttling), a fresh draft's model call included.
+    with expensive_call(user=actor or channel.owner):
+        return _branch(
+            channel=channel,
+            actor=actor,
+            summary=summary,
+            content=content,
+            profile_slug=profile_slug,
+            focus=focus,
+            through_message_id=through_message_id,
+        )
+
+
+def _branch(
+    *,
+    channel: Channel,
+    actor: User | None,
+    summary: Summary | None,
+    content: str | None,
+    profile_slug: str | None,
+    focus: str,
+    through_message_id: int | None,
+) -> Channel:
     if summary is not None:
         through = Message.objects.get(pk=summary.through_message_id)
         text = summary.content

@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 
 from chatcore.errors import Conflict, Unprocessable, error_text
 from chatcore.models import Channel, Summary
+from chatcore.throttling import expensive_call
 from compaction import conf, signals
 from compaction.leases import lease_acquire, lease_holder_name, lease_release
 from compaction.models import CompactionLease
@@ -94,7 +95,8 @@ def channel_compact(
     applied unchanged, whose `draft_model` wrote it); `through_message_id` pins the draft's last message so that
     the edit lands exactly where the dry run placed it. Raises Conflict
     (in_progress, channel_changed, lease_lost), Unprocessable
-    (nothing_to_compact) or ModelCallFailed; on any of them nothing is written.
+    (nothing_to_compact), ModelCallFailed or Throttled (the person's limit on model calls,
+    chatcore.throttling; not for trigger="auto"); on any of them nothing is written.
     """
     _check_arguments(
         trigger=trigger, focus=focus, keep_recent=keep_recent, content=content, max_summary_tokens=max_summary_tokens
@@ -115,7 +117,11 @@ def channel_compact(
     )
     # The scanner's task records automatic attempts itself; a dry run changes nothing worth recording.
     record = trigger != Summary.Trigger.AUTO and not dry_run
-    return _compact_with_lease(request=request, actor=actor, dry_run=dry_run, record=record)
+    if trigger == Summary.Trigger.AUTO:  # nobody's request: the scanner's hourly budget limits it
+        return _compact_with_lease(request=request, actor=actor, dry_run=dry_run, record=record)
+    # Whoever asked (a command asks for the channel's owner) pays one call of their limit, before the lease.
+    with expensive_call(user=actor or channel.owner):
+        return _compact_with_lease(request=request, actor=actor, dry_run=dry_run, record=record)
 
 
 def _compact_with_lease(*, request: DraftRequest, actor: User | None, dry_run: bool, record: bool) -> CompactionResult:

@@ -1,4 +1,5 @@
-"""The expensive endpoints are throttled per user, in the shared cache."""
+"""The API's model-calling endpoints are throttled per user, in the shared cache (the pages, the
+gateway, the admin and the commands share the bucket: test_throttling_everywhere.py)."""
 
 import pytest
 from django.conf import settings as django_settings
@@ -35,7 +36,8 @@ def test_reply_is_throttled_per_user_with_retry_after(low_rate, chat_model, user
     retry_after = int(response["Retry-After"])
     assert 1 <= retry_after <= 60
     assert response.json() == {
-        "detail": f"Request was throttled. Expected available in {retry_after} seconds.",
+        "detail": "Too many requests that call a model: at most 2 a minute. "
+        f"Nothing was done; try again in {retry_after} seconds.",
         "code": "throttled",
         "retry_after": retry_after,
     }

@@ -75,12 +75,12 @@
     });
   }
 
-  function showError(text) {
+  function showError(text, lead) {
     var slot = document.getElementById("pending");
     if (!slot) return;
     var alert = el("p", "alert alert-error");
     alert.setAttribute("role", "alert");
-    alert.appendChild(el("strong", "", "The model did not answer. "));
+    alert.appendChild(el("strong", "", lead || "The model did not answer. "));
     alert.appendChild(document.createTextNode(text));
     slot.replaceChildren(alert);
   }
@@ -126,6 +126,14 @@
       credentials: "same-origin",
       signal: controller.signal
     }).then(function (response) {
+      if (response.status === 429) {
+        // The limit on model calls: nothing was stored. The page's sentence says when to try again.
+        return response.text().then(function (html) {
+          var page = new DOMParser().parseFromString(html, "text/html");
+          var note = page.querySelector("[data-throttled]");
+          outcome = {name: "throttled", data: {detail: note ? note.textContent.trim() : "Try again in a minute."}};
+        });
+      }
       var type = response.headers.get("Content-Type") || "";
       if (type.indexOf("text/event-stream") !== 0) {
         // Not streamed (an invalid form, an expired session): show what the server answered.
@@ -165,6 +173,13 @@
         window.setTimeout(function () { refresh(); }, 400);
       } else if (outcome && outcome.name === "error") {
         refresh(function () { showError(outcome.data.detail || "Try again."); });
+      } else if (outcome && outcome.name === "throttled") {
+        refresh(function () {
+          showError(outcome.data.detail, "Not sent. ");
+          // The composer was emptied when the message went; give the words back.
+          var input = form.id === "composer" && document.getElementById("composer-input");
+          if (input && !input.value) input.value = text;
+        });
       } else {
         refresh();
       }
