@@ -1,4 +1,5 @@
-"""The person's own account pages: personal API tokens.
+"""The person's own account pages: personal API tokens, and the page of a log-in paused after
+too many failures (django-axes).
 
 The same services as /api/tokens/. After a create the page redirects (so a
 reload cannot make a second token) and the key rides in the session for
@@ -6,9 +7,13 @@ that one GET, which removes it; the page is sent with no-store so that no
 cache keeps it.
 """
 
+import math
+from datetime import timedelta
+
+from axes.helpers import get_client_username, get_cool_off, get_failure_limit
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods, require_POST
@@ -50,3 +55,20 @@ def token_revoke(request: AuthenticatedRequest, token_id: int) -> HttpResponse:
     api_tokens.api_token_revoke(token=token, actor=request.user)
     messages.success(request, f"Token “{name}” ({prefix}…) revoked: it no longer works.")
     return redirect("chat:tokens")
+
+
+def login_locked_out(
+    request: HttpRequest, original_response: HttpResponse | None, credentials: dict | None
+) -> HttpResponse:
+    """django-axes' answer once a username and address have failed too often (settings AXES_*): a page
+    that says why and for how long, 429 with Retry-After, for the pages' log-in form and the admin's."""
+    cool_off = get_cool_off(request) or timedelta(0)
+    context = {
+        "failure_limit": get_failure_limit(request, credentials),
+        "username": get_client_username(request, credentials) or "",
+        "minutes": max(1, math.ceil(cool_off.total_seconds() / 60)),
+    }
+    response = render(request, "registration/locked_out.html", context, status=429)
+    if cool_off:
+        response["Retry-After"] = str(int(cool_off.total_seconds()))
+    return response

@@ -6,10 +6,12 @@ SECRET_KEY must be set or the process refuses to start.
 
 import os
 import re
+from datetime import timedelta
 from pathlib import Path
 from typing import overload
 
 import dj_database_url
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -69,6 +71,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_q",
+    "axes",  # log-in throttling: its AccessAttempt rows, admin and migrations
+    "csp",  # the Content-Security-Policy header (its checks)
     "chatcore",
     "compaction",
     # Benchmarks, the soak, the fidelity measure and the loopback model server;
@@ -80,6 +84,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Right after SecurityMiddleware: static files skip the rest of the stack (sessions, auth).
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
     # Around everything that can answer under /api/: an error that is not JSON yet (Django's HTML
     # pages, DEBUG's too, a CSRF failure) becomes the API's JSON body.
     "project.errors.ApiJsonErrorsMiddleware",
@@ -89,6 +94,14 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: it turns a refused log-in into the lock-out page.
+    "axes.middleware.AxesMiddleware",
+]
+
+# django-axes' backend first: it refuses a locked-out log-in before the password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -218,6 +231,39 @@ if THROTTLE_EXPENSIVE_RATE and not re.fullmatch(
     r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", THROTTLE_EXPENSIVE_RATE
 ):
     raise ImproperlyConfigured("THROTTLE_EXPENSIVE_RATE must look like 30/min (or be empty to turn it off).")
+
+# Log-in throttling (django-axes), for the pages' log-in form and the admin's alike: after
+# LOGIN_FAILURE_LIMIT failures of one username from one address, that pair is refused for
+# LOGIN_COOLOFF_MINUTES (the right password too), with a page that says so (429). A success
+# clears the count. Failures are rows in the database (every process sees them); staff see
+# and delete them in the admin (Access attempts), or: python manage.py axes_reset.
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+if AXES_FAILURE_LIMIT < 1:
+    raise ImproperlyConfigured("LOGIN_FAILURE_LIMIT must be at least 1.")
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("LOGIN_COOLOFF_MINUTES", 15.0))
+if AXES_COOLOFF_TIME <= timedelta(0):
+    raise ImproperlyConfigured("LOGIN_COOLOFF_MINUTES must be more than 0.")
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "chatcore.account_views.login_locked_out"
+
+# Content-Security-Policy (django-csp) on every response, pages and API: scripts, styles,
+# images and requests only from this site; no inline script, style or handler anywhere (the
+# pages' code is in static/web/*.js, their bars are SVG), no plugins, no framing.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Conversation compaction API",

@@ -106,6 +106,20 @@ def _expensive_rate(settings):
     settings.THROTTLE_EXPENSIVE_RATE = "100000/min"
 
 
+@pytest.fixture(autouse=True)
+def _login_failures_reset(request):
+    """Every test with a database starts with no failed log-in on record (django-axes keeps them in
+    the database): a test that types a wrong password never pauses another test's log-in, whatever
+    ran before it on the same database (a live server's, a kept one)."""
+    for name in ("transactional_db", "db"):
+        if name in request.fixturenames:
+            request.getfixturevalue(name)
+            from axes.utils import reset
+
+            reset()
+            break
+
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
