@@ -17,7 +17,6 @@ measures JSON text without parsing it.
 
 import json
 import math
-import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -27,9 +26,8 @@ from chatcore import conf
 MAX_DEPTH = 20  # containers inside one another, the metadata object itself being the first
 TOOL_CALL_SHAPE = '{"id": string, "type": "function", "function": {"name": string, "arguments": string}}'
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_INNERMOST_PAIR = re.compile(r"\[\]|\{\}")
+_SAME_BRACKETS = bytes.maketrans(b"{}", b"[]")  # only the depth matters: the parser says when they mismatch
+_NOT_STRUCTURE = bytes(set(range(256)) - set(b'[]{}"'))
 
 
 class JSONTooDeep(ValueError):
@@ -40,10 +38,10 @@ class JSONTooDeep(ValueError):
         self.limit = limit
 
 
-def _deeper_than(brackets: str, limit: int) -> bool:
+def _deeper_than(brackets: bytes, limit: int) -> bool:
     depth = 0
     for char in brackets:
-        if char in "[{":
+        if char == 91:  # "["
             depth += 1
             if depth > limit:
                 return True
@@ -52,23 +50,39 @@ def _deeper_than(brackets: str, limit: int) -> bool:
     return False
 
 
+def _brackets_outside_strings(data: bytes) -> bytes:
+    """The brackets of JSON text in UTF-8, all made square, those inside strings left out.
+
+    Escaped backslashes go, then escaped quotes: the quotes left delimit strings. Keeping only
+    quotes and brackets, a string with no bracket inside becomes `""` and goes too; what is
+    between the quotes still left (strings with brackets inside, rare) is cut out last.
+    """
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    kept = data.translate(_SAME_BRACKETS, _NOT_STRUCTURE).replace(b'""', b"")
+    return b"".join(kept.split(b'"')[0::2]) if b'"' in kept else kept
+
+
 def json_depth_exceeds(text: str, limit: int) -> bool:
     """True when the JSON text nests arrays and objects more than `limit` deep.
 
-    Read from the text, without parsing it: strings are dropped, then innermost bracket pairs
-    are removed, one level per pass (C-speed regular expressions, however long the text).
-    Only when brackets remain after `limit` passes are they walked one by one, stopping at the
-    first level too deep: a deep text is refused after reading `limit` of its brackets.
+    Read from the text, without parsing it, with byte operations (C speed, about what parsing
+    costs): text with at most `limit` brackets is shallow enough; otherwise the brackets outside
+    strings are reduced by their innermost pairs, one level per pass. Only when brackets remain
+    after `limit` passes are they walked one by one, stopping at the first level too deep.
     """
-    brackets = remaining = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    data = text.encode("utf-8", "surrogatepass")
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    brackets = remaining = _brackets_outside_strings(data)
     for _ in range(limit):
         if not remaining:
             return False
-        shorter = _INNERMOST_PAIR.sub("", remaining)
-        if shorter == remaining:  # brackets that do not pair up: not JSON, but walk them to be sure
+        shorter = remaining.replace(b"[]", b"")
+        if len(shorter) == len(remaining):  # brackets that do not pair up: not JSON, but walk them to be sure
             break
         remaining = shorter
-    return _deeper_than(brackets, limit)
+    return bool(remaining) and _deeper_than(brackets, limit)
 
 
 def _value_deeper_than(value: Any, limit: int) -> bool:

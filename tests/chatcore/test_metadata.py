@@ -159,6 +159,9 @@ def test_the_bulk_importer_checks_every_item(channel, user):
         ('[{"a": "]"}, [[]], {"b": {"c": {}}}]', 4, False),
         ('[{"a": "]"}, [[]], {"b": {"c": {}}}]', 3, True),
         ("[[}}", 5, False),  # not JSON: left to the parser to say so
+        ('["\\\\", [[[]]]]', 3, True),  # an escaped backslash does not escape the quote after it
+        ('["\\\\", [[[]]]]', 4, False),
+        ('[{"a": ""}, "", {"b": "{"}]', 1, True),
         ("", 1, False),
     ],
 )
