@@ -10,9 +10,12 @@ middleware but the security and static-file ones, turns any
 error under /api/ that is not JSON yet into the same body, in DEBUG too.
 """
 
+from collections.abc import Callable
+from typing import Any
+
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
-from django.utils.deprecation import MiddlewareMixin
 from django.views import defaults
 
 from chatcore.api.exceptions import too_large_body
@@ -57,12 +60,31 @@ def api_error_body(request: HttpRequest, response: HttpResponseBase) -> dict:
     return known.get(status) or {"detail": f"{reason}.", "code": reason.lower().replace(" ", "_")}
 
 
-class ApiJsonErrorsMiddleware(MiddlewareMixin):
+class ApiJsonErrorsMiddleware:
     """Every error answered under /api/ is JSON: Django's HTML error pages (DEBUG's included)
     are replaced by the API's error body, with the same status and the headers a client acts on.
-    (MiddlewareMixin: sync and async alike, so an async view keeps its event loop.)"""
+    Sync and async alike, without a thread hop: it only looks at the response (no I/O), so an
+    async view's request stays in the event loop."""
 
-    def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable) -> None:
+        self.get_response = get_response
+        self.async_mode = iscoroutinefunction(get_response)
+        if self.async_mode:
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.async_mode:
+            return self._acall(request)
+        return self._as_json(request, self.get_response(request))
+
+    async def _acall(self, request: HttpRequest) -> HttpResponseBase:
+        return self._as_json(request, await self.get_response(request))
+
+    @staticmethod
+    def _as_json(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
         if (
             not _is_api(request)
             or response.status_code < 400
