@@ -190,9 +190,9 @@ def _import_item(index: int, item: Any) -> dict:
     fields = dict(item)
     if not fields.get("slug") or not isinstance(fields["slug"], str):
         raise ValidationError({"file": f"{where} needs a slug."})
-    for field, (related, key, missing) in _NAMED_RELATIONS.items():
+    for field, (related, lookup, missing) in _NAMED_RELATIONS.items():
         name = fields.get(field)
-        found = related.objects.filter(**{key: name}).first() if name else None
+        found = related.objects.filter(**{lookup: name}).first() if name else None
         if name and found is None:
             raise ValidationError({"file": f"{where}: {missing} '{name}'."})
         fields[field] = found
