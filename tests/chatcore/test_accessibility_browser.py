@@ -203,7 +203,7 @@ def test_long_names_and_urls_wrap_at_320px(chromium, live_server, user):
     from chatcore.models import LLMModel, Persona
 
     channel = pressured_channel(user, messages=40, title=f"Title {LONG_WORD}")
-    Persona.objects.filter(pk=channel.persona_id).update(name=f"Persona {LONG_WORD}")
+    Persona.objects.filter(pk=channel.persona_id).update(name=f"Persona {LONG_WORD}"[:100])  # the field holds 100
     LLMModel.objects.filter(pk=channel.model_id).update(label=f"Model {LONG_WORD}")
     for role in ("user", "assistant"):
         services.message_append(channel=channel, user=user, role=role, content=f"See {LONG_URL} and {LONG_WORD}.")
