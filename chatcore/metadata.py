@@ -87,14 +87,16 @@ def json_depth_exceeds(text: str, limit: int) -> bool:
 
 def _value_deeper_than(value: Any, limit: int) -> bool:
     """Whether parsed JSON nests arrays and objects more than `limit` deep (an explicit stack)."""
-    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
+    containers = (dict, list)  # a tuple: isinstance with one is several times faster than with a union
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, containers) else []
+    pop, push = stack.pop, stack.append
     while stack:
-        container, depth = stack.pop()
+        container, depth = pop()
         if depth > limit:
             return True
         for item in container.values() if isinstance(container, dict) else container:
-            if isinstance(item, dict | list):
-                stack.append((item, depth + 1))
+            if isinstance(item, containers):
+                push((item, depth + 1))
     return False
 
 
@@ -105,9 +107,9 @@ def json_loads_bounded(text: str | bytes, *, max_depth: int | None = None, **opt
     The parser runs first: CPython's decoder counts its own nesting against the recursion limit and
     raises RecursionError (made JSONTooDeep here) long before its stack is at risk, so a body
     thousands of levels deep is refused at the limit's cost, not its length. What it returns is then
-    measured on the parsed containers. Measuring the text instead (`json_depth_exceeds`) costs about
-    three times the parse itself on a 1.5 MB /v1 history, on every call
-    (`compaction_bench --scenario gateway`); walking the containers, about half of it.
+    measured on the parsed containers: a few milliseconds on a 1.5 MB /v1 history, about what the
+    byte-level text scan (`json_depth_exceeds`) costs and far less than the regular-expression scan
+    it replaced on this path (`compaction_bench --scenario gateway`).
     """
     limit = conf.MAX_JSON_DEPTH if max_depth is None else max_depth
     try:
