@@ -101,18 +101,18 @@ def could_be_instruction(words: frozenset[str]) -> bool:
     return not _HINTS.isdisjoint(words)
 
 
-def is_instruction(sentence: str) -> bool:
+def is_instruction(sentence: str, *, screened: bool = False) -> bool:
     """Whether a sentence of the user's tells the assistant what to do or not to do.
 
     An imperative opening ("Patch it.", "Never push to main.", "Don't mention prices.") or constraint wording
     anywhere ("please", "make sure", "you must"); "let's …" and "can you …?" as requests. A plain exclamation
     ("Let's celebrate!", "Check this pic!") is chat rather than an instruction unless it says please, must,
-    never or always.
+    never or always. `screened` says the caller found `sentence` free of injection already (not asked again).
     """
     text = sentence.strip()
     if len(text) < 6 or _NOT_INSTRUCTIONS_RE.search(text) or _INJECTION_SHAPE_RE.search(text):
         return False
-    if lexicon.looks_like_injection(text):
+    if not (screened and text == sentence) and lexicon.looks_like_injection(text):
         return False
     lead = _LEAD_RE.sub("", text)
     first = re.match(r"[A-Za-z']+", lead)

@@ -69,6 +69,8 @@ class Piece:
     sentence: int = 0  # which sentence of the message it belongs to (clauses of one sentence share it)
 
 
+# A letter or digit: exactly what str.isalnum() accepts (re's \w is those and the underscore).
+_ALNUM_RE = re.compile(r"[^\W_]")
 _LONG_WORD_RE = re.compile(r"[A-Za-z]{9,}")
 _LONGER_WORD_RE = re.compile(r"[A-Za-z]{15,}")
 
@@ -153,7 +155,7 @@ def pieces_of(index: int, content: str) -> list[Piece]:
             sentence += 1
             for start, end, cut in _limited(masked, begin, finish):
                 text = content[start:end]
-                if text.strip() and any(ch.isalnum() for ch in text):
+                if _ALNUM_RE.search(text):
                     pieces.append(Piece(index, start, end, text, len(pieces), cut=cut, sentence=sentence))
     for match in _CAPTION_RE.finditer(content):
         if match.group(1).strip():

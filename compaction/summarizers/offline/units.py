@@ -107,11 +107,16 @@ def read_item(index: int, item: TranscriptItem) -> list[Read]:
     for piece in pieces:
         lower = piece.text.lower().replace("’", "'")
         listed = _TOKEN_RE.findall(lower)
-        found = set(listed)
-        found.update(part for token in listed if "'" in token for part in token.split("'"))
         addressed = sum(1 for token in listed if token in scoring.SECOND_PERSON)
-        words = frozenset(lexicon.content_words(lower))
-        reads.append(Read(index, item, piece, words, frozenset(found), alone, addressed))
+        if "'" in lower:
+            found = set(listed)
+            found.update(part for token in listed if "'" in token for part in token.split("'"))
+            tokens, words = frozenset(found), frozenset(lexicon.content_words(lower))
+        else:
+            # Without an apostrophe the tokens are exactly the runs content_words splits: no second pass.
+            tokens = frozenset(listed)
+            words = frozenset(token for token in tokens if token not in lexicon.STOP_WORDS)
+        reads.append(Read(index, item, piece, words, tokens, alone, addressed))
     return reads
 
 
@@ -124,12 +129,12 @@ def unit_of(read: Read) -> Unit | None:
     """The candidate unit of a piece, or None when it only reacts, asks back, or addresses a model."""
     piece, words, tokens, item = read.piece, read.words, read.tokens, read.item
     caption = piece.kind == "caption"
+    if piece.text.count("“") != piece.text.count("”") or lexicon.looks_like_injection(piece.text):
+        return None  # curly quotes that would unbalance the summary's own; or an injection attempt
     # An instruction is kept however short ("Patch it.", "Short answers."): the profile may want it verbatim.
-    instruction = item.role == "user" and not caption and instructions.is_instruction(piece.text)
+    instruction = item.role == "user" and not caption and instructions.is_instruction(piece.text, screened=True)
     if not caption and not read.alone and not instruction and not scoring.informative(piece.text, words):
         return None
-    if lexicon.looks_like_injection(piece.text) or piece.text.count("“") != piece.text.count("”"):
-        return None  # an injection attempt; or curly quotes that would unbalance the summary's own
     capitalised = scoring.capitalised(piece.text)
     bonus = scoring.detail_bonus(piece.text, tokens, capitalised)
     if len(words) < 3 and bonus < 1.5 and not instruction:
