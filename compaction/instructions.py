@@ -117,10 +117,9 @@ def is_instruction(sentence: str, *, screened: bool = False) -> bool:
     lead = _LEAD_RE.sub("", text)
     first = re.match(r"[A-Za-z']+", lead)
     word = first.group(0).lower() if first else ""
-    constraint = bool(_CONSTRAINT_RE.search(text)) and not _SELF_BOUND_RE.search(text)
     if text.endswith("?"):
         return bool(_REQUEST_RE.match(lead)) and not text.count("!")
-    if text.endswith("!") and not constraint and word not in ("always", "never", "don't", "dont"):
+    if text.endswith("!") and word not in ("always", "never", "don't", "dont") and not _constraint(text):
         return False
     if _LETS_RE.match(lead):
         return True
@@ -129,7 +128,12 @@ def is_instruction(sentence: str, *, screened: bool = False) -> bool:
         return verb is not None and verb.group(1).lower() in _IMPERATIVE_VERBS
     if word in _IMPERATIVE_VERBS:
         return _verb_like(lead)
-    return constraint or bool(_STYLE_RE.search(text))
+    return _constraint(text) or bool(_STYLE_RE.search(text))
+
+
+def _constraint(text: str) -> bool:
+    """Constraint wording that is not the speaker's own promise; asked only where the answer depends on it."""
+    return bool(_CONSTRAINT_RE.search(text)) and not _SELF_BOUND_RE.search(text)
 
 
 def _verb_like(lead: str) -> bool:

@@ -21,15 +21,17 @@ PATH_RE = re.compile(
     r"|(?<![\w/.-])[\w\-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|php|sh|sql|md|rst|txt|"
     r"json|ya?ml|toml|ini|cfg|conf|env|html|css|scss|lock|xml|csv|ipynb|dockerfile|tf|proto|log)\b"
 )
+# Every alternative after the first starts at a word boundary: tested once per position (the same matches,
+# about twice as fast as a \b in each alternative).
 IDENTIFIER_RE = re.compile(
     r"`[^`\n]{2,80}`"  # anything written as code
-    r"|\b[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b"  # snake_case / SCREAMING_CASE
-    r"|\b[a-z]+(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b"  # camelCase / PascalCase
-    r"|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(\)"  # dotted.call()
-    r"|\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b"  # ticket ids such as ABC-123
-    r"|\bv?\d+\.\d+\.\d+(?:[-+][\w.]+)?\b"  # versions
-    r"|\b[0-9a-f]{7,40}\b(?=[^\n]*\b(?:commit|sha|hash|rev)\b)|\b(?:commit|sha|hash|rev)\s+[0-9a-f]{7,40}\b"
-    r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"  # UUIDs
+    r"|\b(?:[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b"  # snake_case / SCREAMING_CASE
+    r"|[a-z]+(?:[A-Z][a-z0-9]+)+\b|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b"  # camelCase / PascalCase
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(\)"  # dotted.call()
+    r"|[A-Z][A-Z0-9]{1,9}-\d{1,6}\b"  # ticket ids such as ABC-123
+    r"|v?\d+\.\d+\.\d+(?:[-+][\w.]+)?\b"  # versions
+    r"|[0-9a-f]{7,40}\b(?=[^\n]*\b(?:commit|sha|hash|rev)\b)|(?:commit|sha|hash|rev)\s+[0-9a-f]{7,40}\b"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)"  # UUIDs
 )
 MONTHS = (
     "january",

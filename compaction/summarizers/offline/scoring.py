@@ -24,7 +24,8 @@ from compaction import lexicon
 
 FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our|me|us|mine)\b", re.I)
 _LOWER_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_CAPITALISED_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
+# The capital letter is looked for first (the lookbehinds only where there is one): the same matches, faster.
+_CAPITALISED_RE = re.compile(r"(?=[A-Z])(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 _FIRST_PERSON = frozenset("i i'm i've i'd i'll we we're we've we'd we'll my our me us mine ours".split())
 SECOND_PERSON = frozenset("you your you're you've yours you'd you'll".split())
 _IRREGULAR_PAST = frozenset(
