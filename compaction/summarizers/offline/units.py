@@ -107,7 +107,6 @@ def read_item(index: int, item: TranscriptItem) -> list[Read]:
     for piece in pieces:
         lower = piece.text.lower().replace("’", "'")
         listed = _TOKEN_RE.findall(lower)
-        addressed = sum(1 for token in listed if token in scoring.SECOND_PERSON)
         if "'" in lower:
             found = set(listed)
             found.update(part for token in listed if "'" in token for part in token.split("'"))
@@ -115,7 +114,10 @@ def read_item(index: int, item: TranscriptItem) -> list[Read]:
         else:
             # Without an apostrophe the tokens are exactly the runs content_words splits: no second pass.
             tokens = frozenset(listed)
-            words = frozenset(token for token in tokens if token not in lexicon.STOP_WORDS)
+            words = tokens - lexicon.STOP_WORDS
+        addressed = 0
+        if not scoring.SECOND_PERSON.isdisjoint(tokens):
+            addressed = sum(1 for token in listed if token in scoring.SECOND_PERSON)
         reads.append(Read(index, item, piece, words, tokens, alone, addressed))
     return reads
 
