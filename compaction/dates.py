@@ -157,6 +157,9 @@ def expression_spans(text: str) -> list[tuple[int, int]]:
 
 
 _WRITTEN_ANCHOR_RE = re.compile(r" [\[(][^()\[\]]*[\])]")
+# Every expression _ANCHOR_RE finds holds one of these words: most texts hold none, and this test is
+# several times cheaper than _ANCHOR_RE's scan (search results date every turn they show).
+_ANCHOR_HINT_RE = re.compile(r"yesterday|last|ago|past|next", re.IGNORECASE)
 
 
 def date_anchors(text: str, *, said_on: dt.date | dt.datetime | None) -> list[tuple[int, str]]:
@@ -165,7 +168,7 @@ def date_anchors(text: str, *, said_on: dt.date | dt.datetime | None) -> list[tu
     The position is the end of the expression. An expression already followed by an anchor, one that
     fixes no date, and a repeat of an anchor already given are left out.
     """
-    if said_on is None or not text:
+    if said_on is None or not text or not _ANCHOR_HINT_RE.search(text):
         return []
     said = said_on.date() if isinstance(said_on, dt.datetime) else said_on
     found: list[tuple[int, str]] = []

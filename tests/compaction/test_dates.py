@@ -24,6 +24,9 @@ FRIDAY = dt.date(2023, 6, 9)
         ("last week", "last week [week of 29 May 2023]"),
         ("last weekend", "last weekend [3–4 June 2023]"),
         ("next month and last year", "next month [July 2023] and last year [2022]"),
+        # In any case, and "past" alone: the cheap word test before the full scan lets these through.
+        ("YESTERDAY it rained", "YESTERDAY [8 June 2023] it rained"),
+        ("past Monday was long", "past Monday [5 June 2023] was long"),
     ],
 )
 def test_relative_expressions_are_anchored(said, anchored):
