@@ -5,7 +5,6 @@ import hashlib
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -134,42 +133,3 @@ def test_anonymous_cannot_list_or_create(db):
     assert client.get("/api/tokens/").status_code == 401
     assert client.post("/api/tokens/", {"name": "x"}, format="json").status_code == 401
     assert not ApiToken.objects.exists()
-
-
-# Serialized rollback: the flush after this test leaves the database as later serialized tests expect.
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_migration_turns_plaintext_drf_tokens_into_hashed_ones():
-    """A database that used DRF's authtoken keeps its keys working, hashed, and loses the plaintext."""
-    from django.db.migrations.executor import MigrationExecutor
-
-    user = UserFactory()
-    legacy_key = "0123456789abcdef0123456789abcdef01234567"
-    created = timezone.now() - timedelta(days=100)
-    with connection.cursor() as cursor:
-        cursor.execute("CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, user_id integer, created timestamp)")
-        cursor.execute("INSERT INTO authtoken_token VALUES (%s, %s, %s)", [legacy_key, user.pk, created])
-    try:
-        executor = MigrationExecutor(connection)
-        target = ("chatcore", "0004_api_token")
-        (before,) = [n.key for n in executor.loader.graph.node_map[target].parents if n.key[0] == "chatcore"]
-        executor.migrate([before])
-        executor.loader.build_graph()
-        executor.migrate([target])
-        token = ApiToken.objects.get()
-        assert (token.user, token.name, token.token_key, token.expiry) == (
-            user,
-            "Token from before personal tokens",
-            legacy_key[:15],
-            None,
-        )
-        assert abs(token.created - created) < timedelta(seconds=1)
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT COUNT(*) FROM authtoken_token")
-            assert cursor.fetchone()[0] == 0
-        client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Token {legacy_key}")
-        assert client.get("/api/channels/").status_code == 200
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("DROP TABLE authtoken_token")
-        MigrationExecutor(connection).migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
