@@ -20,6 +20,8 @@ from django.db import transaction
 
 from chatcore import signals
 from chatcore.context import context_assemble
+from chatcore.llm import Completion
+from chatcore.llm_chat import ChatTurn
 from chatcore.models import Channel, LLMModel, Message
 from chatcore.services import message_append
 from chatcore.throttling import expensive_call
@@ -87,36 +89,42 @@ def reply_store(
     channel: Channel,
     user: User,
     parent: Message,
-    content: str,
-    model: str,
-    used_fallback: bool,
-    input_tokens: int,
-    output_tokens: int,
+    answer: Completion | ChatTurn,
     prompt_tokens_estimate: int,
+    interrupted: bool = False,
     extra: dict | None = None,
     chain_hash_as: str = "",
 ) -> Message:
-    """The reply under `parent`. `input_tokens` is what the provider reported (0 if nothing), in which case
-    the trigger reads `prompt_tokens_estimate`, our own count of what was sent. `chain_hash_as`: see
-    `message_append`."""
+    """The model's `answer` under `parent`, with its model and usage in the metadata (marked offline or
+    interrupted where it was). The provider's reported input tokens (0 if none) are what the trigger reads,
+    else `prompt_tokens_estimate`, our own count of what was sent. `chain_hash_as`: see `message_append`.
+
+    Every way a reply arrives (sync, streamed, the gateway) hands over the answer object it got, so what
+    is stored of it is decided here once."""
+    metadata = {
+        "model": answer.model,
+        "used_fallback": answer.used_fallback,
+        "usage": {"input_tokens": answer.input_tokens, "output_tokens": answer.output_tokens},
+        **(extra or {}),
+    }
+    if answer.offline:
+        metadata["offline"] = True
+    if interrupted:
+        metadata["interrupted"] = True
     reply = message_append(
         channel=channel,
         user=user,
         role=Message.Role.ASSISTANT,
-        content=content,
+        content=answer.content,
         parent_id=parent.pk,
-        metadata={
-            "model": model,
-            "used_fallback": used_fallback,
-            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
-            **(extra or {}),
-        },
+        metadata=metadata,
         chain_hash_as=chain_hash_as,
     )
-    prompt_tokens = input_tokens or prompt_tokens_estimate
+    reported = answer.input_tokens
+    prompt_tokens = reported or prompt_tokens_estimate
     transaction.on_commit(
         lambda: signals.reply_stored.send(
-            sender=Channel, channel=channel, message=reply, input_tokens=prompt_tokens, reported=bool(input_tokens)
+            sender=Channel, channel=channel, message=reply, input_tokens=prompt_tokens, reported=bool(reported)
         )
     )
     return reply

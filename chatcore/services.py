@@ -348,14 +348,5 @@ def reply_generate(
         role="chat", messages=plan.messages, user=user, channel=channel, trigger=trigger, override=plan.model
     )
     return reply_store(
-        channel=channel,
-        user=user,
-        parent=plan.parent,
-        content=completion.content,
-        model=completion.model,
-        used_fallback=completion.used_fallback,
-        input_tokens=completion.input_tokens,
-        output_tokens=completion.output_tokens,
-        prompt_tokens_estimate=plan.prompt_tokens,
-        extra={"offline": True} if completion.offline else None,
+        channel=channel, user=user, parent=plan.parent, answer=completion, prompt_tokens_estimate=plan.prompt_tokens
     )

@@ -75,22 +75,13 @@ def _public(error: ModelCallFailed) -> ModelCallFailed:
 
 
 def _store(plan: ReplyPlan, turn: ChatTurn, *, interrupted: bool = False) -> Message:
-    extra: dict = {}
-    if turn.offline:
-        extra["offline"] = True
-    if interrupted:
-        extra["interrupted"] = True
     return reply_store(
         channel=plan.channel,
         user=plan.user,
         parent=plan.parent,
-        content=turn.content,
-        model=turn.model,
-        used_fallback=turn.used_fallback,
-        input_tokens=turn.input_tokens,
-        output_tokens=turn.output_tokens,
+        answer=turn,
         prompt_tokens_estimate=plan.prompt_tokens,
-        extra=extra,
+        interrupted=interrupted,
     )
 
 

@@ -271,20 +271,13 @@ def turn_reply_store(
     extra: dict = {"finish_reason": result.finish_reason, "source": "gateway"}
     if result.tool_calls:
         extra["tool_calls"] = result.tool_calls
-    if result.offline:
-        extra["offline"] = True
-    if interrupted:
-        extra["interrupted"] = True
     return reply_store(
         channel=turn.channel,
         user=user,
         parent=parent,
-        content=result.content,
-        model=result.model,
-        used_fallback=result.used_fallback,
-        input_tokens=result.input_tokens,
-        output_tokens=result.output_tokens,
+        answer=result,
         prompt_tokens_estimate=turn.prompt_tokens,
+        interrupted=interrupted,
         extra=extra,
         chain_hash_as=hashed_as,
     )
