@@ -107,22 +107,17 @@ def _enqueue(*, channel_id: int, ticket: str) -> None:
 
 
 def _evaluate(
-    *,
-    channels: list[Channel],
-    settings: CompactionSettings,
-    now: datetime.datetime,
-    dry_run: bool,
-    report: ScanReport,
-    take: int = 0,
-    until_full: bool = False,
+    *, channels: list[Channel], settings: CompactionSettings, now: datetime.datetime, report: ScanReport, take: int = 0
 ) -> None:
-    """Precise check of the candidates, then the budget and concurrency limits, then reservations.
+    """Precise check of the candidates, then the budget and concurrency limits, then reservations, in the
+    report's mode (its `dry_run`, its `source`).
 
     `take` reservations are kept for the caller instead of being enqueued.
-    `until_full` stops at the first candidate that could no longer get a
+    A refill stops at the first candidate that could no longer get a
     slot: a refill runs after every compaction, and judging and logging a
     whole batch of candidates that must wait anyway would keep the slot idle.
     """
+    until_full, dry_run = report.source == "refill", report.dry_run
     in_flight, failed = selectors.auto_attempt_counts(now=now)
     used = failed + selectors.auto_summaries_count(since=now - datetime.timedelta(hours=1))
     report.in_flight, report.budget_used, report.hourly_budget = in_flight, used, settings.hourly_budget
@@ -226,15 +221,7 @@ def scan_run(
             scan_schedule_sync(settings=settings, create=False)
         if settings.enabled:
             channels = list(selectors.scan_candidates(settings=settings, now=now))
-            _evaluate(
-                channels=channels,
-                settings=settings,
-                now=now,
-                dry_run=dry_run,
-                report=report,
-                take=take,
-                until_full=source == "refill",
-            )
+            _evaluate(channels=channels, settings=settings, now=now, report=report, take=take)
     report.duration_ms = (time.monotonic() - started) * 1000
     if not settings.enabled:
         logger.info("%s: tick: auto-compaction is off, nothing done", source)
@@ -276,5 +263,5 @@ def auto_compaction_reserve(*, channel_id: int, source: str = "event") -> Decisi
             logger.info("%s: %s", source, decision.log_line())
             return decision
         report = ScanReport(source=source, dry_run=False, enabled=True)
-        _evaluate(channels=[channel], settings=settings, now=now, dry_run=False, report=report)
+        _evaluate(channels=[channel], settings=settings, now=now, report=report)
         return report.decisions[0]
