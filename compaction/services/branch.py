@@ -43,6 +43,17 @@ class _Source:
     kept: list[Message]
 
 
+@dataclasses.dataclass(frozen=True)
+class _Draft:
+    """Without a stored summary: the draft's text (None: make one now, with the profile and focus) and the
+    message it ends with (None: the cut a compaction would make now)."""
+
+    content: str | None
+    profile_slug: str | None
+    focus: str
+    through_message_id: int | None
+
+
 def summary_branch(
     *,
     channel: Channel,
@@ -64,57 +75,27 @@ def summary_branch(
         raise NotFound("Summary not found.")
     # One call of the limit (chatcore.throttling), a fresh draft's model call included.
     with expensive_call(user=actor or channel.owner):
-        return _branch(
-            channel=channel,
-            actor=actor,
-            summary=summary,
-            content=content,
-            profile_slug=profile_slug,
-            focus=focus,
-            through_message_id=through_message_id,
-        )
+        if summary is not None:
+            through = Message.objects.get(pk=summary.through_message_id)
+            text = summary.content
+        else:
+            draft = _Draft(
+                content=content, profile_slug=profile_slug, focus=focus, through_message_id=through_message_id
+            )
+            text, through = _draft(channel=channel, actor=actor, draft=draft)
+        kept = _kept_after(channel=channel, through=through)
+        return _branch_write(channel=channel, actor=actor, source=_Source(text, summary, through, kept))
 
 
-def _branch(
-    *,
-    channel: Channel,
-    actor: User | None,
-    summary: Summary | None,
-    content: str | None,
-    profile_slug: str | None,
-    focus: str,
-    through_message_id: int | None,
-) -> Channel:
-    if summary is not None:
-        through = Message.objects.get(pk=summary.through_message_id)
-        text = summary.content
-    else:
-        text, through = _draft(
-            channel=channel,
-            actor=actor,
-            content=content,
-            profile_slug=profile_slug,
-            focus=focus,
-            through_message_id=through_message_id,
-        )
-    source = _Source(text=text, summary=summary, through=through, kept=_kept_after(channel=channel, through=through))
-    return _branch_write(channel=channel, actor=actor, source=source)
-
-
-def _draft(
-    *,
-    channel: Channel,
-    actor: User | None,
-    content: str | None,
-    profile_slug: str | None,
-    focus: str,
-    through_message_id: int | None,
-) -> tuple[str, Message]:
+def _draft(*, channel: Channel, actor: User | None, draft: _Draft) -> tuple[str, Message]:
     """The draft's text (redacted) and the last message it stands for."""
     from compaction.services.compact import channel_compact, compaction_cut
 
+    content, through_message_id, profile_slug = draft.content, draft.through_message_id, draft.profile_slug
     if content is None:
-        result = channel_compact(channel=channel, actor=actor, profile_slug=profile_slug, focus=focus, dry_run=True)
+        result = channel_compact(
+            channel=channel, actor=actor, profile_slug=profile_slug, focus=draft.focus, dry_run=True
+        )
         content, through_message_id = result.content, result.through_message_id
     if not isinstance(content, str) or not content.strip():
         raise ValidationError({"content": "The summary to branch from may not be empty."})
@@ -180,13 +161,14 @@ def _branch_write(*, channel: Channel, actor: User | None, source: _Source) -> C
     )
     branch.branched_from, branch.branched_from_summary = channel, summary
     branch.save(update_fields=["branched_from", "branched_from_summary"])
+    # Where the branch came from, said the same way in its opening message and in the audit row.
+    origin = {"source_channel": channel.pk, "source_summary": summary.pk if summary else None}
     opening = NewMessage(
         role=Message.Role.USER,
         content=BRANCH_OPENING.format(title=channel.title, content=source.text),
         metadata={
             "kind": BRANCH_SUMMARY_KIND,
-            "source_channel": channel.pk,
-            "source_summary": summary.pk if summary else None,
+            **origin,
             "source_through_message": source.through.pk,
             "source_title": channel.title,
             "messages_covered": source.through.depth + 1,
@@ -196,16 +178,7 @@ def _branch_write(*, channel: Channel, actor: User | None, source: _Source) -> C
     for message in source.kept:
         items.append(dataclasses.replace(_copy_of(message, channel=channel), parent=len(items) - 1))
     messages_bulk_import(channel=branch, user=owner, items=items)
-    audit_record(
-        actor=actor,
-        action="channel.branch",
-        resource=f"channel:{branch.pk}",
-        details={
-            "source_channel": channel.pk,
-            "source_summary": summary.pk if summary else None,
-            "through_message": source.through.pk,
-            "copied": len(source.kept),
-        },
-    )
+    details = {**origin, "through_message": source.through.pk, "copied": len(source.kept)}
+    audit_record(actor=actor, action="channel.branch", resource=f"channel:{branch.pk}", details=details)
     branch.refresh_from_db()
     return branch
