@@ -119,11 +119,6 @@ def messages_bulk_import(
                 metadata=item.metadata,
                 author=item.author if item.author is not None else (user if item.role == Message.Role.USER else None),
                 created_at=item.created_at or now,
-                depth=parent.depth + 1 if parent else 0,
-                tokens=tokens,
-                chars=chars,
-                path_tokens=(parent.path_tokens if parent else 0) + tokens,
-                path_chars=(parent.path_chars if parent else 0) + chars,
                 chain_hash=item.chain_hash
                 or chain_hash(
                     parent_hash=parent.chain_hash if parent else chain_seed(channel.owner_id),
@@ -131,7 +126,7 @@ def messages_bulk_import(
                     content=item.content,
                     metadata=item.metadata,
                 ),
-                root_id=(parent.root_id or parent.pk) if parent else None,
+                **services.message_tree_fields(parent=parent, tokens=tokens, chars=chars),
             )
         )
     for start in range(0, len(built), BATCH_SIZE):

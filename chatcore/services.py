@@ -46,6 +46,22 @@ def message_size(*, content: str, metadata: dict | None) -> tuple[int, int]:
     return count_tokens(text) + conf.MESSAGE_OVERHEAD_TOKENS + attachments * conf.ATTACHMENT_TOKENS, len(text)
 
 
+def message_tree_fields(*, parent: Message | None, tokens: int, chars: int) -> dict[str, Any]:
+    """A new message's place under `parent` and its running totals from the root (DESIGN.md, invariant 5),
+    as model fields. Worked out here once for every writer (`message_append`, the bulk import, the
+    benchmarks' own builders): messages are immutable, so whatever is stored at insert stays."""
+    if parent is None:
+        return {"depth": 0, "tokens": tokens, "chars": chars, "path_tokens": tokens, "path_chars": chars}
+    return {
+        "depth": parent.depth + 1,
+        "tokens": tokens,
+        "chars": chars,
+        "path_tokens": parent.path_tokens + tokens,
+        "path_chars": parent.path_chars + chars,
+        "root_id": parent.root_id or parent.pk,
+    }
+
+
 @transaction.atomic
 def channel_create(
     *,
@@ -212,11 +228,6 @@ def message_append(
         metadata=metadata or {},
         author=author if author is not None else (user if role == Message.Role.USER else None),
         created_at=created_at or timezone.now(),
-        depth=parent.depth + 1 if parent else 0,
-        tokens=tokens,
-        chars=chars,
-        path_tokens=(parent.path_tokens if parent else 0) + tokens,
-        path_chars=(parent.path_chars if parent else 0) + chars,
         chain_hash=chain_hash_as
         or chain_hash(
             parent_hash=parent.chain_hash if parent else chain_seed(channel.owner_id),
@@ -224,7 +235,7 @@ def message_append(
             content=content,
             metadata=metadata,
         ),
-        root_id=(parent.root_id or parent.pk) if parent else None,
+        **message_tree_fields(parent=parent, tokens=tokens, chars=chars),
     )
     channel.last_activity_at = timezone.now()
     if move_cursor:

@@ -28,8 +28,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
 from chatcore import services as chatcore_services
+from chatcore.bulk import NewMessage, messages_bulk_import
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, ModelRole, Summary, UsageEntry
-from chatcore.services import message_size
 from compaction.services import channel_compact
 from compaction.summarizers.offline import summarize_offline
 from compaction.transcript import transcript_items
@@ -77,29 +77,14 @@ def _text(index: int) -> str:
 
 
 def _path_build(*, channel: Channel, user, count: int) -> list[Message]:
-    """A straight path of `count` messages, with the totals the services keep, and the owner's cursor on it."""
-    messages: list[Message] = []
-    parent = None
-    with transaction.atomic():
-        for index in range(count):
-            role = Message.Role.USER if index % 2 == 0 else Message.Role.ASSISTANT
-            content = _text(index)
-            tokens, chars = message_size(content=content, metadata=None)
-            parent = Message.objects.create(
-                channel=channel,
-                parent=parent,
-                role=role,
-                content=content,
-                author=user if role == Message.Role.USER else None,
-                depth=index,
-                tokens=tokens,
-                chars=chars,
-                path_tokens=(parent.path_tokens if parent else 0) + tokens,
-                path_chars=(parent.path_chars if parent else 0) + chars,
-            )
-            messages.append(parent)
-    chatcore_services.cursor_move(channel=channel, user=user, message_id=parent.pk)
-    return messages
+    """A straight path of `count` messages, stored as the services store them (the bulk import: the same
+    totals and hashes as appending one by one), and the owner's cursor on it."""
+    roles = (Message.Role.USER, Message.Role.ASSISTANT)
+    items = [
+        NewMessage(role=roles[index % 2], content=_text(index), parent=index - 1 if index else None)
+        for index in range(count)
+    ]
+    return messages_bulk_import(channel=channel, user=user, items=items)
 
 
 @contextmanager

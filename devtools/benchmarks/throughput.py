@@ -30,6 +30,7 @@ from django_q.tasks import async_task
 
 from chatcore import conf as chatcore_conf
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, ModelRole, Summary, UsageEntry
+from chatcore.services import message_tree_fields
 from chatcore.tokens import count_tokens
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
@@ -104,11 +105,7 @@ def _fill(*, channels: int, concurrency: int, base_url: str) -> list[int]:
                 parent=parent,
                 role=role,
                 content=content,
-                depth=depth,
-                tokens=tokens,
-                chars=len(content),
-                path_tokens=(parent.path_tokens if parent else 0) + tokens,
-                path_chars=(parent.path_chars if parent else 0) + len(content),
+                **message_tree_fields(parent=parent, tokens=tokens, chars=len(content)),
             )
             for channel, parent in zip(rows, parents, strict=True)
         )
