@@ -12,6 +12,7 @@ from django.db.models import prefetch_related_objects
 from chatcore import conf as chatcore_conf
 from chatcore import selectors as chatcore_selectors
 from chatcore.errors import Conflict, Unprocessable
+from chatcore.llm import Completion
 from chatcore.models import Channel, LLMModel, Message, ModelRole, Summary
 from chatcore.tokens import count_tokens
 from compaction import conf
@@ -23,7 +24,6 @@ from compaction.services.anchor import cut_anchor, cut_check
 from compaction.services.opening import EXTRACTS_KEY, opening_messages, opening_section, without_opening
 from compaction.services.summarize import (
     OFFLINE_MODEL_NAME,
-    Summarized,
     SummaryRequest,
     offline_limit,
     summary_generate,
@@ -64,7 +64,7 @@ class Draft:
 
     plan: Plan
     text: str
-    summarized: Summarized
+    summarized: Completion
     truncated: bool
     redactions: Counter[str]
     extracts: dict
@@ -245,7 +245,7 @@ def draft_make(request: DraftRequest) -> Draft:
             )
         text, truncated = applied.text, False
         model = EDITED_MODEL_NAME if request.edited else _draft_model_name(request.draft_model)
-        summarized = Summarized(text=text, model=model, used_fallback=False, input_tokens=0, output_tokens=0)
+        summarized = Completion(text, model, used_fallback=False, input_tokens=0, output_tokens=0)
     else:
         summarized, text, truncated = _summary(request=request, sources=sources, input_tokens=input_tokens)
         if section:
@@ -303,7 +303,7 @@ def _sources(*, plan: Plan, focus: str) -> _Sources:
     return _Sources(items=items, previous_text=previous_text, focus_text=focus_text, text=text, redactions=redactions)
 
 
-def _summary(*, request: DraftRequest, sources: _Sources, input_tokens: int) -> tuple[Summarized, str, bool]:
+def _summary(*, request: DraftRequest, sources: _Sources, input_tokens: int) -> tuple[Completion, str, bool]:
     """The model's summary, checked, redacted, cut to the limit and with its pinned references:
     (what the model returned, the final text, whether it was cut)."""
     # The stored counts of the messages (made once, at insert): counting a megabyte again would cost more than
@@ -324,7 +324,7 @@ def _summary(*, request: DraftRequest, sources: _Sources, input_tokens: int) -> 
     )
     max_tokens = request.max_tokens
     text, truncated = summary_validate(
-        summarized.text, input_tokens=input_tokens, max_tokens=max_tokens, model=summarized.model
+        summarized.content, input_tokens=input_tokens, max_tokens=max_tokens, model=summarized.model
     )
     # The summarizer never saw a secret, but nothing it writes may carry one either.
     final = redact(text)

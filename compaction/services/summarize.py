@@ -6,7 +6,7 @@ import dataclasses
 
 from chatcore import selectors as chatcore_selectors
 from chatcore.errors import ModelCallFailed
-from chatcore.llm import OfflineModel, llm_complete, role_models
+from chatcore.llm import Completion, OfflineModel, llm_complete, role_models
 from chatcore.models import Channel, LLMModel, ModelRole, UsageEntry
 from chatcore.tokens import count_tokens
 from compaction.facts import facts_pin
@@ -19,17 +19,6 @@ from compaction.transcript import TranscriptItem, render_transcript
 
 OFFLINE_MODEL_NAME = "offline"
 TRUNCATION_NOTE = "\n\n[The summary was cut at the profile's limit of {limit:,} tokens.]"
-
-
-@dataclasses.dataclass(frozen=True)
-class Summarized:
-    """What the summarizing model returned, and what it cost."""
-
-    text: str
-    model: str
-    used_fallback: bool
-    input_tokens: int
-    output_tokens: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,8 +43,9 @@ def offline_limit(*, max_tokens: int, input_tokens: int) -> int:
     return max(50, min(max_tokens, int(input_tokens * 0.8)))
 
 
-def summary_generate(request: SummaryRequest) -> Summarized:
-    """The summary from the profile's model, or from the offline method when the utility role is offline."""
+def summary_generate(request: SummaryRequest) -> Completion:
+    """The summary from the profile's model, or from the offline method when the utility role is offline:
+    its text, the model that wrote it and what it cost, as any model call reports them."""
     channel, profile = request.channel, request.profile
     # Resolved once, before the prompt is built: the offline method needs no prompt.
     candidates = role_models(role=ModelRole.Role.UTILITY, override=profile.model)
@@ -74,7 +64,7 @@ def summary_generate(request: SummaryRequest) -> Summarized:
         keep_verbatim=keep,
     )
     try:
-        completion = llm_complete(
+        return llm_complete(
             role=ModelRole.Role.UTILITY,
             messages=messages,
             user=channel.owner,
@@ -87,13 +77,6 @@ def summary_generate(request: SummaryRequest) -> Summarized:
         )
     except OfflineModel:
         return _summarize_offline(request)
-    return Summarized(
-        text=completion.content,
-        model=completion.model,
-        used_fallback=completion.used_fallback,
-        input_tokens=completion.input_tokens,
-        output_tokens=completion.output_tokens,
-    )
 
 
 def summarizer_is_offline(profile: CompactionProfile) -> bool:
@@ -105,7 +88,7 @@ def summarizer_is_offline(profile: CompactionProfile) -> bool:
     return model is None or model.provider == LLMModel.Provider.OFFLINE  # no role set: the offline provider
 
 
-def _summarize_offline(request: SummaryRequest) -> Summarized:
+def _summarize_offline(request: SummaryRequest) -> Completion:
     limit = offline_limit(max_tokens=request.max_tokens, input_tokens=request.source_tokens)
     layout = offline_layout(request.profile)
 
@@ -134,13 +117,7 @@ def _summarize_offline(request: SummaryRequest) -> Summarized:
         input_tokens=request.source_tokens,
         output_tokens=output_tokens,
     )
-    return Summarized(
-        text=text,
-        model=OFFLINE_MODEL_NAME,
-        used_fallback=False,
-        input_tokens=request.source_tokens,
-        output_tokens=output_tokens,
-    )
+    return Completion(text, OFFLINE_MODEL_NAME, False, request.source_tokens, output_tokens)
 
 
 def summary_truncate(text: str, limit: int) -> tuple[str, bool]:
