@@ -39,8 +39,6 @@ LLM_HTTP_HOSTS: hosts a model's base URL may reach over plain http (an
     say (chatcore/endpoints.py).
 """
 
-from typing import Any
-
 from chatcore.appsettings import AppSettings
 
 # The environment variables project/settings.py reads, except the model key it offers
@@ -119,6 +117,4 @@ LLM_KEY_VARIABLES: list[str]
 LLM_KEY_VARIABLES_DENIED: list[str]
 LLM_HTTP_HOSTS: list[str]
 
-
-def __getattr__(name: str) -> Any:
-    return getattr(_settings, name)
+__getattr__ = _settings.__getattr__  # PEP 562: `conf.NAME` is read from the settings on each access

@@ -59,8 +59,6 @@ COMPACTION_BRANCH_TITLE_SUFFIX (" (continued)"): appended to the title of a
     channel branched from a summary.
 """
 
-from typing import Any
-
 from django.conf import settings
 
 from chatcore.appsettings import AppSettings
@@ -158,6 +156,4 @@ MAX_CONTENT_CHARS: int
 BRANCH_TITLE_SUFFIX: str
 DRAIN_SECONDS: float
 
-
-def __getattr__(name: str) -> Any:
-    return getattr(_settings, name)
+__getattr__ = _settings.__getattr__  # PEP 562: `conf.NAME` is read from the settings on each access

@@ -17,8 +17,6 @@ GATEWAY_LEASE_WAIT_SECONDS (60): how long a call waits for a compaction of
     its channel that another process holds before answering 503.
 """
 
-from typing import Any
-
 from chatcore.appsettings import AppSettings
 
 _settings = AppSettings(
@@ -41,6 +39,4 @@ LOOKUP_CHUNK: int
 COMPACT_ATTEMPTS: int
 LEASE_WAIT_SECONDS: float
 
-
-def __getattr__(name: str) -> Any:
-    return getattr(_settings, name)
+__getattr__ = _settings.__getattr__  # PEP 562: `conf.NAME` is read from the settings on each access
