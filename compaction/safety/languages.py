@@ -1,7 +1,7 @@
 """The same families in other languages: French, German, Spanish, Italian, Portuguese, Dutch, Russian,
 Polish, Turkish, Chinese, Japanese and Korean.
 
-Each language gives its words for the parts of a family, and the patterns
+Each language gives its words for the parts of a family (languages.toml), and the patterns
 are built from them the same way for all: an override is a verb of
 ignoring, a qualifier (previous, above, all, system …) and an object
 (instructions, rules …) in either order within a clause; a dictated summary
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import tomllib
+from importlib import resources
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,163 +33,20 @@ class Words:
     role: str  # "you are now", "new instructions", "developer mode" …
 
 
-FRENCH = Words(
-    ignore=r"ignore[zr]?|oublie[zr]?|neglige[zr]?|ne (?:tiens|tenez) (?:pas|plus) compte|(?:fais|faites) abstraction|"
-    r"(?:passe|passez) outre|contourne[zr]?|outrepasse[zr]?|ne (?:suis|suivez) (?:pas|plus)",
-    qualifier=r"precedent\w*|anterieur\w*|ci-dessus|plus haut|d'avant|initia\w*|du systeme|toute?s?|vos|tes",
-    instructions=r"instructions?|consignes?|regles?|directives?|ordres|indications|prompts?|commandes",
-    summary=r"resume|synthese|compte rendu|recapitulatif|sommaire",
-    modal=r"doit|dois|devez|devra|devrait|est tenu d[e']|est oblige d[e']|il faut|est cense|obligatoirement",
-    state=r"dire|ecrire|indiquer|inclure|mentionner|contenir|lister|enumerer|affirmer|declarer|preciser|signaler|"
-    r"noter|commencer|finir|terminer|faire figurer|stipuler",
-    address=r"(?:note|message|remarque|avis|attention) (?:a|pour|aux?) (?:l'|la |le |les |toute? )?"
-    r"(?:ia|i\.a\.|intelligence artificielle|modele|assistant|llm|bot|resumeur)"
-    r"|(?:l'ia|le modele|l'assistant) qui (?:resume|lit|traite)"
-    r"|(?:lors du resume|au moment de resumer|en resumant)\b[^.\n]{0,80}\b(?:indique|ecri|dis|mentionne|affirme|ajoute|"
-    r"precise|note|signale|declare)"
-    r"|(?:quand|lorsque|en|pendant que) (?:tu |vous )?(?:resume[sz]?|resumant|redige[sz]? le resume|"
-    r"ecri(?:s|vez) le resume)"
-    r"\b[^.\n]{0,80}\b(?:indique|ecri|dis|mentionne|affirme|ajoute|precise|note|signale|declare)",
-    role=r"tu es (?:maintenant|desormais)|vous etes (?:maintenant|desormais)|a partir de maintenant,? (?:tu|vous)|"
-    r"nouvelles? (?:instructions|consignes|regles)|mode developpeur|prompt systeme",
-)
+def _load_words() -> dict[str, Words]:
+    """The word tables live in languages.toml (package data): tables of words read better, and are edited more
+    safely, as data than as nine copies of the same constructor call."""
+    with resources.files(__package__).joinpath("languages.toml").open("rb") as table:
+        by_language = tomllib.load(table)
+    return {
+        language: Words(**{part: "|".join(alternatives) for part, alternatives in parts.items()})
+        for language, parts in by_language.items()
+    }
 
-GERMAN = Words(
-    ignore=r"ignorier(?:e|t|en sie|en)?|vergiss|vergesst|vergessen sie|missachte[tn]?|ubergeh\w*|uberspring\w*|"
-    r"verwirf|setze?|beachte[tn]?|befolge[tn]?",
-    qualifier=r"vorherig\w*|vorig\w*|bisherig\w*|obig\w*|fruher\w*|vorangegangen\w*|vorstehend\w*|alle\w*|"
-    r"dein\w*|ihr\w*|eure\w*|ursprunglich\w*|system\w*|oben",
-    instructions=r"\w*anweisung\w*|\w*instruktion\w*|\w*befehl\w*|\w*regeln?|\w*vorgaben?|\w*richtlinien?|"
-    r"\w*prompts?|auftrage?",
-    summary=r"zusammenfassung|kurzfassung|ubersicht|resumee|protokoll",
-    modal=r"muss|musst|mussen|soll|sollst|sollte|hat\b[^.\n]{0,30}\bzu|ist verpflichtet|ist gehalten|unbedingt",
-    state=r"enthalten|erwahnen|nennen|sagen|schreiben|stehen|auflisten|aufzulisten|aufzahlen|angeben|feststellen|behaupten|"
-    r"lauten|beginnen|aufnehmen|festhalten|vermerken|ausweisen|erklaren|bestatigen|aufzufuhren|auffuhren|"
-    r"anzugeben|zu erwahnen|zu nennen",
-    address=r"(?:hinweis|notiz|nachricht|anmerkung|achtung|info) (?:an|fur) (?:die |das |den |jede\w* )?"
-    r"(?:ki|ai|modell|assistenten|sprachmodell|zusammenfasser|llm|bot)"
-    r"|(?:ki|modell|assistent|sprachmodell)\w*,? (?:die|das|der) (?:dies\w* |das |den \w+ )?"
-    r"(?:zusammenfasst|liest|verarbeitet)"
-    r"|(?:wenn|sobald|wahrend|beim) (?:du|sie|ihr)? ?(?:dies\w* |das |den \w+ )?(?:zusammenfass\w*|"
-    r"die zusammenfassung (?:schreibst|erstellst|verfasst))\b[^.\n]{0,80}\b(?:schreib|nenne|erwahne|gib|stelle|"
-    r"behaupte|fuge|vermerke|halte|sag)",
-    role=r"du bist (?:jetzt|nun|ab sofort|ab jetzt)|ab (?:jetzt|sofort) bist du|neue anweisungen|entwicklermodus|"
-    r"systemprompt",
-)
 
-SPANISH = Words(
-    ignore=r"ignora[rd]?|ignore[n]?|olvida[rd]?|olvide[n]?|omite|omita[n]?|(?:haz|hagan|haga) caso omiso|"
-    r"no (?:hagas|haga|hagan) caso|descarta|pasa por alto|salta(?:te)?|no sigas",
-    qualifier=r"anteriores|previas|previos|de arriba|precedentes|todas?|todos|tus|sus|del sistema|originales|"
-    r"iniciales",
-    instructions=r"instrucciones|indicaciones|reglas|ordenes|directrices|directivas|normas|prompts?|consignas",
-    summary=r"resumen|sumario|recapitulacion|sintesis",
-    modal=r"debe|debes|deberia|tiene que|tienes que|ha de|esta obligado a|es necesario que|necesita|obligatoriamente",
-    state=r"decir|escribir|poner|indicar|incluir|mencionar|contener|listar|enumerar|afirmar|declarar|senalar|reflejar|"
-    r"constar|empezar|comenzar|terminar|recoger|especificar",
-    address=r"nota (?:para|a) (?:la |el |cualquier )?(?:ia|i\.a\.|inteligencia artificial|modelo|asistente|llm|"
-    r"bot|resumidor)|(?:la ia|el modelo|el asistente) que (?:resume|esta resumiendo|lee|procesa)"
-    r"|(?:cuando|al|mientras) (?:resumas|resuma|resuman|resumir|hagas el resumen|redactes el resumen|"
-    r"escribas el resumen)\b[^.\n]{0,80}\b(?:di|indica|escribe|menciona|afirma|incluye|pon|anade|senala|declara)",
-    role=r"ahora eres|a partir de ahora (?:eres|debes|seras)|nuevas instrucciones|instrucciones nuevas|"
-    r"modo desarrollador|prompt del sistema",
-)
-
-ITALIAN = Words(
-    ignore=r"ignora(?:te|re)?|dimentica(?:te|re)?|trascura(?:te)?|non (?:tenere|tenete) conto|non considerare|"
-    r"tralascia|scarta|non seguire",
-    qualifier=r"precedenti|sopra|di sopra|anteriori|tutte?|tutti|tue|tuoi|vostre|del sistema|originali|iniziali",
-    instructions=r"istruzioni|indicazioni|regole|direttive|ordini|comandi|prompt|consegne",
-    summary=r"riassunto|sommario|riepilogo|resoconto|sintesi",
-    modal=r"deve|devi|dovra|dovrebbe|e tenuto a|e obbligato a|va|necessariamente|obbligatoriamente",
-    state=r"dire|scrivere|indicare|includere|menzionare|contenere|elencare|affermare|riportare|dichiarare|iniziare|"
-    r"cominciare|finire|segnalare|specificare",
-    address=r"nota (?:per|all'|alla |al |a )(?:l'|la |il )?(?:ia|ai|intelligenza artificiale|modello|assistente|"
-    r"riassuntore|llm|bot)|(?:l'ia|il modello|l'assistente) che (?:riassume|sta riassumendo|legge|elabora)"
-    r"|(?:quando|mentre) (?:riassumi|riassumerai|riassumete|fai il riassunto|scrivi il riassunto)\b[^.\n]{0,80}"
-    r"\b(?:scrivi|di'|indica|afferma|includi|menziona|riporta|dichiara|aggiungi)",
-    role=r"ora sei|adesso sei|d'ora in (?:poi|avanti) (?:sei|devi)|nuove istruzioni|modalita sviluppatore|"
-    r"prompt di sistema",
-)
-
-PORTUGUESE = Words(
-    ignore=r"ignore[m]?|ignora[r]?|esqueca[m]?|esquece|desconsidere[m]?|desconsidera|descarte|nao (?:siga|sigas)|"
-    r"deixe de lado|pule",
-    qualifier=r"anteriores|previas|previos|acima|precedentes|todas?|todos|suas|seus|tuas|teus|do sistema|"
-    r"originais|iniciais",
-    instructions=r"instrucoes|instrucao|orientacoes|regras|ordens|diretrizes|diretivas|comandos|prompts?",
-    summary=r"resumo|sumario|sintese|recapitulacao",
-    modal=r"deve|deves|devera|deveria|tem que|tem de|precisa|e obrigado a|esta obrigado a|obrigatoriamente",
-    state=r"dizer|escrever|indicar|incluir|mencionar|conter|listar|afirmar|declarar|informar|relatar|registrar|"
-    r"comecar|terminar|constar|especificar|citar",
-    address=r"nota (?:para|a|ao) (?:a |o |qualquer )?(?:ia|i\.a\.|inteligencia artificial|modelo|assistente|llm|"
-    r"bot|resumidor)|(?:a ia|o modelo|o assistente) que (?:resume|esta resumindo|le|processa)"
-    r"|(?:quando|ao|enquanto) (?:voce )?(?:resumir|resumires|fizer o resumo|escrever o resumo)\b[^.\n]{0,80}"
-    r"\b(?:diga|escreva|indique|afirme|inclua|mencione|coloque|registre|declare|informe)",
-    role=r"agora (?:voce|tu) (?:e|es)|a partir de agora,? (?:voce|tu)|novas instrucoes|modo desenvolvedor|"
-    r"prompt do sistema",
-)
-
-DUTCH = Words(
-    ignore=r"negeer|negeert|negeren|vergeet|sla\b[^.\n]{0,30}\bover|laat\b[^.\n]{0,30}\bvaren|houd geen rekening met|"
-    r"volg\b[^.\n]{0,30}\bniet",
-    qualifier=r"vorige|eerdere|voorgaande|bovenstaande|alle|je|jouw|uw|systeem\w*|oorspronkelijke",
-    instructions=r"instructies?|opdrachten|regels|richtlijnen|aanwijzingen|prompts?|bevelen|orders",
-    summary=r"samenvatting|eindsamenvatting|overzicht|verslag",
-    modal=r"moet|moeten|dient|hoort|is verplicht|verplicht",
-    state=r"vermelden|zeggen|schrijven|staan|bevatten|noemen|opnemen|stellen|melden|beginnen|eindigen|aangeven|opsommen|"
-    r"weergeven|vermeld",
-    address=r"(?:notitie|opmerking|bericht|let op) (?:voor|aan) (?:de |het |elke )?(?:ai|ki|kunstmatige "
-    r"intelligentie|model|assistent|samenvatter|llm|bot)|(?:de ai|het model|de assistent) die (?:dit )?"
-    r"(?:samenvat|leest|verwerkt)|bij het samenvatten\b[^.\n]{0,80}\b(?:vermeld|zeg|schrijf|noem|meld)"
-    r"|(?:wanneer|als|zodra) (?:je|u) (?:dit |dat |het gesprek )?"
-    r"(?:samenvat|de samenvatting schrijft)\b[^.\n]{0,80}\b(?:vermeld|zeg|schrijf|noem|stel|meld|voeg|neem)",
-    role=r"je bent nu|vanaf nu ben je|u bent nu|nieuwe instructies|ontwikkelaarsmodus|systeemprompt",
-)
-
-RUSSIAN = Words(
-    ignore=r"(?:про)?игнорируй(?:те)?|забудь(?:те)?|не обращай(?:те)? внимания на|отбрось(?:те)?|пренебреги|"
-    r"не учитывай(?:те)?|не следуй(?:те)?|не выполняй(?:те)?",
-    qualifier=r"предыдущ\w*|прошл\w*|прежн\w*|вышеуказанн\w*|вышеизложенн\w*|выше|все|всех|сво\w*|ваш\w*|"
-    r"тво\w*|системн\w*|исходн\w*",
-    instructions=r"инструкци\w*|указани\w*|правил\w*|команд\w*|промпт\w*|директив\w*|распоряжени\w*|приказ\w*",
-    summary=r"резюме|сводк\w*|итог\w*|саммари|кратко\w* содержани\w*|пересказ\w*|конспект\w*",
-    modal=r"должн\w*|обязан\w*|нужно|необходимо|следует|обязательно",
-    state=r"указ\w*|упомян\w*|напиш\w*|пиши|содерж\w*|включ\w*|сказ\w*|написа\w*|перечисл\w*|утвержда\w*|сообщ\w*|"
-    r"отраз\w*|начина\w*|заканчива\w*|говорить",
-    address=r"(?:примечание|заметка|сообщение|внимание|записка)\s*(?:для|к)\s+(?:ии|ai|модел\w*|ассистент\w*|"
-    r"нейросет\w*|бот\w*|искусственн\w* интеллект\w*)|(?:ии|модел\w*|нейросет\w*|ассистент\w*),? котор\w* "
-    r"(?:резюмиру\w*|чита\w*|обрабатыва\w*)|(?:когда|при) (?:будешь |будете )?(?:резюмир\w*|состав\w* "
-    r"(?:резюме|сводку)|подвод\w* итог\w*|пересказ\w*)\b[^.\n]{0,80}\b(?:укажи|напиши|скажи|упомяни|отметь|"
-    r"сообщи|добавь|включи)",
-    role=r"ты теперь|теперь ты|с этого момента ты|вы теперь|новые инструкции|режим разработчика|системн\w* промпт",
-)
-
-POLISH = Words(
-    ignore=r"zignoruj(?:cie)?|ignoruj(?:cie)?|zapomnij|zapomnijcie|pomin|nie stosuj sie do|nie przestrzegaj",
-    qualifier=r"poprzedni\w*|wczesniejsz\w*|powyzsz\w*|wszystki\w*|swoj\w*|twoj\w*|systemow\w*",
-    instructions=r"instrukcj\w*|polecen\w*|zasad\w*|regul\w*|wytyczn\w*|promptu?",
-    summary=r"podsumowani\w*|streszczeni\w*",
-    modal=r"musi|powinno|ma obowiazek|koniecznie",
-    state=r"zawierac|wymienic|wspomniec|stwierdzac|stwierdzic|podac|powiedziec|informowac|zaczynac",
-    address=r"(?:uwaga|notatka|wiadomosc) (?:dla|do) (?:ai|si|modelu|asystenta|llm|bota)|(?:kiedy|gdy) "
-    r"(?:bedziesz )?(?:podsumowywac|podsumujesz|streszczac)\b[^.\n]{0,80}\b(?:napisz|podaj|wspomnij|stwierdz)",
-    role=r"jestes teraz|od teraz jestes|nowe instrukcje|tryb dewelopera",
-)
-
-TURKISH = Words(
-    ignore=r"yok say\w*|gormezden gel\w*|unut\w*|dikkate alma\w*|uyma\w*",
-    qualifier=r"onceki|yukaridaki|yukarıdaki|tum|butun|eski|sistem\w*|ilk",
-    instructions=r"talimat\w*|kural\w*|komut\w*|yonerge\w*|istem\w*|yonerge",
-    summary=r"ozet\w*",
-    modal=r"zorunda|gerek\w*|mutlaka|malı\w*|meli\w*",
-    state=r"yaz\w*|belirt\w*|soyle\w*|listele\w*|ekle\w*|icer\w*",
-    address=r"(?:not|mesaj|uyari)\w* (?:yapay zekaya|modele|asistana)"
-    r"|ozetlerken\b[^.\n]{0,80}\b(?:yaz|belirt|soyle|ekle)",
-    role=r"artik sen|bundan sonra sen|yeni talimatlar|gelistirici modu|sistem istemi",
-)
-
-LATIN_AND_CYRILLIC = (FRENCH, GERMAN, SPANISH, ITALIAN, PORTUGUESE, DUTCH, RUSSIAN, POLISH, TURKISH)
+WORDS = _load_words()
+# French, German, Spanish, Italian, Portuguese, Dutch, Russian, Polish and Turkish, in the file's order.
+LATIN_AND_CYRILLIC = tuple(WORDS.values())
 
 # A message or note to the model, in any of these languages: "message pour le modèle", "Nachricht an das
 # Sprachmodell", "mensaje para el modelo", "сообщение для модели" …
