@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from typing import Any
 
 import re2
 
@@ -32,6 +33,9 @@ KEYWORD_BYTES_RE = re2.compile("|".join(re.escape(word) for word in _SCAN_WORDS)
 # (`understanding`, `TimeoutError`) nor a number; the run of token characters around a core is the
 # candidate ("digits:token" formats keep their ':'; later layers split further).
 CORE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]{11,}")
+# The scan finds them as runs of 12 or more of those characters (RE2 over the text's ASCII image), the
+# core being the run from its first letter or digit: what CORE_RE finds, without its attempt at each letter.
+_CORE_RUN_RE = re2.compile(rb"[A-Za-z0-9_\-]{12,}")
 _PIECE_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _VOWEL_RE = re.compile(r"[aeiouyAEIOUY]")
 
@@ -58,16 +62,49 @@ DIGITS_RE = re.compile(
     r"\d(?<![\w.,:/-]\d)(?!\d{3}[-./]\d\d?[-./]\d\d?(?![\d.]|[-/]\d)|\d?[-./]\d\d?[-./]\d{2,4}(?![\d.]|[-/]\d))"
     r"[\d \-./+]{5,40}\d[A-Z]?(?![\w])"
 )
+# A run of digits and separators that can hold a digit group (RE2 on the text's ASCII image).
+_DIGIT_RUN_RE = re2.compile(rb"[0-9 \-./+]*[0-9][0-9 \-./+]{5,}[0-9][0-9 \-./+]*")
 # ... and upper-case ids with digits (IBAN, NINO, codice fiscale, PAN, CURP, NIE), few: RE2 again.
 UPPER_ID_RE = re2.compile(rb"\b[A-Z]{1,6} ?\d[A-Z0-9 \-]{3,38}[A-Z0-9]\b")
 # Literal marks of the structure layer.
 MARKS = ("-----BEGIN", "PuTTY-User-Key-File", "://")
+# A decimal digit outside ASCII: Python's \d (DIGITS_RE) matches it, the ASCII image cannot show it.
+_WIDE_DIGIT_RE = re2.compile(r"[^0-9\P{Nd}]")
 
 
-def _char_spans(expression, text: str) -> list[tuple[int, int]]:
+_UNANCHORED = re2._Anchor.UNANCHORED
+_ANCHOR_BOTH = re2._Anchor.ANCHOR_BOTH
+
+
+def re2_spans(expression: Any, data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every match of an RE2 expression over `data`, as its `finditer` finds them.
+
+    The binding's own `finditer` builds a match object per hit, which costs more than the search itself
+    on frequent words; its compiled program is asked directly, one call per hit."""
+    search = expression._regexp.Match
+    found: list[tuple[int, int]] = []
+    position, size = 0, len(data)
+    while True:
+        start, end = search(_UNANCHORED, data, position, size)[0]
+        if start == -1:
+            return found
+        found.append((start, end))
+        if end == size:
+            return found
+        position = end if end > start else end + 1
+
+
+def re2_group(expression: Any, data: bytes, start: int, end: int) -> tuple[int, int, int]:
+    """(index from 0, start, end) of the first group that took part in `expression` matching data[start:end]
+    whole (the catalogue's formats are one group each: the one that took part names the format)."""
+    groups = expression._regexp.Match(_ANCHOR_BOTH, data, start, end)
+    return next((index, *span) for index, span in enumerate(groups[1:]) if span[0] != -1)
+
+
+def _char_spans(expression: Any, text: str) -> list[tuple[int, int]]:
     """Spans (in characters) of an RE2 expression over `text`, run on its UTF-8 bytes with one conversion pass."""
     encoded = text.encode("utf-8")
-    spans = [m.span() for m in expression.finditer(encoded)]
+    spans = re2_spans(expression, encoded)
     if len(encoded) == len(text):
         return spans
     result = []
@@ -81,41 +118,28 @@ def _char_spans(expression, text: str) -> list[tuple[int, int]]:
     return result
 
 
-def re2_groups(expression, text: str) -> list[tuple[int, int, int]]:
-    """(start, end, index) in characters of the first participating group of each match of an RE2
-    expression (compiled from bytes) whose alternatives are each one group."""
-    encoded = text.encode("utf-8")
-    found = []
-    for match in expression.finditer(encoded):
-        index = match.lastindex  # the one alternative's group that took part
-        found.append((*match.span(index), index - 1))
-    if len(encoded) == len(text):
-        return found
-    result = []
-    chars = previous = 0
-    for start, end, index in found:
-        chars += len(encoded[previous:start].decode("utf-8"))
-        width = len(encoded[start:end].decode("utf-8"))
-        result.append((chars, chars + width, index))
-        chars += width
-        previous = end
-    return result
-
-
 class Scan:
     """One text with the hits of the shared expressions, computed on first use."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, lower: str | None = None) -> None:
         self.text = text
-        lowered = text.lower()
-        # Lower-casing must keep offsets (a few characters such as 'İ' grow); otherwise fold ASCII only.
-        if len(lowered) != len(text):
-            lowered = text.translate(_ASCII_LOWER)
-        self.lower = lowered
+        if lower is None:
+            lower = text.lower()
+            # Lower-casing must keep offsets (a few characters such as 'İ' grow); otherwise fold ASCII only.
+            if len(lower) != len(text):
+                lower = text.translate(_ASCII_LOWER)
+        self.lower = lower
 
     def suspicious(self) -> bool:
         text = self.text
         return bool(self.keyword_hits or self.runs or self.id_candidates or any(mark in text for mark in MARKS))
+
+    @functools.cached_property
+    def image(self) -> bytes:
+        """The text as ASCII bytes, every other character one '?': offsets are the text's, and the
+        expressions of ASCII character classes that run on it (RE2's \\d and \\b are ASCII too) find
+        what they would find on the text."""
+        return self.text.encode("ascii", "replace")
 
     @functools.cached_property
     def keyword_hits(self) -> list[tuple[int, int]]:
@@ -128,21 +152,32 @@ class Scan:
     def runs(self) -> list[tuple[int, int]]:
         text = self.text
         found: list[tuple[int, int]] = []
-        for core in CORE_RE.finditer(text):
-            if (found and core.start() < found[-1][1]) or _wordish(core.group()):
+        for start, end in re2_spans(_CORE_RUN_RE, self.image):
+            core = text[start:end]
+            if core[0] in "_-":  # a core starts with a letter or a digit
+                core = core.lstrip("_-")
+                if len(core) < 12:
+                    continue
+                start = end - len(core)
+            if (found and start < found[-1][1]) or _wordish(core):
                 continue
-            start = core.start()
             while start > 0 and text[start - 1] in _RUN_CHARS:
                 start -= 1
-            tail = _RUN_TAIL_RE.match(text, core.end())
-            end = tail.end() if tail else core.end()
-            found.append((start, end))
+            tail = _RUN_TAIL_RE.match(text, end)
+            found.append((start, tail.end() if tail else end))
         return found
 
     @functools.cached_property
     def id_candidates(self) -> list[tuple[int, int]]:
-        found = _char_spans(UPPER_ID_RE, self.text)  # IBANs before the digit groups inside them
-        return found + [m.span() for m in DIGITS_RE.finditer(self.text)]
+        text = self.text
+        found = re2_spans(UPPER_ID_RE, self.image)  # IBANs before the digit groups inside them
+        if not text.isascii() and _WIDE_DIGIT_RE.search(text):
+            return found + [m.span() for m in DIGITS_RE.finditer(text)]
+        # Every digit group lies in a run of digits and separators that the cheap expression finds; the
+        # full expression (its look-arounds see the text around) runs only there.
+        for start, end in re2_spans(_DIGIT_RUN_RE, self.image):
+            found += [m.span() for m in DIGITS_RE.finditer(text, start, min(len(text), end + 4))]
+        return found
 
     def line_bounds(self, position: int) -> tuple[int, int]:
         start = self.text.rfind("\n", 0, position) + 1
