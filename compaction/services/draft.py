@@ -16,6 +16,7 @@ from chatcore.llm import Completion
 from chatcore.models import Channel, LLMModel, Message, ModelRole, Summary
 from chatcore.tokens import count_tokens
 from compaction import conf
+from compaction.collector import collector_paused
 from compaction.extracts import extracts_collect, extracts_from_text
 from compaction.facts import facts_pin
 from compaction.models import CompactionProfile
@@ -220,13 +221,14 @@ def draft_make(request: DraftRequest) -> Draft:
     """The summary that would be written, computed with no transaction open; raises
     Unprocessable (too few messages), ValidationError (an edit as long as what it
     replaces) or ModelCallFailed."""
-    plan = plan_make(
-        channel=request.channel,
-        keep_recent=request.keep,
-        through_message_id=request.through_message_id,
-        input_budget=input_budget(request.profile, request.max_tokens),
-    )
-    sources = _sources(plan=plan, focus=request.focus)
+    with collector_paused():  # loading and reading thousands of messages: see compaction.collector
+        plan = plan_make(
+            channel=request.channel,
+            keep_recent=request.keep,
+            through_message_id=request.through_message_id,
+            input_budget=input_budget(request.profile, request.max_tokens),
+        )
+        sources = _sources(plan=plan, focus=request.focus)
     previous = plan.boundary
     input_tokens = sum(m.tokens for m in plan.to_summarize) + (previous.tokens if previous else 0)
     opening = opening_messages(count=request.profile.protect_first_n, path=plan.path, boundary=previous)

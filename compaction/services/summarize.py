@@ -9,6 +9,7 @@ from chatcore.errors import ModelCallFailed
 from chatcore.llm import Completion, OfflineModel, llm_complete, role_models
 from chatcore.models import Channel, LLMModel, ModelRole, UsageEntry
 from chatcore.tokens import count_tokens
+from compaction.collector import collector_paused
 from compaction.facts import facts_pin
 from compaction.instructions import verbatim_instructions
 from compaction.models import CompactionProfile
@@ -101,12 +102,13 @@ def _summarize_offline(request: SummaryRequest) -> Completion:
             layout=layout,
         )
 
-    text = offline(limit)
-    # It fills its budget, which would leave no room for the pinned references that the limit also
-    # covers: when they would not fit, summarize again in less room (at most a fifth less).
-    overflow = count_tokens(facts_pin(source_text=request.source_text, summary=text, redacted=True)) - limit
-    if overflow > 0:
-        text = offline(max(50, limit - min(overflow, limit // 5)))
+    with collector_paused():  # tens of thousands of pieces read and valued: see compaction.collector
+        text = offline(limit)
+        # It fills its budget, which would leave no room for the pinned references that the limit also
+        # covers: when they would not fit, summarize again in less room (at most a fifth less).
+        overflow = count_tokens(facts_pin(source_text=request.source_text, summary=text, redacted=True)) - limit
+        if overflow > 0:
+            text = offline(max(50, limit - min(overflow, limit // 5)))
     output_tokens = count_tokens(text)
     UsageEntry.objects.create(
         user=request.channel.owner,
