@@ -1,5 +1,6 @@
 """Real `qcluster` processes for the soak, the throughput benchmark and the
-cluster tests, and the DATABASE_URL that points them at a database.
+cluster tests, the DATABASE_URL that points them at a database, and the wait
+for a started server to listen.
 
 Each cluster runs in its own process group (a qcluster parent forks its
 workers), so a kill takes the whole group down, like a crashed machine, and
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -30,6 +32,21 @@ def database_url(config: Mapping[str, Any]) -> str:
         credentials += ":" + quote(config["PASSWORD"], safe="")
     host = config.get("HOST") or "127.0.0.1"
     return f"postgres://{credentials}@{host}:{config.get('PORT') or 5432}/{quote(str(config['NAME']), safe='')}"
+
+
+def port_wait(port: int, process: subprocess.Popen, *, timeout: float, log: Path | None = None) -> None:
+    """Return once something accepts connections on 127.0.0.1:`port`; RuntimeError (with the end of `log`)
+    if `process`, the server started to listen there, exits first or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while process.poll() is None and time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    what = "exited before listening" if process.poll() is not None else f"did not listen within {timeout:g} s"
+    tail = log.read_text(errors="replace")[-2000:] if log else ""
+    raise RuntimeError(f"the server for port {port} {what}: {tail}")
 
 
 class QClusters:

@@ -37,7 +37,7 @@ from knox.settings import CONSTANTS
 
 from chatcore.models import ApiToken, Channel, LLMModel, ModelRole
 from devtools.benchmarks.databases import database_close, database_open
-from devtools.processes import database_url
+from devtools.processes import database_url, port_wait
 
 ALIAS = "compaction_bench_serving"
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,19 +84,6 @@ def _stop(process: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
-
-
-def _wait_port(port: int, process: subprocess.Popen, log: Path, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited: {log.read_text(errors='replace')[-2000:]}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"the server did not listen within {timeout:g} s: {log.read_text(errors='replace')[-2000:]}")
 
 
 def _model_server(log: Path) -> tuple[subprocess.Popen, int]:
@@ -222,7 +209,7 @@ def run(*, scale: float, stdout) -> dict:
             log = logs / f"serving-{kind}.log"
             server = _server(kind, port=port, config=config, log=log)
             try:
-                _wait_port(port, server, log)
+                port_wait(port, server, timeout=180, log=log)
                 for concurrency in CONCURRENCIES:
                     row = _round(
                         kind=kind, concurrency=concurrency, plan={**plan, "port": port}, server=server, model=model

@@ -34,6 +34,7 @@ from chatcore.api_tokens import api_token_create
 from chatcore.models import Channel, Message, ModelRole, Summary
 from compaction.models import CompactionLease
 from devtools.loopback_llm import LoopbackLLM, Reply, loopback_env
+from devtools.processes import port_wait
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, ModelRoleFactory, UserFactory
 from tests.compaction.scanning import auto_settings
 from tests.project.turns import Fate, newest_messages, turn_fate
@@ -115,21 +116,6 @@ class Processes:
     def logs(self) -> str:
         paths = sorted(self.log_dir.glob("*.log"))
         return "\n".join(f"--- {path.name}\n" + path.read_text(errors="replace")[-4000:] for path in paths)
-
-
-def _wait_listening(port: int, process: subprocess.Popen, timeout: float = 120) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError("a web process exited at start")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"nothing listens on {port}")
 
 
 class ChatClient(threading.Thread):
@@ -276,7 +262,7 @@ def test_two_web_processes_and_two_clusters_survive_a_killed_machine(transaction
             processes.start("q-a", "manage.py", "qcluster")
             processes.start("q-b", "manage.py", "qcluster")
             for name, port in zip(("web-a", "web-b"), ports, strict=True):
-                _wait_listening(port, processes.processes[name])
+                port_wait(port, processes.processes[name], timeout=120)
 
             clients = [
                 ChatClient(index, channel.pk, token, ports, stream=index % 2 == 0)
