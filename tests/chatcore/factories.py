@@ -20,12 +20,16 @@ class UserFactory(factory.django.DjangoModelFactory):
             obj.save()
 
 
+def name_and_slug(label: str) -> tuple[factory.Sequence, factory.Sequence]:
+    """A unique display name and slug per object: "Persona 3" and "persona-3"."""
+    return factory.Sequence(lambda n: f"{label} {n}"), factory.Sequence(lambda n: f"{label.lower()}-{n}")
+
+
 class PersonaFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Persona
 
-    name = factory.Sequence(lambda n: f"Persona {n}")
-    slug = factory.Sequence(lambda n: f"persona-{n}")
+    name, slug = name_and_slug("Persona")
     system_prompt = "You are a careful assistant."
     symbol = "🧭"
 

@@ -1,6 +1,7 @@
 """The substrate's REST API end to end: status and the whole JSON body."""
 
 import io
+from datetime import datetime
 
 import pytest
 from django.contrib.staticfiles import finders
@@ -15,6 +16,7 @@ from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Usag
 from chatcore.tokens import count_tokens
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory, build_path
+from tests.helpers import row_counts
 
 ANONYMOUS = {"detail": "Authentication credentials were not provided.", "code": "not_authenticated"}
 NOT_FOUND = {"detail": "Channel not found.", "code": "not_found"}
@@ -23,6 +25,15 @@ NOT_FOUND = {"detail": "Channel not found.", "code": "not_found"}
 def iso(value) -> str:
     text = value.isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def fields_body(instance, names: str, **renamed: str) -> dict:
+    """The body the API should give for `instance` as stored now (read again first): each of `names`
+    (space-separated) as its attribute, each `key=attribute` of `renamed`, dates as the API writes them."""
+    instance.refresh_from_db()
+    pairs = [(name, name) for name in names.split()] + list(renamed.items())
+    values = {key: getattr(instance, attribute) for key, attribute in pairs}
+    return {key: iso(value) if isinstance(value, datetime) else value for key, value in values.items()}
 
 
 def channel_body(channel: Channel) -> dict:
@@ -53,18 +64,7 @@ def channel_body(channel: Channel) -> dict:
 
 
 def message_body(message: Message, siblings: tuple[int, int] | None = None) -> dict:
-    message.refresh_from_db()
-    body = {
-        "id": message.pk,
-        "parent_id": message.parent_id,
-        "role": message.role,
-        "content": message.content,
-        "metadata": message.metadata,
-        "author_id": message.author_id,
-        "created_at": iso(message.created_at),
-        "depth": message.depth,
-        "tokens": message.tokens,
-    }
+    body = fields_body(message, "id parent_id role content metadata author_id created_at depth tokens")
     if siblings is not None:
         body["sibling_index"], body["sibling_count"] = siblings
     return body
@@ -111,13 +111,8 @@ def assert_invalid_and_unchanged(send, errors: dict) -> None:
 
 
 def snapshot():
-    return (
-        Channel.objects.count(),
-        Message.objects.count(),
-        Cursor.objects.count(),
-        AuditEntry.objects.count(),
-        list(Channel.objects.order_by("id").values_list("title", "settings", "context_tokens", "deleted_at")),
-    )
+    channels = Channel.objects.order_by("id").values_list("title", "settings", "context_tokens", "deleted_at")
+    return (*row_counts(Channel, Message, Cursor, AuditEntry), list(channels))
 
 
 # Channels

@@ -11,26 +11,13 @@ from rest_framework.test import APIClient
 from chatcore.api_tokens import MAX_TOKENS_PER_USER, api_token_create, api_token_revoke
 from chatcore.models import ApiToken, AuditEntry
 from tests.chatcore.factories import UserFactory
-
-
-def iso(value) -> str:
-    text = value.isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
-
+from tests.chatcore.test_api import fields_body
 
 MIN_ONE = "Ensure this value is greater than or equal to 1."
 
 
 def token_body(token: ApiToken) -> dict:
-    token.refresh_from_db()
-    return {
-        "id": token.pk,
-        "name": token.name,
-        "prefix": token.token_key,
-        "created_at": iso(token.created),
-        "expires_at": iso(token.expiry) if token.expiry else None,
-        "last_used_at": iso(token.last_used_at) if token.last_used_at else None,
-    }
+    return fields_body(token, "id name last_used_at", prefix="token_key", created_at="created", expires_at="expiry")
 
 
 def test_create_returns_the_key_once_and_stores_only_its_digest(db, api, user):

@@ -18,6 +18,7 @@ from chatcore.llm_stream import ChatStream
 from chatcore.models import LLMModel, ModelRole, UsageEntry
 from devtools.loopback_llm import LoopbackLLM, Reply
 from tests.chatcore.factories import LLMModelFactory, ModelRoleFactory
+from tests.chatcore.test_llm import chat_call_error
 
 MESSAGES = [{"role": "user", "content": "Hello?"}]
 SETTINGS_FILE = Path(__file__).resolve().parents[2] / "project" / "settings.py"
@@ -169,14 +170,12 @@ def _bypassing_clean(url: str, **fields) -> LLMModel:
 def test_the_gateway_refuses_a_row_that_bypassed_clean_before_any_request(no_retries, llm_server, user, monkeypatch):
     monkeypatch.setenv("SECRET_KEY", "the-servers-secret")
     model = _bypassing_clean(llm_server.url, api_key_env="SECRET_KEY")
-    ModelRoleFactory(role=ModelRole.Role.CHAT, primary=model)
-    with pytest.raises(ModelCallFailed) as error:
-        llm_complete(role="chat", messages=MESSAGES, user=user, channel=None)
+    error = chat_call_error(user, model, MESSAGES)
     cause = (
         "endpoint refused (api_key_env: SECRET_KEY holds one of the server's own settings; "
         "a model may not send it anywhere.)"
     )
-    assert error.value.message == f"The model call failed: exfil: {cause}"
+    assert error.message == f"The model call failed: exfil: {cause}"
     assert llm_server.requests == []
     assert list(UsageEntry.objects.values_list("model", "success", "error")) == [("exfil", False, cause)]
 

@@ -13,6 +13,15 @@ from tests.chatcore.factories import ChannelFactory, LLMModelFactory, ModelRoleF
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello?"}]
 
 
+def chat_call_error(user, model: LLMModel | None = None, messages: list[dict] = MESSAGES, **options) -> ModelCallFailed:
+    """One chat call that must fail (with `model` made the chat role first, when given): its error."""
+    if model is not None:
+        ModelRoleFactory(role=ModelRole.Role.CHAT, primary=model)
+    with pytest.raises(ModelCallFailed) as error:
+        llm_complete(role="chat", messages=messages, user=user, channel=None, **options)
+    return error.value
+
+
 @pytest.fixture(autouse=True)
 def _no_retries(settings):
     settings.LLM_MAX_RETRIES = 0
@@ -85,22 +94,20 @@ def test_scripted_reply_with_usage_and_cost(chat_model, llm_server, user):
 )
 def test_failures_are_recorded_with_their_cause(chat_model, llm_server, user, reply, cause):
     llm_server.script(reply)
-    with pytest.raises(ModelCallFailed) as error:
-        llm_complete(role="chat", messages=MESSAGES, user=user, channel=None, trigger="auto")
+    error = chat_call_error(user, trigger="auto")
     (entry,) = UsageEntry.objects.all()
     assert (entry.success, entry.model, entry.trigger, entry.input_tokens) == (False, "loopback-chat", "auto", 0)
     assert entry.error.startswith(cause)
-    assert error.value.status_code == 502 and error.value.code == "model_failed"
-    assert error.value.extra == {"errors": [f"loopback-chat: {entry.error}"]}
-    assert error.value.message == f"The model call failed: loopback-chat: {entry.error}"
+    assert error.status_code == 502 and error.code == "model_failed"
+    assert error.extra == {"errors": [f"loopback-chat: {entry.error}"]}
+    assert error.message == f"The model call failed: loopback-chat: {entry.error}"
 
 
 def test_timeout_is_a_clear_failure(chat_model, llm_server, user, settings):
     settings.LLM_TIMEOUT_SECONDS = 0.3
     llm_server.script(Reply(content="too late", delay=1.5))
-    with pytest.raises(ModelCallFailed) as error:
-        llm_complete(role="chat", messages=MESSAGES, user=user, channel=None)
-    assert error.value.extra == {"errors": ["loopback-chat: timeout: the model did not answer in time"]}
+    error = chat_call_error(user)
+    assert error.extra == {"errors": ["loopback-chat: timeout: the model did not answer in time"]}
     (entry,) = UsageEntry.objects.all()
     assert (entry.success, entry.error) == (False, "timeout: the model did not answer in time")
     assert 250 <= entry.duration_ms < 1500
@@ -121,11 +128,10 @@ def test_both_failing_raises_with_both_causes(fallback_model, llm_server, fallba
     settings.LLM_TIMEOUT_SECONDS = 0.3
     llm_server.script(Reply(status=500))
     fallback_server.script(Reply(delay=1.0))
-    with pytest.raises(ModelCallFailed) as error:
-        llm_complete(role="chat", messages=MESSAGES, user=user, channel=None)
+    error = chat_call_error(user)
     errors = [f"{r['model']}: {r['error']}" for r in usage_rows()]
     assert errors[1] == "loopback-fallback: timeout: the model did not answer in time"
-    assert error.value.extra == {"errors": errors}
+    assert error.extra == {"errors": errors}
     assert [r["success"] for r in usage_rows()] == [False, False]
 
 
@@ -180,20 +186,17 @@ def test_missing_key_for_openai_itself_is_named_before_any_call(db, user, settin
     settings.OPENAI_BASE_URL = ""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     model = LLMModelFactory(name="gpt-x", base_url="", api_key_env=variable)
-    ModelRoleFactory(role=ModelRole.Role.CHAT, primary=model)
-    with pytest.raises(ModelCallFailed) as error:
-        llm_complete(role="chat", messages=MESSAGES, user=user, channel=None)
+    error = chat_call_error(user, model)
     cause = (
         "OPENAI_API_KEY is not set (model gpt-x calls OpenAI's API, which needs a key: set OPENAI_API_KEY, "
         "or give the model a base URL)"
     )
-    assert error.value.message == f"The model call failed: gpt-x: {cause}"
+    assert error.message == f"The model call failed: gpt-x: {cause}"
     assert list(UsageEntry.objects.values_list("success", "error")) == [(False, cause)]
 
 
 def test_refused_key_names_the_unset_variable(chat_model, llm_server, user, monkeypatch):
     monkeypatch.delenv("LOOPBACK_TEST_API_KEY", raising=False)
     llm_server.script(Reply(status=401, body={"error": {"message": "bad key"}}))
-    with pytest.raises(ModelCallFailed) as error:
-        llm_complete(role="chat", messages=MESSAGES, user=user, channel=None)
-    assert error.value.message.endswith("HTTP 401: Error code: 401 - bad key (LOOPBACK_TEST_API_KEY is not set)")
+    error = chat_call_error(user)
+    assert error.message.endswith("HTTP 401: Error code: 401 - bad key (LOOPBACK_TEST_API_KEY is not set)")

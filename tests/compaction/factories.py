@@ -3,6 +3,7 @@ import factory
 from chatcore import services
 from chatcore.models import Channel
 from compaction.models import CompactionProfile
+from tests.chatcore.factories import name_and_slug
 
 PROFILE_TEMPLATE = "Summarize for {persona}.\n{previous_summary}\n{focus}\n{transcript}"
 
@@ -11,12 +12,11 @@ class CompactionProfileFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = CompactionProfile
 
-    name = factory.Sequence(lambda n: f"Profile {n}")
-    slug = factory.Sequence(lambda n: f"profile-{n}")
+    name, slug = name_and_slug("Profile")
+    instructions = PROFILE_TEMPLATE
+    system_prompt = "You summarize conversations faithfully."
     description = "A test profile."
     symbol = "🧪"
-    system_prompt = "You summarize conversations faithfully."
-    instructions = PROFILE_TEMPLATE
     keep_recent = 2
     max_summary_tokens = 800
     temperature = 0.1

@@ -10,7 +10,7 @@ from compaction.models import CompactionProfile
 from compaction.summarizers.offline.profiles import offline_notes
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory
-from tests.chatcore.test_api import channel_body, iso, listing
+from tests.chatcore.test_api import channel_body, fields_body, listing
 from tests.compaction.factories import PROFILE_TEMPLATE, CompactionProfileFactory, converse
 
 NOT_FOUND = {"detail": "Channel not found.", "code": "not_found"}
@@ -19,54 +19,19 @@ SUMMARY_TEXT = "## Goal\n- Keep the ledger healthy."
 
 
 def summary_body(summary: Summary) -> dict:
-    summary.refresh_from_db()
-    return {
-        "id": summary.pk,
-        "channel": summary.channel_id,
-        "through_message_id": summary.through_message_id,
-        "previous_id": summary.previous_id,
-        "content": summary.content,
-        "tokens": summary.tokens,
-        "trigger": summary.trigger,
-        "profile_slug": summary.profile_slug,
-        "model": summary.model,
-        "used_fallback": summary.used_fallback,
-        "input_tokens": summary.input_tokens,
-        "output_tokens": summary.output_tokens,
-        "tokens_before": summary.tokens_before,
-        "tokens_after": summary.tokens_after,
-        "messages_covered": summary.messages_covered,
-        "extracts": summary.extracts,
-        "edited": summary.edited,
-        "is_active": summary.reverted_at is None,
-        "reverted_at": iso(summary.reverted_at) if summary.reverted_at else None,
-        "created_by_id": summary.created_by_id,
-        "created_at": iso(summary.created_at),
-    }
+    names = "id through_message_id previous_id content tokens trigger profile_slug model used_fallback input_tokens"
+    names += " output_tokens tokens_before tokens_after messages_covered extracts edited reverted_at created_by_id"
+    body = fields_body(summary, names + " created_at", channel="channel_id")
+    return body | {"is_active": summary.reverted_at is None}
 
 
 def profile_body(profile: CompactionProfile) -> dict:
-    profile.refresh_from_db()
-    return {
-        "id": profile.pk,
-        "slug": profile.slug,
-        "name": profile.name,
-        "description": profile.description,
-        "symbol": profile.symbol,
-        "system_prompt": profile.system_prompt,
-        "instructions": profile.instructions,
-        "keep_recent": profile.keep_recent,
-        "max_summary_tokens": profile.max_summary_tokens,
-        "temperature": profile.temperature,
-        "keep_instructions_verbatim": profile.keep_instructions_verbatim,
-        "protect_first_n": profile.protect_first_n,
+    names = "id slug name description symbol system_prompt instructions keep_recent max_summary_tokens temperature"
+    names += " keep_instructions_verbatim protect_first_n is_builtin is_default created_at updated_at"
+    return fields_body(profile, names) | {
         "offline_notes": offline_notes(profile),
         "model": profile.model.name if profile.model_id else None,
         "persona": profile.persona.slug if profile.persona_id else None,
-        "is_builtin": profile.is_builtin,
-        "is_default": profile.is_default,
-        "created_at": iso(profile.created_at),
-        "updated_at": iso(profile.updated_at),
     }
 
 

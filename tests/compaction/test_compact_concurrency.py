@@ -35,6 +35,13 @@ def _during_the_call(llm_server, change):
     llm_server.responder = responder
 
 
+def _owner_writes(channel, content, parent=None):
+    """The channel's owner writes `content`: on the active branch, or under `parent` (a new branch)."""
+    chat_services.message_append(
+        channel=channel, user=channel.owner, role="user", content=content, parent_id=parent.pk if parent else None
+    )
+
+
 def test_another_summary_written_meanwhile(utility_model, llm_server):
     channel = ChannelFactory()
     messages = converse(channel, 12)
@@ -56,13 +63,7 @@ def test_another_summary_written_meanwhile(utility_model, llm_server):
 def test_the_owner_switched_to_a_branch_without_the_summarised_messages(utility_model, llm_server):
     channel = ChannelFactory()
     messages = converse(channel, 12)
-
-    def switch():
-        chat_services.message_append(
-            channel=channel, user=channel.owner, role="user", content="Another way.", parent_id=messages[4].pk
-        )
-
-    _during_the_call(llm_server, switch)
+    _during_the_call(llm_server, lambda: _owner_writes(channel, "Another way.", parent=messages[4]))
     with pytest.raises(Conflict) as caught:
         channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
     assert caught.value.code == "channel_changed"
@@ -73,12 +74,7 @@ def test_the_owner_switched_to_a_branch_without_the_summarised_messages(utility_
 def test_a_new_message_on_the_same_branch_is_fine(utility_model, llm_server):
     channel = ChannelFactory()
     messages = converse(channel, 12)
-    _during_the_call(
-        llm_server,
-        lambda: chat_services.message_append(
-            channel=channel, user=channel.owner, role="user", content="One more thing."
-        ),
-    )
+    _during_the_call(llm_server, lambda: _owner_writes(channel, "One more thing."))
     result = channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
     assert result.summary.through_message_id == messages[9].pk
     channel.refresh_from_db()

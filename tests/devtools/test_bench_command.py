@@ -15,6 +15,7 @@ from django.core.management import CommandError, call_command
 from chatcore.models import AuditEntry, Channel, Cursor, Message, Summary
 from devtools import benchmarks
 from tests.chatcore.factories import ChannelFactory, build_path
+from tests.helpers import row_counts
 
 
 def run_bench(*args) -> tuple[str, str]:
@@ -24,14 +25,7 @@ def run_bench(*args) -> tuple[str, str]:
 
 
 def counts():
-    return (
-        Channel.objects.count(),
-        Message.objects.count(),
-        Summary.objects.count(),
-        Cursor.objects.count(),
-        AuditEntry.objects.count(),
-        get_user_model().objects.count(),
-    )
+    return row_counts(Channel, Message, Summary, Cursor, AuditEntry, get_user_model())
 
 
 def test_registry_lists_our_scenarios():

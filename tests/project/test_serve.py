@@ -71,6 +71,13 @@ def open_channel(page, channel) -> None:
     page.wait_for_function("document.readyState === 'complete' && !!window.htmx")
 
 
+def send_with_enter(page, text: str) -> None:
+    """Type `text` in the composer and send it with Enter, as the scripted page offers."""
+    composer = page.get_by_label("Message", exact=True)
+    composer.fill(text)
+    composer.press("Enter")
+
+
 @pytest.mark.browser
 def test_serve_sh_serves_the_pages_with_css_and_scripts_at_debug_off(served, chromium):
     user = server_user("reader")
@@ -196,8 +203,7 @@ def test_the_page_shows_the_reply_token_by_token_then_the_stored_message(served,
     try:
         log_in(page, "streamer")
         open_channel(page, channel)
-        page.get_by_label("Message", exact=True).fill("Tell me a long story")
-        page.get_by_label("Message", exact=True).press("Enter")
+        send_with_enter(page, "Tell me a long story")
         streaming = page.locator(".msg.streaming .stream-body")
         expect(streaming).to_contain_text("word5")
         # Visible before the end: the model has not finished, the stop control is offered.
@@ -225,8 +231,7 @@ def test_stop_keeps_the_partial_reply_marked_interrupted_and_it_can_be_regenerat
     try:
         log_in(page, "stopper")
         open_channel(page, channel)
-        page.get_by_label("Message", exact=True).fill("Tell me a long story")
-        page.get_by_label("Message", exact=True).press("Enter")
+        send_with_enter(page, "Tell me a long story")
         expect(page.locator(".msg.streaming .stream-body")).to_contain_text("word3")
         page.get_by_role("button", name="Stop", exact=True).click()
         interrupted = page.locator(".msg-assistant", has=page.locator(".chip-warn"))
