@@ -27,7 +27,10 @@ identifiers from the whole stretch itself).
 from __future__ import annotations
 
 import bisect
+import functools
 import re
+import threading
+from collections.abc import Iterator
 
 from chatcore.tokens import count_tokens
 from compaction import lexicon, references
@@ -42,14 +45,15 @@ TAIL_CHARS = 64_000
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 # A number is a reference only with what it counts: a unit, or a word of context right before it.
 _NUMBER_CONTEXT_RE = re.compile(r"[A-Za-z][\w/-]*[ =:]+$")
-_KINDS = (
-    ("error", lexicon.ERROR_RE),
-    ("url", lexicon.URL_RE),
-    ("path", lexicon.PATH_RE),
-    ("identifier", lexicon.IDENTIFIER_RE),
-    ("date", lexicon.DATE_RE),
-    ("number", lexicon.NUMBER_RE),
-)
+# The kinds in the order they are read: what an earlier kind claims, a later one does not read again.
+_KINDS = {
+    "error": lexicon.ERROR_RE,
+    "url": lexicon.URL_RE,
+    "path": lexicon.PATH_RE,
+    "identifier": lexicon.IDENTIFIER_RE,
+    "date": lexicon.DATE_RE,
+    "number": lexicon.NUMBER_RE,
+}
 
 
 def _normalise(value: str) -> str:
@@ -121,30 +125,69 @@ def _on_injection_line(chunk: str, start: int, end: int) -> bool:
     return lexicon.looks_like_injection(chunk[chunk.rfind("\n", 0, start) + 1 : line_end if line_end >= 0 else None])
 
 
+_CLAIMING = ("error", "url", "path")  # their spans are not read again by the kinds after them
+
+
+class _ChunkRead:
+    """The references one chunk offers, kind by kind, as (value, key) in order: the same whatever the summary,
+    so that pinning the same source twice (the offline summary's overflow check, then the final pin) reads each
+    chunk once. The claiming kinds are read whole at once; the others only as far as a caller goes (a kind
+    that is full is read no further), what was read kept for the next caller."""
+
+    def __init__(self, chunk: str) -> None:
+        self.chunk = chunk
+        self.lock = threading.Lock()
+        self.claims = _Claims()
+        for redacted in _REDACTED_RE.finditer(chunk):
+            self.claims.claim(redacted.span())
+        self.kept: dict[str, list[tuple[str, str]]] = {kind: [] for kind in _KINDS}
+        self.readers = {kind: self._read(kind) for kind in _KINDS}
+        for kind in _CLAIMING:
+            self.kept[kind].extend(self.readers[kind])
+
+    def references(self, kind: str) -> Iterator[tuple[str, str]]:
+        kept, index = self.kept[kind], 0
+        while True:
+            with self.lock:  # the same chunk may be pinned by two threads: one reads on at a time
+                if index == len(kept):
+                    found = next(self.readers[kind], None)
+                    if found is None:
+                        return
+                    kept.append(found)
+            yield kept[index]
+            index += 1
+
+    def _read(self, kind: str) -> Iterator[tuple[str, str]]:
+        chunk = self.chunk
+        for match in _KINDS[kind].finditer(chunk):
+            if self.claims.overlaps(match.span()) or "[REDACTED:" in match.group(0):
+                continue
+            if kind in _CLAIMING:
+                self.claims.claim(match.span())
+            value = _accepted(kind, match.group(0), chunk, match.start())
+            if not value or lexicon.looks_like_injection(value):
+                continue
+            if _on_injection_line(chunk, match.start(), match.end()):
+                continue  # the payload of text addressed to a model is not a reference
+            yield value, value.lower()
+
+
+# The chunks of the last two pins or so (a chunk is at most CHUNK_CHARS of already redacted text).
+_chunk_read = functools.lru_cache(maxsize=8)(_ChunkRead)
+
+
 def _candidates(source_text: str, present: str) -> dict[str, list[str]]:
     """Up to MAX_PER_KIND values of each kind that the summary (`present`, lower-cased) lacks, in order."""
     chosen: dict[str, list[str]] = {kind: [] for kind in MAX_PER_KIND}
     seen: set[str] = set()
     for chunk in _chunks(source_text):
-        claims = _Claims()
-        for redacted in _REDACTED_RE.finditer(chunk):
-            claims.claim(redacted.span())
-        for kind, regex in _KINDS:
-            if len(chosen[kind]) >= MAX_PER_KIND[kind] and kind not in ("error", "url", "path"):
-                continue  # full; errors, URLs and paths still claim their spans for the kinds after them
-            for match in regex.finditer(chunk):
-                if claims.overlaps(match.span()) or "[REDACTED:" in match.group(0):
-                    continue
-                if kind in ("url", "path", "error"):
-                    claims.claim(match.span())
+        read = _chunk_read(chunk)
+        for kind in _KINDS:
+            for value, key in read.references(kind):
                 if len(chosen[kind]) >= MAX_PER_KIND[kind]:
+                    break
+                if key in seen or key in present:
                     continue
-                value = _accepted(kind, match.group(0), chunk, match.start())
-                key = value.lower() if value else ""
-                if not value or key in seen or key in present or lexicon.looks_like_injection(value):
-                    continue
-                if _on_injection_line(chunk, match.start(), match.end()):
-                    continue  # the payload of text addressed to a model is not a reference
                 seen.add(key)
                 chosen[kind].append(value)
         if all(len(values) >= MAX_PER_KIND[kind] for kind, values in chosen.items()):

@@ -96,19 +96,28 @@ _HINTS = (
 )
 
 
+# Every word without which none of the forms above can match: the hints and the few words that only
+# constraint and style wording need ("no more than 3", "shorter answers", "no code blocks", "mustn't").
+_NEEDED = _HINTS | frozenset("more shorter longer code tables mustn mustn't".split())
+
+
 def could_be_instruction(words: frozenset[str]) -> bool:
     """A cheap first look at a sentence's lower-cased words: without any of these, it is no instruction."""
     return not _HINTS.isdisjoint(words)
 
 
-def is_instruction(sentence: str, *, screened: bool = False) -> bool:
+def is_instruction(sentence: str, *, screened: bool = False, words: frozenset[str] | None = None) -> bool:
     """Whether a sentence of the user's tells the assistant what to do or not to do.
 
     An imperative opening ("Patch it.", "Never push to main.", "Don't mention prices.") or constraint wording
     anywhere ("please", "make sure", "you must"); "let's …" and "can you …?" as requests. A plain exclamation
     ("Let's celebrate!", "Check this pic!") is chat rather than an instruction unless it says please, must,
-    never or always. `screened` says the caller found `sentence` free of injection already (not asked again).
+    never or always. `screened` says the caller found `sentence` free of injection already (not asked again);
+    `words`, its lower-cased words when already split, let an ASCII sentence without any needed word be passed
+    over at once (a non-ASCII one may hold a letter that the patterns, ignoring case, read as an ASCII one).
     """
+    if words is not None and _NEEDED.isdisjoint(words) and sentence.isascii():
+        return False
     text = sentence.strip()
     if len(text) < 6 or _NOT_INSTRUCTIONS_RE.search(text) or _INJECTION_SHAPE_RE.search(text):
         return False

@@ -12,6 +12,7 @@ inside the same limit.
 from __future__ import annotations
 
 import math
+from itertools import repeat
 
 from chatcore.tokens import count_tokens
 from compaction import lexicon
@@ -94,10 +95,10 @@ def _worth_analysing(reads: list[Read], idf: dict[str, float], count: int, limit
     if len(reads) <= keep:
         return reads
     recent = count - max(RECENT_ANALYSED, count // 20)
-    ranked = sorted(
-        range(len(reads)),
-        key=lambda i: (-math.fsum(idf.get(w, 1.0) for w in reads[i].words), i),
-    )
+    # Each piece's information once (fsum is exact: the same figure whatever the order of the words); the sort is
+    # stable, so equal figures keep the order of the pieces.
+    information = [-math.fsum(map(idf.get, read.words, repeat(1.0))) for read in reads]
+    ranked = sorted(range(len(reads)), key=information.__getitem__)
     chosen = set(ranked[:keep])
     chosen.update(i for i, read in enumerate(reads) if read.index >= recent)
     # Instructions are kept newest first: the newest possible ones are far more than any limit can hold.

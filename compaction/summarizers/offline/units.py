@@ -134,7 +134,9 @@ def unit_of(read: Read) -> Unit | None:
     if piece.text.count("“") != piece.text.count("”") or lexicon.looks_like_injection(piece.text):
         return None  # curly quotes that would unbalance the summary's own; or an injection attempt
     # An instruction is kept however short ("Patch it.", "Short answers."): the profile may want it verbatim.
-    instruction = item.role == "user" and not caption and instructions.is_instruction(piece.text, screened=True)
+    instruction = (
+        item.role == "user" and not caption and instructions.is_instruction(piece.text, screened=True, words=tokens)
+    )
     if not caption and not read.alone and not instruction and not scoring.informative(piece.text, words):
         return None
     capitalised = scoring.capitalised(piece.text)
