@@ -27,9 +27,11 @@ messages as one text).
 
 from __future__ import annotations
 
-import dataclasses
+import bisect
+import itertools
 from collections import Counter
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from compaction.redaction import entropy, identifiers, keywords, structure, tokens
 from compaction.redaction.spans import PLACEHOLDER, PLACEHOLDER_RE, Scan, Spans
@@ -37,8 +39,9 @@ from compaction.redaction.spans import PLACEHOLDER, PLACEHOLDER_RE, Scan, Spans
 __all__ = ["PLACEHOLDER", "Redacted", "redact", "redact_many"]
 
 
-@dataclasses.dataclass(frozen=True)
-class Redacted:
+class Redacted(NamedTuple):
+    """A text with its secrets replaced, and how many of each kind (a tuple: a batch makes one a text)."""
+
     text: str
     counts: dict[str, int]
 
@@ -72,39 +75,29 @@ _SEPARATOR = "\n\x00\n"
 def redact_many(texts: Sequence[str]) -> list[Redacted]:
     """`redact` of each text, all scanned as one: one pass over the batch, then only its hits are looked at."""
     texts = [text or "" for text in texts]
-    if len(texts) > 1 and any("\x00" in text for text in texts):
-        return [redact(text) for text in texts]
     joined = _SEPARATOR.join(texts)
+    if len(texts) > 1 and joined.count("\x00") != len(texts) - 1:
+        return [redact(text) for text in texts]  # a text holds NUL: the separator would not separate
+    results = [Redacted(text, {}) for text in texts]
     scan = Scan(joined)
     if not joined or not scan.suspicious():
-        return [Redacted(text, {}) for text in texts]
-    items = sorted(_spans(scan).items)
-    results = []
-    offset = 0
-    index = 0
-    for text in texts:
-        end = offset + len(text)
-        if index >= len(items) or items[index][0] >= end:
-            results.append(Redacted(text, {}))
-            offset = end + len(_SEPARATOR)
-            continue
+        return results
+    starts = list(itertools.accumulate((len(text) + len(_SEPARATOR) for text in texts), initial=0))
+    by_text: dict[int, list[tuple[int, int, str]]] = {}
+    for item in _spans(scan).items:
+        by_text.setdefault(bisect.bisect_right(starts, item[0]) - 1, []).append(item)
+    for index, items in by_text.items():
+        position, end = starts[index], starts[index] + len(texts[index])
         parts: list[str] = []
         counts: Counter = Counter()
-        position = offset
-        while index < len(items) and items[index][0] < end:
-            start, stop, kind = items[index]
-            parts += [joined[position:start], PLACEHOLDER.format(kind=kind)]
-            counts[kind] += 1
-            position = min(stop, end)
-            index += 1
-        if not parts:
-            results.append(Redacted(text, {}))
-        else:
+        for start, stop, kind in items:
+            if start < end:  # not in the separator
+                parts += [joined[position:start], PLACEHOLDER.format(kind=kind)]
+                counts[kind] += 1
+                position = min(stop, end)
+        if parts:
             parts.append(joined[position:end])
-            results.append(Redacted("".join(parts), dict(sorted(counts.items()))))
-        offset = end + len(_SEPARATOR)
-        while index < len(items) and items[index][0] < offset:
-            index += 1
+            results[index] = Redacted("".join(parts), dict(sorted(counts.items())))
     return results
 
 
