@@ -62,6 +62,9 @@ _FLAGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "keytool": (("-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass", "-destkeypass"), ()),
 }
 _USER_FLAGS = ("-u", "--user", "-U", "--proxy-user", "--http-user", "/user")
+_HEADER_SEPARATOR = re.compile(r"[ \t]*(?::|=)[ \t]*")
+_STRING_PREFIX = re.compile(r"[fbrFBR]{1,2}[\"']")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9_\-]*)[ \t]+(?=\S)")
 
 
 def _words(scan: Scan, start: int) -> list[tuple[int, int]]:
@@ -137,11 +140,11 @@ def _header_value(scan: Scan, a: int, b: int) -> tuple[int, int] | None:
     text = scan.text
     opening = text[a - 1] if a > 0 and text[a - 1] in "\"'" else ""
     position = b + 1 if opening and text[b : b + 1] == opening else b
-    match = re.compile(r"[ \t]*(?::|=)[ \t]*").match(text, position)
+    match = _HEADER_SEPARATOR.match(text, position)
     if match is None:
         return None
     start = match.end()
-    if re.match(r"[fbrFBR]{1,2}[\"']", text[start : start + 3]):
+    if _STRING_PREFIX.match(text, start, start + 3):
         start += 1 if text[start + 1] in "\"'" else 2  # a Python string prefix: f"Bearer {token}"
     inside = quoted(text, start)
     if inside is not None:
@@ -174,7 +177,7 @@ def header(scan: Scan, spans: Spans, a: int, b: int, word: str) -> int:
     if word == "cookie" or text[a:b].lower().endswith("cookie"):
         spans.add(start, start + len(value), "cookie", swallow=True)
         return end
-    scheme = re.match(r"([A-Za-z][A-Za-z0-9_\-]*)[ \t]+(?=\S)", value)
+    scheme = _SCHEME.match(value)
     if scheme is None:
         spans.add(start, start + len(value), "authorization", swallow=True)
         return end

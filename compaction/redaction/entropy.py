@@ -29,6 +29,8 @@ _UPPER = re.compile(r"[A-Z]")
 _VOWEL = re.compile(r"[aeiouAEIOU]")
 _WORD_PIECE = re.compile(r"[A-Z]?[a-z]{3,}|(?<![A-Za-z])[A-Z]{4,}(?![a-z0-9])")
 # Candidate tokens inside a run: base64/base62 bodies (a '/' or '+' belongs to base64; ':' and '.' split).
+_PART_BREAK = re.compile(r"[_\-]")
+_PATH_WORD = re.compile(r"[a-z]{4,}|[a-z]+(?:_[a-z]+)+")
 _TOKEN_RE = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 # Words that make a random token nearby a credential, beyond the keyword layer's own words.
 _CONTEXT_RE = re.compile(
@@ -85,32 +87,37 @@ def _has_context(scan: Scan, start: int) -> bool:
 
 def _longest_part(token: str) -> str:
     """On its own, a token is judged by its longest part: rabbitmq-cluster-id-yWcY… is a name and a short id."""
-    return max(re.split(r"[_\-]", token), key=len)
+    return max(_PART_BREAK.split(token), key=len)
 
 
 def _path_like(token: str) -> bool:
     """A path with a word in it (628WB79CIFDYO9LJI6DKMI09L/msg_store_transient), not base64."""
-    return "/" in token and any(re.fullmatch(r"[a-z]{4,}|[a-z]+(?:_[a-z]+)+", part) for part in token.split("/"))
+    return "/" in token and any(_PATH_WORD.fullmatch(part) for part in token.split("/"))
 
 
 def find(scan: Scan, spans: Spans) -> None:
-    """Random tokens left in the scan's runs after the other layers."""
+    """Random tokens left in the scan's runs after the other layers (the cheap tests first: most tokens
+    are names, and what is before a token is read only for the random ones)."""
     text = scan.text
     for run_start, run_end in scan.runs:
-        if spans.within_one(run_start, run_end):
+        if run_end - run_start < 16 or spans.within_one(run_start, run_end):  # a token has 16 or more
             continue
         run = text[run_start:run_end]
+        candidates = list(_TOKEN_RE.finditer(run))
+        if not candidates:
+            continue
         in_url = "://" in run or (run_start >= 3 and text[run_start - 3 : run_start] == "://")
         context = _has_context(scan, run_start)
         if in_url and not context:
             continue  # ids in URLs are what links are made of
-        for match in _TOKEN_RE.finditer(run):
+        for match in candidates:
             start, end = run_start + match.start(), run_start + match.end()
-            if spans.covered(start, end) or _NOT_SECRET_BEFORE.search(text, max(0, start - 24), start):
+            if spans.covered(start, end):
                 continue
             token = match.group()
             if context or _has_context(scan, start):
-                if looks_random(token, strict=False):
-                    spans.add(start, end, "high_entropy_secret")
-            elif not in_url and not _path_like(token) and looks_random(_longest_part(token), strict=True):
+                random = looks_random(token, strict=False)
+            else:
+                random = not in_url and not _path_like(token) and looks_random(_longest_part(token), strict=True)
+            if random and not _NOT_SECRET_BEFORE.search(text, max(0, start - 24), start):
                 spans.add(start, end, "high_entropy_secret")

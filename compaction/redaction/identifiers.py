@@ -57,6 +57,7 @@ _NATIONAL: list[tuple[str, tuple[int, ...], str | None, bool]] = [
     ("ar.cuit", (11,), None, False),
     ("us.itin", (9,), None, False),
 ]
+_SEPARATORS = re.compile(r"[ \-./+]")
 _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
 # UK National Insurance number: no checksum, a distinctive shape.
 _NINO = re.compile(r"(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]")
@@ -93,7 +94,7 @@ def _valid(is_valid: Callable[[str], bool], candidate: str) -> bool:
 
 
 def _kind(candidate: str, context: Callable[[], bool]) -> str | None:
-    compact = re.sub(r"[ \-./+]", "", candidate)
+    compact = _SEPARATORS.sub("", candidate)
     if compact.isdigit() and 13 <= len(compact) <= 19:
         if _CARD_PREFIX.match(compact) and luhn.is_valid(compact):
             return "payment_card"

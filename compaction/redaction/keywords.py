@@ -69,13 +69,12 @@ _FILE_SUFFIXES = frozenset("yaml yml json txt py js ts md html css cfg ini conf 
 
 
 def _extent(text: str, start: int, end: int) -> tuple[int, int]:
-    a, b = start, end
+    a = start
     while a > 0 and text[a - 1] in _IDCHARS:
         a -= 1
-    while b < len(text) and text[b] in _IDCHARS:
-        b += 1
-    while b > end and text[b - 1] in ".-":
-        b -= 1
+    b = _ID_TAIL.match(text, end).end()  # type: ignore[union-attr]  # (it matches the empty string)
+    if b > end and text[b - 1] in ".-":
+        b = end + len(text[end:b].rstrip(".-"))
     return a, b
 
 
@@ -90,9 +89,7 @@ def _glued(text: str, lower: str, start: int, end: int, word: str) -> bool:
     """True when the word sits inside an ordinary word (keyboard, passenger, author, monkey)."""
     if not word.isascii():
         return False
-    tail_end = end
-    while tail_end < len(text) and text[tail_end].isascii() and text[tail_end].isalpha():
-        tail_end += 1
+    tail_end = _ASCII_LETTERS.match(text, end).end()  # type: ignore[union-attr]  # (it matches the empty string)
     camel_tail = end < len(text) and text[end].isupper() and text[end - 1].islower()
     tail = "" if camel_tail else lower[end:tail_end]
     if tail and not (tail == "s" and word not in ("token", "key", "pass", "pin")) and tail not in _TAILS:
@@ -102,12 +99,16 @@ def _glued(text: str, lower: str, start: int, end: int, word: str) -> bool:
         head_start -= 1
     camel_head = text[start].isupper() and start > 0 and text[start - 1].islower()
     head = "" if camel_head else lower[head_start:start]
-    if not head or word in _PASSWORD_WORDS - {"pass", "pwd"}:
+    if not head or word in _UNGLUED_WORDS:
         return False
-    return not head.endswith(tuple(_QUALIFIERS))
+    return not head.endswith(_QUALIFIER_ENDINGS)
 
 
 _TAILS = frozenset("token key secret id pass auth".split())
+_UNGLUED_WORDS = _PASSWORD_WORDS - {"pass", "pwd"}
+_QUALIFIER_ENDINGS = tuple(_QUALIFIERS)
+_ID_TAIL = re.compile(r"[A-Za-z0-9_.\-]*")
+_ASCII_LETTERS = re.compile(r"[A-Za-z]*")
 # A setter call whose first argument names the secret: define('DB_PASSWORD', 'v'), os.environ.setdefault("K", "v").
 
 
@@ -225,26 +226,35 @@ def _value_before(scan: Scan, spans: Spans, a: int, word: str, ident: str, level
             spans.add(match.start(group), match.end(group), _kind(word, ident, ""), swallow=True)
 
 
+_LONG_HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
+_TAG = re.compile(r"</?\w+>")
+_PASSED_NAME = re.compile(r"[A-Za-z_][\w.]*[),]")
+_PIN = re.compile(r"\d{3,8}")
+_ATTRIBUTE = re.compile(r"[\w-]+=[\"']")
+_DIGITS_AND_MARKS = re.compile(r"[\d#*!@$%^&+=\-]+")
+_WORDS_JOINED = re.compile(r"[A-Za-z][a-z]*(?:[_\-][A-Za-z][a-z]*)*")
+_SQL_USER = re.compile(r"(?i)\b(?:user|role|login)\b")
+_VERSION_AFTER = re.compile(r"-\d")
+
+
 def _long_hex(value: str, word: str) -> bool:
-    return word in ("hmac", "key", "secret", "seed", "salt", "token", "pat") and bool(
-        re.fullmatch(r"(?:0x)?[0-9a-fA-F]{32,}", value)
-    )
+    return word in ("hmac", "key", "secret", "seed", "salt", "token", "pat") and bool(_LONG_HEX.fullmatch(value))
 
 
 def _plausible(value: str, *, word: str, level: int, form: str, is_quoted: bool) -> bool:
     bare = value.strip()
-    if not bare or is_reference(bare) or re.search(r"</?\w+>", bare):
+    if not bare or is_reference(bare) or _TAG.search(bare):
         return False
-    if not is_quoted and (looks_like_name(bare.rstrip(",;)]}"), word) or re.match(r"[A-Za-z_][\w.]*[),]", bare)):
+    if not is_quoted and (looks_like_name(bare.rstrip(",;)]}"), word) or _PASSED_NAME.match(bare)):
         return False  # a name passed along: password=password, filter(key=self.key), salt=salt,
     if level < STRONG and _NAME_OR_SENTENCE.fullmatch(bare):
         return False  # a name or a sentence: SESSION_KEY = "_auth_user_id", "CSRF token missing."
     if form == "flag" and not (is_quoted or credential_like(bare)):
         return False  # prose about a flag: "--password leaks it to ps"
     if level == DIGITS:
-        return bool(re.fullmatch(r"\d{3,8}", bare)) or (form != "direct" and credential_like(bare))
+        return bool(_PIN.fullmatch(bare)) or (form != "direct" and credential_like(bare))
     if form == "direct":  # no separator at all ("hmac key 5f2b…", "netrc password s3cr3t"): only what is plainly a key
-        if not is_quoted and re.match(r"[\w-]+=[\"']", bare):
+        if not is_quoted and _ATTRIBUTE.match(bare):
             return False  # another attribute follows: type="password" name="password"
         if level == STRONG and (is_quoted or (credential_like(bare) and any(c.isdigit() for c in bare))):
             return True
@@ -254,13 +264,13 @@ def _plausible(value: str, *, word: str, level: int, form: str, is_quoted: bool)
     if form == "call" and not is_quoted:
         return False
     if form in ("prose", "prose_fill") and not is_quoted:
-        if level == STRONG and sum(c.isdigit() for c in bare) >= 4 and re.fullmatch(r"[\d#*!@$%^&+=\-]+", bare):
+        if level == STRONG and sum(c.isdigit() for c in bare) >= 4 and _DIGITS_AND_MARKS.fullmatch(bare):
             return True  # "the passcode is 8841#"
         return credential_like(bare)
     if level == STRONG:
         return len(bare) >= 3
     if level == MEDIUM:
-        return len(bare) >= 6 and not (re.fullmatch(r"[A-Za-z][a-z]*(?:[_\-][A-Za-z][a-z]*)*", bare) and len(bare) < 24)
+        return len(bare) >= 6 and not (_WORDS_JOINED.fullmatch(bare) and len(bare) < 24)
     return credential_like(bare)
 
 
@@ -280,11 +290,9 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
     ident = text[a:b]
     before = [s.lower() for s in _SEGMENT.findall(text[a:start])]
     after = [s.lower() for s in _SEGMENT.findall(text[end:b]) if not s.isdigit()]
-    if word == "identified by" and not re.search(
-        r"(?i)\b(?:user|role|login)\b", text[scan.line_bounds(start)[0] : start]
-    ):
+    if word == "identified by" and not _SQL_USER.search(text[scan.line_bounds(start)[0] : start]):
         return b  # SQL's CREATE/ALTER USER … IDENTIFIED BY, not prose
-    if re.match(r"-\d", text[end:b]):
+    if _VERSION_AFTER.match(text, end, b):
         return b  # a package and its version: libsecret-1-0, gir1.2-secret-1
     if "." in text[end:b]:
         return b  # module.attribute: the secret word is not in the last part (changepassword.UserModel)

@@ -43,6 +43,8 @@ _NAMED_VALUES = [
     re.compile(r'name\s*=\s*"(?P<name>[^"\n]+)"\s+value\s*=\s*"(?P<value>[^"\n]*)"'),
     re.compile(r"""name:[ \t]*["']?(?P<name>[\w.\-]+)["']?[ \t]*\r?\n[ \t]*value:[ \t]*(?P<value>[^\n]+)"""),
 ]
+_PASSWORD_NAME = re.compile(r"(?i)pass|pwd")
+_HEX32 = re.compile(r"[0-9a-f]{32,}")
 _SECRET_NAME = re.compile(r"(?i)pass|pwd|secret|token|api_?key|apikey|credential|private_?key|auth")
 
 
@@ -57,7 +59,7 @@ def _named_values(scan: Scan, spans: Spans) -> None:
             if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1:
                 start, end = start + 1, start + len(value) - 1
             if scan.text[start:end].strip() and not is_reference(scan.text[start:end]):
-                spans.add(start, end, "password" if re.search(r"(?i)pass|pwd", name) else "secret")
+                spans.add(start, end, "password" if _PASSWORD_NAME.search(name) else "secret")
 
 
 def _private_keys(scan: Scan, spans: Spans) -> None:
@@ -85,7 +87,7 @@ def _url_userinfo(scan: Scan, spans: Spans) -> None:
             user, password = userinfo.split(":", 1)
             if password and not is_reference(password) and set(password) != {"*"}:
                 spans.add(start + len(user) + 1, match.end(1), "connection_string_password")
-        elif len(userinfo) >= 16 and (looks_random(userinfo, strict=False) or re.fullmatch(r"[0-9a-f]{32,}", userinfo)):
+        elif len(userinfo) >= 16 and (looks_random(userinfo, strict=False) or _HEX32.fullmatch(userinfo)):
             spans.add(start, match.end(1), "url_token")
 
 

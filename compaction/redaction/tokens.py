@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import re2
@@ -212,6 +213,7 @@ GENERIC_RE = re.compile(
     r"(?<![A-Za-z0-9_\-.])([A-Za-z][A-Za-z0-9]{1,9}(?:[_\-][A-Za-z0-9]{1,9}){0,2})[_\-]"
     r"([A-Za-z0-9][A-Za-z0-9_\-]{19,})(?![A-Za-z0-9_\-])"
 )
+_PART_BREAK = re.compile(r"[_\-]")
 # Prefixes of digests and ids, not keys: a hex body after them is a hash.
 _HASH_PREFIXES = re.compile(
     r"(?i)^(?:sha\d*|md5|hash|digest|commit|rev|ref|etag|id|uid|uuid|guid|build|run|job|trace|span|req|request|"
@@ -226,11 +228,30 @@ def _catalogue(scan: Scan, spans: Spans) -> None:
         if end < len(text) and text[end].isascii() and text[end].isalnum():
             continue  # the format's body runs on: a longer token, of another kind
         spans.add(start, end, CATALOGUE[group][0])
-    lower = scan.lower
     for kind, name, expression in AFTER_NAME:
-        if name in lower:
-            for match in expression.finditer(text):
-                spans.add(match.start(1), match.end(1), kind)
+        for match in _after_name(scan, name, expression):
+            spans.add(match.start(1), match.end(1), kind)
+
+
+# Characters outside ASCII that a case-blind expression takes for a letter of the names above.
+_FOLDED_LETTERS = "İıſK"
+
+
+def _after_name(scan: Scan, name: str, expression: re.Pattern) -> Iterator[re.Match]:
+    """The matches of `expression` (case-blind, starting with `name`) in the text: tried only where the
+    lower-cased text holds the name, instead of at every character."""
+    text, lower = scan.text, scan.lower
+    position = lower.find(name)
+    if position == -1:
+        return
+    if not text.isascii() and any(char in text for char in _FOLDED_LETTERS):
+        yield from expression.finditer(text)
+        return
+    while position != -1:
+        match = expression.match(text, position)
+        if match is not None:
+            yield match
+        position = lower.find(name, match.end() if match is not None else position + 1)
 
 
 def find(scan: Scan, spans: Spans) -> None:
@@ -238,12 +259,14 @@ def find(scan: Scan, spans: Spans) -> None:
     _catalogue(scan, spans)
     text = scan.text
     for start, end in scan.runs:
+        if end - start < 23:
+            continue  # too short for a prefix of two, a separator and a body of twenty
         run = text[start:end]
         for match in GENERIC_RE.finditer(run):
             prefix, body = match.group(1), match.group(2)
-            if any(_HASH_PREFIXES.match(part) for part in re.split(r"[_\-]", prefix)):
+            if any(_HASH_PREFIXES.match(part) for part in _PART_BREAK.split(prefix)):
                 continue  # rabbitmq-cluster-id-…, build-…, sha256-…: an id or a digest
-            if len(body) < 32 and max(len(part) for part in re.split(r"[_\-]", body)) < 10:
+            if len(body) < 32 and max(len(part) for part in _PART_BREAK.split(body)) < 10:
                 continue  # short parts joined: DigiCert_TLS_ECC_P384_Root_G5 is a name
             hex_key = len(body) >= 32 and all(c in "0123456789abcdefABCDEF" for c in body)
             if looks_random(body, strict=False) or hex_key:

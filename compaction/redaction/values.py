@@ -12,6 +12,7 @@ secrets and stay.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from compaction.redaction.entropy import looks_random
@@ -61,6 +62,16 @@ _MASK = re.compile(r"^(.)\1{2,}$")
 # Where an unquoted rest-of-line value ends: a comment, a clause break, a closing bracket of inline JSON.
 _REST_END = re.compile(r"\s#|\s//|[,;]\s|\s-\s|\s(?:and|but|then|und|et|y)\s")
 _CJK_END = re.compile(r"[\s，。、；！？）」』]|です|입니다|이에요|예요")
+_FORMAT_STRING = re.compile(r"^[fbru]{1,2}[\"'].*\{")
+_CONSTANT = re.compile(r"[A-Z][A-Za-z0-9]*\.[A-Z_][A-Z0-9_]*")
+_FIRST_BREAK = re.compile(r"[\s=,|\]\[)]")
+_MASK_CHARS = frozenset("*•xX.-_#?")
+_BLOCK_INDICATOR = re.compile(r"[|>][-+0-9]*[ \t]*")
+_HEX16 = re.compile(r"[0-9a-fA-F]{16,}")
+_KEBAB = re.compile(r"[a-z]+(?:[-_.](?:[a-z]+|\d+))+")
+_FILE_NAME = re.compile(r"[\w.\-/]+\.(?:py|js|ts|md|txt|json|yaml|yml|html|css|go|rs|rb|java|sh|toml|cfg|ini)")
+_VERSION_OR_DATE = re.compile(r"v?\d+(?:\.\d+)+\w*|\d{4}-\d\d-\d\d\S*")
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*")
 
 
 def quoted(text: str, start: int) -> tuple[int, int] | None:
@@ -82,15 +93,19 @@ def quoted(text: str, start: int) -> tuple[int, int] | None:
     return None
 
 
+@functools.cache
+def _word_re(stop: str) -> re.Pattern:
+    """Characters up to whitespace (Python's \\s is str.isspace) or one of `stop`."""
+    return re.compile(f"[^\\s{re.escape(stop)}]*")
+
+
 def shell_word(text: str, start: int, stop: str = "") -> int:
     """End of the unquoted word at `start` (symbols included), before whitespace or a `stop` character.
 
     A lone quote before the end or a closing bracket ends it too: it closes a string the word sits in
     (`"cmd": "deploy --password=x"}`).
     """
-    position = start
-    while position < len(text) and not text[position].isspace() and text[position] not in stop:
-        position += 1
+    position = _word_re(stop).match(text, start).end()  # type: ignore[union-attr]  # (it matches the empty string)
     word = text[start:position]
     for quote in "\"'`":
         if word.count(quote) % 2:
@@ -132,17 +147,17 @@ def is_reference(value: str) -> bool:
     lowered = bare.lower()
     if lowered in NOT_SECRET_VALUES or lowered.rstrip(",;") in NOT_SECRET_VALUES:
         return True
-    if _VARIABLE.match(bare) or re.match(r"^[fbru]{1,2}[\"'].*\{", bare):
+    if _VARIABLE.match(bare) or _FORMAT_STRING.match(bare):
         return True
     core = bare.rstrip(",;)]}")  # an argument inside a call: seed=cfg.seed), list_key=Conf.PREFIX)
-    if _DOTTED.match(core) or re.fullmatch(r"[A-Z][A-Za-z0-9]*\.[A-Z_][A-Z0-9_]*", core):
+    if _DOTTED.match(core) or _CONSTANT.fullmatch(core):
         return True
     if bare.startswith(_REFERENCE_START) or _CODE.match(bare) or _DOTTED.match(bare) or _MASK.match(bare):
         return True
-    first = re.split(r"[\s=,|\]\[)]", lowered, maxsplit=1)[0]
+    first = _FIRST_BREAK.split(lowered, maxsplit=1)[0]
     if first in _TYPE_WORDS:
         return True
-    if set(bare) <= set("*•xX.-_#?") or lowered.startswith(("your_", "your-", "your ", "my_", "<")):
+    if set(bare) <= _MASK_CHARS or lowered.startswith(("your_", "your-", "your ", "my_", "<")):
         return True
     return lowered.startswith(("example", "dummy", "fake", "test123", "placeholder", "changeme", "xxx"))
 
@@ -156,7 +171,7 @@ def looks_like_name(value: str, keyword: str) -> bool:
 def block_scalar(text: str, start: int) -> int | None:
     """End of a YAML block value (`key: |` then more-indented lines) whose indicator is at `start`, or None."""
     line_end = text.find("\n", start)
-    if line_end == -1 or not re.fullmatch(r"[|>][-+0-9]*[ \t]*", text[start:line_end]):
+    if line_end == -1 or not _BLOCK_INDICATOR.fullmatch(text, start, line_end):
         return None
     key_line = text.rfind("\n", 0, start) + 1
     indent = len(text[key_line:start]) - len(text[key_line:start].lstrip(" \t"))
@@ -178,19 +193,19 @@ def credential_like(value: str) -> bool:
     bare = value.strip()
     if len(bare) < 8 or " " in bare:
         return False
-    if re.fullmatch(r"[0-9a-fA-F]{16,}", bare):
+    if _HEX16.fullmatch(bare):
         return True
     letters = sum(char.isalpha() for char in bare)
     digits = sum(char.isdigit() for char in bare)
     symbols = len(bare) - letters - digits
-    if re.fullmatch(r"[a-z]+(?:[-_.](?:[a-z]+|\d+))+", bare):
+    if _KEBAB.fullmatch(bare):
         return False  # a kebab or dotted name: scram-sha-256, en-us, utf-8
     if letters and (digits or symbols) and not _WORDY.match(bare):
-        if re.fullmatch(r"[\w.\-/]+\.(?:py|js|ts|md|txt|json|yaml|yml|html|css|go|rs|rb|java|sh|toml|cfg|ini)", bare):
+        if _FILE_NAME.fullmatch(bare):
             return False
         if "/" in bare and all(_PLAIN_SEGMENT.fullmatch(part) for part in bare.split("/")):
             return False  # a path or a route: src/app/module_3.py, Documents/Reports/2024
-        return not re.fullmatch(r"v?\d+(?:\.\d+)+\w*|\d{4}-\d\d-\d\d\S*", bare)
+        return not _VERSION_OR_DATE.fullmatch(bare)
     return looks_random(bare, strict=False)
 
 
@@ -199,7 +214,7 @@ def passphrase(text: str, start: int) -> int | None:
     end = rest_of_line(text, start)
     end = trim_prose(text, start, end)
     words = text[start:end].split()
-    if not 3 <= len(words) <= 8 or not all(re.fullmatch(r"[A-Za-z][a-z]*", word) for word in words):
+    if not 3 <= len(words) <= 8 or not all(_PLAIN_WORD.fullmatch(word) for word in words):
         return None
     if any(word.lower() in STOPWORDS for word in words):
         return None
