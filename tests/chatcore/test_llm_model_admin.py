@@ -27,6 +27,11 @@ FORM = {
 ENDPOINT = ("provider", "base_url", "api_key_env")
 
 
+# What the admin form says of a forbidden endpoint (as the page escapes it).
+SERVER_SETTING = "holds one of the server&#x27;s own settings"
+METADATA_ADDRESS = "link-local or cloud metadata address"
+
+
 def change_url(model: LLMModel) -> str:
     return f"/admin/chatcore/llmmodel/{model.pk}/change/"
 
@@ -60,6 +65,13 @@ def catalogued(db):
 
 def endpoint_of(model: LLMModel) -> tuple:
     return tuple(LLMModel.objects.filter(pk=model.pk).values_list(*ENDPOINT).get())
+
+
+def the_audit_entry(actor, action: str, model: LLMModel) -> AuditEntry:
+    """The one audit entry written, checked to be `actor`'s `action` on `model`."""
+    (entry,) = AuditEntry.objects.all()
+    assert (entry.actor, entry.action, entry.resource) == (actor, action, f"llm_model:{model.pk}")
+    return entry
 
 
 def test_the_endpoint_permission_is_nobodys_by_default(db, model_editor, superuser):
@@ -107,23 +119,18 @@ def test_an_editor_adds_a_model_with_the_default_endpoint_only(model_editor):
     assert model_editor.post(ADD_URL, data).status_code == 302
     model = LLMModel.objects.get(name="gpt-4o")
     assert endpoint_of(model) == ("openai", "", "OPENAI_API_KEY")
-    (entry,) = AuditEntry.objects.all()
-    assert (entry.actor, entry.action, entry.resource) == (
-        model_editor.user,
-        "llm_model.create",
-        f"llm_model:{model.pk}",
-    )
+    entry = the_audit_entry(model_editor.user, "llm_model.create", model)
     assert entry.details["endpoint"] == {"provider": "openai", "base_url": "", "api_key_env": "OPENAI_API_KEY"}
 
 
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("api_key_env", "SECRET_KEY", "holds one of the server&#x27;s own settings"),
-        ("api_key_env", "DATABASE_URL", "holds one of the server&#x27;s own settings"),
+        ("api_key_env", "SECRET_KEY", SERVER_SETTING),
+        ("api_key_env", "DATABASE_URL", SERVER_SETTING),
         ("base_url", "http://attacker.example/v1", "Use https://"),
-        ("base_url", "https://169.254.169.254/latest", "link-local or cloud metadata address"),
-        ("base_url", "https://metadata.google.internal/v1", "link-local or cloud metadata address"),
+        ("base_url", "https://169.254.169.254/latest", METADATA_ADDRESS),
+        ("base_url", "https://metadata.google.internal/v1", METADATA_ADDRESS),
     ],
 )
 def test_the_admin_form_refuses_a_forbidden_endpoint_even_for_a_superuser(superuser, catalogued, field, value, message):
@@ -139,12 +146,7 @@ def test_an_endpoint_change_by_a_permitted_member_is_audited(catalogued):
     data = {**FORM, "base_url": "https://llm.example.com/v1", "api_key_env": "EXAMPLE_API_KEY"}
     assert operator.post(change_url(catalogued), data).status_code == 302
     assert endpoint_of(catalogued) == ("openai", "https://llm.example.com/v1", "EXAMPLE_API_KEY")
-    (entry,) = AuditEntry.objects.all()
-    assert (entry.actor, entry.action, entry.resource) == (
-        operator.user,
-        "llm_model.endpoint_change",
-        f"llm_model:{catalogued.pk}",
-    )
+    entry = the_audit_entry(operator.user, "llm_model.endpoint_change", catalogued)
     assert entry.details["changes"] == {
         "base_url": {"from": "https://api.openai.com/v1", "to": "https://llm.example.com/v1"},
         "api_key_env": {"from": "OPENAI_API_KEY", "to": "EXAMPLE_API_KEY"},

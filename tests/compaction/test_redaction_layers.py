@@ -55,19 +55,23 @@ def test_secret_named_in_prose(text, secret):
 @pytest.mark.parametrize(
     ("text", "secret", "kind"),
     [
-        ("mysql -h db.internal -uadmin -pS3cr3t!Pass prod", "S3cr3t!Pass", "password"),
-        ("curl -u deploy:Tr1cky#Pass https://ci.example.com/api", "Tr1cky#Pass", "password"),
-        ("sshpass -p 'Hx7$kL2mQ' ssh ops@10.0.0.5", "Hx7$kL2mQ", "password"),
-        ("Authorization: Token 5f2b8c1d9e7a4f3b6c0d2e8a", "5f2b8c1d9e7a4f3b6c0d2e8a", "authorization"),
-        (
+        pytest.param("mysql -h db.internal -uadmin -pS3cr3t!Pass prod", "S3cr3t!Pass", "password", id="mysql-p"),
+        pytest.param("curl -u deploy:Tr1cky#Pass https://ci.example.com/api", "Tr1cky#Pass", "password", id="curl-u"),
+        pytest.param("sshpass -p 'Hx7$kL2mQ' ssh ops@10.0.0.5", "Hx7$kL2mQ", "password", id="sshpass-p"),
+        pytest.param(
+            "Authorization: Token 5f2b8c1d9e7a4f3b6c0d2e8a", "5f2b8c1d9e7a4f3b6c0d2e8a", "authorization", id="token"
+        ),
+        pytest.param(
             'curl -H "Authorization: SSWS 00Qx8Lm2Kp9Rv4Tw1Zs6Yb3N" https://x.okta.com',
             "00Qx8Lm2Kp9Rv4Tw1Zs6Yb3N",
             "authorization",
+            id="ssws",
         ),
-        (
+        pytest.param(
             'Authorization: Digest username="ana", nonce="dcd98b71", response="6629fae49393a05397450978507c4ef1"',
             "6629fae49393a05397450978507c4ef1",
             "authorization",
+            id="digest",
         ),
     ],
 )
@@ -94,9 +98,9 @@ def test_docker_auths():
 @pytest.mark.parametrize(
     ("text", "secret"),
     [
-        ("STRIPE_SECRET=Xk9#mQ2$vL7!pR4&zz", "Xk9#mQ2$vL7!pR4&zz"),
-        ("DB_PASSWORD=p@ss;w0rd'x", "p@ss;w0rd'x"),
-        ('export SMTP_PASS="s3nd,grid;pa ss"', "s3nd,grid;pa ss"),
+        pytest.param("STRIPE_SECRET=Xk9#mQ2$vL7!pR4&zz", "Xk9#mQ2$vL7!pR4&zz", id="symbols"),
+        pytest.param("DB_PASSWORD=p@ss;w0rd'x", "p@ss;w0rd'x", id="semicolon-and-quote"),
+        pytest.param('export SMTP_PASS="s3nd,grid;pa ss"', "s3nd,grid;pa ss", id="quoted-comma-and-space"),
     ],
 )
 def test_env_values_with_symbols_are_hidden_whole(text, secret):
