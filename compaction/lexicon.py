@@ -149,13 +149,17 @@ _MAYBE_DATE_RE = re.compile(
 )
 
 
+# Each prefilter's commonest case is a plain character test first (the same answer, without a search).
 def find_paths(text: str) -> list[str]:
-    return [m.group(0) for m in PATH_RE.finditer(text)] if _MAYBE_PATH_RE.search(text) else []
+    maybe = "/" in text or _MAYBE_PATH_RE.search(text)
+    return [m.group(0) for m in PATH_RE.finditer(text)] if maybe else []
 
 
 def find_identifiers(text: str) -> list[str]:
-    return IDENTIFIER_RE.findall(text) if _MAYBE_IDENTIFIER_RE.search(text) else []
+    maybe = "_" in text or "`" in text or _MAYBE_IDENTIFIER_RE.search(text)
+    return IDENTIFIER_RE.findall(text) if maybe else []
 
 
-def find_dates(text: str) -> list[str]:
-    return DATE_RE.findall(text) if _MAYBE_DATE_RE.search(text) else []
+def find_dates(text: str, digits: bool = False) -> list[str]:
+    """`digits` says the caller saw a digit in `text` already (then the prefilter would match)."""
+    return DATE_RE.findall(text) if digits or _MAYBE_DATE_RE.search(text) else []

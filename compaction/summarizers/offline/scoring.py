@@ -55,7 +55,7 @@ def informative(text: str, words: frozenset[str]) -> bool:
         return False
     if len(words) < 3 and not lexicon.NUMBER_RE.search(text):
         return False
-    evaluative = sum(1 for w in words if w in EVALUATIVE) / max(1, len(words))
+    evaluative = len(words & EVALUATIVE) / max(1, len(words))
     return evaluative < 0.5
 
 
@@ -79,7 +79,7 @@ def detail_bonus(text: str, tokens: frozenset[str] = frozenset(), names: int | N
         urls = len(lexicon.URL_RE.findall(text)) if "://" in text else 0
         bonus += 2.0 * min(3, urls + len(lexicon.find_paths(text)))
     bonus += 1.5 * min(3, len(lexicon.find_identifiers(text)))
-    bonus += 1.5 * min(2, len(lexicon.find_dates(text)))
+    bonus += 1.5 * min(2, len(lexicon.find_dates(text, digits)))
     if digits:
         bonus += 1.0 * min(3, len(lexicon.NUMBER_RE.findall(text)))
     bonus += 0.8 * min(4, capitalised(text) if names is None else names)

@@ -168,7 +168,8 @@ def units_of_item(index: int, item: TranscriptItem) -> list[Unit]:
 def quote_tokens(text: str, said_on: dt.datetime | None) -> int:
     """An estimate of what quoting `text` costs, with its quotation marks and date anchors."""
     anchors = 0
-    if said_on is not None and any(word in text.lower() for word in ("ago", "last", "yesterday", "past")):
+    lower = text.lower() if said_on is not None else ""
+    if any(word in lower for word in ("ago", "last", "yesterday", "past")):
         from compaction.dates import date_anchors
 
         anchors = len(date_anchors(text, said_on=said_on))
