@@ -77,6 +77,10 @@ TOPICS = [
 
 @dataclasses.dataclass
 class SoakConfig:
+    """The soak's knobs. The timeouts nest below the compaction lease, as the project requires (model call
+    < task timeout < broker retry < lease: `compaction.conf.timeouts_problems`), so only the lease is
+    chosen and the others follow from it."""
+
     channels: int = 6
     workers: int = 3
     fault_rate: float = 0.1
@@ -85,12 +89,21 @@ class SoakConfig:
     kill_every: float = 30.0
     scan_every: float = 3.0
     seed: int = 7
-    llm_timeout: float = 2.0
-    task_timeout: int = 15
-    retry: int = 20
     lease: int = 25
     drain_seconds: float | None = None
     log_dir: Path | None = None
+
+    @property
+    def task_timeout(self) -> int:
+        return self.lease - 10
+
+    @property
+    def retry(self) -> int:
+        return self.lease - 5
+
+    @property
+    def llm_timeout(self) -> float:
+        return min(2.0, self.task_timeout / 5)
 
 
 @dataclasses.dataclass

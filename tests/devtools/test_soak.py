@@ -12,8 +12,9 @@ from devtools.soak import Soak, SoakConfig
 def test_short_soak_keeps_every_invariant(transactional_db, tmp_path):
     # Small and quick: three channels, two workers and two users, a model fault in four calls, 45 seconds.
     load = {"channels": 3, "workers": 2, "users": 2, "fault_rate": 0.25, "minutes": 0.75, "seed": 11}
-    timing = {"kill_every": 12.0, "scan_every": 2.0, "task_timeout": 20, "retry": 25, "lease": 30, "drain_seconds": 40}
-    config = SoakConfig(**load, **timing, llm_timeout=2.0, log_dir=tmp_path)
+    # A 30 s lease: task timeout 20 s, broker retry 25 s, model calls 2 s (SoakConfig).
+    timing = {"kill_every": 12.0, "scan_every": 2.0, "lease": 30, "drain_seconds": 40}
+    config = SoakConfig(**load, **timing, log_dir=tmp_path)
     out = io.StringIO()
     report = Soak(config, stdout=out).run()
     text = "\n".join(report.lines())

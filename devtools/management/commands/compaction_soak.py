@@ -39,14 +39,8 @@ class Command(BaseCommand):
         lease = options["lease_seconds"]
         if lease < 20:
             raise CommandError("--lease-seconds must be at least 20 (model timeout < task timeout < retry < lease).")
-        # Nested timeouts below the lease: model call < task timeout < broker retry < lease.
-        timeouts = {
-            "lease": lease,
-            "task_timeout": lease - 10,
-            "retry": lease - 5,
-            "llm_timeout": min(2.0, (lease - 10) / 5),
-        }
-        config = SoakConfig(**given, kill_every=options["kill_every"], seed=options["seed"], **timeouts)
+        # The other timeouts nest below the lease (SoakConfig).
+        config = SoakConfig(**given, kill_every=options["kill_every"], seed=options["seed"], lease=lease)
         report = Soak(config, stdout=self.stdout).run()
         for line in report.lines():
             self.stdout.write(line)
