@@ -56,9 +56,9 @@ class ReplyTools:
 
 @dataclasses.dataclass(frozen=True)
 class ReplyDone:
+    """The reply is stored; what the provider reported it cost is in its metadata (`usage`)."""
+
     message: Message
-    input_tokens: int
-    output_tokens: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,7 +134,7 @@ async def reply_events(*, plan: ReplyPlan, trigger: str = "manual") -> AsyncIter
             break
         yield ReplyTools(calls=turn.tool_calls, round=loop.rounds)
     message = await sync_to_async(_store)(loop.plan, turn)
-    yield ReplyDone(message, turn.input_tokens, turn.output_tokens)
+    yield ReplyDone(message)
 
 
 async def reply_complete(*, plan: ReplyPlan, trigger: str = "manual") -> Message:

@@ -77,7 +77,7 @@ def error_body(error: ServiceError, view) -> tuple[dict, int]:
 def _done_data(done: ReplyDone) -> dict:
     return {
         "message": MessageSerializer(done.message).data,
-        "usage": {"input_tokens": done.input_tokens, "output_tokens": done.output_tokens},
+        "usage": done.message.metadata["usage"],
     }
 
 

@@ -24,6 +24,10 @@ from chatcore.search.schema import FTS_TABLE, TABLE
 
 @dataclasses.dataclass(frozen=True)
 class Segment:
+    """One stretch of a path between branch points (chatcore.search.schema): the messages of segment
+    `segment` from `first_depth` to `last_depth` are on the path, so a hit is on it when its segment
+    and depth fall in one of these."""
+
     segment: int
     first_depth: int
     last_depth: int
