@@ -21,6 +21,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from chatcore.models import Channel, Message, Persona, Summary, UsageEntry
+from chatcore.services import message_tree_fields
 from compaction.dashboard import Filters, usage_dashboard
 from compaction.models import CompactionSettings
 from devtools.benchmarks.databases import database_close, database_open
@@ -114,12 +115,8 @@ def _generate(*, rows: int) -> tuple[int, str]:
             channel=channel,
             role="user",
             content="x",
-            depth=0,
-            tokens=5,
-            chars=1,
-            path_tokens=5,
-            path_chars=1,
             created_at=now,
+            **message_tree_fields(parent=None, tokens=5, chars=1),
         )
         for channel in channels
     )

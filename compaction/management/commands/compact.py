@@ -29,13 +29,7 @@ class Command(BaseCommand):
             raise CommandError(f"No channel {channel_id}.")
         try:
             result = channel_compact(
-                channel=channel,
-                actor=None,
-                trigger="manual",
-                profile_slug=profile,
-                focus=focus,
-                keep_recent=keep_recent,
-                dry_run=dry_run,
+                channel=channel, actor=None, profile_slug=profile, focus=focus, keep_recent=keep_recent, dry_run=dry_run
             )
         except ValidationError as error:
             raise CommandError(error_text(error)) from None
