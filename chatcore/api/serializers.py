@@ -1,5 +1,7 @@
 """Shapes of the API's input and output. Parsing only: no business rules."""
 
+from typing import Any
+
 from rest_framework import serializers
 
 from chatcore import conf, selectors
@@ -17,6 +19,22 @@ class JSONField(serializers.JSONField):
             if json_depth_exceeds(text, conf.MAX_JSON_DEPTH):
                 raise serializers.ValidationError(f"The JSON is nested more than {conf.MAX_JSON_DEPTH} levels deep.")
         return super().to_internal_value(data)
+
+
+class VerbatimTextField(serializers.CharField):
+    """Text kept exactly as sent (a message, a draft, a prompt): leading and trailing white space
+    can be meaningful there (code, Markdown, a template), so unlike DRF's default it is never trimmed."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(trim_whitespace=False, **kwargs)
+
+
+class OptionalIdField(serializers.IntegerField):
+    """An optional reference to a row by its id, e.g. a parent message or a draft's last message:
+    absent or null means none (the service then picks its default), else a positive integer."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(required=False, allow_null=True, min_value=1, **kwargs)
 
 
 class PersonaSerializer(serializers.ModelSerializer):
@@ -115,23 +133,18 @@ class PathMessageSerializer(MessageSerializer):
 
 class MessageCreateSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Message.Role.choices)
-    content = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    parent_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    content = VerbatimTextField(allow_blank=True)
+    parent_id = OptionalIdField()
     metadata = serializers.DictField(required=False)
 
 
 class ReplySerializer(serializers.Serializer):
-    content = serializers.CharField(
-        required=False,
-        trim_whitespace=False,
-        help_text="The user's message to append first; omit to answer the active leaf.",
+    content = VerbatimTextField(
+        required=False, help_text="The user's message to append first; omit to answer the active leaf."
     )
-    parent_id = serializers.IntegerField(
-        required=False,
-        allow_null=True,
-        min_value=1,
+    parent_id = OptionalIdField(
         help_text="With content: post it under this message (an edit). "
-        "Without: re-answer this message (a regeneration).",
+        "Without: re-answer this message (a regeneration)."
     )
     stream = serializers.BooleanField(
         required=False,

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from chatcore.api.serializers import SummarySerializer
+from chatcore.api.serializers import OptionalIdField, SummarySerializer, VerbatimTextField
 from chatcore.models import LLMModel, Persona
 from compaction.models import CompactionProfile
 from compaction.services.profiles import EDITABLE_FIELDS
@@ -36,17 +36,11 @@ class CompactRequestSerializer(serializers.Serializer):
     dry_run = serializers.BooleanField(
         required=False, default=False, help_text="Return the draft and its statistics without writing anything."
     )
-    content = serializers.CharField(
-        required=False,
-        allow_null=True,
-        trim_whitespace=False,
-        help_text="An edited draft to store instead of calling the model.",
+    content = VerbatimTextField(
+        required=False, allow_null=True, help_text="An edited draft to store instead of calling the model."
     )
-    through_message_id = serializers.IntegerField(
-        required=False,
-        allow_null=True,
-        min_value=1,
-        help_text="With content: the draft's through_message_id, so the edit covers exactly what the draft did.",
+    through_message_id = OptionalIdField(
+        help_text="With content: the draft's through_message_id, so the edit covers exactly what the draft did."
     )
 
 
@@ -75,19 +69,11 @@ class BranchRequestSerializer(serializers.Serializer):
     class Meta:
         ref_name = "Branch"
 
-    summary = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, help_text="Id of a summary of this channel to start from."
+    summary = OptionalIdField(help_text="Id of a summary of this channel to start from.")
+    content = VerbatimTextField(
+        required=False, allow_null=True, help_text="A draft's (possibly edited) text to start from."
     )
-    content = serializers.CharField(
-        required=False,
-        allow_null=True,
-        trim_whitespace=False,
-        help_text="A draft's (possibly edited) text to start from.",
-    )
-    through_message_id = serializers.IntegerField(
-        required=False,
-        allow_null=True,
-        min_value=1,
+    through_message_id = OptionalIdField(
         help_text="With `content`: the last message the draft stands for (a dry run's `through_message_id`); "
         "the messages after it are copied into the new channel. Default: the cut a compaction would make now.",
     )
@@ -120,8 +106,8 @@ class ProfileWriteSerializer(serializers.Serializer):
     slug = serializers.SlugField(max_length=100, required=False)
     description = serializers.CharField(max_length=300, required=False, allow_blank=True)
     symbol = serializers.CharField(max_length=16, required=False, allow_blank=True)
-    system_prompt = serializers.CharField(trim_whitespace=False)
-    instructions = serializers.CharField(trim_whitespace=False)
+    system_prompt = VerbatimTextField()
+    instructions = VerbatimTextField()
     keep_recent = serializers.IntegerField(required=False, min_value=0, max_value=1000)
     max_summary_tokens = serializers.IntegerField(required=False, min_value=50, max_value=32_000)
     temperature = serializers.FloatField(required=False, min_value=0.0, max_value=2.0)

@@ -115,20 +115,25 @@ def _view_methods(pattern: URLPattern, name: str) -> tuple[str, ...]:
     return tuple(m.upper() for m in METHODS if m in allowed and hasattr(view, m))
 
 
-def _walk(patterns, prefix: str = "", namespace: str = ""):
+def _walk(patterns, prefix: str = "", namespace: str = "", kwargs: tuple[str, ...] = ()):
+    """Every route with its full path and every URL argument, those of an include()'s prefix too."""
     for pattern in patterns:
         if isinstance(pattern, URLResolver):
             if pattern.namespace == "admin" or str(pattern.pattern).startswith("admin/"):
                 continue  # the admin checks staff itself (test_admin_is_staff_only)
             inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
-            yield from _walk(pattern.url_patterns, prefix + str(pattern.pattern), inner)
+            outer = kwargs + tuple(pattern.pattern.converters)
+            yield from _walk(pattern.url_patterns, prefix + str(pattern.pattern), inner, outer)
         elif isinstance(pattern, URLPattern):
             route = prefix + str(pattern.pattern)
             if route.startswith(("static/", "media/", "__")):
                 continue
             name = f"{namespace}{pattern.name}" if pattern.name else route
             yield Route(
-                name=name, route=route, kwargs=tuple(pattern.pattern.converters), methods=_view_methods(pattern, name)
+                name=name,
+                route=route,
+                kwargs=kwargs + tuple(pattern.pattern.converters),
+                methods=_view_methods(pattern, name),
             )
 
 
