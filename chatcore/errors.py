@@ -5,12 +5,25 @@ never re-decide what a failure means; `error_text` is the one way any
 interface (pages, admin, commands, logs) turns a failure into words.
 """
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
 
 
 class ServiceError(Exception):
+    """A failure a service reports. Each kind states its HTTP status and stable code once, in its
+    class line (`class NotFound(ServiceError, status_code=404, code="not_found")`); a raise may
+    still give a more precise `code` (e.g. `in_progress` for a Conflict)."""
+
     status_code = 400
     code = "invalid"
+
+    def __init_subclass__(cls, *, status_code: int | None = None, code: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if status_code is not None:
+            cls.status_code = status_code
+        if code is not None:
+            cls.code = code
 
     def __init__(self, message: str, *, code: str | None = None, extra: dict | None = None):
         super().__init__(message)
@@ -20,45 +33,35 @@ class ServiceError(Exception):
         self.extra = extra or {}
 
 
-class NotFound(ServiceError):
-    status_code = 404
-    code = "not_found"
+class NotFound(ServiceError, status_code=404, code="not_found"):
+    """No such object, or not the requester's: another person's objects are never disclosed."""
 
 
-class PermissionDenied(ServiceError):
-    status_code = 403
-    code = "forbidden"
+class PermissionDenied(ServiceError, status_code=403, code="forbidden"):
+    """The requester may not do this, e.g. a change only staff may make."""
 
 
-class Conflict(ServiceError):
-    status_code = 409
-    code = "conflict"
+class Conflict(ServiceError, status_code=409, code="conflict"):
+    """The state does not allow it now (a compaction in progress, the channel changed); nothing was written."""
 
 
-class Unprocessable(ServiceError):
-    status_code = 422
-    code = "unprocessable"
+class Unprocessable(ServiceError, status_code=422, code="unprocessable"):
+    """Understood but not possible, e.g. too few messages to compact; `extra` says why, with the values."""
 
 
-class Throttled(ServiceError):
+class Throttled(ServiceError, status_code=429, code="throttled"):
     """Too many model-calling requests in the window (chatcore.throttling); nothing was done.
 
     `retry_after` (seconds, at least 1) is sent as the Retry-After header by every interface.
     """
-
-    status_code = 429
-    code = "throttled"
 
     def __init__(self, message: str, *, retry_after: int):
         super().__init__(message, extra={"retry_after": retry_after})
         self.retry_after = retry_after
 
 
-class ModelCallFailed(ServiceError):
+class ModelCallFailed(ServiceError, status_code=502, code="model_failed"):
     """The language model did not give a usable answer; nothing was written."""
-
-    status_code = 502
-    code = "model_failed"
 
 
 def error_text(error: BaseException, *, separator: str = "; ", name_unexpected: bool = False) -> str:
