@@ -50,17 +50,21 @@ class CompactionResultSerializer(serializers.Serializer):
     content = serializers.CharField()
     profile = serializers.CharField(source="profile_slug")
     through_message_id = serializers.IntegerField()
-    summarized_count = serializers.IntegerField()
+    summarized_count = serializers.IntegerField(help_text="Messages the summary stands for.")
     model = serializers.CharField()
     used_fallback = serializers.BooleanField()
     input_tokens = serializers.IntegerField()
     output_tokens = serializers.IntegerField()
     tokens_before = serializers.IntegerField()
     tokens_after = serializers.IntegerField()
-    messages_before = serializers.IntegerField()
-    messages_after = serializers.IntegerField()
+    messages_before = serializers.IntegerField(
+        help_text="Messages in the context before: those since the summary in force, and that summary."
+    )
+    messages_after = serializers.IntegerField(
+        help_text="Messages in the context after: the new summary and the messages kept as they are."
+    )
     edited = serializers.BooleanField()
-    truncated = serializers.BooleanField()
+    truncated = serializers.BooleanField(help_text="The summary was cut to fit the profile's length limit.")
     extracts = serializers.DictField()
     redactions = serializers.DictField(child=serializers.IntegerField())
 
