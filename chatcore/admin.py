@@ -9,7 +9,7 @@ from django.utils.html import format_html
 
 from chatcore import admin_display as d
 from chatcore import api_tokens, catalogue, data_control, errors, services
-from chatcore.admin_confirm import confirmed_action
+from chatcore.admin_confirm import confirmed_action, each_applied
 from chatcore.endpoints import ENDPOINT_FIELDS
 from chatcore.metadata import metadata_display
 from chatcore.models import (
@@ -286,17 +286,15 @@ class SummaryAdmin(ReadOnlyAdmin):
     def formatted_extracts(self, obj: Summary):
         return d.formatted_extracts(obj)
 
-    @confirmed_action(
-        description="Revert (undo) selected summaries",
-        question="Revert these summaries?",
-        consequence="The messages each summary stands for go back into the channel's context at once "
-        "(nothing is deleted; a new compaction can summarize them again).",
-    )
+    @confirmed_action(description="Revert (undo) selected summaries", question="Revert these summaries?")
     def revert_selected(self, request, queryset):
-        done = 0
-        for summary in queryset.filter(reverted_at__isnull=True):
-            services.summary_revert(summary=summary, actor=request.user)
-            done += 1
+        """The messages each summary stands for go back into the channel's context at once
+        (nothing is deleted; a new compaction can summarize them again)."""
+        rows = queryset.filter(reverted_at__isnull=True)
+        reverted = each_applied(
+            self, request, rows, lambda row: services.summary_revert(summary=row, actor=request.user)
+        )
+        done = len(list(reverted))
         self.message_user(request, f"Reverted {done} summar{'y' if done == 1 else 'ies'}.")
 
 

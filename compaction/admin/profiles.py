@@ -15,13 +15,18 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from chatcore.admin_confirm import confirmed_action
+from chatcore.admin_confirm import confirmed_action, each_applied
 from chatcore.errors import ServiceError, error_text
 from chatcore.models import Channel, Summary
 from compaction import services
 from compaction.builtins import OPTION_FIELDS
 from compaction.models import CompactionProfile
+from compaction.services import CompactionResult
 from compaction.services.profiles import EDITABLE_FIELDS
+
+
+def _name(profile: CompactionProfile) -> str:
+    return profile.name
 
 
 class ProfileImportForm(forms.Form):
@@ -117,18 +122,14 @@ class CompactionProfileAdmin(admin.ModelAdmin):
     @confirmed_action(
         description="Reset selected built-in profiles to their shipped text",
         question="Reset these profiles to their shipped text?",
-        consequence="Their prompts and options are replaced by the text the product ships with; any edits to "
-        "them are lost (custom profiles are left as they are).",
     )
     def reset_to_shipped(self, request, queryset):
-        done = 0
-        for profile in queryset:
-            try:
-                services.profile_reset(profile=profile, actor=request.user)
-                done += 1
-            except (ValidationError, ServiceError) as error:
-                self.message_user(request, f"{profile.name}: {error_text(error)}", level=messages.WARNING)
-        self.message_user(request, f"Reset {done} profile(s) to their shipped text.")
+        """Their prompts and options are replaced by the text the product ships with; any edits to
+        them are lost (custom profiles are left as they are)."""
+        reset = each_applied(
+            self, request, queryset, lambda row: services.profile_reset(profile=row, actor=request.user), label=_name
+        )
+        self.message_user(request, f"Reset {len(list(reset))} profile(s) to their shipped text.")
 
     @admin.action(description="Duplicate selected profiles (editable copies)")
     def duplicate(self, request, queryset):
@@ -175,12 +176,12 @@ class CompactionProfileAdmin(admin.ModelAdmin):
 
 @admin.action(description="Compact now (summarize the older part of the owner's active path)")
 def compact_now(modeladmin, request, queryset):
-    for channel in queryset.select_related("owner"):
-        try:
-            result = services.channel_compact(channel=channel, actor=request.user, trigger="manual")
-        except (ValidationError, ServiceError) as error:
-            modeladmin.message_user(request, f"{channel}: {error_text(error)}", level=messages.WARNING)
-            continue
+    rows = queryset.select_related("owner")
+
+    def compact(channel: Channel) -> CompactionResult:
+        return services.channel_compact(channel=channel, actor=request.user, trigger="manual")
+
+    for channel, result in each_applied(modeladmin, request, rows, compact):
         modeladmin.message_user(
             request,
             f"{channel}: messages {result.messages_before:,} → {result.messages_after:,}, "
@@ -192,12 +193,12 @@ def compact_now(modeladmin, request, queryset):
 
 @admin.action(description="Branch into a new channel (the summary, then copies of the messages after it)")
 def branch_from_summary(modeladmin, request, queryset):
-    for summary in queryset.select_related("channel", "channel__owner", "channel__persona", "channel__model"):
-        try:
-            branch = services.summary_branch(channel=summary.channel, actor=request.user, summary=summary)
-        except (ValidationError, ServiceError) as error:
-            modeladmin.message_user(request, f"Summary #{summary.pk}: {error_text(error)}", level=messages.WARNING)
-            continue
+    rows = queryset.select_related("channel", "channel__owner", "channel__persona", "channel__model")
+
+    def branch_one(summary: Summary) -> Channel:
+        return services.summary_branch(channel=summary.channel, actor=request.user, summary=summary)
+
+    for summary, branch in each_applied(modeladmin, request, rows, branch_one, label=lambda s: f"Summary #{s.pk}"):
         url = reverse("admin:chatcore_channel_change", args=[branch.pk])
         copied = branch.context_messages - 1
         modeladmin.message_user(
