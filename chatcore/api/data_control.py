@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from django.core.exceptions import ValidationError
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -17,6 +17,7 @@ from rest_framework.response import Response
 
 from chatcore import data_control, exports, selectors
 from chatcore.api.requests import request_data
+from chatcore.api.schema import request_example
 
 
 class PurgeRequestSerializer(serializers.Serializer):
@@ -38,14 +39,16 @@ class SummaryPurgeView(GenericAPIView):
     schema_errors = {"post": (409,)}
 
     @extend_schema(
-        summary="Purge the originals a summary covers",
-        description="Blanks, for good, the content of the messages the summary stands for (the summary stays the "
-        "context). Needs `{confirm: true}`; 409 if the summary was reverted.",
         request=PurgeRequestSerializer,
         responses={200: PurgeResultSerializer},
-        examples=[OpenApiExample("Confirm", value={"confirm": True}, request_only=True)],
+        examples=[request_example("Confirm", {"confirm": True})],
     )
     def post(self, request, summary_id: int):
+        """Purge the originals a summary covers
+
+        Blanks, for good, the content of the messages the summary stands for (the summary stays the context). Needs
+        `{confirm: true}`; 409 if the summary was reverted.
+        """
         summary = data_control.summary_get_for_owner(user=request.user, summary_id=summary_id)
         values = request_data(request, PurgeRequestSerializer)
         result = data_control.summary_purge(summary=summary, actor=request.user, confirm=values["confirm"])
@@ -88,17 +91,19 @@ class ChannelExportView(GenericAPIView):
         return [IsAdminUser()]
 
     @extend_schema(
-        summary="Export a channel",
-        description="With `format=openai-messages` (your active path, ready to resend to any Chat Completions "
-        "endpoint) or `format=chatgpt` (the whole tree as ChatGPT's mapping with current_node; `scope=active` for "
-        "the path): your channel in a format other tools read. Without `format`, staff only: the channel with "
-        "every message of every branch, every summary and cursor, as one JSON document.",
         parameters=[
             OpenApiParameter("format", str, enum=list(exports.FORMATS), description="Omit for the staff export."),
             OpenApiParameter("scope", str, enum=list(exports.SCOPES), description="The active path or the tree."),
-        ],
+        ]
     )
     def get(self, request, channel_id: int):
+        """Export a channel
+
+        With `format=openai-messages` (your active path, ready to resend to any Chat Completions endpoint) or
+        `format=chatgpt` (the whole tree as ChatGPT's mapping with current_node; `scope=active` for the path): your
+        channel in a format other tools read. Without `format`, staff only: the channel with every message of every
+        branch, every summary and cursor, as one JSON document.
+        """
         wanted = request.query_params.get("format")
         if wanted:
             channel = selectors.channel_get(user=request.user, channel_id=channel_id)

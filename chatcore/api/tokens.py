@@ -1,7 +1,7 @@
 """Personal API tokens over the API: list (prefix only), create (the key is
 in the answer once), revoke."""
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.mixins import ListModelMixin
@@ -10,6 +10,7 @@ from rest_framework.response import Response
 
 from chatcore import api_tokens, selectors
 from chatcore.api.requests import request_user
+from chatcore.api.schema import request_example
 from chatcore.api_tokens import MAX_EXPIRY_DAYS
 from chatcore.models import ApiToken
 
@@ -50,28 +51,25 @@ class ApiTokenListView(ListModelMixin, GenericAPIView):
     def get_queryset(self):
         return selectors.api_token_list(user=request_user(self.request))
 
-    @extend_schema(
-        summary="List your API tokens",
-        description="Your personal tokens, newest first: name, prefix (the key's first characters), creation, "
-        "expiry and last use. The key itself is never shown again after creation.",
-    )
     def get(self, request: Request) -> Response:
+        """List your API tokens
+
+        Your personal tokens, newest first: name, prefix (the key's first characters), creation, expiry and last
+        use. The key itself is never shown again after creation.
+        """
         return self.list(request)
 
     @extend_schema(
-        summary="Create an API token",
-        description="A new personal token. The answer's `key` is shown this once (only a digest is stored): "
-        "keep it safe and send it as `Authorization: Bearer <key>`. Without `expires_in_days` it works until "
-        "revoked.",
         request=ApiTokenCreateSerializer,
         responses={201: ApiTokenCreatedSerializer},
-        examples=[
-            OpenApiExample(
-                "A token for a script", value={"name": "nightly export", "expires_in_days": 90}, request_only=True
-            )
-        ],
+        examples=[request_example("A token for a script", {"name": "nightly export", "expires_in_days": 90})],
     )
     def post(self, request: Request) -> Response:
+        """Create an API token
+
+        A new personal token. The answer's `key` is shown this once (only a digest is stored): keep it safe and send
+        it as `Authorization: Bearer <key>`. Without `expires_in_days` it works until revoked.
+        """
         data = ApiTokenCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         token, key = api_tokens.api_token_create(user=request_user(request), **data.validated_data)
@@ -82,12 +80,12 @@ class ApiTokenListView(ListModelMixin, GenericAPIView):
 class ApiTokenDetailView(GenericAPIView):
     serializer_class = ApiTokenSerializer
 
-    @extend_schema(
-        summary="Revoke an API token",
-        description="The token stops working at once. Someone else's token is 404.",
-        responses={204: None},
-    )
+    @extend_schema(responses={204: None})
     def delete(self, request: Request, token_id: int) -> Response:
+        """Revoke an API token
+
+        The token stops working at once. Someone else's token is 404.
+        """
         token = selectors.api_token_get(user=request_user(request), token_id=token_id)
         api_tokens.api_token_revoke(token=token, actor=request_user(request))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -2,7 +2,7 @@
 service, serialise."""
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
 from rest_framework.mixins import ListModelMixin
@@ -13,6 +13,7 @@ from chatcore import data_control, replies, selectors, services
 from chatcore.api import serializers as s
 from chatcore.api.data_control import purge_flag
 from chatcore.api.requests import request_data, request_user
+from chatcore.api.schema import request_example
 from chatcore.api.streaming import EventStreamRenderer, PendingReply, async_api_view, json_errors, wants_stream
 from chatcore.context import context_assemble
 
@@ -23,29 +24,29 @@ class ChannelListView(ListModelMixin, GenericAPIView):
     def get_queryset(self):
         return selectors.channel_list(user=request_user(self.request))
 
-    @extend_schema(
-        summary="List your channels",
-        description="Your channels (not deleted), most recent activity first, each with its context gauge. "
-        "Paginated: `?limit=&offset=`.",
-    )
     def get(self, request):
+        """List your channels
+
+        Your channels (not deleted), most recent activity first, each with its context gauge. Paginated:
+        `?limit=&offset=`.
+        """
         return self.list(request)
 
     @extend_schema(
-        summary="Start a channel",
-        description="Creates a channel of yours. `persona` is a persona's slug and `model` a model's name from the "
-        "catalogue; without a model the channel talks to the site's chat model (the answer's `model` says which).",
         request=s.ChannelCreateSerializer,
         responses={201: s.ChannelSerializer},
         examples=[
-            OpenApiExample(
-                "A channel with a persona",
-                value={"title": "Release planning", "persona": "engineer", "model": "gpt-4o-mini"},
-                request_only=True,
+            request_example(
+                "A channel with a persona", {"title": "Release planning", "persona": "engineer", "model": "gpt-4o-mini"}
             )
         ],
     )
     def post(self, request):
+        """Start a channel
+
+        Creates a channel of yours. `persona` is a persona's slug and `model` a model's name from the catalogue;
+        without a model the channel talks to the site's chat model (the answer's `model` says which).
+        """
         values = request_data(request, s.ChannelCreateSerializer)
         channel = services.channel_create(owner=request.user, **values)
         return Response(s.ChannelSerializer(channel).data, status=status.HTTP_201_CREATED)
@@ -55,38 +56,35 @@ class ChannelDetailView(GenericAPIView):
     serializer_class = s.ChannelSerializer
     schema_errors = {"delete": (400,)}
 
-    @extend_schema(
-        summary="Get a channel",
-        description="One of your channels with `context`: tokens on the active path since the summary in force, "
-        "the model's budget, their ratio and the messages since the summary.",
-    )
     def get(self, request, channel_id: int):
+        """Get a channel
+
+        One of your channels with `context`: tokens on the active path since the summary in force, the model's
+        budget, their ratio and the messages since the summary.
+        """
         return Response(s.ChannelSerializer(selectors.channel_get(user=request.user, channel_id=channel_id)).data)
 
     @extend_schema(
-        summary="Change a channel",
-        description="Title, persona, model, archived, and settings: `auto_compaction` (true/false) and "
-        "`compaction_threshold` in (0, 1); a settings key set to null goes back to the site default.",
         request=s.ChannelUpdateSerializer,
         responses={200: s.ChannelSerializer},
         examples=[
-            OpenApiExample(
-                "Automatic compaction at 80%",
-                value={"settings": {"auto_compaction": True, "compaction_threshold": 0.8}},
-                request_only=True,
+            request_example(
+                "Automatic compaction at 80%", {"settings": {"auto_compaction": True, "compaction_threshold": 0.8}}
             )
         ],
     )
     def patch(self, request, channel_id: int):
+        """Change a channel
+
+        Title, persona, model, archived, and settings: `auto_compaction` (true/false) and `compaction_threshold` in
+        (0, 1); a settings key set to null goes back to the site default.
+        """
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
         values = request_data(request, s.ChannelUpdateSerializer, partial=True)
         channel = services.channel_update(channel=channel, actor=request.user, **values)
         return Response(s.ChannelSerializer(channel).data)
 
     @extend_schema(
-        summary="Delete a channel",
-        description="Hides the channel (its data stays, for audit and export). With `?purge=true` the channel is "
-        "deleted for good with every message and summary; a purge cannot be undone.",
         responses={204: None},
         parameters=[
             OpenApiParameter(
@@ -98,6 +96,11 @@ class ChannelDetailView(GenericAPIView):
         ],
     )
     def delete(self, request, channel_id: int):
+        """Delete a channel
+
+        Hides the channel (its data stays, for audit and export). With `?purge=true` the channel is deleted for good
+        with every message and summary; a purge cannot be undone.
+        """
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
         if purge_flag(request.query_params.get("purge")):
             data_control.channel_purge(channel=channel, actor=request.user)
@@ -117,31 +120,30 @@ class PathPageMixin(GenericAPIView):
 class MessageListView(PathPageMixin, GenericAPIView):
     serializer_class = s.PathMessageSerializer
 
-    @extend_schema(
-        summary="List the active path's messages",
-        description="The messages of your active branch, root to leaf, each with `sibling_index` and "
-        "`sibling_count` (edits and regenerations are siblings). Paginated like every list: `count` is the path's "
-        "length, so `?offset=count-limit` gives the newest messages.",
-        operation_id="channels_messages_list",
-        responses={200: s.PathMessageSerializer(many=True)},
-    )
+    @extend_schema(operation_id="channels_messages_list", responses={200: s.PathMessageSerializer(many=True)})
     def get(self, request, channel_id: int):
+        """List the active path's messages
+
+        The messages of your active branch, root to leaf, each with `sibling_index` and `sibling_count` (edits and
+        regenerations are siblings). Paginated like every list: `count` is the path's length, so
+        `?offset=count-limit` gives the newest messages.
+        """
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
         cursor = selectors.cursor_get(channel=channel, user=request.user)
         path = selectors.message_path(leaf_id=cursor.leaf_id, with_siblings=True) if cursor else []
         return self.path_page(path)
 
     @extend_schema(
-        summary="Append a message",
-        description="Adds a message under the active leaf (or under `parent_id`, which makes a sibling branch) and "
-        "moves your cursor to it. No model is called: use the reply endpoint for an answer.",
         request=s.MessageCreateSerializer,
         responses={201: s.MessageSerializer},
-        examples=[
-            OpenApiExample("A user turn", value={"role": "user", "content": "Where were we?"}, request_only=True)
-        ],
+        examples=[request_example("A user turn", {"role": "user", "content": "Where were we?"})],
     )
     def post(self, request, channel_id: int):
+        """Append a message
+
+        Adds a message under the active leaf (or under `parent_id`, which makes a sibling branch) and moves your
+        cursor to it. No model is called: use the reply endpoint for an answer.
+        """
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
         values = request_data(request, s.MessageCreateSerializer)
         message = services.message_append(channel=channel, user=request.user, **values)
@@ -156,11 +158,6 @@ class ReplyView(GenericAPIView):
     schema_errors = {"post": (429, 502)}  # 429: the limit on model calls, kept by reply_prepare
 
     @extend_schema(
-        summary="Get the model's reply",
-        description="`{content}`: stores your message and the assistant's answer to it. `{parent_id}` alone: "
-        "regenerates the answer to that message as a sibling. If the model fails the answer is 502 and your "
-        "message is kept. With `stream: true` (or `Accept: text/event-stream`) the answer streams as "
-        "server-sent events.",
         request=s.ReplySerializer,
         responses={
             (201, "application/json"): s.MessageSerializer,
@@ -173,9 +170,15 @@ class ReplyView(GenericAPIView):
                 "the error body.",
             ),
         },
-        examples=[OpenApiExample("Ask", value={"content": "Summarize the options we listed."}, request_only=True)],
+        examples=[request_example("Ask", {"content": "Summarize the options we listed."})],
     )
     def post(self, request, channel_id: int):
+        """Get the model's reply
+
+        `{content}`: stores your message and the assistant's answer to it. `{parent_id}` alone: regenerates the
+        answer to that message as a sibling. If the model fails the answer is 502 and your message is kept. With
+        `stream: true` (or `Accept: text/event-stream`) the answer streams as server-sent events.
+        """
         user = request_user(request)
         channel = selectors.channel_get(user=user, channel_id=channel_id)
         options = dict(request_data(request, s.ReplySerializer))
@@ -194,14 +197,16 @@ class CursorView(PathPageMixin, GenericAPIView):
     serializer_class = s.CursorSerializer
 
     @extend_schema(
-        summary="Switch branch",
-        description="Moves your cursor to the branch that contains `message_id` (its most recent leaf) and "
-        "answers with the new active path, paginated like the message list.",
         request=s.CursorSerializer,
         responses={200: s.PathMessageSerializer(many=True)},
-        examples=[OpenApiExample("Switch", value={"message_id": 42}, request_only=True)],
+        examples=[request_example("Switch", {"message_id": 42})],
     )
     def post(self, request, channel_id: int):
+        """Switch branch
+
+        Moves your cursor to the branch that contains `message_id` (its most recent leaf) and answers with the new
+        active path, paginated like the message list.
+        """
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
         values = request_data(request, s.CursorSerializer)
         cursor = services.cursor_move(channel=channel, user=request.user, **values)
@@ -211,12 +216,12 @@ class CursorView(PathPageMixin, GenericAPIView):
 class ContextView(GenericAPIView):
     serializer_class = s.ContextSerializer
 
-    @extend_schema(
-        summary="See what the model would receive",
-        description="The exact messages a reply would send now (system prompt, the summary in force as "
-        "reference-only background, then the messages after it), with their token count and the budget.",
-    )
     def get(self, request, channel_id: int):
+        """See what the model would receive
+
+        The exact messages a reply would send now (system prompt, the summary in force as reference-only background,
+        then the messages after it), with their token count and the budget.
+        """
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
         assembled = context_assemble(channel=channel, user=request.user)
         return Response(

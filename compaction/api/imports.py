@@ -1,11 +1,12 @@
 """POST /api/imports/: conversations people already have, as channels."""
 
 from django.core.exceptions import ValidationError
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
+from chatcore.api.schema import request_example
 from chatcore.api.serializers import ChannelSerializer, JSONField
 from compaction.imports import FORMATS, conversations_import
 from compaction.imports.files import export_read
@@ -34,25 +35,26 @@ class ImportView(GenericAPIView):
     serializer_class = ImportRequestSerializer
 
     @extend_schema(
-        summary="Import conversations",
-        description="Every conversation of an export (ChatGPT, Open WebUI, OpenAI messages…) becomes one of your "
-        "channels, with every branch and the export's cursor: a `file` as downloaded (multipart) or the `export` "
-        "JSON itself. A malformed file is 400 with the entry named, and nothing is written.",
         request=ImportRequestSerializer,
         responses={201: ImportResultSerializer},
         examples=[
-            OpenApiExample(
+            request_example(
                 "OpenAI messages",
-                value={
+                {
                     "format": "openai-messages",
                     "title": "Imported chat",
                     "export": [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi!"}],
                 },
-                request_only=True,
             )
         ],
     )
     def post(self, request):
+        """Import conversations
+
+        Every conversation of an export (ChatGPT, Open WebUI, OpenAI messages…) becomes one of your channels, with
+        every branch and the export's cursor: a `file` as downloaded (multipart) or the `export` JSON itself. A
+        malformed file is 400 with the entry named, and nothing is written.
+        """
         data = ImportRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data

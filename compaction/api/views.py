@@ -6,7 +6,7 @@ import datetime as dt
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
 from rest_framework.permissions import IsAuthenticated
@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from chatcore import selectors as chat_selectors
 from chatcore import services as chat_services
 from chatcore.api.requests import request_data, request_user
+from chatcore.api.schema import request_example
 from chatcore.api.serializers import ChannelSerializer, SummarySerializer
 from compaction import selectors, services
 from compaction.api import serializers as s
@@ -28,24 +29,25 @@ class CompactView(GenericAPIView):
     schema_errors = {"post": (409, 422, 429, 502)}  # 429: the limit on model calls, kept by the service
 
     @extend_schema(
-        summary="Summarize & Continue",
-        description="Summarizes the older part of your active path into a summary that stands in for it in the "
-        "context (nothing is deleted; revert undoes it). Options: `profile`, `focus`, `keep_recent` (default: the "
-        "profile's). `dry_run: true` answers 200 with the draft and its statistics and writes nothing; `content` "
-        'applies an edited draft (stored with `edited: true` and `model: "edited"`), pinned with the draft\'s '
-        "`through_message_id`. 201 with the summary otherwise.",
         request=s.CompactRequestSerializer,
         responses={201: s.CompactionResultSerializer, 200: s.CompactionResultSerializer},
         examples=[
-            OpenApiExample("Preview a draft", value={"dry_run": True, "focus": "decisions"}, request_only=True),
-            OpenApiExample(
+            request_example("Preview a draft", {"dry_run": True, "focus": "decisions"}),
+            request_example(
                 "Apply an edited draft",
-                value={"content": "## Goal\n- Ship the ledger on Friday.", "through_message_id": 1234},
-                request_only=True,
+                {"content": "## Goal\n- Ship the ledger on Friday.", "through_message_id": 1234},
             ),
         ],
     )
     def post(self, request, channel_id: int):
+        """Summarize & Continue
+
+        Summarizes the older part of your active path into a summary that stands in for it in the context (nothing
+        is deleted; revert undoes it). Options: `profile`, `focus`, `keep_recent` (default: the profile's).
+        `dry_run: true` answers 200 with the draft and its statistics and writes nothing; `content` applies an
+        edited draft (stored with `edited: true` and `model: "edited"`), pinned with the draft's
+        `through_message_id`. 201 with the summary otherwise.
+        """
         channel = chat_selectors.channel_get(user=request.user, channel_id=channel_id)
         values = request_data(request, s.CompactRequestSerializer)
         result = services.channel_compact(
@@ -70,15 +72,17 @@ class BranchView(GenericAPIView):
     schema_errors = {"post": (409, 422, 429, 502)}  # 429: the limit on model calls, kept by the service
 
     @extend_schema(
-        summary="Branch into a new channel",
-        description="Starts a new channel (same persona and model) that opens with a summary: a stored one "
-        "(`summary`), an edited draft (`content`), or, given neither, a fresh draft. The source channel is not "
-        "touched; the new one links to it.",
         request=s.BranchRequestSerializer,
         responses={201: ChannelSerializer},
-        examples=[OpenApiExample("From a stored summary", value={"summary": 17}, request_only=True)],
+        examples=[request_example("From a stored summary", {"summary": 17})],
     )
     def post(self, request, channel_id: int):
+        """Branch into a new channel
+
+        Starts a new channel (same persona and model) that opens with a summary: a stored one (`summary`), an edited
+        draft (`content`), or, given neither, a fresh draft. The source channel is not touched; the new one links to
+        it.
+        """
         channel = chat_selectors.channel_get(user=request.user, channel_id=channel_id)
         values = request_data(request, s.BranchRequestSerializer)
         summary = None
@@ -103,14 +107,13 @@ class ChannelSummaryListView(GenericAPIView):
         channel = chat_selectors.channel_get(user=request_user(self.request), channel_id=self.kwargs["channel_id"])
         return chat_selectors.summaries_for_channel(channel=channel)
 
-    @extend_schema(
-        summary="List a channel's summaries",
-        description="Every summary of the channel, newest first, reverted ones included (`reverted_at`), with "
-        "their statistics and extracts.",
-        operation_id="channels_summaries_list",
-        responses={200: SummarySerializer(many=True)},
-    )
+    @extend_schema(operation_id="channels_summaries_list", responses={200: SummarySerializer(many=True)})
     def get(self, request, channel_id: int):
+        """List a channel's summaries
+
+        Every summary of the channel, newest first, reverted ones included (`reverted_at`), with their statistics
+        and extracts.
+        """
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(SummarySerializer(page, many=True).data)
 
@@ -119,14 +122,13 @@ class SummaryRevertView(GenericAPIView):
     serializer_class = SummarySerializer
     schema_errors = {"post": (409,)}
 
-    @extend_schema(
-        summary="Undo a summary",
-        description="Marks the summary reverted: the messages it stood for are back in the context at once. "
-        "409 if its originals were purged.",
-        request=None,
-        responses={200: SummarySerializer},
-    )
+    @extend_schema(request=None, responses={200: SummarySerializer})
     def post(self, request, summary_id: int):
+        """Undo a summary
+
+        Marks the summary reverted: the messages it stood for are back in the context at once. 409 if its originals
+        were purged.
+        """
         summary = selectors.summary_get(user=request.user, summary_id=summary_id)
         summary = chat_services.summary_revert(summary=summary, actor=request.user)
         return Response(SummarySerializer(summary).data)
@@ -138,9 +140,6 @@ class ProfileListView(GenericAPIView):
     schema_errors = {"get": (404,)}  # ?channel= that is not yours
 
     @extend_schema(
-        summary="List compaction profiles",
-        description="The profiles you may pick: global ones and the personas'. `?channel=` narrows to those that "
-        "apply to that channel (global + its persona's).",
         parameters=[
             OpenApiParameter(
                 "channel", int, description="Only the profiles that apply to this channel (global + its persona)."
@@ -149,6 +148,11 @@ class ProfileListView(GenericAPIView):
         responses={200: s.ProfileSerializer(many=True)},
     )
     def get(self, request):
+        """List compaction profiles
+
+        The profiles you may pick: global ones and the personas'. `?channel=` narrows to those that apply to that
+        channel (global + its persona's).
+        """
         channel = None
         if request.query_params.get("channel"):
             channel = chat_selectors.channel_get(user=request.user, channel_id=request.query_params["channel"])
@@ -156,20 +160,21 @@ class ProfileListView(GenericAPIView):
         return self.get_paginated_response(s.ProfileSerializer(page, many=True).data)
 
     @extend_schema(
-        summary="Create a profile (staff)",
-        description="Staff only. A profile is a system prompt and a template (it must contain `{transcript}`), "
-        "with keep_recent, a summary length limit, temperature and an optional model; global or for one persona.",
         request=s.ProfileWriteSerializer,
         responses={201: s.ProfileSerializer},
         examples=[
-            OpenApiExample(
+            request_example(
                 "A terse profile",
-                value={"name": "Terse", "system_prompt": "Be terse.", "instructions": "Summarize:\n{transcript}"},
-                request_only=True,
+                {"name": "Terse", "system_prompt": "Be terse.", "instructions": "Summarize:\n{transcript}"},
             )
         ],
     )
     def post(self, request):
+        """Create a profile (staff)
+
+        Staff only. A profile is a system prompt and a template (it must contain `{transcript}`), with keep_recent,
+        a summary length limit, temperature and an optional model; global or for one persona.
+        """
         values = request_data(request, s.ProfileWriteSerializer)
         profile = services.profile_create(actor=request.user, **values)
         return Response(s.ProfileSerializer(profile).data, status=status.HTTP_201_CREATED)
@@ -180,29 +185,34 @@ class ProfileDetailView(GenericAPIView):
     serializer_class = s.ProfileSerializer
     schema_errors = {"delete": (409,)}
 
-    @extend_schema(summary="Get a profile", description="One compaction profile with its prompts and options.")
     def get(self, request, profile_id: int):
+        """Get a profile
+
+        One compaction profile with its prompts and options.
+        """
         return Response(s.ProfileSerializer(selectors.profile_get(profile_id=profile_id)).data)
 
     @extend_schema(
-        summary="Change a profile (staff)",
-        description="Staff only. Built-in profiles may be edited too (and reset to their shipped text later).",
         request=s.ProfileWriteSerializer,
         responses={200: s.ProfileSerializer},
-        examples=[OpenApiExample("Keep more", value={"keep_recent": 8}, request_only=True)],
+        examples=[request_example("Keep more", {"keep_recent": 8})],
     )
     def patch(self, request, profile_id: int):
+        """Change a profile (staff)
+
+        Staff only. Built-in profiles may be edited too (and reset to their shipped text later).
+        """
         profile = selectors.profile_get(profile_id=profile_id)
         values = request_data(request, s.ProfileWriteSerializer, partial=True)
         profile = services.profile_update(profile=profile, actor=request.user, **values)
         return Response(s.ProfileSerializer(profile).data)
 
-    @extend_schema(
-        summary="Delete a profile (staff)",
-        description="Staff only. Built-in profiles and the global default cannot be deleted (409).",
-        responses={204: None},
-    )
+    @extend_schema(responses={204: None})
     def delete(self, request, profile_id: int):
+        """Delete a profile (staff)
+
+        Staff only. Built-in profiles and the global default cannot be deleted (409).
+        """
         services.profile_delete(profile=selectors.profile_get(profile_id=profile_id), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -212,13 +222,15 @@ class ProfileDuplicateView(GenericAPIView):
     serializer_class = s.ProfileDuplicateSerializer
 
     @extend_schema(
-        summary="Duplicate a profile (staff)",
-        description="Staff only. A copy to edit, named `name` or “<name> (copy)”; never a default.",
         request=s.ProfileDuplicateSerializer,
         responses={201: s.ProfileSerializer},
-        examples=[OpenApiExample("Named copy", value={"name": "Structured for support"}, request_only=True)],
+        examples=[request_example("Named copy", {"name": "Structured for support"})],
     )
     def post(self, request, profile_id: int):
+        """Duplicate a profile (staff)
+
+        Staff only. A copy to edit, named `name` or “<name> (copy)”; never a default.
+        """
         values = request_data(request, s.ProfileDuplicateSerializer)
         copy = services.profile_duplicate(
             profile=selectors.profile_get(profile_id=profile_id),
@@ -233,13 +245,12 @@ class ProfileResetView(GenericAPIView):
     serializer_class = s.ProfileSerializer
     schema_errors = {"post": (400,)}  # not a built-in profile
 
-    @extend_schema(
-        summary="Reset a built-in profile (staff)",
-        description="Staff only. Puts a built-in profile's prompts and options back to the shipped text.",
-        request=None,
-        responses={200: s.ProfileSerializer},
-    )
+    @extend_schema(request=None, responses={200: s.ProfileSerializer})
     def post(self, request, profile_id: int):
+        """Reset a built-in profile (staff)
+
+        Staff only. Puts a built-in profile's prompts and options back to the shipped text.
+        """
         profile = services.profile_reset(profile=selectors.profile_get(profile_id=profile_id), actor=request.user)
         return Response(s.ProfileSerializer(profile).data)
 
@@ -249,12 +260,12 @@ class ProfileExportView(GenericAPIView):
     serializer_class = s.ProfileImportSerializer
     schema_errors = {"get": (403,)}
 
-    @extend_schema(
-        summary="Export profiles (staff)",
-        description="Staff only. Every profile as one JSON document that the import endpoint accepts.",
-        responses={200: s.ProfileImportSerializer},
-    )
+    @extend_schema(responses={200: s.ProfileImportSerializer})
     def get(self, request):
+        """Export profiles (staff)
+
+        Staff only. Every profile as one JSON document that the import endpoint accepts.
+        """
         return Response(services.profile_export(profiles=selectors.profile_list().order_by("pk")))
 
 
@@ -263,14 +274,12 @@ class ProfileImportView(GenericAPIView):
     serializer_class = s.ProfileImportSerializer
 
     @extend_schema(
-        summary="Import profiles (staff)",
-        description="Staff only. Creates or updates profiles (by slug) from an export document, all or nothing.",
         request=s.ProfileImportSerializer,
         responses={201: OpenApiResponse(s.ProfileSerializer(many=True), description="The imported profiles.")},
         examples=[
-            OpenApiExample(
+            request_example(
                 "One profile",
-                value={
+                {
                     "version": 1,
                     "profiles": [
                         {
@@ -285,11 +294,14 @@ class ProfileImportView(GenericAPIView):
                         }
                     ],
                 },
-                request_only=True,
             )
         ],
     )
     def post(self, request):
+        """Import profiles (staff)
+
+        Staff only. Creates or updates profiles (by slug) from an export document, all or nothing.
+        """
         profiles = services.profile_import(data=request.data, actor=request.user)
         return Response(s.ProfileSerializer(profiles, many=True).data, status=status.HTTP_201_CREATED)
 
@@ -320,15 +332,14 @@ class ChannelSearchView(GenericAPIView):
     pagination_class = None
     schema_errors = {"get": (400,)}
 
-    @extend_schema(
-        summary="Search the active path",
-        description="Full-text search over the messages of your active path (summarized ones included), ranked, "
-        "with dated neighbouring turns and highlighted snippets; secrets are redacted. `limit` caps the results "
-        "(this answer is the best matches, not a page of a list).",
-        parameters=[s.SearchQuerySerializer],
-        responses={200: s.SearchResultSerializer},
-    )
+    @extend_schema(parameters=[s.SearchQuerySerializer], responses={200: s.SearchResultSerializer})
     def get(self, request, channel_id: int):
+        """Search the active path
+
+        Full-text search over the messages of your active path (summarized ones included), ranked, with dated
+        neighbouring turns and highlighted snippets; secrets are redacted. `limit` caps the results (this answer is
+        the best matches, not a page of a list).
+        """
         user = request_user(request)
         channel = chat_selectors.channel_get(user=user, channel_id=channel_id)
         params = s.SearchQuerySerializer(data=request.query_params)
