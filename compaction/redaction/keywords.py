@@ -63,14 +63,16 @@ _DIGIT_WORDS["security code"] = "card_security_code"
 for _code in ("one-time code", "one time code", "2fa code", "sms code", "login code", "otp code", "mfa code"):
     _DIGIT_WORDS[_code] = "one_time_code"
 _DIGIT_WORDS["verification code"] = "one_time_code"
-_IDCHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
+_IDCHARS_TEXT = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
+_IDCHARS = frozenset(_IDCHARS_TEXT)
 _SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _FILE_SUFFIXES = frozenset("yaml yml json txt py js ts md html css cfg ini conf toml xml csv log pub pem crt".split())
 
 
 def _extent(text: str, start: int, end: int) -> tuple[int, int]:
-    a = start
-    while a > 0 and text[a - 1] in _IDCHARS:
+    head = text[max(0, start - 64) : start]
+    a = start - len(head) + len(head.rstrip(_IDCHARS_TEXT))
+    while a > 0 and a == start - 64 and text[a - 1] in _IDCHARS:  # a head longer than the piece looked at
         a -= 1
     b = _ID_TAIL.match(text, end).end()  # type: ignore[union-attr]  # (it matches the empty string)
     if b > end and text[b - 1] in ".-":
@@ -215,8 +217,11 @@ _BEFORE = re.compile(
 def _value_before(scan: Scan, spans: Spans, a: int, word: str, ident: str, level: int) -> None:
     if level < MEDIUM:
         return
-    line_start = scan.line_bounds(a)[0]
-    match = _BEFORE.search(scan.text, max(line_start, a - 160), a)
+    window_start = max(scan.text.rfind("\n", 0, a) + 1, a - 160)
+    window = scan.text[window_start:a].replace("\t", " ")
+    if " is " not in window and " was " not in window and " as " not in window:
+        return  # the expression needs one of these words between blanks
+    match = _BEFORE.search(scan.text, window_start, a)
     if match is None:
         return
     group = "quoted" if match.group("quoted") is not None else "plain"

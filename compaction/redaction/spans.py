@@ -28,7 +28,9 @@ KEYWORD_RE = re2.compile("|".join(re.escape(word) for word in sorted(TRIGGER_WOR
 _NOISE = frozenset(NOISE_WORDS)
 # The scan's expression: the words and, matched whole so that they can be dropped, the noise words.
 _SCAN_WORDS = sorted(set(TRIGGER_WORDS) | _NOISE, key=len, reverse=True)
-KEYWORD_BYTES_RE = re2.compile("|".join(re.escape(word) for word in _SCAN_WORDS).encode("utf-8"))
+# Last, a decimal digit outside ASCII, which no word holds: Python's \d (DIGITS_RE) matches it and the
+# ASCII image cannot show it, so this pass tells whether the digit groups need a full scan.
+KEYWORD_BYTES_RE = re2.compile(("|".join(re.escape(word) for word in _SCAN_WORDS) + r"|[^0-9\P{Nd}]").encode("utf-8"))
 # Tokens are found through their core: 12 or more letters and digits in a row that are not a word
 # (`understanding`, `TimeoutError`) nor a number; the run of token characters around a core is the
 # candidate ("digits:token" formats keep their ':'; later layers split further).
@@ -68,8 +70,6 @@ _DIGIT_RUN_RE = re2.compile(rb"[0-9 \-./+]*[0-9][0-9 \-./+]{5,}[0-9][0-9 \-./+]*
 UPPER_ID_RE = re2.compile(rb"\b[A-Z]{1,6} ?\d[A-Z0-9 \-]{3,38}[A-Z0-9]\b")
 # Literal marks of the structure layer.
 MARKS = ("-----BEGIN", "PuTTY-User-Key-File", "://")
-# A decimal digit outside ASCII: Python's \d (DIGITS_RE) matches it, the ASCII image cannot show it.
-_WIDE_DIGIT_RE = re2.compile(r"[^0-9\P{Nd}]")
 
 
 _UNANCHORED = re2._Anchor.UNANCHORED
@@ -145,8 +145,17 @@ class Scan:
     def keyword_hits(self) -> list[tuple[int, int]]:
         """Spans of the secret-ish words. RE2 runs on UTF-8 bytes; offsets are turned back into characters
         here in one pass (the binding's own conversion costs a pass over the text per match)."""
+        return self._words[0]
+
+    @functools.cached_property
+    def _words(self) -> tuple[list[tuple[int, int]], bool]:
+        """The secret-ish words, and whether the text holds a decimal digit outside ASCII."""
         lower = self.lower
-        return [(s, e) for s, e in _char_spans(KEYWORD_BYTES_RE, lower) if lower[s:e] not in _NOISE]
+        hits = [(s, e) for s, e in _char_spans(KEYWORD_BYTES_RE, lower) if lower[s:e] not in _NOISE]
+        if lower.isascii():
+            return hits, False
+        words = [(s, e) for s, e in hits if not (e - s == 1 and not lower[s].isascii() and lower[s].isdecimal())]
+        return words, len(words) < len(hits)
 
     @functools.cached_property
     def runs(self) -> list[tuple[int, int]]:
@@ -171,7 +180,7 @@ class Scan:
     def id_candidates(self) -> list[tuple[int, int]]:
         text = self.text
         found = re2_spans(UPPER_ID_RE, self.image)  # IBANs before the digit groups inside them
-        if not text.isascii() and _WIDE_DIGIT_RE.search(text):
+        if self._words[1]:
             return found + [m.span() for m in DIGITS_RE.finditer(text)]
         # Every digit group lies in a run of digits and separators that the cheap expression finds; the
         # full expression (its look-arounds see the text around) runs only there.
