@@ -2,8 +2,8 @@
 another user, staff, anonymous} × its methods (GET reads, the others write).
 
 The cases are generated from the URL conf, so a new endpoint is covered the
-moment it exists; `ACCESS` says who may use it, and a route missing from
-`ACCESS` fails `test_every_route_is_in_the_matrix` with the line to add.
+moment it exists; `ACCESS` (read from access.txt) says who may use it, and a route
+missing from it fails `test_every_route_is_in_the_matrix` with the line to add.
 
 Rules checked for each case:
 - anonymous: the API answers 401/403 with a `detail`; a page redirects to the login page;
@@ -19,6 +19,7 @@ Rules checked for each case:
 """
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
@@ -35,54 +36,23 @@ from tests.compaction.factories import CompactionProfileFactory
 
 METHODS = ("get", "post", "put", "patch", "delete")
 
-# route name → {method: access}. Keep in step with the URL conf (the first test says what is missing).
-ACCESS: dict[str, dict[str, str]] = {
-    "favicon": {"GET": "public"},
-    "api-schema": {"GET": "public"},
-    "api-docs": {"GET": "public"},
-    "api-channels": {"GET": "authenticated", "POST": "authenticated"},
-    "api-channel": {"GET": "owner", "PATCH": "owner", "DELETE": "owner"},
-    "api-messages": {"GET": "owner", "POST": "owner"},
-    "api-reply": {"POST": "owner"},
-    "api-cursor": {"POST": "owner"},
-    "api-context": {"GET": "owner"},
-    "api-channel-export": {"GET": "staff"},
-    "api-summary-purge": {"POST": "owner"},
-    "api-compact": {"POST": "owner"},
-    "api-branch": {"POST": "owner"},
-    "api-summaries": {"GET": "owner"},
-    "api-channel-search": {"GET": "owner"},
-    "api-summary-revert": {"POST": "owner"},
-    "api-profiles": {"GET": "authenticated", "POST": "staff"},
-    "api-profile": {"GET": "authenticated", "PATCH": "staff", "DELETE": "staff"},
-    "api-profile-duplicate": {"POST": "staff"},
-    "api-profile-reset": {"POST": "staff"},
-    "api-profiles-export": {"GET": "staff"},
-    "api-profiles-import": {"POST": "staff"},
-    "api-tokens": {"GET": "authenticated", "POST": "authenticated"},
-    "api-token": {"DELETE": "owner"},
-    "api-imports": {"POST": "authenticated"},
-    "v1-chat-completions": {"POST": "bearer"},
-    "v1-models": {"GET": "bearer"},
-    "v1-model": {"GET": "bearer"},
-    # Pages (function views declare their methods here; anonymous visitors are sent to the login page).
-    "login": {"GET": "public", "POST": "public", "PUT": "public"},
-    "logout": {"POST": "public"},
-    "chat:channels": {"GET": "authenticated", "POST": "authenticated"},
-    "chat:channel": {"GET": "owner"},
-    "chat:send": {"POST": "owner"},
-    "chat:cursor": {"POST": "owner"},
-    "chat:edit": {"POST": "owner"},
-    "chat:regenerate": {"POST": "owner"},
-    "chat:originals": {"GET": "owner"},
-    "compaction:panel": {"GET": "owner", "POST": "owner"},
-    "compaction:undo": {"POST": "owner"},
-    "compaction:settings": {"GET": "owner", "POST": "owner"},
-    "compaction:search": {"GET": "owner"},
-    "chat:tokens": {"GET": "authenticated", "POST": "authenticated"},
-    "chat:token-revoke": {"POST": "owner"},
-    "compaction:import": {"POST": "authenticated"},
-}
+# route name → {method: access}, from access.txt (the first test says what is missing).
+ACCESS_FILE = Path(__file__).with_name("access.txt")
+
+
+def access_read(path: Path) -> dict[str, dict[str, str]]:
+    """access.txt's lines ("api-profile  GET authenticated; PATCH DELETE staff") as {route: {method: access}}."""
+    matrix: dict[str, dict[str, str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, rules = line.split(maxsplit=1)
+            for rule in rules.split(";"):
+                *methods, access = rule.split()
+                matrix.setdefault(name, {}).update(dict.fromkeys(methods, access))
+    return matrix
+
+
+ACCESS = access_read(ACCESS_FILE)
 
 # URL keyword → the owner's object that fills it.
 KWARGS = {
@@ -143,11 +113,9 @@ CASES = [(route, method) for route in ROUTES for method in route.methods]
 
 def test_every_route_is_in_the_matrix():
     missing = [
-        f'"{r.name}": {{"{m}": "owner|authenticated|staff|public"}}'
-        for r, m in CASES
-        if m not in ACCESS.get(r.name, {})
+        f"{r.name} {m} owner|authenticated|staff|public|bearer" for r, m in CASES if m not in ACCESS.get(r.name, {})
     ]
-    assert not missing, "Routes missing from ACCESS in tests/reliability/test_permissions.py:\n" + "\n".join(missing)
+    assert not missing, "Routes missing from tests/reliability/access.txt:\n" + "\n".join(missing)
     unknown = [k for r in ROUTES for k in r.kwargs if k not in KWARGS]
     assert not unknown, f"Add these URL keywords to KWARGS in tests/reliability/test_permissions.py: {unknown}"
     present = {(r.name, m) for r, m in CASES}
@@ -263,22 +231,17 @@ def test_permission_matrix(route, method, world):
     if write and access != "public":
         assert _fingerprint(world) == before
 
-    if access == "owner":
-        for stranger in (world.other, world.staff):
-            before = _fingerprint(world)
-            _assert_refused(route, _request(route, method, world, stranger), 404)
-            if write:
-                assert _fingerprint(world) == before, f"a refused {method} changed the database"
-        allowed = [world.owner]
-    elif access == "staff":
-        for stranger in (world.other, world.owner):
-            before = _fingerprint(world)
-            _assert_refused(route, _request(route, method, world, stranger), 403)
-            if write:
-                assert _fingerprint(world) == before, f"a refused {method} changed the database"
-        allowed = [world.staff]
-    else:
-        allowed = [world.other, world.staff, world.owner]
+    # Who is refused, with which status (404 for an owner's object: as if it did not exist), and who gets through.
+    refusals = {
+        "owner": ((world.other, world.staff), 404, [world.owner]),
+        "staff": ((world.other, world.owner), 403, [world.staff]),
+    }
+    strangers, status, allowed = refusals.get(access, ((), 0, [world.other, world.staff, world.owner]))
+    for stranger in strangers:
+        before = _fingerprint(world)
+        _assert_refused(route, _request(route, method, world, stranger), status)
+        if write:
+            assert _fingerprint(world) == before, f"a refused {method} changed the database"
     for user in allowed:
         response = _request(route, method, world, user)
         assert _gets_through(response), (
