@@ -33,9 +33,11 @@ logger = logging.getLogger("compaction.scanner")
 
 @dataclasses.dataclass
 class ScanReport:
-    source: str
-    dry_run: bool
-    enabled: bool
+    """What one tick saw and did. The defaults are a scheduled tick's (`scan_run`'s): others say how they differ."""
+
+    source: str = "scan"
+    dry_run: bool = False
+    enabled: bool = True
     threshold: float = 0.0
     coarse_bound: float = 0.0
     concurrency: int = 0
@@ -262,6 +264,6 @@ def auto_compaction_reserve(*, channel_id: int, source: str = "event") -> Decisi
             )
             logger.info("%s: %s", source, decision.log_line())
             return decision
-        report = ScanReport(source=source, dry_run=False, enabled=True)
+        report = ScanReport(source=source)
         _evaluate(channels=[channel], settings=settings, now=now, report=report)
         return report.decisions[0]
