@@ -9,7 +9,9 @@ runs produce the same text; nothing touches the network.
 """
 
 import json
+import tomllib
 from datetime import datetime, timedelta
+from importlib import resources
 
 from chatcore.bulk import TreeBuilder
 
@@ -181,132 +183,10 @@ FLAKES = [
     ),
 ]
 
-# The pre-release checklist, walked through item by item: (item, command, output, verdict).
-CHECKLIST = [
-    (
-        "licence headers",
-        "reuse lint",
-        "# SUMMARY\nFiles with licence info: 118 / 118",
-        "All 118 files carry SPDX headers.",
-    ),
-    ("dependency pins", "pip-compile --dry-run requirements.in", "no changes", "requirements.txt is current."),
-    ("known vulnerabilities", "pip-audit -r requirements.txt", "No known vulnerabilities found", "pip-audit is clean."),
-    ("type checks", "mypy src/", "Success: no issues found in 31 source files", "mypy passes on 31 files."),
-    ("lint", "ruff check .", "All checks passed!", "ruff is clean."),
-    ("formatting", "ruff format --check .", "118 files already formatted", "Formatting is clean."),
-    (
-        "docker image size",
-        "docker images invoice-relay:1.0.0-rc1 --format '{{.Size}}'",
-        "148MB",
-        "148 MB, down from 212 MB in 0.9.4 thanks to the slim base.",
-    ),
-    ("image runs as non-root", "docker run --rm invoice-relay:1.0.0-rc1 id -u", "10001", "It runs as uid 10001."),
-    (
-        "health endpoint",
-        "curl -s localhost:8080/healthz",
-        '{"status": "ok", "version": "1.0.0-rc1"}',
-        "/healthz answers with the version.",
-    ),
-    (
-        "readiness endpoint",
-        "curl -s -o /dev/null -w '%{http_code}' localhost:8080/readyz",
-        "200",
-        "/readyz returns 200 once the pool is warm.",
-    ),
-    (
-        "migrations apply on a copy of prod",
-        "make migrate-check DB=prod-snapshot-2024-06-10",
-        "7 applied, 0 pending",
-        "All 7 migrations apply to the 2024-06-10 snapshot.",
-    ),
-    (
-        "migration 0007 duration",
-        "time make migrate-0007 DB=prod-snapshot-2024-06-10",
-        "real 0m41.8s",
-        "The backfill takes 42 s on 1.9 M events: fine inside the deploy window.",
-    ),
-    ("rollback of 0007", "make migrate-down TO=0006 DB=scratch", "0007 reverted", "0007 reverts cleanly."),
-    (
-        "config defaults",
-        "python -m invoice_relay.config --dump",
-        "RELAY_TIMEOUT=10\nRELAY_MAX_RETRIES=8",
-        "Defaults: 10 s upstream timeout, 8 retries.",
-    ),
-    (
-        "secrets not in the image",
-        "docker run --rm invoice-relay:1.0.0-rc1 env | grep -c SECRET",
-        "0",
-        "No secrets baked into the image.",
-    ),
-    (
-        "signature check on staging",
-        "scripts/send_signed_event.sh staging",
-        "HTTP/1.1 200 OK",
-        "A correctly signed event is accepted.",
-    ),
-    (
-        "bad signature rejected",
-        "scripts/send_signed_event.sh staging --tamper",
-        "HTTP/1.1 401 Unauthorized",
-        "A tampered event gets 401.",
-    ),
-    (
-        "replay answered 200",
-        "scripts/send_signed_event.sh staging --replay",
-        '{"status": "duplicate"}',
-        "Replays get 200 with status duplicate, as ADR 0007 asks.",
-    ),
-    (
-        "oversized payload",
-        "scripts/send_big_event.sh staging 2MB",
-        "HTTP/1.1 413 Payload Too Large",
-        "2 MB bodies are refused with 413.",
-    ),
-    ("dead-letter queue empty", "relayctl dlq count --env staging", "0", "The staging dead-letter queue is empty."),
-    (
-        "dead-letter replay",
-        "relayctl dlq replay --env staging --dry-run",
-        "would replay 0 events",
-        "Replay tooling works (nothing to replay).",
-    ),
-    ("metrics exported", "curl -s localhost:9102/metrics | grep -c relay_", "27", "27 relay_ metrics are exported."),
-    (
-        "alert rules load",
-        "promtool check rules deploy/alerts.yaml",
-        "SUCCESS: 6 rules found",
-        "6 alert rules pass promtool.",
-    ),
-    (
-        "dashboard links",
-        "grep -c grafana.example.net docs/RUNBOOK.md",
-        "4",
-        "The runbook links the dashboards 4 times.",
-    ),
-    (
-        "pruning job schedule",
-        "kubectl -n payments get cronjob relay-prune-keys -o jsonpath='{.spec.schedule}'",
-        "15 3 * * *",
-        "Key pruning runs nightly at 03:15 UTC.",
-    ),
-    (
-        "resource limits",
-        "kubectl -n payments get deploy invoice-relay -o jsonpath='{..limits}'",
-        '{"cpu":"500m","memory":"256Mi"}',
-        "Limits: 500m CPU, 256 Mi memory.",
-    ),
-    (
-        "pod disruption budget",
-        "kubectl -n payments get pdb invoice-relay",
-        "MIN AVAILABLE 2",
-        "At least 2 pods stay up during node drains.",
-    ),
-    (
-        "changelog",
-        "head -5 CHANGELOG.md",
-        "## 1.0.0 - unreleased\n- idempotency keys (ADR 0007)",
-        "CHANGELOG.md has the 1.0.0 section.",
-    ),
-]
+# The pre-release checklist, walked through item by item: (item, command, output, verdict), kept as data
+# in demo_checklist.toml (package data).
+with resources.files(__package__).joinpath("demo_checklist.toml").open("rb") as _checklist:
+    CHECKLIST = [(c["item"], c["command"], c["output"], c["verdict"]) for c in tomllib.load(_checklist)["check"]]
 
 # Hand-written stretches: (user, [(tool, args, result)], assistant, follow-up user, follow-up assistant).
 EPISODES = [
