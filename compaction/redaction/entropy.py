@@ -24,19 +24,7 @@ from compaction.redaction.spans import Scan, Spans
 _HEX_RE = re.compile(r"[0-9a-fA-F]+")
 _VOWELS = frozenset("aeiouAEIOU")
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
-_DIGITS = re.compile(r"\d")
-_UPPER = re.compile(r"[A-Z]")
-_VOWEL = re.compile(r"[aeiouAEIOU]")
 _WORD_PIECE = re.compile(r"[A-Z]?[a-z]{3,}|(?<![A-Za-z])[A-Z]{4,}(?![a-z0-9])")
-# Candidate tokens inside a run: base64/base62 bodies (a '/' or '+' belongs to base64; ':' and '.' split).
-_PART_BREAK = re.compile(r"[_\-]")
-_PATH_WORD = re.compile(r"[a-z]{4,}|[a-z]+(?:_[a-z]+)+")
-_TOKEN_RE = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
-# Words that make a random token nearby a credential, beyond the keyword layer's own words.
-_CONTEXT_RE = re.compile(
-    r"(?<![a-z])(?:api|access|login|account|signing|webhook|ssh|session|licen[cs]e|credential|vault|hmac|bearer|"
-    r"secret|token|key|auth|pass|pwd|otp|seed|wallet|cookie|sid|client|private|cert|sign|encrypt)"
-)
 
 
 # A fingerprint or digest written with its algorithm (SHA256:nThbg6kX…), or a value named as an id,
@@ -59,21 +47,28 @@ def looks_random(token: str, *, strict: bool) -> bool:
     length = len(body)
     if length < (24 if strict else 16) or _HEX_RE.fullmatch(body):
         return False
-    digits = len(_DIGITS.findall(body))
-    upper = len(_UPPER.findall(body))
+    digits = sum(map(str.isdigit, body))  # the body is ASCII letters and digits
+    upper = sum(map(str.isupper, body))
     lower = length - digits - upper
     letters = upper + lower
     if strict and not (digits and upper and lower):
         return False
     if not digits and (upper < 2 or lower < 2):
         return False
-    if letters >= 8 and len(_VOWEL.findall(body)) / letters > 0.3:
+    if letters >= 8 and sum(map(_VOWELS.__contains__, body)) / letters > 0.3:
         return False
     if letters and sum(len(w) for w in _WORD_PIECE.findall(token) if set(w) & _VOWELS) >= 0.6 * letters:
         return False  # mostly words: PBKDF2SHA1PasswordHasher, HTTP_101_SWITCHING_PROTOCOLS
     if letters and digits and min(digits, letters) < 2 and length < 24:
         return False
     return shannon(body) >= 0.72 * math.log2(min(length, 62))
+
+
+# Words that make a random token nearby a credential, beyond the keyword layer's own words.
+_CONTEXT_RE = re.compile(
+    r"(?<![a-z])(?:api|access|login|account|signing|webhook|ssh|session|licen[cs]e|credential|vault|hmac|bearer|"
+    r"secret|token|key|auth|pass|pwd|otp|seed|wallet|cookie|sid|client|private|cert|sign|encrypt)"
+)
 
 
 def _has_context(scan: Scan, start: int) -> bool:
@@ -85,14 +80,29 @@ def _has_context(scan: Scan, start: int) -> bool:
     return bool(_CONTEXT_RE.search(scan.lower, line_start, start))
 
 
+_PART_BREAK = re.compile(r"[_\-]")
+
+
+def parts(token: str) -> list[str]:
+    """The parts of a token between '_' and '-' (a prefix's words, a body's pieces)."""
+    return _PART_BREAK.split(token)
+
+
 def _longest_part(token: str) -> str:
     """On its own, a token is judged by its longest part: rabbitmq-cluster-id-yWcY… is a name and a short id."""
-    return max(_PART_BREAK.split(token), key=len)
+    return max(parts(token), key=len)
+
+
+_PATH_WORD = re.compile(r"[a-z]{4,}|[a-z]+(?:_[a-z]+)+")
 
 
 def _path_like(token: str) -> bool:
     """A path with a word in it (628WB79CIFDYO9LJI6DKMI09L/msg_store_transient), not base64."""
     return "/" in token and any(_PATH_WORD.fullmatch(part) for part in token.split("/"))
+
+
+# Candidate tokens inside a run: base64/base62 bodies (a '/' or '+' belongs to base64; ':' and '.' split).
+_TOKEN_RE = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 
 
 def find(scan: Scan, spans: Spans) -> None:

@@ -57,22 +57,7 @@ _NATIONAL: list[tuple[str, tuple[int, ...], str | None, bool]] = [
     ("ar.cuit", (11,), None, False),
     ("us.itin", (9,), None, False),
 ]
-_SEPARATORS = re.compile(r"[ \-./+]")
-_DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
-# UK National Insurance number: no checksum, a distinctive shape.
-_NINO = re.compile(r"(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]")
 
-_CONTEXT = re.compile(
-    r"ssn|social security|social insurance|national (?:id|insurance|identity|number)|rijksregister|registre national|"
-    r"num[ée]ro national|insurance number|\bnino\b|"
-    r"\bni number|\bbsn\b|burgerservice|sofi|pesel|\bnir\b|insee|s[ée]curit[ée] sociale|steuer|\bidnr|"
-    r"identifikationsnummer|personnummer|\bcpr\b|hetu|henkil|f[øo]dselsnummer|aadhaa?r|\bpan\b|\bcpf\b|"
-    r"\bdni\b|\bnie\b|\bnif\b|\bnss\b|codice fiscale|\btin\b|tax ?(?:id|number|file|payer)|taxpayer|\bnhs\b|"
-    r"medicare|\btfn\b|\bsin\b|\bahv\b|\bavs\b|\brrn\b|resident registration|kimlik|\bcnp\b|\begn\b|\boib\b|"
-    r"kennitala|\brut\b|cuit|cuil|curp|\brfc\b|passport|id (?:number|no|card|#)|identity (?:number|card)|"
-    r"personal (?:number|id|code)|citizen|ausweis|carte d.identit|c[ée]dula|documento|my ?number|"
-    r"マイナンバー|身份证|주민등록번호|pps|itin|\bid\b"
-)
 
 _Validator = tuple[Callable[[str], bool], tuple[int, ...], re.Pattern | None, bool]
 _validators: list[_Validator] = []
@@ -93,8 +78,14 @@ def _valid(is_valid: Callable[[str], bool], candidate: str) -> bool:
         return False
 
 
+_NO_SEPARATORS = str.maketrans("", "", " -./+")
+_DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
+# UK National Insurance number: no checksum, a distinctive shape.
+_NINO = re.compile(r"(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]")
+
+
 def _kind(candidate: str, context: Callable[[], bool]) -> str | None:
-    compact = _SEPARATORS.sub("", candidate)
+    compact = candidate.translate(_NO_SEPARATORS)
     if compact.isdigit() and 13 <= len(compact) <= 19:
         if _CARD_PREFIX.match(compact) and luhn.is_valid(compact):
             return "payment_card"
@@ -120,6 +111,20 @@ def _pieces(candidate: str) -> list[tuple[int, int]]:
     """The candidate, then shorter prefixes ending at a space (an IBAN followed by upper-case words)."""
     ends = [len(candidate)] + [i for i in range(len(candidate) - 1, 0, -1) if candidate[i] == " "]
     return [(0, end) for end in ends]
+
+
+# Words naming an id, just before a bare run of digits that passes a weak checksum.
+_CONTEXT = re.compile(
+    r"ssn|social security|social insurance|national (?:id|insurance|identity|number)|rijksregister|registre national|"
+    r"num[ée]ro national|insurance number|\bnino\b|"
+    r"\bni number|\bbsn\b|burgerservice|sofi|pesel|\bnir\b|insee|s[ée]curit[ée] sociale|steuer|\bidnr|"
+    r"identifikationsnummer|personnummer|\bcpr\b|hetu|henkil|f[øo]dselsnummer|aadhaa?r|\bpan\b|\bcpf\b|"
+    r"\bdni\b|\bnie\b|\bnif\b|\bnss\b|codice fiscale|\btin\b|tax ?(?:id|number|file|payer)|taxpayer|\bnhs\b|"
+    r"medicare|\btfn\b|\bsin\b|\bahv\b|\bavs\b|\brrn\b|resident registration|kimlik|\bcnp\b|\begn\b|\boib\b|"
+    r"kennitala|\brut\b|cuit|cuil|curp|\brfc\b|passport|id (?:number|no|card|#)|identity (?:number|card)|"
+    r"personal (?:number|id|code)|citizen|ausweis|carte d.identit|c[ée]dula|documento|my ?number|"
+    r"マイナンバー|身份证|주민등록번호|pps|itin|\bid\b"
+)
 
 
 def find(scan: Scan, spans: Spans) -> None:

@@ -232,18 +232,17 @@ def _value_before(scan: Scan, spans: Spans, a: int, word: str, ident: str, level
 
 
 _LONG_HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
-_TAG = re.compile(r"</?\w+>")
-_PASSED_NAME = re.compile(r"[A-Za-z_][\w.]*[),]")
-_PIN = re.compile(r"\d{3,8}")
-_ATTRIBUTE = re.compile(r"[\w-]+=[\"']")
-_DIGITS_AND_MARKS = re.compile(r"[\d#*!@$%^&+=\-]+")
-_WORDS_JOINED = re.compile(r"[A-Za-z][a-z]*(?:[_\-][A-Za-z][a-z]*)*")
-_SQL_USER = re.compile(r"(?i)\b(?:user|role|login)\b")
-_VERSION_AFTER = re.compile(r"-\d")
 
 
 def _long_hex(value: str, word: str) -> bool:
     return word in ("hmac", "key", "secret", "seed", "salt", "token", "pat") and bool(_LONG_HEX.fullmatch(value))
+
+
+# Values that are not secrets: markup, a name passed along (`f(key=self.key)`), another attribute, words.
+_TAG = re.compile(r"</?\w+>")
+_PASSED_NAME = re.compile(r"[A-Za-z_][\w.]*[),]")
+_ATTRIBUTE = re.compile(r"[\w-]+=[\"']")
+_WORDS_JOINED = re.compile(r"[A-Za-z][a-z]*(?:[_\-][A-Za-z][a-z]*)*")
 
 
 def _plausible(value: str, *, word: str, level: int, form: str, is_quoted: bool) -> bool:
@@ -257,7 +256,7 @@ def _plausible(value: str, *, word: str, level: int, form: str, is_quoted: bool)
     if form == "flag" and not (is_quoted or credential_like(bare)):
         return False  # prose about a flag: "--password leaks it to ps"
     if level == DIGITS:
-        return bool(_PIN.fullmatch(bare)) or (form != "direct" and credential_like(bare))
+        return (3 <= len(bare) <= 8 and bare.isdecimal()) or (form != "direct" and credential_like(bare))
     if form == "direct":  # no separator at all ("hmac key 5f2b…", "netrc password s3cr3t"): only what is plainly a key
         if not is_quoted and _ATTRIBUTE.match(bare):
             return False  # another attribute follows: type="password" name="password"
@@ -269,7 +268,11 @@ def _plausible(value: str, *, word: str, level: int, form: str, is_quoted: bool)
     if form == "call" and not is_quoted:
         return False
     if form in ("prose", "prose_fill") and not is_quoted:
-        if level == STRONG and sum(c.isdigit() for c in bare) >= 4 and _DIGITS_AND_MARKS.fullmatch(bare):
+        if (
+            level == STRONG
+            and sum(c.isdigit() for c in bare) >= 4
+            and all(c.isdecimal() or c in "#*!@$%^&+=-" for c in bare)
+        ):
             return True  # "the passcode is 8841#"
         return credential_like(bare)
     if level == STRONG:
@@ -295,9 +298,11 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
     ident = text[a:b]
     before = [s.lower() for s in _SEGMENT.findall(text[a:start])]
     after = [s.lower() for s in _SEGMENT.findall(text[end:b]) if not s.isdigit()]
-    if word == "identified by" and not _SQL_USER.search(text[scan.line_bounds(start)[0] : start]):
+    if word == "identified by" and not re.search(
+        r"(?i)\b(?:user|role|login)\b", text[scan.line_bounds(start)[0] : start]
+    ):
         return b  # SQL's CREATE/ALTER USER … IDENTIFIED BY, not prose
-    if _VERSION_AFTER.match(text, end, b):
+    if b - end >= 2 and text[end] == "-" and text[end + 1].isdecimal():
         return b  # a package and its version: libsecret-1-0, gir1.2-secret-1
     if "." in text[end:b]:
         return b  # module.attribute: the secret word is not in the last part (changepassword.UserModel)

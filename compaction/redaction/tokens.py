@@ -22,7 +22,7 @@ from typing import Any
 
 import re2
 
-from compaction.redaction.entropy import looks_random
+from compaction.redaction.entropy import looks_random, parts
 from compaction.redaction.spans import Scan, Spans, re2_group, re2_spans
 
 _UUID = r"[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}"
@@ -213,7 +213,6 @@ GENERIC_RE = re.compile(
     r"(?<![A-Za-z0-9_\-.])([A-Za-z][A-Za-z0-9]{1,9}(?:[_\-][A-Za-z0-9]{1,9}){0,2})[_\-]"
     r"([A-Za-z0-9][A-Za-z0-9_\-]{19,})(?![A-Za-z0-9_\-])"
 )
-_PART_BREAK = re.compile(r"[_\-]")
 # Prefixes of digests and ids, not keys: a hex body after them is a hash.
 _HASH_PREFIXES = re.compile(
     r"(?i)^(?:sha\d*|md5|hash|digest|commit|rev|ref|etag|id|uid|uuid|guid|build|run|job|trace|span|req|request|"
@@ -264,9 +263,9 @@ def find(scan: Scan, spans: Spans) -> None:
         run = text[start:end]
         for match in GENERIC_RE.finditer(run):
             prefix, body = match.group(1), match.group(2)
-            if any(_HASH_PREFIXES.match(part) for part in _PART_BREAK.split(prefix)):
+            if any(_HASH_PREFIXES.match(part) for part in parts(prefix)):
                 continue  # rabbitmq-cluster-id-…, build-…, sha256-…: an id or a digest
-            if len(body) < 32 and max(len(part) for part in _PART_BREAK.split(body)) < 10:
+            if len(body) < 32 and max(len(part) for part in parts(body)) < 10:
                 continue  # short parts joined: DigiCert_TLS_ECC_P384_Root_G5 is a name
             hex_key = len(body) >= 32 and all(c in "0123456789abcdefABCDEF" for c in body)
             if looks_random(body, strict=False) or hex_key:

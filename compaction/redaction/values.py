@@ -62,16 +62,6 @@ _MASK = re.compile(r"^(.)\1{2,}$")
 # Where an unquoted rest-of-line value ends: a comment, a clause break, a closing bracket of inline JSON.
 _REST_END = re.compile(r"\s#|\s//|[,;]\s|\s-\s|\s(?:and|but|then|und|et|y)\s")
 _CJK_END = re.compile(r"[\s，。、；！？）」』]|です|입니다|이에요|예요")
-_FORMAT_STRING = re.compile(r"^[fbru]{1,2}[\"'].*\{")
-_CONSTANT = re.compile(r"[A-Z][A-Za-z0-9]*\.[A-Z_][A-Z0-9_]*")
-_FIRST_BREAK = re.compile(r"[\s=,|\]\[)]")
-_MASK_CHARS = frozenset("*•xX.-_#?")
-_BLOCK_INDICATOR = re.compile(r"[|>][-+0-9]*[ \t]*")
-_HEX16 = re.compile(r"[0-9a-fA-F]{16,}")
-_KEBAB = re.compile(r"[a-z]+(?:[-_.](?:[a-z]+|\d+))+")
-_FILE_NAME = re.compile(r"[\w.\-/]+\.(?:py|js|ts|md|txt|json|yaml|yml|html|css|go|rs|rb|java|sh|toml|cfg|ini)")
-_VERSION_OR_DATE = re.compile(r"v?\d+(?:\.\d+)+\w*|\d{4}-\d\d-\d\d\S*")
-_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*")
 
 
 def quoted(text: str, start: int) -> tuple[int, int] | None:
@@ -139,6 +129,14 @@ def trim_prose(text: str, start: int, end: int) -> int:
     return end
 
 
+# A format string with a field (f"{token}"), a class constant (Settings.API_KEY), what ends a value's
+# first word, and the characters of a mask (********).
+_FORMAT_STRING = re.compile(r"^[fbru]{1,2}[\"'].*\{")
+_CONSTANT = re.compile(r"[A-Z][A-Za-z0-9]*\.[A-Z_][A-Z0-9_]*")
+_FIRST_BREAK = re.compile(r"[\s=,|\]\[)]")
+_MASK_CHARS = frozenset("*•xX.-_#?")
+
+
 def is_reference(value: str) -> bool:
     """The value names where the secret is, or is code, a type or a placeholder: not the secret itself."""
     bare = value.strip().strip("\"'`")
@@ -168,6 +166,9 @@ def looks_like_name(value: str, keyword: str) -> bool:
     return bool(_UPPER_NAME.match(bare) or _SNAKE_NAME.match(bare)) or bare.lower() == keyword
 
 
+_BLOCK_INDICATOR = re.compile(r"[|>][-+0-9]*[ \t]*")
+
+
 def block_scalar(text: str, start: int) -> int | None:
     """End of a YAML block value (`key: |` then more-indented lines) whose indicator is at `start`, or None."""
     line_end = text.find("\n", start)
@@ -186,6 +187,14 @@ def block_scalar(text: str, start: int) -> int | None:
             end = next_end
         position = next_end
     return end if end > line_end else None
+
+
+# Hex of 16 or more (a key), and what reads as a name rather than a credential: kebab or dotted words
+# (scram-sha-256, utf-8), a file name, a version or a date.
+_HEX16 = re.compile(r"[0-9a-fA-F]{16,}")
+_KEBAB = re.compile(r"[a-z]+(?:[-_.](?:[a-z]+|\d+))+")
+_FILE_NAME = re.compile(r"[\w.\-/]+\.(?:py|js|ts|md|txt|json|yaml|yml|html|css|go|rs|rb|java|sh|toml|cfg|ini)")
+_VERSION_OR_DATE = re.compile(r"v?\d+(?:\.\d+)+\w*|\d{4}-\d\d-\d\d\S*")
 
 
 def credential_like(value: str) -> bool:
@@ -207,6 +216,9 @@ def credential_like(value: str) -> bool:
             return False  # a path or a route: src/app/module_3.py, Documents/Reports/2024
         return not _VERSION_OR_DATE.fullmatch(bare)
     return looks_random(bare, strict=False)
+
+
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*")
 
 
 def passphrase(text: str, start: int) -> int | None:
