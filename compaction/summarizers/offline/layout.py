@@ -80,53 +80,65 @@ class Layout:
         return dataclasses.replace(self, sections=tuple(sections))
 
 
-STRUCTURED = Layout(
+def _builtin(name: str, table: str, line_tokens: int = 400) -> Layout:
+    """A built-in layout from its table: a section a line, `title | kind | share of the budget` (an elastic
+    section has no share: it takes what the others leave)."""
+    sections = []
+    for line in table.strip().splitlines():
+        title, kind, *share = (cell.strip() for cell in line.split("|"))
+        if kind not in KINDS:
+            raise ValueError(f"The {name} layout names an unknown kind of section: {kind!r}")
+        sections.append(Section(title, kind, float(share[0])) if share else Section(title, kind))
+    return Layout(name, tuple(sections), line_tokens=line_tokens)
+
+
+STRUCTURED = _builtin(
     "structured",
-    (
-        Section("Goal", GOAL, 0.08),
-        Section("User instructions (verbatim)", INSTRUCTIONS, 0.2),
-        Section("Decisions", DECISIONS, 0.12),
-        Section("Done and tried", DONE, 0.2),
-        Section("Key facts by day", FACTS),
-        Section("Current state and next steps", STATE_NEXT, 0.15),
-        Section("Open questions", QUESTIONS, 0.08),
-        Section("Files, commands and identifiers", REFERENCES, 0.12),
-    ),
+    """
+    Goal | goal | 0.08
+    User instructions (verbatim) | instructions | 0.2
+    Decisions | decisions | 0.12
+    Done and tried | done | 0.2
+    Key facts by day | facts
+    Current state and next steps | state_next | 0.15
+    Open questions | questions | 0.08
+    Files, commands and identifiers | references | 0.12
+    """,
 )
-BRIEF = Layout(
+BRIEF = _builtin(
     "brief",
-    (
-        Section("Goal", GOAL, 0.15),
-        Section("Settled", DECISIONS, 0.15),
-        Section("Key points", FACTS),
-        Section("Where it stands", STATE_NEXT, 0.3),
-    ),
+    """
+    Goal | goal | 0.15
+    Settled | decisions | 0.15
+    Key points | facts
+    Where it stands | state_next | 0.3
+    """,
     line_tokens=90,
 )
-DETAILED = Layout(
+DETAILED = _builtin(
     "detailed",
-    (
-        Section("Goal", GOAL, 0.06),
-        Section("User instructions (verbatim)", INSTRUCTIONS, 0.2),
-        Section("Account by day", ACCOUNT),
-        Section("Decisions", DECISIONS, 0.12),
-        Section("Rejected and why", REJECTED, 0.06),
-        Section("Open questions", QUESTIONS, 0.08),
-        Section("Where it stands", STATE_NEXT, 0.12),
-        Section("Files, commands and identifiers", REFERENCES, 0.1),
-    ),
+    """
+    Goal | goal | 0.06
+    User instructions (verbatim) | instructions | 0.2
+    Account by day | account
+    Decisions | decisions | 0.12
+    Rejected and why | rejected | 0.06
+    Open questions | questions | 0.08
+    Where it stands | state_next | 0.12
+    Files, commands and identifiers | references | 0.1
+    """,
     line_tokens=220,
 )
-ACTIONABLE = Layout(
+ACTIONABLE = _builtin(
     "actionable",
-    (
-        Section("Next actions", ACTIONS, 0.35),
-        Section("Open questions", QUESTIONS, 0.15),
-        Section("Blockers and risks", BLOCKERS, 0.15),
-        Section("Decisions to respect", DECISIONS, 0.15),
-        Section("Done", DONE, 0.2),
-        Section("Background", FACTS),
-    ),
+    """
+    Next actions | actions | 0.35
+    Open questions | questions | 0.15
+    Blockers and risks | blockers | 0.15
+    Decisions to respect | decisions | 0.15
+    Done | done | 0.2
+    Background | facts
+    """,
     line_tokens=90,
 )
 BUILTIN_LAYOUTS = {layout.name: layout for layout in (STRUCTURED, BRIEF, DETAILED, ACTIONABLE)}

@@ -41,15 +41,15 @@ def owner(analysis: Analysis, unit: Unit) -> str:
         return f"the {named.group(1)}" if named.group(1).islower() else named.group(1)
     if patterns.OWNER_SELF_RE.search(unit.text):
         return unit.speaker
-    if patterns.OWNER_TEAM_RE.search(unit.text):
+    if patterns.FORMS["owner_team"].search(unit.text):
         return "both"
-    if patterns.OWNER_OTHER_RE.search(unit.text) or (unit.role == "user" and "instruction" in unit.flags):
+    if patterns.FORMS["owner_other"].search(unit.text) or (unit.role == "user" and "instruction" in unit.flags):
         return _other_party(analysis, unit)
     return unit.speaker
 
 
 def deadline(unit: Unit) -> str:
-    match = patterns.DEADLINE_RE.search(unit.text)
+    match = patterns.FORMS["deadline"].search(unit.text)
     if not match:
         return ""
     said = match.group(0)

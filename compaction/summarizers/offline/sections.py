@@ -123,10 +123,10 @@ def decisions(analysis: Analysis, budget: float, used: set[int], *, rejected: bo
         and "question" not in u.flags
         and u.role in ("user", "assistant")
         and len(u.words) >= 3
-        and ("instruction" not in u.flags or bool(patterns.EXPLICIT_DECISION_RE.search(u.text)))
+        and ("instruction" not in u.flags or bool(patterns.FORMS["explicit_decision"].search(u.text)))
     ]
     for entry in entries:
-        if patterns.EXPLICIT_DECISION_RE.search(entry.units[0].text):
+        if patterns.FORMS["explicit_decision"].search(entry.units[0].text):
             entry.value *= 2.0
     if not rejected:
         entries.extend(_agreements(analysis, used))
@@ -134,17 +134,18 @@ def decisions(analysis: Analysis, budget: float, used: set[int], *, rejected: bo
 
 
 def _agreements(analysis: Analysis, used: set[int]) -> list[Entry]:
+    agreement, proposal_re = patterns.FORMS["agreement"], patterns.FORMS["proposal"]
     by_item: dict[int, list[Unit]] = {}
     for unit in analysis.units:
         by_item.setdefault(unit.item, []).append(unit)
     entries = []
     for index, item in enumerate(analysis.items):
-        if item.role != "user" or len(item.content) > 200 or not patterns.AGREEMENT_RE.match(item.content.strip()):
+        if item.role != "user" or len(item.content) > 200 or not agreement.match(item.content.strip()):
             continue
         previous = next((i for i in range(index - 1, max(-1, index - 4), -1) if by_item.get(i)), None)
         if previous is None or analysis.items[previous].role != "assistant":
             continue
-        sentences = {u.piece.sentence for u in by_item[previous] if patterns.PROPOSAL_RE.search(u.text) and u.piece}
+        sentences = {u.piece.sentence for u in by_item[previous] if proposal_re.search(u.text) and u.piece}
         proposal = [u for u in by_item[previous] if u.piece and u.piece.sentence in sentences and id(u) not in used]
         if proposal:
             who = item.speaker.capitalize() if item.speaker in ("user", "assistant") else item.speaker

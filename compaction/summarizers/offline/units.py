@@ -57,15 +57,7 @@ def speaker_label(item: TranscriptItem) -> str:
     return speaker.capitalize() if speaker in ("user", "assistant") else speaker
 
 
-_FLAG_PATTERNS = (
-    ("goal", patterns.GOAL_RE),
-    ("decision", patterns.DECISION_RE),
-    ("rejected", patterns.REJECTED_RE),
-    ("next", patterns.NEXT_RE),
-    ("state", patterns.STATE_RE),
-    ("open", patterns.OPEN_RE),
-    ("blocker", patterns.BLOCKER_RE),
-)
+_FLAG_PATTERNS = tuple((flag, patterns.FORMS[flag]) for flag in patterns.FLAGS)
 
 
 def _flags(text: str, tokens: frozenset[str], role: str, instruction: bool) -> frozenset[str]:
