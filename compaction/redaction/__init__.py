@@ -79,7 +79,10 @@ def redact_many(texts: Sequence[str]) -> list[Redacted]:
     if len(texts) > 1 and joined.count("\x00") != len(texts) - 1:
         return [redact(text) for text in texts]  # a text holds NUL: the separator would not separate
     results = [Redacted(text, {}) for text in texts]
-    scan = Scan(joined)
+    # Lower-cased text by text: most are ASCII, which lowers fast, while one non-ASCII character makes the
+    # whole batch slow to lower. Equal to lowering the batch unless some text changed length (then Scan folds).
+    lowered = _SEPARATOR.join([text.lower() for text in texts])
+    scan = Scan(joined, lowered if len(lowered) == len(joined) else None)
     if not joined or not scan.suspicious():
         return results
     starts = list(itertools.accumulate((len(text) + len(_SEPARATOR) for text in texts), initial=0))

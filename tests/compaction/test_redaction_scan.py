@@ -9,7 +9,7 @@ import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compaction.redaction import tokens
+from compaction.redaction import redact, redact_many, tokens
 from compaction.redaction.spans import (
     _RUN_CHARS,
     _RUN_TAIL_RE,
@@ -82,3 +82,14 @@ def test_catalogue_tokens_and_kinds_are_those_of_one_group_per_format():
             index, token_start, token_end = tokens._format(image, start, end)
             found.append((token_start, token_end, index))
         assert found == expected, text
+
+
+_PIECES = ["password", "=", " ", "\n", "ΚΩΔΙΚΌΣ", "Σ", "é", "Hq2Lk9Zp4Xw1Rt8", "٣", "x"]
+_PIECE_TEXTS = st.lists(st.sampled_from(_PIECES), max_size=8).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_PIECE_TEXTS, max_size=6))
+def test_a_batch_is_redacted_as_its_texts_one_by_one(texts):
+    """The batch is lowered text by text (most are ASCII, quick to lower): the same as lowering it whole."""
+    assert redact_many(texts) == [redact(text) for text in texts]
