@@ -71,3 +71,12 @@ def test_references_fit_within_the_limit_with_the_summary():
     assert "KeyError" in some and "OPS-4411" not in some
     # a summary that fills its limit gets no section at all
     assert facts_pin(source_text=SOURCE, summary=summary, max_tokens=count_tokens(summary) + 3) == summary
+
+
+def test_pinning_the_same_source_again_lists_what_the_new_summary_lacks():
+    source = "\n".join(f"Step {i}: edit src/app/module_{i}.py and rerun." for i in range(6))
+    first = facts_pin(source_text=source, summary="We edited src/app/module_0.py.", redacted=True)
+    second = facts_pin(source_text=source, summary="We edited src/app/module_1.py.", redacted=True)
+
+    assert "module_0.py" not in first.split(HEADING)[1] and "module_1.py" in first.split(HEADING)[1]
+    assert "module_1.py" not in second.split(HEADING)[1] and "module_0.py" in second.split(HEADING)[1]

@@ -3,6 +3,7 @@ profiles that shape it, the user's instructions word for word."""
 
 import datetime as dt
 import json
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -144,6 +145,25 @@ def test_instructions_newest_first_when_they_do_not_all_fit():
 )
 def test_what_counts_as_an_instruction(sentence, instruction):
     assert is_instruction(sentence) is instruction
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Answers in no more than 3 lines.",
+        "Shorter answers from here on.",
+        "No code blocks.",
+        "No tables.",
+        "We mustn't merge before the release.",
+        "Never push to main on Fridays.",
+        "The log said the job timed out.",
+        "Lovely weather in Lisbon today.",
+    ],
+)
+def test_the_words_of_a_sentence_only_spare_the_instruction_test(sentence):
+    words = frozenset(re.findall(r"[a-z0-9]+(?:'[a-z]+)?", sentence.lower()))
+    words |= {part for word in words for part in word.split("'")}
+    assert is_instruction(sentence, words=words) is is_instruction(sentence)
 
 
 def test_a_model_is_handed_the_instructions_as_a_keep_verbatim_block():
