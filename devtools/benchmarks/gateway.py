@@ -91,7 +91,7 @@ def _server(config: dict, port: int, log: Path) -> subprocess.Popen:
         "LLM_HTTP_HOSTS": "127.0.0.1",  # the loopback model, over plain http with DEBUG off
     }
     command = [sys.executable, "-m", "uvicorn", "project.asgi:application", "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--log-level", "warning", "--lifespan", "off"]
+    command += ["--port", str(port), "--log-level", "warning", "--lifespan", "off", "--timeout-keep-alive", "75"]
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

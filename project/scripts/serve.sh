@@ -47,6 +47,7 @@ fi
     --host "$HOST" --port "$PORT" --workers "$WEB_CONCURRENCY" \
     --proxy-headers --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-127.0.0.1}" \
     --timeout-graceful-shutdown "${GRACEFUL_SECONDS:-20}" \
+    --timeout-keep-alive "${KEEP_ALIVE_SECONDS:-75}" \
     --log-level "${UVICORN_LOG_LEVEL:-warning}" ${UVICORN_ARGS:-} &
 WEB=$!
 stop() {

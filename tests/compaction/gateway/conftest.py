@@ -16,8 +16,14 @@ class AsgiServer:
     def __init__(self) -> None:
         import uvicorn
 
+        # serve.sh's keep-alive (KEEP_ALIVE_SECONDS, 75 s), not uvicorn's 5 s: see README "Deploy".
         config = uvicorn.Config(
-            "project.asgi:application", host="127.0.0.1", port=0, log_level="warning", lifespan="off"
+            "project.asgi:application",
+            host="127.0.0.1",
+            port=0,
+            log_level="warning",
+            lifespan="off",
+            timeout_keep_alive=75,
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="asgi-server", daemon=True)
