@@ -129,6 +129,7 @@ def _server(kind: str, *, port: int, config: dict, log: Path) -> subprocess.Pope
         "HOST": "127.0.0.1",
         "PORT": str(port),
         "ALLOWED_HOSTS": "127.0.0.1",
+        "LLM_HTTP_HOSTS": "127.0.0.1",  # the loopback model, over plain http with DEBUG off
         "VAR_DIR": str(Path(django_settings.VAR_DIR) / "bench" / "serving-var"),
     }
     if kind == "uvicorn":
@@ -217,7 +218,9 @@ def run(*, scale: float, stdout) -> dict:
                     rows.append(row)
                     stdout.write(
                         f"  {kind} c={concurrency}: {row['per_second']}/s ({row['share_of_limit']:.1%} of c/L), "
-                        f"first +{row['added_first_ms']['p99']} ms p99, {row['errors']} errors\n"
+                        f"first +{row['added_first_ms']['p99']} ms p99, {row['errors']} errors"
+                        + (f" (e.g. {row['error_examples'][0]})" if row["error_examples"] else "")
+                        + "\n"
                     )
             finally:
                 _stop(server)
