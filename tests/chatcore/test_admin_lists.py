@@ -5,9 +5,10 @@ actions ask first."""
 import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.test import Client
+from django.utils import timezone
 
 from chatcore import services
-from chatcore.models import AuditEntry, Summary, UsageEntry
+from chatcore.models import AuditEntry, Message, Summary, UsageEntry
 from compaction.models import CompactionProfile
 from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
 
@@ -73,6 +74,22 @@ def test_revert_action_asks_first(staff, summary):
     assert "Reverted 1 summary." in response.content.decode()
     summary.refresh_from_db()
     assert summary.reverted_at is not None
+
+
+def test_revert_action_reports_a_refused_summary_and_reverts_the_others(staff, summary):
+    other_channel = ChannelFactory(owner=staff.user, title="Purged history")
+    other_messages = build_path(other_channel, 6)
+    refused = services.summary_write(
+        channel=other_channel, through_message=other_messages[3], content="Earlier: gone.", created_by=staff.user
+    )
+    Message.objects.filter(pk=other_messages[3].pk).update(purged_at=timezone.now())
+    data = {"action": "revert_selected", ACTION_CHECKBOX_NAME: [summary.pk, refused.pk], "index": 0, "confirmed": "yes"}
+    page = staff.post("/admin/chatcore/summary/", data, follow=True).content.decode()
+    assert "Reverted 1 summary." in page
+    assert "cannot be reverted" in page
+    summary.refresh_from_db()
+    refused.refresh_from_db()
+    assert summary.reverted_at is not None and refused.reverted_at is None
 
 
 def test_reset_to_shipped_asks_first(staff):
