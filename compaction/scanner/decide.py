@@ -139,6 +139,14 @@ def _path_skip(
     return None
 
 
+def lease_wait_reason(*, lease: CompactionLease, settings: CompactionSettings, now: datetime.datetime) -> str | None:
+    """What the lease row alone says of a new attempt, whatever the path: held, in flight or cooling
+    down. The event trigger asks it before enqueuing, so that the replies of a channel already
+    compacting or compacted do not each cost a task that the attempt would then skip."""
+    reason = _lease_skip(lease=lease, decision=Decision(channel_id=lease.pk, owner_id=0), settings=settings, now=now)
+    return reason[0] if reason is not None and reason[0] != "no_loop" else None
+
+
 def _lease_skip(
     *, lease: CompactionLease, decision: Decision, settings: CompactionSettings, now: datetime.datetime
 ) -> tuple[str, str] | None:

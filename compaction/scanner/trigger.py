@@ -8,12 +8,14 @@ import time
 from functools import partial
 
 from django.db import transaction
+from django.utils import timezone
 from django_q.tasks import async_task
 
 from chatcore.models import Channel
 from compaction import conf
+from compaction.models import CompactionLease
 from compaction.scanner import selectors
-from compaction.scanner.decide import channel_budget, channel_opted_out, channel_threshold
+from compaction.scanner.decide import channel_budget, channel_opted_out, channel_threshold, lease_wait_reason
 from compaction.scanner.selectors import compaction_settings_get
 
 logger = logging.getLogger("compaction.scanner")
@@ -33,6 +35,11 @@ def reply_pressure_check(*, channel: Channel, input_tokens: int | None) -> bool:
     )
     threshold = channel_threshold(channel=channel, settings=settings)
     if input_tokens < threshold * budget:
+        return False
+    lease = CompactionLease.objects.filter(pk=channel.pk).first()
+    waiting = lease and lease_wait_reason(lease=lease, settings=settings, now=timezone.now())
+    if waiting:
+        logger.debug("event: channel %s over its threshold, not enqueued (%s)", channel.pk, waiting)
         return False
     logger.info(
         "event: channel %s: the reply's prompt had %s tokens >= %.0f%% of %s; compaction enqueued",

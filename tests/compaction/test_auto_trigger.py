@@ -1,10 +1,12 @@
 """The event trigger, the settings card in the admin, and the commands."""
 
+import datetime
 import json
 
 import pytest
 from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
 from django_q.models import Schedule
 
 from chatcore import services as chat_services
@@ -67,6 +69,43 @@ def test_the_event_trigger_uses_the_own_lower_threshold(db, chat_model, llm_serv
     llm_server.script(Reply(content="An answer.", prompt_tokens=4_000))
     reply(channel, django_capture_on_commit_callbacks)
     assert queued_tasks() == [(conf.AUTO_COMPACT_TASK, (channel.pk, None))]
+
+
+def _ago(**delta) -> datetime.datetime:
+    return timezone.now() - datetime.timedelta(**delta)
+
+
+LEASE_STATES = {
+    "held": ({"holder": "web-1", "expires_at": _ago(minutes=-5)}, False),
+    "in_flight": ({"last_auto_at": _ago(seconds=30)}, False),
+    "cooling_down": (
+        {"last_auto_at": _ago(minutes=5), "last_finished_at": _ago(minutes=4), "last_outcome": "done"},
+        False,
+    ),
+    "cooled_down": ({"last_auto_at": _ago(hours=1), "last_finished_at": _ago(hours=1), "last_outcome": "done"}, True),
+    "abandoned": ({"last_auto_at": _ago(hours=1)}, True),
+    "failed_on_an_older_leaf": (
+        {"last_auto_at": _ago(minutes=5), "last_finished_at": _ago(minutes=4), "last_outcome": "failed"},
+        True,
+    ),
+    "expired": ({"holder": "web-1", "expires_at": _ago(minutes=1)}, True),
+}
+
+
+@pytest.mark.parametrize("state", LEASE_STATES)
+def test_the_event_trigger_enqueues_nothing_while_the_lease_says_wait(
+    chat_channel, llm_server, django_capture_on_commit_callbacks, state
+):
+    """A channel compacting or cooling down is left alone: its replies would each cost a task that
+    the attempt then skips (798 of them in a 2,000-turn gateway run)."""
+    auto_settings(threshold=0.70, cooldown_minutes=30)
+    values, enqueued = LEASE_STATES[state]
+    CompactionLease.objects.create(channel=chat_channel, attempt_leaf_id=0, **values)
+    llm_server.script(Reply(content="An answer.", prompt_tokens=7_000))
+
+    reply(chat_channel, django_capture_on_commit_callbacks)
+
+    assert queued_tasks() == ([(conf.AUTO_COMPACT_TASK, (chat_channel.pk, None))] if enqueued else [])
 
 
 # --- admin ------------------------------------------------------------------
