@@ -20,7 +20,10 @@ QUALIFIERS = (
     "encryption ssh deploy service account webhook storage shared bearer csrf xsrf sas jwt store key trust "
     "smtp mail ftp sql redis ldap bind wifi vpn proxy login license licence hmac crypto personal github gitlab "
     "slack npm pypi registry runner app consumer subscription ingest write read sdk server project org "
-    "integration partner live prod test dev"
+    "integration partner live prod test dev "
+    # the same qualifiers in French, Spanish, Italian, Portuguese, German, Dutch ("jeton d'accès", "clave secreta")
+    "accès acces acceso accesso acesso toegang zugang zugriff secreta secreto segreta segreto secrète privé "
+    "privée privada privado privata privato geheime geheimer zugangs zugriffs sitzungs toegangs sessie"
 ).split()
 TRIGGERS = frozenset(TRIGGER_WORDS) | {"api", "access", "secret", "private", "client"}
 SEPARATOR = re.compile(r"[ \t]*\]?[ \t]*(:=|=>|==|=|:(?![:/])|：)")
@@ -35,7 +38,12 @@ SETTER = re.compile(r"\b(?:define|setdefault|set\w*|put\w*|add\w*|store\w*|save\
 
 def fill_ok(fill: list[str]) -> bool:
     """Words between a secret word and ':' that still read as one name ("for grafana", "API", "access key")."""
-    return fill[0] in PREPOSITIONS or all(word in QUALIFIERS or word in TRIGGERS for word in fill)
+    words = [_ELISION.sub("", word) for word in fill]
+    return fill[0] in PREPOSITIONS or all(word in QUALIFIERS or word in TRIGGERS for word in words)
+
+
+# An elided article or preposition glued to the next word: d'accès, l'API, dell'account.
+_ELISION = re.compile(r"^(?:d|l|dell|dall|nell|all|sull)['’]")
 
 
 def value_start(text: str, a: int, position: int, *, opening: str, enclosing: str) -> tuple[str, int, bool] | None:

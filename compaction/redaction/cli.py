@@ -3,9 +3,12 @@
 Command lines: after a command known to take a password in a flag, the
 flag's value is hidden — `mysql -pPASS`, `sshpass -p PASS`, `docker login -p
 PASS`, `redis-cli -a PASS`, `ldapsearch -w PASS`, `smbclient -U user%PASS`,
-`zip -P PASS`, `7z x -pPASS`, `openssl ... -passin pass:PASS`, `keytool
--storepass PASS`, `htpasswd -b file user PASS`, `sqlplus user/PASS@db`; and
-for any command `-u user:PASS` / `--user user:PASS` (curl, wget, ...).
+`zip -P PASS`, `7z x -pPASS`, `openssl ... -passin pass:PASS`, `openssl enc
+-k PASS`, `ssh-keygen -N PASS`, `keytool -storepass PASS`, `htpasswd -b file
+user PASS`, `sqlplus user/PASS@db`, `net use ... /user:name PASS`, `net user
+name PASS`, `ConvertTo-SecureString 'PASS'`; and for any command `-u
+user:PASS` / `--user user:PASS` (curl, wget, ...), `-a user:PASS` / `--auth
+user:PASS` (httpie) and Windows' `/p:PASS` (xfreerdp).
 
 Headers: `Authorization: <scheme> <credentials>` hides everything after the
 scheme whatever the scheme (Bearer, Basic, Token, Digest, AWS4-HMAC-SHA256,
@@ -59,11 +62,17 @@ _FLAGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "rar": ((), ("-p",)),
     "unrar": ((), ("-p",)),
     "influx": (("-p",), ()),
+    "convertto-securestring": (("-String", "-string"), ()),
+    "ssh-keygen": (("-N", "-P"), ()),
+    "openssl": (("-k", "-K"), ()),
     "keytool": (("-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass", "-destkeypass"), ()),
 }
 _USER_FLAGS = ("-u", "--user", "-U", "--proxy-user", "--http-user", "/user")
+_ANY_COMMAND_FLAGS = ("-u", "--user", "-a", "--auth")
+_AUTH_FLAGS = ("-a", "--auth")  # httpie's user:password, unless the command's own -a takes a password
 _HEADER_SEPARATOR = re.compile(r"[ \t]*(?::|=)[ \t]*")
 _STRING_PREFIX = re.compile(r"[fbrFBR]{1,2}[\"']")
+_SCHEMES = frozenset("bearer basic token digest negotiate ntlm apikey api-key key hoba mutual vapid".split())
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9_\-]*)[ \t]+(?=\S)")
 
 
@@ -103,20 +112,38 @@ def command(scan: Scan, spans: Spans, start: int, end: int, word: str) -> int:
     text = scan.text
     if start > 0 and not (text[start - 1].isspace() or text[start - 1] in "`$('\";|&"):
         return end
+    if word == "/p:":  # xfreerdp /p:PASS, and Windows tools alike
+        attached_value = _WORD.match(text, end)
+        if attached_value is None:
+            return end
+        _take(spans, text, *attached_value.span())
+        return attached_value.end()
     if end < len(text) and not (text[end].isspace() or word.endswith(" ")):
         return end
-    if word.strip() in ("-u", "--user"):
+    if word.strip() in _ANY_COMMAND_FLAGS:
         words = [(start, start + len(word.strip()))] + _words(scan, end)
         command_name = ""
     else:
         words = _words(scan, end)
         command_name = word
+    _flags(spans, text, words, command_name)
+    _positional(spans, text, words, command_name)
+    return end
+
+
+def _flags(spans: Spans, text: str, words: list[tuple[int, int]], command_name: str) -> None:
+    """Passwords given with a flag: -pPASS, -p PASS, -u user:PASS, /user:name PASS, -passout pass:PASS."""
     next_word, attached = _FLAGS.get(command_name, ((), ()))
     for index, (w_start, w_end) in enumerate(words):
         token = text[w_start:w_end]
         following = words[index + 1] if index + 1 < len(words) else None
-        if token in _USER_FLAGS and following:
+        if following and (
+            token in _USER_FLAGS
+            or (token in _AUTH_FLAGS and token not in next_word and ":" in text[following[0] : following[1]])
+        ):
             _user_password(spans, text, *following)
+        elif token.lower().startswith("/user:") and following and text[following[0]] not in "/*":
+            _take(spans, text, *following)  # net use Z: \\server\share /user:DOMAIN\name PASS
         elif token.startswith(("--user=", "-u=")):
             _user_password(spans, text, w_start + token.index("=") + 1, w_end)
         elif token in next_word and following and not text[following[0]].startswith("-"):
@@ -129,11 +156,20 @@ def command(scan: Scan, spans: Spans, start: int, end: int, word: str) -> int:
                 _take(spans, text, following[0] + 5, following[1])
         elif command_name == "sqlplus" and "/" in token and "@" in token:
             _take(spans, text, w_start + token.index("/") + 1, w_start + token.rindex("@"))
+
+
+def _positional(spans: Spans, text: str, words: list[tuple[int, int]], command_name: str) -> None:
+    """Passwords given as a positional argument: htpasswd -b file user PASS, net user name PASS,
+    ConvertTo-SecureString 'PASS' -AsPlainText."""
+    positional = [(s, e) for s, e in words if not text[s:e].startswith(("-", "/"))]
+    if command_name == "net user" and len(positional) >= 2 and text[positional[1][0]] != "*":
+        _take(spans, text, *positional[1])
+    if command_name == "convertto-securestring" and positional and words[0] == positional[0]:
+        _take(spans, text, *words[0])
     if command_name == "htpasswd" and any(text[s:e].startswith("-") and "b" in text[s:e] for s, e in words):
         positional = [(s, e) for s, e in words if not text[s:e].startswith("-")]
         if len(positional) >= 3:
             _take(spans, text, *positional[2])
-    return end
 
 
 def _header_value(scan: Scan, a: int, b: int) -> tuple[int, int] | None:
@@ -184,6 +220,14 @@ def header(scan: Scan, spans: Spans, a: int, b: int, word: str) -> int:
     credentials = value[scheme.end() :]
     if is_reference(credentials):
         return end
+    words = credentials.split()
+    if (
+        len(words) > 1
+        and scheme.group(1).lower() not in _SCHEMES
+        and "=" not in credentials
+        and not (credential_like(words[0]) or len(words[0]) >= 16)
+    ):
+        return end  # a sentence about the header: "Authorization: required for all endpoints"
     kind = {"bearer": "bearer_token", "basic": "basic_auth"}.get(scheme.group(1).lower(), "authorization")
     spans.add(start + scheme.end(), start + len(value), kind, swallow=True)
     return end

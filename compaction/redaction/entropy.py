@@ -81,6 +81,8 @@ def _has_context(scan: Scan, start: int) -> bool:
 
 
 _PART_BREAK = re.compile(r"[_\-]")
+# A Subresource Integrity digest (lockfiles' "integrity": "sha512-…"): the algorithm is part of the token.
+_SRI = re.compile(r"(?:sha(?:256|384|512)|md5|sha1)-")
 
 
 def parts(token: str) -> list[str]:
@@ -129,5 +131,5 @@ def find(scan: Scan, spans: Spans) -> None:
                 random = looks_random(token, strict=False)
             else:
                 random = not in_url and not _path_like(token) and looks_random(_longest_part(token), strict=True)
-            if random and not _NOT_SECRET_BEFORE.search(text, max(0, start - 24), start):
+            if random and not _NOT_SECRET_BEFORE.search(text, max(0, start - 24), start) and not _SRI.match(token):
                 spans.add(start, end, "high_entropy_secret")

@@ -19,7 +19,22 @@ from stdnum import iban, luhn
 
 from compaction.redaction.spans import Scan, Spans
 
-_CARD_PREFIX = re.compile(r"4|5[1-5]|2[2-7]|3[47]|3[068]|6(?:011|5|4[4-9]|2)|35")
+# Card networks: their prefixes and the lengths they issue (a Luhn-valid 15-digit number starting with 4 is an
+# IMEI, not a Visa card). Visa; Mastercard, Mir; Amex; Diners; JCB; Maestro; Discover, UnionPay, RuPay.
+_CARD_NETWORKS: list[tuple[re.Pattern, range | tuple[int, ...]]] = [
+    (re.compile(r"4"), (13, 16, 19)),
+    (re.compile(r"5[1-5]|2[2-7]"), range(16, 20)),
+    (re.compile(r"3[47]"), (15,)),
+    (re.compile(r"3[0689]"), (14, 16)),
+    (re.compile(r"35"), range(16, 20)),
+    (re.compile(r"5[06-8]|6[37]"), range(13, 20)),
+    (re.compile(r"6"), range(16, 20)),
+]
+
+
+def _card(compact: str) -> bool:
+    return any(p.match(compact) and len(compact) in lengths for p, lengths in _CARD_NETWORKS) and luhn.is_valid(compact)
+
 
 # (module, lengths of its compact form, written form that needs no context or None, strong checksum: no
 # context needed at all). The lengths keep the validators that cannot match from running.
@@ -87,7 +102,7 @@ _NINO = re.compile(r"(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]
 def _kind(candidate: str, context: Callable[[], bool]) -> str | None:
     compact = candidate.translate(_NO_SEPARATORS)
     if compact.isdigit() and 13 <= len(compact) <= 19:
-        if _CARD_PREFIX.match(compact) and luhn.is_valid(compact):
+        if _card(compact):
             return "payment_card"
     if len(compact) >= 15 and compact[:2].isalpha() and compact[2:4].isdigit() and iban.is_valid(compact):
         return "iban"

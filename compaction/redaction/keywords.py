@@ -9,11 +9,15 @@ the shapes people write:
 
 - assignments: `KEY=value`, `key: value`, `"key": "value"`, `key => 'v'`,
   `define('KEY', 'v')`, `<password>v</password>`, YAML `key: |` blocks;
+- credentials calls and tuples: `NetworkCredential("user", "v")`,
+  `auth=("user", "v")`, `smtp.login("user", "v")`: the second argument;
 - CLI flags: `--password=v`, `--token v` (short flags are in `cli.py`);
 - headers: `Authorization: <any scheme> <credentials>`, `X-Api-Key: v`,
   `Cookie: ...`, `Bearer v`;
 - sentences: "the secret access key is v", "mot de passe : v",
-  "das Passwort lautet v", "密码是v", with up to four words in between.
+  "das Passwort lautet v", "密码是v", with up to four words in between
+  (qualifiers in other languages too: "jeton d'accès", "clave secreta";
+  compounds such as toegangssleutel, Zugangstoken).
 
 The whole value is hidden, quoted or not, symbols included.
 """
@@ -31,12 +35,14 @@ from compaction.redaction.values import (
     block_scalar,
     cjk_word,
     credential_like,
+    gibberish,
     is_reference,
     looks_like_name,
     passphrase,
     quoted,
     rest_of_line,
     shell_word,
+    short_password,
     trim_prose,
 )
 from compaction.redaction.vocabulary import (
@@ -107,7 +113,17 @@ def _glued(text: str, lower: str, start: int, end: int, word: str) -> bool:
 
 
 _TAILS = frozenset("token key secret id pass auth".split())
-_UNGLUED_WORDS = _PASSWORD_WORDS - {"pass", "pwd"}
+# Words that languages glue into compounds (toegangssleutel, Zugangsschlüssel, åtkomstnyckel): never glued.
+_UNGLUED_WORDS = _PASSWORD_WORDS - {"pass", "pwd"} | {
+    "schlüssel",
+    "schluessel",
+    "sleutel",
+    "nyckel",
+    "nøgle",
+    "nøkkel",
+    "avain",
+    "kulcs",
+}
 _QUALIFIER_ENDINGS = tuple(_QUALIFIERS)
 _ID_TAIL = re.compile(r"[A-Za-z0-9_.\-]*")
 _ASCII_LETTERS = re.compile(r"[A-Za-z]*")
@@ -178,8 +194,10 @@ def _value_span(scan: Scan, a: int, b: int, word: str, level: int) -> tuple[int,
         return inside[0], inside[1], form, True
     if form == "assign" and (block_end := block_scalar(text, start)) is not None:
         return text.index("\n", start) + 1, block_end, form, True
-    if not word.isascii() or not text[start].isascii():
+    if not text[start].isascii():
         return start, cjk_word(text, start), form, False
+    if not word.isascii():  # パスワードは T6zz,dOh です, 密码是Xk9#mQ2$vL，
+        return start, min(cjk_word(text, start), shell_word(text, start)), form, False
     if form == "assign" and enclosing:
         end = shell_word(text, start, stop=enclosing)
     elif form == "assign" and opening:
@@ -240,7 +258,7 @@ def _long_hex(value: str, word: str) -> bool:
 
 # Values that are not secrets: markup, a name passed along (`f(key=self.key)`), another attribute, words.
 _TAG = re.compile(r"</?\w+>")
-_PASSED_NAME = re.compile(r"[A-Za-z_][\w.]*[),]")
+_PASSED_NAME = re.compile(r"[A-Za-z_][\w.]*[),][),;\]}]*")
 _ATTRIBUTE = re.compile(r"[\w-]+=[\"']")
 _WORDS_JOINED = re.compile(r"[A-Za-z][a-z]*(?:[_\-][A-Za-z][a-z]*)*")
 
@@ -249,9 +267,9 @@ def _plausible(value: str, *, word: str, level: int, form: str, is_quoted: bool)
     bare = value.strip()
     if not bare or is_reference(bare) or _TAG.search(bare):
         return False
-    if not is_quoted and (looks_like_name(bare.rstrip(",;)]}"), word) or _PASSED_NAME.match(bare)):
+    if not is_quoted and (looks_like_name(bare.rstrip(",;)]}"), word) or _PASSED_NAME.fullmatch(bare)):
         return False  # a name passed along: password=password, filter(key=self.key), salt=salt,
-    if level < STRONG and _NAME_OR_SENTENCE.fullmatch(bare):
+    if level < STRONG and _NAME_OR_SENTENCE.fullmatch(bare) and not gibberish(bare):
         return False  # a name or a sentence: SESSION_KEY = "_auth_user_id", "CSRF token missing."
     if form == "flag" and not (is_quoted or credential_like(bare)):
         return False  # prose about a flag: "--password leaks it to ps"
@@ -274,12 +292,25 @@ def _plausible(value: str, *, word: str, level: int, form: str, is_quoted: bool)
             and all(c.isdecimal() or c in "#*!@$%^&+=-" for c in bare)
         ):
             return True  # "the passcode is 8841#"
-        return credential_like(bare)
+        return credential_like(bare) or (level == STRONG and form == "prose" and short_password(bare))
     if level == STRONG:
         return len(bare) >= 3
     if level == MEDIUM:
         return len(bare) >= 6 and not (_WORDS_JOINED.fullmatch(bare) and len(bare) < 24)
     return credential_like(bare)
+
+
+def _pair_or_statement(scan: Scan, spans: Spans, a: int, b: int, word: str) -> int | None:
+    """Where to look next after a credentials call or tuple (its second argument hidden) or a Python
+    statement's header; None when the identifier text[a:b] is neither."""
+    text = scan.text
+    if word in _PAIR_WORDS and (pair := _PAIR_CALL.match(text, b)) is not None:
+        if not is_reference(pair.group("value")):  # NetworkCredential("alerts", "v"), auth=("user", "v")
+            spans.add(*pair.span("value"), "password", swallow=True)
+        return pair.end()
+    if _COLON.match(text, b) and _COMPOUND_HEADER.match(text, scan.line_bounds(a)[0]):
+        return b  # "if password != confirm_password:" is no key and value
+    return None
 
 
 def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
@@ -304,8 +335,8 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
         return b  # SQL's CREATE/ALTER USER … IDENTIFIED BY, not prose
     if b - end >= 2 and text[end] == "-" and text[end + 1].isdecimal():
         return b  # a package and its version: libsecret-1-0, gir1.2-secret-1
-    if "." in text[end:b]:
-        return b  # module.attribute: the secret word is not in the last part (changepassword.UserModel)
+    if "." in text[end:b]:  # module.attribute: this word is not in the last part (changepassword.UserModel) ...
+        return end + text[end:b].rindex(".") + 1  # ... another may be (auth.postgresPassword)
     excluded = any(s in NOT_SECRET_AFTER or s in _FILE_SUFFIXES for s in after) or (
         before and before[-1] in NOT_SECRET_BEFORE
     )
@@ -315,6 +346,8 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
         ident.lower().replace("_", "-") in _HEADER_NAMES and _header_position(text, a)
     ):
         return cli.header(scan, spans, a, b, word)
+    if (skip := _pair_or_statement(scan, spans, a, b, word)) is not None:
+        return skip
     level = _level(word, ident, before)
     found = _value_span(scan, a, b, word, level)
     if found is None:
@@ -341,6 +374,14 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
 
 
 _CLI = frozenset(CLI_COMMANDS)
+# A user name and a password as a call's or a tuple's first two arguments, after a credentials word.
+_PAIR_WORDS = frozenset(("credential", "credentials", "creds", "auth", "login"))
+_PAIR_CALL = re.compile(
+    r"""[ \t]*(?:=[ \t]*)?[(\[][ \t]*(?:(["'])[^"'\n]{0,100}\1|[\w.]+)[ \t]*,[ \t]*"""
+    r"""(["'])(?P<value>(?:\\.|(?!\2)[^\\\n]){1,200})\2"""
+)
+_COLON = re.compile(r"[ \t]*\]?[ \t]*:(?![:/=])")
+_COMPOUND_HEADER = re.compile(r"[ \t]*(?:if|elif|while|for|with|def|class|lambda|except|match|case|assert)\b")
 _ASSIGNMENT = re.compile(r"[\"']?[ \t]*(?::=|=>|=)")
 # Words joined by separators or CamelCase (each repetition starts unambiguously: no backtracking blow-up).
 _NAME_OR_SENTENCE = re.compile(r"_*[A-Za-z][a-z]*(?:(?:[_\- ][A-Za-z]|[A-Z])[a-z]*)*_*\.?")

@@ -69,7 +69,9 @@ _DIGIT_RUN_RE = re2.compile(rb"[0-9 \-./+]*[0-9][0-9 \-./+]{5,}[0-9][0-9 \-./+]*
 # ... and upper-case ids with digits (IBAN, NINO, codice fiscale, PAN, CURP, NIE), few: RE2 again.
 UPPER_ID_RE = re2.compile(rb"\b[A-Z]{1,6} ?\d[A-Z0-9 \-]{3,38}[A-Z0-9]\b")
 # Literal marks of the structure layer.
-MARKS = ("-----BEGIN", "PuTTY-User-Key-File", "://")
+MARKS = ("-----BEGIN", "PuTTY-User-Key-File", "://", "WIFI:")
+# A .pgpass line's host:port:db (the structure layer reads the line): RE2 on the text's ASCII image.
+PGPASS_HINT = re2.compile(rb"[A-Za-z0-9_*]:(?:[0-9]{1,5}|\*):[A-Za-z0-9_*]")
 
 
 _UNANCHORED = re2._Anchor.UNANCHORED
@@ -132,7 +134,13 @@ class Scan:
 
     def suspicious(self) -> bool:
         text = self.text
-        return bool(self.keyword_hits or self.runs or self.id_candidates or any(mark in text for mark in MARKS))
+        return bool(
+            self.keyword_hits
+            or self.runs
+            or self.id_candidates
+            or any(mark in text for mark in MARKS)
+            or PGPASS_HINT.search(self.image) is not None
+        )
 
     @functools.cached_property
     def image(self) -> bytes:

@@ -5,7 +5,11 @@
   with its last base64 line.
 - URL userinfo: `scheme://user:password@host` keeps the scheme, the user and
   the host; a userinfo that is a token on its own (`https://<key>@sentry.io`)
-  is hidden whole.
+  is hidden whole. Without a scheme too, where a database address follows:
+  Go's `user:pass@tcp(host)/db`, Oracle's `user/pass@//host:1521/svc`,
+  `user:pass@10.0.0.5`, `user:pass@host:5432`;
+- password files and codes: `.pgpass` lines (`host:port:db:user:password`),
+  Wi-Fi QR codes (`WIFI:S:net;T:WPA;P:password;;`).
 - Kubernetes `Secret` manifests: every value under `data:`/`stringData:`.
 - Docker `auths`: the `auth`, `identitytoken`, `registrytoken` values.
 - Password hashes (bcrypt, argon2, crypt's `$6$`): credential material too.
@@ -16,7 +20,7 @@ from __future__ import annotations
 import re
 
 from compaction.redaction.entropy import looks_random
-from compaction.redaction.spans import Scan, Spans
+from compaction.redaction.spans import PGPASS_HINT, Scan, Spans, re2_spans
 from compaction.redaction.values import is_reference
 
 _PEM_BEGIN = re.compile(r"-{4,5} ?BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}")
@@ -91,6 +95,42 @@ def _url_userinfo(scan: Scan, spans: Spans) -> None:
             spans.add(start, match.end(1), "url_token")
 
 
+# "@" then a database address: Go's tcp(...)/unix(...), Oracle's //host, a host:port, an IPv4 address.
+_DATABASE_AT = re.compile(
+    r"@(?=tcp\(|unix\(|udp\(|//[\w.\-]|\(|[\w.\-]+:\d{2,5}(?![\w.])|\d{1,3}(?:\.\d{1,3}){3}(?![\w.]))"
+)
+_WORD_BEFORE = re.compile(r"[^\s\"'`<>]+\Z")
+_NOT_USERINFO = ("mailto:", "sip:", "sips:", "xmpp:", "tel:", "npm:", "git@")
+_PGPASS = re.compile(r"[ \t]*(?:\*|[\w.\-]*[A-Za-z.][\w.\-]*):(?:\d{1,5}|\*):[\w.\-*]+:[\w.\-@*]+:(\S{3,})[ \t]*")
+_WIFI = re.compile(r"WIFI:(?:[^;\n]*;)*?P:((?:\\.|[^;\\\n])+)")
+
+
+def _bare_userinfo(scan: Scan, spans: Spans) -> None:
+    """user:password@ or user/password@ before a database address, with no scheme before it."""
+    text = scan.text
+    for at in _DATABASE_AT.finditer(text):
+        word = _WORD_BEFORE.search(text, max(0, at.start() - 200), at.start())
+        if word is None or "://" in word.group() or word.group().lower().startswith(_NOT_USERINFO):
+            continue
+        userinfo = word.group()
+        cut = userinfo.rfind("/") if "/" in userinfo else userinfo.find(":")  # thin:scott/tiger, root:pa:ss
+        password = userinfo[cut + 1 :]
+        if cut > 0 and password and not is_reference(password) and "@" not in password:
+            spans.add(word.start() + cut + 1, at.start(), "connection_string_password")
+
+
+def _password_lines(scan: Scan, spans: Spans) -> None:
+    text = scan.text
+    for hint_start, _ in re2_spans(PGPASS_HINT, scan.image):
+        line_start, line_end = scan.line_bounds(hint_start)
+        line = _PGPASS.fullmatch(text, line_start, line_end)
+        if line is not None and not is_reference(line.group(1)):
+            spans.add(line.start(1), line.end(1), "password")
+    if "WIFI:" in text:
+        for match in _WIFI.finditer(text):
+            spans.add(match.start(1), match.end(1), "password")
+
+
 def _yaml_secret_values(scan: Scan, spans: Spans, kind: str) -> None:
     text = scan.text
     for block in _YAML_BLOCK.finditer(text):
@@ -121,8 +161,11 @@ def find(scan: Scan, spans: Spans) -> None:
     text = scan.text
     if "PRIVATE KEY" in text or "PuTTY-User-Key-File" in text:
         _private_keys(scan, spans)
-    if "://" in text and "@" in text:
-        _url_userinfo(scan, spans)
+    if "@" in text:
+        if "://" in text:
+            _url_userinfo(scan, spans)
+        _bare_userinfo(scan, spans)
+    _password_lines(scan, spans)
     if "Secret" in text and _K8S_SECRET.search(text):
         _yaml_secret_values(scan, spans, "kubernetes_secret")
         for block in _JSON_BLOCK.finditer(text):

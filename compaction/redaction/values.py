@@ -137,6 +137,20 @@ _FIRST_BREAK = re.compile(r"[\s=,|\]\[)]")
 _MASK_CHARS = frozenset("*•xX.-_#?")
 
 
+# Inside a call's arguments, outside its strings: characters of passwords, not of code (iX(aI(Li;rgy&f).
+_NOT_CODE_CHARS = re.compile(r"[\^~#!@%]|;.")
+_STRING = re.compile(r"\"[^\"]*(?:\"|$)|'[^']*(?:'|$)")
+
+
+def _code(bare: str) -> bool:
+    """A call or subscript (`get_password()`, `secrets["db"]`): a name of three or more characters before it."""
+    match = _CODE.match(bare)
+    if match is None:
+        return False
+    name = re.split(r"[\s(\[]", bare, maxsplit=1)[0]
+    return len(name) >= 3 and not _NOT_CODE_CHARS.search(_STRING.sub("", bare))
+
+
 def is_reference(value: str) -> bool:
     """The value names where the secret is, or is code, a type or a placeholder: not the secret itself."""
     bare = value.strip().strip("\"'`")
@@ -150,7 +164,7 @@ def is_reference(value: str) -> bool:
     core = bare.rstrip(",;)]}")  # an argument inside a call: seed=cfg.seed), list_key=Conf.PREFIX)
     if _DOTTED.match(core) or _CONSTANT.fullmatch(core):
         return True
-    if bare.startswith(_REFERENCE_START) or _CODE.match(bare) or _DOTTED.match(bare) or _MASK.match(bare):
+    if bare.startswith(_REFERENCE_START) or _code(bare) or _DOTTED.match(bare) or _MASK.match(bare):
         return True
     first = _FIRST_BREAK.split(lowered, maxsplit=1)[0]
     if first in _TYPE_WORDS:
@@ -197,11 +211,30 @@ _FILE_NAME = re.compile(r"[\w.\-/]+\.(?:py|js|ts|md|txt|json|yaml|yml|html|css|g
 _VERSION_OR_DATE = re.compile(r"v?\d+(?:\.\d+)+\w*|\d{4}-\d\d-\d\d\S*")
 
 
+_CASE_PIECE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+_VOWEL = re.compile(r"[aeiouAEIOU]")
+
+
+def gibberish(value: str) -> bool:
+    """Letters of both cases that split into no words: generated (pKTQryZppCH), not a CamelCase name
+    (JavaScript, XMLHttpRequest, iPhoneXSMax): four or more case pieces, over 40 % of the letters in
+    pieces without a word's share of vowels."""
+    if len(value) < 8 or not value.isascii() or not value.isalpha() or value.islower() or value.isupper():
+        return False
+    pieces = _CASE_PIECE.findall(value)
+    if len(pieces) < 4:
+        return False
+    odd = sum(len(p) for p in pieces if len(p) < 3 or not 0.2 <= len(_VOWEL.findall(p)) / len(p) <= 0.7)
+    return odd > 0.4 * len(value)
+
+
 def credential_like(value: str) -> bool:
     """A value that reads like a credential on its own: letters mixed with digits or symbols, or random."""
     bare = value.strip()
     if len(bare) < 8 or " " in bare:
         return False
+    if gibberish(bare):
+        return True
     if _HEX16.fullmatch(bare):
         return True
     letters = sum(char.isalpha() for char in bare)
@@ -216,6 +249,16 @@ def credential_like(value: str) -> bool:
             return False  # a path or a route: src/app/module_3.py, Documents/Reports/2024
         return not _VERSION_OR_DATE.fullmatch(bare)
     return looks_random(bare, strict=False)
+
+
+# A short password in a sentence ("my password is hunter2"): letters and digits, not a version or an algorithm.
+_SHORT_PASSWORD = re.compile(r"(?=[^\d]*\d)(?=[^A-Za-z]*[A-Za-z])[A-Za-z0-9!@#$%^&*_+=~?]{5,}")
+_ALGORITHM = re.compile(r"(?i)(?:sha|md|aes|rsa|utf|base|ec|ed|crc|des|rc|v|x|p|h|tls|ssl|ipv|http|oauth)\d+\w{0,2}")
+
+
+def short_password(value: str) -> bool:
+    """A password too short to look random, after a strong word and a copula: hunter2, abc12."""
+    return bool(_SHORT_PASSWORD.fullmatch(value)) and not _ALGORITHM.fullmatch(value)
 
 
 _PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*")

@@ -141,10 +141,13 @@ WEAK_WORDS = (
     "jeton",
     "clave",
     "secreto",
+    "secreta",
+    "secrète",
     "chave",
     "segredo",
     "chiave",
     "segreto",
+    "segreta",
     "klucz",
     "klíč",
     "kulcs",
@@ -163,7 +166,8 @@ WEAK_WORDS = (
     "sandi",
 )
 
-# Commands whose flags carry passwords (-pPASS, -p PASS, -a PASS, -w PASS, -U user%pass, -u user:pass).
+# Commands whose flags carry passwords (-pPASS, -p PASS, -a PASS, -w PASS, -U user%pass, -u user:pass), and
+# flags that do on any command (-u/-a/--auth user:pass, Windows' /p:PASS).
 CLI_COMMANDS = (
     "mysql",
     "mysqldump",
@@ -195,6 +199,7 @@ CLI_COMMANDS = (
     "mongoexport",
     "mongoimport",
     "htpasswd",
+    "ssh-keygen",
     "docker",
     "podman",
     "nerdctl",
@@ -207,9 +212,14 @@ CLI_COMMANDS = (
     "rabbitmqctl",
     "keytool",
     "net use",
+    "net user",
     "az login",
+    "convertto-securestring",
     "--user",
     "-u ",
+    "--auth ",
+    "-a ",
+    "/p:",
 )
 
 TRIGGER_WORDS = STRONG_WORDS + WEAK_WORDS + CLI_COMMANDS

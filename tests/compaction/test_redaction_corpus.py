@@ -9,7 +9,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "redaction_corpus"
 
 
 def test_recall_on_the_labelled_corpus():
-    samples = evaluation.load_positive([CORPUS / "positive.jsonl"])
+    samples = evaluation.load_positive(sorted(CORPUS.glob("positive*.jsonl")))
     figures = evaluation.recall(samples)
     assert figures["kinds"] >= 150
     assert len(figures["families"]) >= 9
@@ -23,3 +23,14 @@ def test_ordinary_lines_stay():
     figures = evaluation.altered(sources)
     assert figures["lines"] > 600
     assert figures["share"] <= 0.002, figures["examples"][:5]
+
+
+def test_red_team_probes_all_caught_and_their_ordinary_lines_stay():
+    """The held-out probes written by a red team before it read the detectors (positive_redteam.jsonl) and
+    the ordinary lines it expected to be hit falsely (negative/redteam.txt): every one right, as when landed."""
+    figures = evaluation.recall(evaluation.load_positive([CORPUS / "positive_redteam.jsonl"]))
+    assert figures["secrets"] >= 300
+    assert [(miss["kind"], miss["out"]) for miss in figures["misses"]] == []
+    ordinary = evaluation.altered({"redteam": evaluation.file_messages([CORPUS / "negative" / "redteam.txt"])})
+    assert ordinary["lines"] >= 100
+    assert ordinary["examples"] == []
