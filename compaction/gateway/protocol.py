@@ -16,47 +16,13 @@ from django.core.exceptions import ValidationError
 
 from chatcore.chain import canonical_json
 from chatcore.metadata import metadata_validate
+from compaction.gateway import legacy
+from compaction.gateway.errors import ProtocolError
+from compaction.gateway.params import params_checked
 
-# Sent upstream as the client gave them; anything else the client sends is ignored, never forwarded.
-PASSTHROUGH = (
-    "frequency_penalty",
-    "logit_bias",
-    "logprobs",
-    "max_completion_tokens",
-    "max_tokens",
-    "modalities",
-    "parallel_tool_calls",
-    "prediction",
-    "presence_penalty",
-    "reasoning_effort",
-    "response_format",
-    "seed",
-    "service_tier",
-    "stop",
-    "temperature",
-    "tool_choice",
-    "tools",
-    "top_logprobs",
-    "top_p",
-    "user",
-    "verbosity",
-)
+__all__ = ["CompletionRequest", "ProtocolError", "StoredForm", "completion_request", "stored_form"]
+
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
-
-
-class ProtocolError(Exception):
-    """An error object of the OpenAI protocol: {"error": {"message", "type", "param", "code"}} with a status."""
-
-    def __init__(
-        self, message: str, *, status: int = 400, type: str = "invalid_request_error", code: str | None = None,
-        param: str | None = None, headers: dict | None = None,
-    ):  # fmt: skip
-        super().__init__(message)
-        self.message, self.status, self.type, self.code, self.param = message, status, type, code, param
-        self.headers = headers or {}
-
-    def body(self) -> dict:
-        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
 
 
 @dataclasses.dataclass(slots=True)
@@ -74,6 +40,7 @@ class CompletionRequest:
     stream: bool
     include_usage: bool
     channel_id: int | None
+    legacy_functions: bool = False  # the client used `functions`: the answer goes back as `function_call`
 
 
 def _invalid(message: str, param: str) -> ProtocolError:
@@ -153,11 +120,12 @@ def stored_form(raw: Any, index: int) -> StoredForm:
     param = f"messages[{index}]"
     if not isinstance(raw, dict):
         raise _invalid("Each message must be an object.", param)
+    if raw.get("role") == "function" or raw.get("function_call"):
+        raw = legacy.message_translated(raw, param)
     role = raw.get("role")
-    if role == "function" or raw.get("function_call"):
-        raise _invalid("Legacy function messages are not supported: use tools and tool_calls.", param)
     if role not in ROLES:
-        raise _invalid(f"Unknown role {role!r}: use system, developer, user, assistant or tool.", f"{param}.role")
+        roles = "system, developer, user, assistant, tool or function"
+        raise _invalid(f"Unknown role {role!r}: use {roles}.", f"{param}.role")
     text, parts = _content(raw.get("content"), f"{param}.content")
     if not text and isinstance(raw.get("refusal"), str):  # an assistant's refusal, resent as the client got it
         text = raw["refusal"]
@@ -208,25 +176,18 @@ def completion_request(payload: Any, *, channel_header: str | None = None) -> Co
     raw_messages = payload.get("messages")
     if not isinstance(raw_messages, list) or not raw_messages:
         raise ProtocolError("messages must be a non-empty array.", param="messages", code="invalid_value")
-    if payload.get("n") not in (None, 1):
-        raise _invalid("Only n=1 is supported: one conversation, one reply.", "n")
-    stream = payload.get("stream") or False
-    if not isinstance(stream, bool):
-        raise _invalid("stream must be true or false.", "stream")
+    payload, legacy_functions = legacy.options_translated(payload)
+    params = params_checked(payload)
     options = payload.get("stream_options") or {}
-    if not isinstance(options, dict):
-        raise _invalid("stream_options must be an object.", "stream_options")
     messages = [stored_form(raw, index) for index, raw in enumerate(raw_messages)]
-    params = {name: payload[name] for name in PASSTHROUGH if payload.get(name) is not None}
-    if "tools" in params and not isinstance(params["tools"], list):
-        raise _invalid("tools must be an array.", "tools")
     return CompletionRequest(
         model=model,
         messages=messages,
         params=params,
-        stream=stream,
+        stream=bool(payload.get("stream")),
         include_usage=bool(options.get("include_usage")),
         channel_id=_channel_id(payload, channel_header),
+        legacy_functions=legacy_functions,
     )
 
 

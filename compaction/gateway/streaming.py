@@ -32,6 +32,8 @@ from chatcore.errors import ModelCallFailed
 from chatcore.llm_chat import ChatDelta, ChatTurn
 from chatcore.llm_stream import ChatStream
 from chatcore.tool_rounds import ToolLoop
+from compaction.gateway import legacy
+from compaction.gateway.protocol import CompletionRequest
 from compaction.gateway.rounds import Spent, client_turn, round_stream
 from compaction.gateway.services import Turn, turn_reply_store, upstream_error
 
@@ -44,17 +46,33 @@ def _event(payload: dict | str) -> bytes:
 
 
 class _Chunks:
-    def __init__(self, model: str):
+    """The chunks of one stream: the same id, created and model; with `include_usage` every chunk has a
+    `usage` field, null but in the last (as OpenAI sends them); with `legacy_functions` tool calls go out
+    as the old `function_call` (legacy.py)."""
+
+    def __init__(self, model: str, request: CompletionRequest):
         self.base = {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
             "object": "chat.completion.chunk",
             "created": int(time.time()),
         }
         self.model = model
+        self.include_usage, self.legacy = request.include_usage, request.legacy_functions
+
+    def piece(self, delta: dict) -> bytes | None:
+        """A piece of the model's answer; None for a fragment of a legacy client's second call."""
+        if self.legacy:
+            delta = legacy.message_shaped(dict(delta))
+            if not delta.get("function_call", True):
+                return None  # the old shape holds one call
+        return self.choice(delta)
 
     def choice(self, delta: dict, finish_reason: str | None = None) -> bytes:
+        if self.legacy:
+            finish_reason = legacy.finish_shaped(finish_reason)
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
-        return _event({**self.base, "model": self.model, "system_fingerprint": None, "choices": [choice]})
+        chunk = {**self.base, "model": self.model, "system_fingerprint": None, "choices": [choice]}
+        return _event(chunk | {"usage": None} if self.include_usage else chunk)
 
     def usage(self, prompt_tokens: int, completion_tokens: int) -> bytes:
         usage = {
@@ -111,17 +129,18 @@ class _Relay:
 
 
 async def completion_events(
-    *, user: User, turn: Turn, loop: ToolLoop, stream: ChatStream, include_usage: bool
+    *, user: User, turn: Turn, loop: ToolLoop, stream: ChatStream, request: CompletionRequest
 ) -> AsyncIterator[bytes]:
     """The events of one streamed completion; `stream` (the first round) has been started."""
-    chunks = _Chunks(stream.model.name if stream.model else turn.model.name)
+    chunks = _Chunks(stream.model.name if stream.model else turn.model.name, request)
     relay, spent, storing = _Relay(turn), Spent(), False
     try:
         yield chunks.choice({"role": "assistant", "content": "", "refusal": None})
         while True:
             async for delta in stream.deltas():
                 for piece in relay.pieces(delta):
-                    yield chunks.choice(piece)
+                    if event := chunks.piece(piece):
+                        yield event
             result = stream.turn
             assert result is not None, "deltas() ended without a turn"
             spent.add(result)
@@ -130,12 +149,15 @@ async def completion_events(
             relay.round_ran()
             stream = await round_stream(user=user, turn=turn, loop=loop)
         answer, owed = relay.answer(result, turn)
+        if request.legacy_functions:
+            answer = dataclasses.replace(answer, tool_calls=legacy.answer_calls(answer.tool_calls))
         for piece in owed:
-            yield chunks.choice(piece)
+            if event := chunks.piece(piece):
+                yield event
         storing = True  # from here the answer is stored (a thread finishes it even if this task is cancelled)
         await sync_to_async(turn_reply_store)(user=user, turn=turn, result=answer, parent=loop.plan.parent)
         yield chunks.choice({}, answer.finish_reason)
-        if include_usage:
+        if request.include_usage:
             yield chunks.usage(spent.input_tokens or turn.prompt_tokens, spent.output_tokens)
         yield _event("[DONE]")
     except ModelCallFailed as error:

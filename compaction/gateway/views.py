@@ -6,6 +6,7 @@ not our REST API's, so the project's DRF exception handler stays the one
 for /api/ and these map errors themselves (`_error_response`).
 """
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -23,7 +24,7 @@ from chatcore import selectors as chatcore_selectors
 from chatcore.errors import ModelCallFailed, ServiceError, Throttled
 from chatcore.llm_chat import ChatTurn
 from chatcore.metadata import json_loads_bounded
-from compaction.gateway import conf
+from compaction.gateway import conf, legacy
 from compaction.gateway.auth import gateway_user
 from compaction.gateway.protocol import CompletionRequest, ProtocolError, completion_request, error_from_validation
 from compaction.gateway.rounds import Spent, answer_complete, round_stream, turn_loop
@@ -127,17 +128,20 @@ def _prepare(request: HttpRequest) -> tuple[User, CompletionRequest, Turn]:
     return user, completion, turn
 
 
-def _completion_body(*, turn: Turn, result: ChatTurn, spent: Spent) -> dict:
+def _completion_body(*, turn: Turn, result: ChatTurn, spent: Spent, legacy_functions: bool) -> dict:
     message: dict = {"role": "assistant", "content": result.content or None, "refusal": None, "annotations": []}
+    finish_reason: str | None = result.finish_reason
     if result.tool_calls:
         message["tool_calls"] = result.tool_calls
+    if legacy_functions:
+        message, finish_reason = legacy.message_shaped(message), legacy.finish_shaped(finish_reason)
     prompt_tokens = spent.input_tokens or turn.prompt_tokens
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": result.model,
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": result.finish_reason}],
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": spent.output_tokens,
@@ -158,16 +162,18 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     if not completion.stream:
         called, spent = time.perf_counter(), Spent()
         result = await answer_complete(user=user, turn=turn, loop=loop, spent=spent)
+        if completion.legacy_functions:
+            result = dataclasses.replace(result, tool_calls=legacy.answer_calls(result.tool_calls))
         stored = time.perf_counter()
         await sync_to_async(turn_reply_store)(user=user, turn=turn, result=result, parent=loop.plan.parent)
         finished = time.perf_counter()
         turn.timings |= {"upstream": (stored - called) * 1000, "store": (finished - stored) * 1000}
         turn.timings["total"] = (finished - started) * 1000
         turn.timings["cpu"] = (time.process_time() - cpu) * 1000  # the server process's, this request's when alone
-        body = _completion_body(turn=turn, result=result, spent=spent)
+        body = _completion_body(turn=turn, result=result, spent=spent, legacy_functions=completion.legacy_functions)
         return JsonResponse(body, headers=turn_headers(turn))
     stream = await round_stream(user=user, turn=turn, loop=loop)
-    events = completion_events(user=user, turn=turn, loop=loop, stream=stream, include_usage=completion.include_usage)
+    events = completion_events(user=user, turn=turn, loop=loop, stream=stream, request=completion)
     content: AsyncIterator[bytes] | Iterator[bytes] = events
     if not isinstance(request, ASGIRequest):
         # A WSGI server (runserver) cannot stream an async iterator: the events go out together at the end.

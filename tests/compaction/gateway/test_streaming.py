@@ -34,6 +34,7 @@ def test_a_streamed_answer_arrives_in_chunks_and_is_stored_once(openai_client, c
     assert pieces == ["The ", "answer ", "is ", "forty ", "two."]
     assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["stop"]
     assert chunks[-1].choices == [] and (chunks[-1].usage.prompt_tokens, chunks[-1].usage.completion_tokens) == (12, 6)
+    assert all(c.usage is None and "usage" in c.model_fields_set for c in chunks[:-1])  # null, as OpenAI sends it
     reply = Message.objects.get(role="assistant")
     assert str(reply.channel_id) == channel_id
     assert reply.content == "The answer is forty two."
