@@ -1,9 +1,12 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from compaction.gateway import views
 
+# Each path also with a trailing slash (clients join a base URL ending in "/v1/" with "/chat/completions/"
+# and the like); anything else under /v1 is the protocol's 404 error object, not an HTML page.
 urlpatterns = [
-    path("chat/completions", views.chat_completions, name="v1-chat-completions"),
-    path("models", views.models_list, name="v1-models"),
+    re_path(r"^chat/completions/?$", views.chat_completions, name="v1-chat-completions"),
+    re_path(r"^models/?$", views.models_list, name="v1-models"),
     path("models/<path:name>", views.model_detail, name="v1-model"),
+    re_path(r"^", views.unknown_path, name="v1-unknown"),
 ]

@@ -47,14 +47,29 @@ def _service_error(error: ServiceError) -> ProtocolError:
     return ProtocolError(error.message, status=error.status_code, type=kind, code=error.code)
 
 
+def _allowed(methods: tuple[str, ...]) -> tuple[str, ...]:
+    return (*methods, *(("HEAD",) if "GET" in methods else ()), "OPTIONS")
+
+
 def protocol_view(methods: tuple[str, ...]) -> Callable:
-    """Method check, errors as the protocol's objects, CSRF off (token-authenticated, no cookies)."""
+    """Method check, errors as the protocol's objects, CSRF off (token-authenticated, no cookies).
+
+    HEAD is answered as GET (the server sends no body); OPTIONS and a 405 name the methods in `Allow`.
+    """
+    allow = ", ".join(_allowed(methods))
 
     def decorate(view: Callable) -> Callable:
         async def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponseBase:
             try:
-                if request.method not in methods:
-                    raise ProtocolError(f"Method {request.method} is not allowed here.", status=405)
+                if request.method == "OPTIONS":
+                    return HttpResponse(status=204, headers={"Allow": allow})
+                if request.method not in _allowed(methods):
+                    raise ProtocolError(
+                        f"Method {request.method} is not allowed here: use {' or '.join(methods)}.",
+                        status=405,
+                        code="method_not_allowed",
+                        headers={"Allow": allow},
+                    )
                 return await view(request, *args, **kwargs)
             except ProtocolError as error:
                 return _error_response(error)
@@ -211,5 +226,11 @@ def _model_named(request: HttpRequest, name: str) -> str:
 
 @protocol_view(("GET",))
 async def model_detail(request: HttpRequest, name: str) -> HttpResponse:
-    """GET /v1/models/{name}."""
-    return JsonResponse(_model_object(await sync_to_async(_model_named)(request, name)))
+    """GET /v1/models/{name} (a trailing slash is the client's, not the name's)."""
+    return JsonResponse(_model_object(await sync_to_async(_model_named)(request, name.rstrip("/"))))
+
+
+@protocol_view(("GET", "POST", "PUT", "PATCH", "DELETE"))
+async def unknown_path(request: HttpRequest) -> HttpResponse:
+    """Any other path under /v1 (embeddings, the Responses API...): OpenAI's 404 for a URL it has not."""
+    raise ProtocolError(f"Invalid URL ({request.method} {request.path})", status=404, code="unknown_url")
