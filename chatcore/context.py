@@ -53,6 +53,8 @@ def _tool_note(message: Message) -> str:
     )
 
 
+# The `name` of a message as OpenAI documents it; another name is kept in the metadata but not sent.
+API_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 PURGED_NOTE = "[this message was purged by the channel's owner]"
 
 
@@ -73,6 +75,8 @@ def _as_api_message(message: Message, prune: bool) -> dict:
         item["tool_calls"] = stored_tool_calls(metadata)
     if message.role == Message.Role.TOOL and metadata.get("tool_call_id"):
         item["tool_call_id"] = stored_tool_call_id(metadata)
+    elif message.role != Message.Role.TOOL and API_NAME_RE.fullmatch(str(metadata.get("name") or "")):
+        item["name"] = metadata["name"]  # a participant's name (OpenAI's `name`), in the form providers accept
     return item
 
 

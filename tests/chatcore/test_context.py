@@ -122,3 +122,31 @@ def test_context_assembly_is_a_constant_number_of_queries(db, size, django_asser
     with django_assert_num_queries(2):
         assembled = context_assemble(channel=channel, user=owner)
     assert len(assembled.path) == 4 and assembled.summary is not None
+
+
+def test_a_speaker_name_is_sent_in_the_form_openai_documents(channel):
+    owner = channel.owner
+    first = services.message_append(
+        channel=channel, user=owner, role=Message.Role.USER, content="Hi", metadata={"name": "ann_1"}
+    )
+    second = services.message_append(
+        channel=channel,
+        user=owner,
+        role=Message.Role.USER,
+        content="Yo",
+        parent_id=first.pk,
+        metadata={"name": "Bo Lee"},
+    )
+    services.message_append(
+        channel=channel,
+        user=owner,
+        role=Message.Role.TOOL,
+        content="42",
+        parent_id=second.pk,
+        metadata={"name": "calc", "tool_call_id": "c1"},
+    )
+    assert context_assemble(channel=channel, user=owner).messages[1:] == [
+        {"role": "user", "content": "Hi", "name": "ann_1"},
+        {"role": "user", "content": "Yo"},
+        {"role": "tool", "content": "42", "tool_call_id": "c1"},
+    ]

@@ -230,3 +230,21 @@ def test_models_are_listed_and_retrieved(openai_client, chat_model, utility_mode
     assert openai_client.models.retrieve("loopback-chat").id == "loopback-chat"
     with pytest.raises(openai.NotFoundError):
         openai_client.models.retrieve("nope")
+
+
+def test_message_names_are_stored_and_forwarded_in_the_form_providers_accept(openai_client, chat_model, echo_llm):
+    openai_client.chat.completions.create(
+        model=MODEL,
+        messages=[
+            {"role": "developer", "content": "Two people write here.", "name": "setup"},
+            {"role": "user", "content": "Hi, I am Ann.", "name": "ann_1"},
+            {"role": "user", "content": "And I am Bo.", "name": "Bo Lee"},
+        ],
+    )
+    sent = echo_llm.requests[-1]["messages"]
+    assert sent == [
+        {"role": "system", "content": "Two people write here.", "name": "setup"},
+        {"role": "user", "content": "Hi, I am Ann.", "name": "ann_1"},
+        {"role": "user", "content": "And I am Bo."},  # a name with a space: kept, not sent (OpenAI refuses it)
+    ]
+    assert Message.objects.get(content="And I am Bo.").metadata["name"] == "Bo Lee"
