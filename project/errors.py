@@ -8,6 +8,9 @@ handlers, and a few errors never reach them at all (a body Django refuses to
 read, a CSRF failure), so `ApiJsonErrorsMiddleware`, around every other
 middleware but the security and static-file ones, turns any
 error under /api/ that is not JSON yet into the same body, in DEBUG too.
+Under /v1 (the OpenAI-compatible gateway) it is the protocol's error object
+instead, as OpenAI answers a path it does not serve:
+`{"error": {"message": "Invalid URL (POST /v1/embeddings)", "type", "param", "code": "unknown_url"}}`.
 """
 
 from collections.abc import Callable
@@ -30,6 +33,10 @@ KEPT_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate")
 
 def _is_api(request) -> bool:
     return request.path.startswith("/api/")
+
+
+def _is_gateway(request) -> bool:
+    return request.path == "/v1" or request.path.startswith("/v1/")
 
 
 def not_found(request, exception=None):
@@ -60,8 +67,20 @@ def api_error_body(request: HttpRequest, response: HttpResponseBase) -> dict:
     return known.get(status) or {"detail": f"{reason}.", "code": reason.lower().replace(" ", "_")}
 
 
+def gateway_error_body(request: HttpRequest, response: HttpResponseBase) -> dict:
+    """The OpenAI protocol's error object for an error /v1's own views did not answer."""
+    status = response.status_code
+    if status == 404:
+        message, code = f"Invalid URL ({request.method} {request.path})", "unknown_url"
+    else:
+        message = str(api_error_body(request, response)["detail"])
+        code = str(api_error_body(request, response)["code"])
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
 class ApiJsonErrorsMiddleware:
-    """Every error answered under /api/ is JSON: Django's HTML error pages (DEBUG's included)
+    """Every error answered under /api/ and /v1 is JSON: Django's HTML error pages (DEBUG's included)
     are replaced by the API's error body, with the same status and the headers a client acts on.
     Sync and async alike, without a thread hop: it only looks at the response (no I/O), so an
     async view's request stays in the event loop."""
@@ -86,13 +105,14 @@ class ApiJsonErrorsMiddleware:
     @staticmethod
     def _as_json(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
         if (
-            not _is_api(request)
+            not (_is_api(request) or _is_gateway(request))
             or response.status_code < 400
             or response.streaming
             or "json" in response.get("Content-Type", "")
         ):
             return response
-        replaced: HttpResponse = JsonResponse(api_error_body(request, response), status=response.status_code)
+        body = gateway_error_body(request, response) if _is_gateway(request) else api_error_body(request, response)
+        replaced: HttpResponse = JsonResponse(body, status=response.status_code)
         for name in KEPT_HEADERS:
             if response.has_header(name):
                 replaced[name] = response[name]

@@ -228,9 +228,3 @@ def _model_named(request: HttpRequest, name: str) -> str:
 async def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     """GET /v1/models/{name} (a trailing slash is the client's, not the name's)."""
     return JsonResponse(_model_object(await sync_to_async(_model_named)(request, name.rstrip("/"))))
-
-
-@protocol_view(("GET", "POST", "PUT", "PATCH", "DELETE"))
-async def unknown_path(request: HttpRequest) -> HttpResponse:
-    """Any other path under /v1 (embeddings, the Responses API...): OpenAI's 404 for a URL it has not."""
-    raise ProtocolError(f"Invalid URL ({request.method} {request.path})", status=404, code="unknown_url")
