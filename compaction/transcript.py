@@ -8,8 +8,9 @@ arguments and what they returned. Long bodies keep their head and tail with
 a visible marker in between: the start usually states the intent and the end
 the outcome, and the reader must know that something was cut.
 
-Everything taken from a message is data (invariant 7): names are redacted and
-made safe (`compaction.safety.structure`), and a line of a body that could
+Everything taken from a message is data (invariant 7): every line break is
+made a newline, names are redacted and made safe
+(`compaction.safety.structure`), and a line of a body that could
 pass for a turn label, a fence or a heading is escaped, its continuation
 lines indented, so that only the renderer's labels start a line.
 """
@@ -26,6 +27,7 @@ from typing import Any
 from chatcore.metadata import stored_metadata, stored_tool_calls
 from compaction.redaction import redact_many
 from compaction.safety import looks_like_injection
+from compaction.safety.normalize import unify_lines
 from compaction.safety.structure import safe_speaker, safe_tool, turn_body
 
 # (head, tail) characters kept of long bodies.
@@ -92,8 +94,9 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
         tool_calls = _tool_calls_of(metadata, counts) if message.role == "assistant" else []
         speaker, tool_name = _names_of(message, counts)
         name_counts.append(counts)
-        texts.append(message.content or "")
-        texts.extend(call["arguments"] for call in tool_calls)
+        # One kind of line break: a lone CR or U+2028 must not start a line the checks did not see as one.
+        texts.append(unify_lines(message.content or ""))
+        texts.extend(unify_lines(call["arguments"]) for call in tool_calls)
         items.append(
             TranscriptItem(
                 message_id=message.pk,

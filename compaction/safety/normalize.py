@@ -7,20 +7,55 @@ word ("іgnоrе"), odd spacing. `fold` undoes all of that (NFKC, format
 characters removed, accents on Latin letters dropped, lower case,
 look-alikes in mixed-script words mapped to Latin, runs of spaces made
 one), so the phrase patterns are written once, in plain lower case.
-`compact` is a second view for spelling games that survive folding
-("i g n o r e", "1gn0re", words glued by removed zero-width spaces): letters
-only, digits read as the letters they imitate. The views are only ever
-checked, never shown or stored: the text itself is left as written.
+`skeleton` goes further for the English patterns and the structure checks:
+every character drawn like an ASCII one (look_alikes.txt, from Unicode's
+confusables) becomes it, whatever the word ("АІ" in Cyrillic, "ЅΥЅТЕМ"
+mixing Cyrillic and Greek). `decoded` reads HTML entities and URL escapes
+("&#73;gnore", "ignore%20previous"), and joins words cut by hyphens or
+underscores ("ig-nore", "ignore_all_previous"). `compact` is a last view for
+spelling games that survive folding ("i g n o r e", "1gn0re", words glued by
+removed zero-width spaces): letters only, digits read as the letters they
+imitate. The views are only ever checked, never shown or stored: the text
+itself is left as written, except that `unify_lines` makes every line break
+(CR, CRLF, vertical tab, form feed, the information separators, NEL, U+2028,
+U+2029) a newline wherever untrusted text enters a transcript, since a model
+or a Markdown reader takes each of them for the start of a line.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
+from importlib import resources
+from urllib.parse import unquote
 
 from chatcore.names import INVISIBLE_RE
 
-__all__ = ["INVISIBLE_RE", "compact", "fold"]
+__all__ = ["INVISIBLE_RE", "LINE_BREAK_RE", "compact", "decoded", "fold", "skeleton", "unify_lines"]
+
+# Every character str.splitlines() breaks at, other than the newline itself (CRLF counts as one).
+LINE_BREAK_RE = re.compile("\r\n?|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_BREAK_CHAR_RE = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # one class: a fast scan
+
+
+def unify_lines(text: str) -> str:
+    """`text` with every kind of line break written as a newline: what a line is, the checks and the reader agree."""
+    return LINE_BREAK_RE.sub("\n", text) if _BREAK_CHAR_RE.search(text) else text
+
+
+def _look_alike_table() -> dict[int, str]:
+    """look_alikes.txt: each line an ASCII character, then the code points (hex) drawn like it."""
+    table: dict[int, str] = {}
+    text = resources.files(__package__).joinpath("look_alikes.txt").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            target, *points = line.split()
+            table.update({int(point, 16): target for point in points})
+    return table
+
+
+_SKELETON = _look_alike_table()
 
 _LATIN_MARKS_RE = re.compile(r"(?<=[a-z])[\u0300-\u036f]+")
 _SPACES_RE = re.compile(r"[^\S\n]{2,}|[^\S\n ]")
@@ -65,9 +100,39 @@ def fold(text: str) -> str:
         if not folded.isascii():
             folded = unicodedata.normalize("NFC", _LATIN_MARKS_RE.sub("", unicodedata.normalize("NFD", folded)))
             folded = _unconfuse(folded)
-    if "  " in folded or "\t" in folded or "\r" in folded or "\x0b" in folded or "\x0c" in folded:
+    folded = unify_lines(folded)
+    if "  " in folded or "\t" in folded:
         folded = _SPACES_RE.sub(" ", folded)
     return folded
+
+
+def skeleton(text: str) -> str:
+    """`fold(text)` with every look-alike character (in any word, of any script) read as the ASCII one it
+    imitates: the view the English patterns and the structure checks read."""
+    if text.isascii():
+        return fold(text)
+    mapped = unicodedata.normalize("NFKC", INVISIBLE_RE.sub("", text)).translate(_SKELETON)
+    return fold(mapped)
+
+
+_ENTITY_RE = re.compile(r"&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z][a-z0-9]{1,31});?", re.IGNORECASE)
+_ESCAPE_RE = re.compile(r"%[0-9a-f]{2}", re.IGNORECASE)
+_CUT_WORD_RE = re.compile(r"(?<=[a-z])-(?=[a-z])")
+
+
+def decoded(text: str) -> str | None:
+    """The skeleton of `text` with HTML entities and URL escapes read, hyphens inside words dropped and
+    underscores made spaces; None when none of those is in it (then it says nothing new)."""
+    entities = "&" in text and _ENTITY_RE.search(text) is not None
+    escapes = "%" in text and _ESCAPE_RE.search(text) is not None
+    if not (entities or escapes or "_" in text or "-" in text):
+        return None
+    if entities:
+        text = html.unescape(text)
+    if escapes:
+        text = unquote(text)
+    view = _CUT_WORD_RE.sub("", skeleton(text).replace("_", " "))
+    return view
 
 
 def compact(text: str, folded: str) -> str | None:

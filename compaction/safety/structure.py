@@ -7,7 +7,11 @@ message, a tool result, a tool call's arguments or a name that contains a
 line shaped like any of those could open a turn of its own, close a fence or
 start a section. So, wherever a transcript or prompt is built:
 
-- each line of such text that reads (once folded) as a turn label, a fence
+- every kind of line break becomes a newline (`normalize.unify_lines`: a
+  lone CR or U+2028 starts a line for a model or a Markdown reader too);
+- each line of such text that reads (in its `normalize.skeleton`: no hidden
+  characters, look-alike letters read as ASCII) as a turn label (in any
+  bracket, after a quote mark, a bullet or emphasis), a fence
   or chat-template marker, or a heading is escaped with a leading backslash
   (`ESCAPE`), and the continuation lines of a turn are indented
   (`turn_body`), so only the renderer's own labels start a line;
@@ -27,7 +31,7 @@ from chatcore.names import speaker_name_clean, tool_name_clean
 from compaction.redaction import redact
 from compaction.redaction.spans import PLACEHOLDER_RE
 from compaction.safety.injection import looks_like_injection
-from compaction.safety.normalize import fold
+from compaction.safety.normalize import skeleton, unify_lines
 
 ESCAPE = "\\"
 INDENT = "  "
@@ -36,15 +40,22 @@ _ROLE = (
     r"admin|summari[sz]er|earlier summary)"
 )
 _LEAD_RE = re.compile(r"^[\s>]*")
+_OPEN = r"[\[(<{【〔〖〘〚⟦⟨«‹]"
+_CLOSE = r"[\])>}】〕〗〙〛⟧⟩»›]"
+_SQUARE = r"[\[【〔〖〘〚⟦]"  # a role right after one of these opens a label even without its colon
+_MARK = r"[*_~`]*"  # emphasis or code marks around a label
+_SEPARATOR = r"[·•|\-–—/,]"
 _LABEL_RE = re.compile(
-    rf"\[[^\]\n]{{0,200}}\]\s*:|\[\s*{_ROLE}\b|{_ROLE}\s*(?:\([^)\n]{{0,60}}\)|[·•|\-–—][^:\n]{{0,80}})?\s*:"
-    rf"|(?:role|speaker|from|author|name)\s*:\s*{_ROLE}\b"
+    rf"(?:(?:[-+•*]|\d{{1,3}}[.)])\s+)?{_MARK}"
+    rf"(?:{_OPEN}[^\n]{{0,200}}?{_CLOSE}{_MARK}\s*:|{_SQUARE}\s*{_ROLE}\b"
+    rf"|{_ROLE}{_MARK}\s*(?:\([^)\n]{{0,60}}\)|{_SEPARATOR}[^:\n]{{0,80}})?{_MARK}\s*:"
+    rf"|(?:role|speaker|from|author|name)\s*:\s*{_ROLE}\b)"
 )
 _FENCE_START_RE = re.compile(r"<<<|>>>|`{3,}|~{3,}|(?:begin|end)\s+(?:transcript|earlier summary|keep verbatim)\b")
 _MARKER_RE = re.compile(
     r"<<<\s*(?:begin|end)\b|<\|\s*[a-z_]{2,30}\s*\|>|\[/?inst\]|<<\s*/?\s*sys\s*>>"
     r"|</?\s*(?:system|user|assistant|transcript|conversation_summary|instructions?|human|ai|tool|developer|"
-    r"earlier_summary|context|message|im_start|im_end)\b[^<>\n]{0,80}>"
+    r"earlier_summary|context|message|im_start|im_end|h[1-6])\b[^<>\n]{0,80}>"
 )
 _HEADING_RE = re.compile(
     r"#{1,6}(?:\s|$)|(?:={3,}|-{3,}|\*{3,}|_{3,})\s*$|\*\*[^*\n]{1,80}\*\*\s*:?\s*$|__[^_\n]{1,80}__\s*:?\s*$"
@@ -58,17 +69,19 @@ _HEADING_RE = re.compile(
 
 @functools.lru_cache(maxsize=256)
 def _names_re(names: frozenset[str]) -> re.Pattern[str] | None:
-    folded = sorted({fold(name) for name in names if len(name) >= 2}, key=len, reverse=True)
+    folded = sorted({skeleton(name) for name in names if len(name) >= 2}, key=len, reverse=True)
     if not folded:
         return None
     alternatives = "|".join(re.escape(name) for name in folded)
-    return re.compile(rf"(?:{alternatives})\s*(?:\([^)\n]{{0,60}}\)|[·•|\-–—][^:\n]{{0,80}})?\s*:")
+    return re.compile(
+        rf"{_MARK}(?:{alternatives}){_MARK}\s*(?:\([^)\n]{{0,60}}\)|{_SEPARATOR}[^:\n]{{0,80}})?{_MARK}\s*:"
+    )
 
 
 def structural(line: str, *, names: frozenset[str] = frozenset(), headings: bool = True) -> bool:
     """Whether `line` could be read as a turn label (of a role or of one of `names`), a fence or chat-template
     marker, or (with `headings`) a Markdown heading or a summary's section title."""
-    folded = fold(line)
+    folded = skeleton(line)
     bare = folded[_LEAD_RE.match(folded).end() :]  # type: ignore[union-attr]  # the pattern always matches
     if not bare:
         return False
@@ -84,7 +97,7 @@ def neutralize_lines(text: str, *, names: Iterable[str] = (), headings: bool = T
     """`text` with every structural line (see `structural`) escaped by a leading backslash; nothing else
     changes."""
     known = frozenset(names)
-    lines = text.split("\n")
+    lines = unify_lines(text).split("\n")
     for number, line in enumerate(lines):
         if line and structural(line, names=known, headings=headings):
             lines[number] = ESCAPE + line
