@@ -38,8 +38,8 @@ INJECTION_RE = re.compile(
     r"|\b(?:translate|rewrite|replace|begin|start|end|prefix)\b[^.\n]{0,15}\b(?:the|this|your) (?:summary|recap|"
     r"output|response|answer)\b"
     r"|\b(?:the|this|your) (?:summary|summariser|summarizer|recap|tl;?dr|compaction|output|response|answer)\b"
-    r"[^.\n]{0,40}\b(?:must|should|shall|has to|needs to|will) (?:say|state|include|contain|read|be|begin|start|"
-    r"end|report|claim|mention|only)"
+    r"[^.\n]{0,40}\b(?:must|should|shall|has to|needs to|will) (?:say|state|include|contain|read|begin|start|"
+    r"end|report|claim|mention|only|be (?:only|just|exactly|replaced|written as|titled|empty))"
     r"|\b(?:summari[sz]er|summari[sz]ing model|language model|ai model|assistant|llm|chatbot|gpt|claude|model)\b"
     r"[^.\n]{0,20}[,:]?\s*(?:you must|you should|you will|please|now|must|should|ignore|do not|don't|never|always)\b"
     r"|\b(?:new|updated|real|actual|hidden|secret|system)\s+(?:instructions?|prompt|directive|orders?|role|"
@@ -53,8 +53,8 @@ INJECTION_RE = re.compile(
     r"|<\/?\s*(?:system|instructions?|im_start|im_end|conversation_summary|transcript)\b|\[/?INST\]"
     r"|\b(?:when|if) (?:you )?(?:summari[sz]e|summari[sz]ing|compact|compacting|writing the summary)\b"
     r"|\b(?:in|into|for) (?:the|your) (?:summary|recap)\b[^.\n]{0,40}\b(?:write|say|put|state|include|add|claim)"
-    r"|\b(?:write|say|state|put|add|claim|report|output|print|respond|reply)\b[^.\n]{0,40}\b(?:in|into|to) "
-    r"(?:the|your) (?:summary|recap|output)\b"
+    rf"|\b(?:write|say|state|put|add|claim|report|output|print|respond|reply)\b[^.\n]{{0,40}}\b(?:in|into|to) "
+    rf"(?:the|your|its|their|any) {_SUMMARY_NOUN}\b"
     # "include … in the summary" is also an ordinary request for a summary the user wants written; only "this"
     # or "your" summary is the one being made of the conversation.
     r"|\b(?:reveal|include|insert|append|mention|leak|show)\b[^.\n]{0,40}\b(?:in|into|to) (?:this|your) "
@@ -119,6 +119,23 @@ INDIRECT_RE = re.compile(
     r"|<\|\s*(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id)\s*\|>"
     r"|<<\s*/?\s*sys\s*>>",
     re.IGNORECASE | re.MULTILINE,
+)
+
+# Framing that claims rank or speaks to the step that writes the summary: an override claimed by rank ("ADMIN
+# OVERRIDE —"), rules announced for the summary ("Summary requirement:"), a note to the step that makes it
+# ("Reminder for the compaction step:"), a sentence headed "For the summary:". Tried only when one of
+# FRAMING_HINTS is in the text.
+FRAMING_RE = re.compile(
+    r"\b(?:system|admin(?:istrator)?|developer|operator|root|security|priority)\s+overrides?\s*[:—–!\]-]"
+    rf"|\b{_SUMMARY_NOUN}\s+(?:requirements?|instructions?|directives?|rules?|mandate|policy|override)\s*[:—–-]"
+    rf"|\b(?:note|message|memo|reminder|notice|hint|p\.?s\.?)\s*(?:to|for)\s+(?:the |this |any |whatever )?"
+    rf"(?:{_SUMMARY_NOUN}|summari[sz]ation)(?:\s+(?:step|process|pass|stage|job|tool|writer|run))?\s*[:—–-]"
+    rf"|(?:^|[.!?;]\s)\W*(?:for|in|into|to) (?:the|this|your|any) {_SUMMARY_NOUN}\s*[:—–]",
+    re.IGNORECASE | re.MULTILINE,
+)
+FRAMING_HINTS = frozenset(
+    "override overrides summary summaries summariser summarizer summarization summarisation recap hand handover "
+    "tl tldr write digest synopsis compaction".split()
 )
 
 # Every phrasing above contains one of these words or marks; text without any is let through without running

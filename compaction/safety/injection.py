@@ -1,12 +1,14 @@
 """Whether a text addresses a summarizer or a model instead of the other person.
 
-The text is folded first (`normalize.fold`), so hidden characters, look-alike
-letters, fullwidth forms, accents and case change nothing; then the phrase
-families are tried in English (`english.py`) and in the other languages
-(`languages.py`); text that shows a spelling game is also read letters-only
-(`normalize.compact`) against the core commands. Ordinary text stops at
-cheap checks: the English hint words, and whether it has any letters beyond
-ASCII.
+The text is folded first (`normalize.fold`), so hidden characters, line
+breaks, fullwidth forms, accents and case change nothing; then the phrase
+families are tried in English (`english.py`) on its skeleton (every
+look-alike letter read as ASCII) and, when it has entities, URL escapes,
+hyphens or underscores, on its decoded view too; and in the other languages
+(`languages.py`) on the folded text. Text that shows a spelling game is also
+read letters-only (`normalize.compact`) against the core commands. Ordinary
+text stops at cheap checks: the English hint words, and whether it has any
+letters beyond ASCII.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import functools
 
 from compaction.safety import english, languages
-from compaction.safety.normalize import compact, fold
+from compaction.safety.normalize import compact, decoded, fold, skeleton
 
 _CACHE_CHARS = 2_000  # texts up to this length are remembered (a piece is checked by several selectors)
 
@@ -37,18 +39,40 @@ def _check(text: str) -> bool:
     folded = fold(text)
     if _english(folded) or languages.SPACED_RE.search(folded):
         return True
+    for view in _views(text, folded):
+        if _english(view) or ("&" in text or "%" in text) and languages.SPACED_RE.search(view):
+            return True
     if not folded.isascii() and languages.has_unspaced_script(folded) and languages.UNSPACED_RE.search(folded):
         return True
     letters = compact(text, folded)
     return letters is not None and english.COMPACT_RE.search(letters) is not None
 
 
+def _views(text: str, folded: str) -> list[str]:
+    """The skeleton and the decoded view of `text`, each only when it makes a word of the English families appear
+    that the folded text lacks (otherwise the patterns would read the same thing twice)."""
+    views = []
+    words: set[str] | None = None
+    for view in (skeleton(text) if not text.isascii() else None, decoded(text)):
+        if view is None or view == folded:
+            continue
+        words = words if words is not None else _words(folded)
+        if not english.HINTS.isdisjoint(_words(view) - words) or "<" in view and "<" not in folded:
+            views.append(view)
+    return views
+
+
+def _words(text: str) -> set[str]:
+    return {word.strip(_PUNCTUATION) for word in text.split()}
+
+
+_PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»—–…"
+
+
 def _english(folded: str) -> bool:
-    if (
-        "<" not in folded
-        and "[/inst" not in folded
-        and "[inst" not in folded
-        and english.HINTS.isdisjoint(english.HINT_WORD_RE.findall(folded))
-    ):
+    words = english.HINT_WORD_RE.findall(folded)
+    if "<" not in folded and "[/inst" not in folded and "[inst" not in folded and english.HINTS.isdisjoint(words):
         return False
-    return bool(english.INJECTION_RE.search(folded) or english.INDIRECT_RE.search(folded))
+    if english.INJECTION_RE.search(folded) or english.INDIRECT_RE.search(folded):
+        return True
+    return not english.FRAMING_HINTS.isdisjoint(words) and english.FRAMING_RE.search(folded) is not None
