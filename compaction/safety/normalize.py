@@ -131,8 +131,7 @@ def decoded(text: str) -> str | None:
         text = html.unescape(text)
     if escapes:
         text = unquote(text)
-    view = _CUT_WORD_RE.sub("", skeleton(text).replace("_", " "))
-    return view
+    return _CUT_WORD_RE.sub("", skeleton(text).replace("_", " "))
 
 
 def compact(text: str, folded: str) -> str | None:
