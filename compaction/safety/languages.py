@@ -20,6 +20,8 @@ import re
 import tomllib
 from importlib import resources
 
+from compaction.safety.first_pass import Layered
+
 
 @dataclasses.dataclass(frozen=True)
 class Words:
@@ -78,6 +80,15 @@ def _pattern(words: Words) -> str:
 
 
 SPACED_RE = re.compile("|".join([*(_pattern(words) for words in LATIN_AND_CYRILLIC), _GENERIC_NOTE]))
+
+
+_SPACED = Layered(SPACED_RE)
+
+
+def spaced_search(folded: str) -> bool:
+    """Whether a spaced language's pattern matches `folded`; ordinary text stops at the RE2 pass."""
+    return _SPACED.search(folded)
+
 
 # Chinese (simplified and traditional): verb first ("忽略之前的所有指令"), or the instructions first
 # ("之前的指令请忽略").

@@ -30,6 +30,7 @@ from django.db import connection, transaction
 from chatcore import services as chatcore_services
 from chatcore.bulk import NewMessage, messages_bulk_import
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, ModelRole, Summary, UsageEntry
+from compaction.safety.injection import injection_cache_clear
 from compaction.services import channel_compact
 from compaction.summarizers.offline import summarize_offline
 from compaction.transcript import transcript_items
@@ -122,6 +123,7 @@ def _compact_once(*, channel: Channel, user, expected: int) -> tuple[float, int,
         return execute(sql, params, many, context)
 
     # Counted by a wrapper: the debug query log is capped and may be full already.
+    injection_cache_clear()  # a compaction's messages are new to the worker: nothing checked before
     with connection.execute_wrapper(count):
         started, cpu_started = time.perf_counter(), time.process_time()
         result = channel_compact(
@@ -161,6 +163,7 @@ def _summarizer_seconds(messages: list[Message], repeats: int) -> tuple[float, s
     times = []
     text = ""
     for _ in range(repeats):
+        injection_cache_clear()
         started = time.perf_counter()
         text = summarize_offline(items=items, previous_summary=None, focus="", max_tokens=MAX_SUMMARY_TOKENS)
         times.append(time.perf_counter() - started)

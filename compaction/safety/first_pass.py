@@ -1,0 +1,81 @@
+"""A first pass in RE2 for Python patterns that are long alternations.
+
+Python's engine tries each branch of an alternation at every position of the
+text, so a pattern of hundreds of phrases costs hundreds of microseconds a
+message even when nothing matches, which is nearly always. RE2 runs the same
+alternation in one linear scan. It lacks lookarounds and reads `\\b` and `\\w`
+as ASCII, so the pattern is loosened until it matches wherever Python's would
+(lookarounds and word boundaries dropped, a word character read as any
+non-space, every Unicode space a space); Python's pattern then decides on the
+rare text that passes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import re2
+
+_SPACE = r"[\s\x{0b}\x{1c}-\x{1f}\x{85}\pZ]"
+
+
+def _without_lookarounds(pattern: str) -> str:
+    out: list[str] = []
+    index = 0
+    while index < len(pattern):
+        if pattern[index] == "\\":
+            out.append(pattern[index : index + 2])
+            index += 2
+        elif pattern.startswith(("(?=", "(?!", "(?<=", "(?<!"), index):
+            index = _group_end(pattern, index)
+        else:
+            out.append(pattern[index])
+            index += 1
+    return "".join(out)
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """The index after the group opened at `start` (escapes and character classes skipped)."""
+    depth, index, in_class = 0, start, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            if pattern[index + 1 : index + 2] == "]":
+                index += 1
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    raise ValueError(f"unbalanced group at {start}")
+
+
+def loosened(pattern: re.Pattern[str]) -> Any:
+    """`pattern` compiled by RE2, matching a superset of what Python's engine matches (see the module)."""
+    loose = _without_lookarounds(pattern.pattern)
+    loose = loose.replace(r"\b", "").replace(r"\w", r"\S").replace(r"\s", _SPACE)
+    flags = "".join(
+        flag for bit, flag in ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s")) if pattern.flags & bit
+    )
+    options = re2.Options()
+    options.max_mem = 64 << 20
+    return re2.compile(f"(?{flags}){loose}" if flags else loose, options)
+
+
+class Layered:
+    """A Python pattern behind its RE2 first pass: `search` says whether Python's pattern matches."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.first = pattern, loosened(pattern)
+
+    def search(self, text: str) -> bool:
+        return self.first.search(text) is not None and self.pattern.search(text) is not None

@@ -1,0 +1,45 @@
+"""The RE2 first pass in front of the injection patterns: it must let through every text that Python's
+pattern matches (or an injection would slip past), and it is what ordinary text stops at."""
+
+import re
+
+import pytest
+
+from compaction.safety import english, languages
+from compaction.safety.first_pass import Layered, loosened
+from compaction.safety.normalize import decoded, fold, skeleton
+from devtools import redaction_eval
+from tests.compaction.red_team_probes import INJECTIONS, ORDINARY
+from tests.reliability.injection_cases import CASES
+
+PATTERNS = {"spaced": languages.SPACED_RE, "injection": english.INJECTION_RE, "indirect": english.INDIRECT_RE}
+
+
+def _views(text: str) -> list[str]:
+    return [view for view in (fold(text), skeleton(text), decoded(text)) if view]
+
+
+def _texts() -> list[str]:
+    probes = [*INJECTIONS.values(), *ORDINARY, *(case[0] if isinstance(case, tuple) else case for case in CASES)]
+    ordinary = redaction_eval.locomo_messages(redaction_eval.default_locomo())[:400]
+    return [view for text in probes + ordinary if isinstance(text, str) for view in _views(text)]
+
+
+@pytest.mark.parametrize("name", PATTERNS)
+def test_the_first_pass_lets_through_every_text_the_pattern_matches(name):
+    pattern, first = PATTERNS[name], loosened(PATTERNS[name])
+    texts = _texts()
+    matched = [text for text in texts if pattern.search(text)]
+    assert matched  # the probes exercise the pattern
+    assert [text for text in matched if first.search(text) is None] == []
+    assert Layered(pattern).search(matched[0]) is True
+
+
+def test_lookarounds_and_word_classes_are_loosened_not_kept():
+    first = loosened(re.compile(r"\bignore(?! me)\s+(?<=\s)all\w*", re.IGNORECASE))
+    assert first.search("IGNORE\u00a0allé") is not None  # a Unicode space and a non-ASCII word character
+    assert first.search("nothing to see") is None
+    refused = re.compile(r"\bignore(?! me)")
+    assert loosened(refused).search("ignore me") is not None  # the lookahead is dropped: a superset
+    assert Layered(refused).search("ignore me") is False  # and Python's pattern still decides
+    assert Layered(refused).search("ignore it") is True
