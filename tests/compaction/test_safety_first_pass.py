@@ -11,6 +11,7 @@ from compaction.safety.normalize import decoded, fold, skeleton
 from devtools import redaction_eval
 from tests.compaction.red_team_probes import INJECTIONS, ORDINARY
 from tests.reliability.injection_cases import CASES
+from tests.reliability.injection_cases import ORDINARY as ORDINARY_CASES
 
 PATTERNS = {"spaced": languages.SPACED_RE, "injection": english.INJECTION_RE, "indirect": english.INDIRECT_RE}
 
@@ -20,9 +21,9 @@ def _views(text: str) -> list[str]:
 
 
 def _texts() -> list[str]:
-    probes = [*INJECTIONS.values(), *ORDINARY, *(case[0] if isinstance(case, tuple) else case for case in CASES)]
+    probes = [*INJECTIONS.values(), *ORDINARY, *CASES, *ORDINARY_CASES]
     ordinary = redaction_eval.locomo_messages(redaction_eval.default_locomo())[:400]
-    return [view for text in probes + ordinary if isinstance(text, str) for view in _views(text)]
+    return [view for text in probes + ordinary for view in _views(text)]
 
 
 @pytest.mark.parametrize("name", PATTERNS)
