@@ -14,6 +14,7 @@ letters beyond ASCII.
 from __future__ import annotations
 
 import functools
+import re
 
 from compaction.safety import english, languages
 from compaction.safety.first_pass import Layered
@@ -62,9 +63,7 @@ def _views(text: str, folded: str) -> list[str]:
     for view in (skeleton(text) if not text.isascii() else None, decoded(text)):
         if view is None or view == folded:
             continue
-        if english.HINTS.isdisjoint(word.strip("_") for word in english.HINT_WORD_RE.findall(view)) and not (
-            "<" in view and "<" not in folded
-        ):
+        if english.HINTS.isdisjoint(_LETTERS_RE.findall(view)) and not ("<" in view and "<" not in folded):
             continue  # no hint word in the view at all: the split into words below would find none either
         words = words if words is not None else _words(folded)
         if not english.HINTS.isdisjoint(_words(view) - words) or "<" in view and "<" not in folded:
@@ -76,6 +75,8 @@ def _words(text: str) -> set[str]:
     return {word.strip(_PUNCTUATION) for word in text.split()}
 
 
+# Runs of letters, joined by single underscores ("im_start"): every hint word `_words` can find is one of them.
+_LETTERS_RE = re.compile("[a-z]+(?:_[a-z]+)*")
 _INJECTION = Layered(english.INJECTION_RE)
 _INDIRECT = Layered(english.INDIRECT_RE)
 _PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»—–…"

@@ -1,11 +1,12 @@
 """The RE2 first pass in front of the injection patterns: it must let through every text that Python's
 pattern matches (or an injection would slip past), and it is what ordinary text stops at."""
 
+import random
 import re
 
 import pytest
 
-from compaction.safety import english, languages
+from compaction.safety import english, languages, normalize
 from compaction.safety.first_pass import Layered, loosened
 from compaction.safety.normalize import decoded, fold, skeleton
 from devtools import redaction_eval
@@ -44,3 +45,20 @@ def test_lookarounds_and_word_classes_are_loosened_not_kept():
     assert loosened(refused).search("ignore me") is not None  # the lookahead is dropped: a superset
     assert Layered(refused).search("ignore me") is False  # and Python's pattern still decides
     assert Layered(refused).search("ignore it") is True
+
+
+def _spelling_game_texts() -> list[str]:
+    """The probes and LoCoMo, folded, and short strings drawn from the characters the pattern turns on: letters,
+    digits, the marks it names, spaces and line breaks (where a lookaround at the text's edge would differ)."""
+    rng = random.Random(12)
+    alphabet = "abzy019@$|!*·•_~^+\\ .-\n"
+    drawn = ["".join(rng.choices(alphabet, k=rng.randint(1, 14))) for _ in range(30_000)]
+    return [fold(text) for text in _texts()] + drawn
+
+
+def test_the_spelling_game_scan_in_re2_answers_as_python_pattern_does():
+    texts = _spelling_game_texts()
+    python = [normalize._GAME_RE.search(text) is not None for text in texts]
+    scan = [normalize._GAME_SCAN.search(text) is not None for text in texts]
+    assert 1_000 < sum(python) < len(texts) - 1_000  # both answers are common in the sample
+    assert [text for text, one, other in zip(texts, python, scan, strict=True) if one != other] == []
