@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable
 
 from compaction import lexicon
+from compaction.safety.first_pass import AsciiTwin
 
 # Constraint wording that binds whatever the sentence's form: "make sure", "please", "you must", "never …".
 _CONSTRAINT_RE = re.compile(
@@ -79,6 +80,7 @@ _NOT_INSTRUCTIONS_RE = re.compile(
 
 
 # Markup or a demand about the reply's form "now": the shape of a prompt injection, never kept as an instruction.
+_NOT_INSTRUCTIONS = AsciiTwin(_NOT_INSTRUCTIONS_RE)  # a long alternation: one RE2 scan on ASCII text
 _INJECTION_SHAPE_RE = re.compile(r"[{}<>]|\bnow (?:respond|reply|answer|output|say|print|write)\b", re.IGNORECASE)
 
 
@@ -119,7 +121,7 @@ def is_instruction(sentence: str, *, screened: bool = False, words: frozenset[st
     if words is not None and _NEEDED.isdisjoint(words) and sentence.isascii():
         return False
     text = sentence.strip()
-    if len(text) < 6 or _NOT_INSTRUCTIONS_RE.search(text) or _INJECTION_SHAPE_RE.search(text):
+    if len(text) < 6 or _NOT_INSTRUCTIONS.search(text) or _INJECTION_SHAPE_RE.search(text):
         return False
     if not (screened and text == sentence) and lexicon.looks_like_injection(text):
         return False

@@ -8,6 +8,10 @@ as ASCII, so the pattern is loosened until it matches wherever Python's would
 (lookarounds and word boundaries dropped, a word character read as any
 non-space, every Unicode space a space); Python's pattern then decides on the
 rare text that passes.
+
+`AsciiTwin` is the exact counterpart for patterns without lookarounds: on
+ASCII text RE2 and Python read `\\b`, `\\w`, `\\d` and case alike, so RE2
+alone answers there and Python's engine only reads the rest.
 """
 
 from __future__ import annotations
@@ -79,3 +83,56 @@ class Layered:
 
     def search(self, text: str) -> bool:
         return self.first.search(text) is not None and self.pattern.search(text) is not None
+
+
+# Python's \s on ASCII text: the information separators count as spaces too.
+_ASCII_SPACE = r"\t\n\x0b\f\r\x1c-\x1f "
+
+
+class AsciiTwin:
+    """A Python pattern and its RE2 copy: `search` says whether Python's pattern matches, asking RE2 when the
+    text is ASCII (one linear scan for a long alternation) and Python's engine otherwise."""
+
+    made: list[AsciiTwin] = []  # every twin built, for the test that holds each to its pattern
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        source = pattern.pattern
+        if any(sign in source for sign in ("(?=", "(?!", "(?<", "\\Z")) or "$" in source and not pattern.flags & re.M:
+            raise ValueError(f"no RE2 twin reads exactly as {source[:40]!r}…: a lookaround or a bare $")
+        source = _ascii_spaces(source)
+        flags = "".join(
+            flag for bit, flag in ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s")) if pattern.flags & bit
+        )
+        options = re2.Options()
+        options.max_mem = 64 << 20
+        self.pattern, self.fast = pattern, re2.compile(f"(?{flags}){source}" if flags else source, options)
+        AsciiTwin.made.append(self)
+
+    def search(self, text: str) -> bool:
+        if text.isascii():
+            return self.fast.search(text) is not None
+        return self.pattern.search(text) is not None
+
+
+def _ascii_spaces(source: str) -> str:
+    """`source` with each \\s and \\S spelled out as Python reads them on ASCII text."""
+    out: list[str] = []
+    index, in_class = 0, False
+    while index < len(source):
+        token = source[index : index + 2] if source[index] == "\\" else source[index]
+        index += len(token)
+        if token == r"\s":
+            token = _ASCII_SPACE if in_class else f"[{_ASCII_SPACE}]"
+        elif token == r"\S":
+            if in_class:
+                raise ValueError(r"no RE2 twin for \S inside a class")
+            token = f"[^{_ASCII_SPACE}]"
+        elif token == "[" and not in_class:
+            in_class = True
+            if source.startswith(("]", "^]"), index):  # a ] first in a class is a character
+                end = source.index("]", index) + 1
+                token, index = source[index - 1 : end], end
+        elif token == "]" and in_class:
+            in_class = False
+        out.append(token)
+    return "".join(out)

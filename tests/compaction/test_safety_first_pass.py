@@ -6,9 +6,11 @@ import re
 
 import pytest
 
-from compaction.safety import english, languages, normalize
-from compaction.safety.first_pass import Layered, loosened
+from compaction import instructions
+from compaction.safety import english, injection, languages, normalize
+from compaction.safety.first_pass import AsciiTwin, Layered, loosened
 from compaction.safety.normalize import decoded, fold, skeleton
+from compaction.summarizers.offline import patterns
 from devtools import redaction_eval
 from tests.compaction.red_team_probes import INJECTIONS, ORDINARY
 from tests.reliability.injection_cases import CASES
@@ -62,3 +64,73 @@ def test_the_spelling_game_scan_in_re2_answers_as_python_pattern_does():
     scan = [normalize._GAME_SCAN.search(text) is not None for text in texts]
     assert 1_000 < sum(python) < len(texts) - 1_000  # both answers are common in the sample
     assert [text for text, one, other in zip(texts, python, scan, strict=True) if one != other] == []
+
+
+TWINS = [*patterns.FLAG_SEARCHES, "not instructions"]
+
+
+def _twin(name: str) -> AsciiTwin:
+    pattern = instructions._NOT_INSTRUCTIONS_RE if name == "not instructions" else patterns.FORMS[name]
+    return next(twin for twin in AsciiTwin.made if twin.pattern is pattern)
+
+
+def _twin_texts(pattern: re.Pattern[str]) -> list[str]:
+    """Ordinary text, and sentences drawn from the pattern's own words and phrases in any case, glued by every kind of
+    space Python's \\s reads on ASCII, punctuation and nothing (where word boundaries fall differently)."""
+    rng = random.Random(len(pattern.pattern))
+    words = re.findall(r"[A-Za-z' ]{2,}", pattern.pattern) + ["I", "we", "the", "x1", "9"]
+    glue = [" ", "  ", "\t", "\x0b", "\x1c", "\x1f", "\f", ", ", ". ", "\n", "-", "_", "'", "", "? ", ": "]
+    drawn = []
+    for _ in range(4_000):
+        text = "".join(rng.choice(words) + rng.choice(glue) for _ in range(rng.randint(1, 6)))
+        drawn.append(text.upper() if rng.random() < 0.1 else text.capitalize() if rng.random() < 0.3 else text)
+    return [*ORDINARY, *ORDINARY_CASES, *redaction_eval.locomo_messages(redaction_eval.default_locomo()), *drawn]
+
+
+@pytest.mark.parametrize("name", [name for name in TWINS if name != "decision"])
+def test_each_ascii_twin_answers_as_its_python_pattern(name):
+    twin = _twin(name)
+    texts = _twin_texts(twin.pattern)
+    python = [twin.pattern.search(text) is not None for text in texts]
+    assert 100 < sum(python) < len(texts) - 100  # both answers are common in the sample
+    assert [text for text, expected in zip(texts, python, strict=True) if twin.search(text) != expected] == []
+
+
+def test_an_ascii_twin_spells_out_python_spaces_and_refuses_what_re2_reads_otherwise():
+    twin = AsciiTwin(re.compile(r"a\sb[\s,]c\Sd", re.IGNORECASE))
+    assert twin.search("A\x1cb\x0bcxd") is True  # information separators and a vertical tab are spaces to Python
+    assert twin.search("a b c d") is False
+    assert twin.search("a\u2028b c\u00e9d") is True  # not ASCII: Python's own engine reads it
+    for source in (r"a(?=b)", r"(?<!x)a", r"end$", r"a\Z", r"[\S]"):
+        with pytest.raises(ValueError):
+            AsciiTwin(re.compile(source))
+
+
+def _hint_texts() -> list[str]:
+    """Folded probes and LoCoMo, and hint words glued to letters, underscores, digits and marks on either side."""
+    rng = random.Random(5)
+    hints = sorted(english.HINTS)
+    glue = ["", " ", "_", "__", "a", "x_", "1", "<", "-", ". ", "é", "\n"]
+    drawn = [
+        rng.choice(glue) + rng.choice(hints) + rng.choice(glue) + rng.choice(hints)[:3] + rng.choice(glue)
+        for _ in range(20_000)
+    ]
+    return [fold(text) for text in _texts()] + drawn
+
+
+def test_the_hint_scan_finds_a_hint_word_exactly_where_the_split_does():
+    texts = _hint_texts()
+    split = [not english.HINTS.isdisjoint(english.HINT_WORD_RE.findall(text)) for text in texts]
+    assert 1_000 < sum(split) < len(texts) - 1_000
+    assert [
+        text
+        for text, found in zip(texts, split, strict=True)
+        if (injection._HINT_SCAN.search(text) is not None) != found
+    ] == []
+
+
+def test_the_view_hint_scan_passes_every_view_whose_words_hold_a_hint():
+    texts = _hint_texts()
+    held = [text for text in texts if not english.HINTS.isdisjoint(injection._words(text))]
+    assert len(held) > 1_000
+    assert [text for text in held if injection._VIEW_HINT_SCAN.search(text) is None] == []

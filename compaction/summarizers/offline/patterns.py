@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from compaction.safety.first_pass import AsciiTwin
+
 # The forms of speech, by name; every one read ignoring case.
 _SOURCES = {
     # What the user wants to achieve: a wish, a need, a target or a request for the work, not small talk.
@@ -72,6 +74,8 @@ _SOURCES = {
 FORMS = {name: re.compile(source, re.IGNORECASE) for name, source in _SOURCES.items()}
 # The forms every unit is flagged with (units._flags), in the order they are looked for.
 FLAGS = ("goal", "decision", "rejected", "next", "state", "open", "blocker")
+# Each flag's search (in RE2 on ASCII text where the pattern has no lookaround): every unit asks each one.
+FLAG_SEARCHES = {flag: FORMS[flag].search if flag == "decision" else AsciiTwin(FORMS[flag]).search for flag in FLAGS}
 # Read with case: the speaker's own "I", and a named owner's capitals.
 OWNER_SELF_RE = re.compile(r"\bI(?:'ll| will| am going to|'m going to| can| shall)\b")
 NAMED_OWNER_RE = re.compile(

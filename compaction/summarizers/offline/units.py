@@ -57,7 +57,7 @@ def speaker_label(item: TranscriptItem) -> str:
     return speaker.capitalize() if speaker in ("user", "assistant") else speaker
 
 
-_FLAG_PATTERNS = tuple((flag, patterns.FORMS[flag]) for flag in patterns.FLAGS)
+_FLAG_SEARCHES = tuple(patterns.FLAG_SEARCHES.items())
 
 
 def _flags(text: str, tokens: frozenset[str], role: str, instruction: bool) -> frozenset[str]:
@@ -68,10 +68,10 @@ def _flags(text: str, tokens: frozenset[str], role: str, instruction: bool) -> f
         flags.add("question")
     if instruction:
         flags.add("instruction")
-    for flag, pattern in _FLAG_PATTERNS:
+    for flag, search in _FLAG_SEARCHES:
         if flag == "goal" and role != "user" or flag == "decision" and question:
             continue
-        if not patterns.HINTS[flag].isdisjoint(tokens) and pattern.search(text):
+        if not patterns.HINTS[flag].isdisjoint(tokens) and search(text):
             flags.add(flag)
     return frozenset(flags)
 
