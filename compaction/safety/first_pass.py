@@ -63,16 +63,31 @@ def _group_end(pattern: str, start: int) -> int:
     raise ValueError(f"unbalanced group at {start}")
 
 
+def scan(source: str, flags: int = 0) -> Any:
+    """An RE2 expression asked only whether it matches (see `found`): no groups are kept."""
+    prefix = "".join(flag for bit, flag in ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s")) if flags & bit)
+    options = re2.Options()
+    options.max_mem = 64 << 20
+    options.never_capture = True
+    return re2.compile(f"(?{prefix}){source}" if prefix else source, options)
+
+
+_UNANCHORED = re2._Anchor.UNANCHORED
+
+
+def found(expression: Any, text: str) -> bool:
+    """Whether an RE2 expression matches anywhere in `text`. Its compiled program is asked directly: the
+    binding's `search` maps offsets back to characters and builds a match object, several times the cost of
+    the scan itself on a sentence."""
+    data = text.encode("utf-8")
+    return expression._regexp.Match(_UNANCHORED, data, 0, len(data))[0][0] != -1
+
+
 def loosened(pattern: re.Pattern[str]) -> Any:
     """`pattern` compiled by RE2, matching a superset of what Python's engine matches (see the module)."""
     loose = _without_lookarounds(pattern.pattern)
     loose = loose.replace(r"\b", "").replace(r"\w", r"\S").replace(r"\s", _SPACE)
-    flags = "".join(
-        flag for bit, flag in ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s")) if pattern.flags & bit
-    )
-    options = re2.Options()
-    options.max_mem = 64 << 20
-    return re2.compile(f"(?{flags}){loose}" if flags else loose, options)
+    return scan(loose, pattern.flags)
 
 
 class Layered:
@@ -82,7 +97,7 @@ class Layered:
         self.pattern, self.first = pattern, loosened(pattern)
 
     def search(self, text: str) -> bool:
-        return self.first.search(text) is not None and self.pattern.search(text) is not None
+        return found(self.first, text) and self.pattern.search(text) is not None
 
 
 # Python's \s on ASCII text: the information separators count as spaces too.
@@ -99,19 +114,11 @@ class AsciiTwin:
         source = pattern.pattern
         if any(sign in source for sign in ("(?=", "(?!", "(?<", "\\Z")) or "$" in source and not pattern.flags & re.M:
             raise ValueError(f"no RE2 twin reads exactly as {source[:40]!r}…: a lookaround or a bare $")
-        source = _ascii_spaces(source)
-        flags = "".join(
-            flag for bit, flag in ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s")) if pattern.flags & bit
-        )
-        options = re2.Options()
-        options.max_mem = 64 << 20
-        self.pattern, self.fast = pattern, re2.compile(f"(?{flags}){source}" if flags else source, options)
+        self.pattern, self.fast = pattern, scan(_ascii_spaces(source), pattern.flags)
         AsciiTwin.made.append(self)
 
     def search(self, text: str) -> bool:
-        if text.isascii():
-            return self.fast.search(text) is not None
-        return self.pattern.search(text) is not None
+        return found(self.fast, text) if text.isascii() else self.pattern.search(text) is not None
 
 
 def _ascii_spaces(source: str) -> str:

@@ -16,10 +16,8 @@ from __future__ import annotations
 import functools
 import re
 
-import re2
-
 from compaction.safety import english, languages
-from compaction.safety.first_pass import Layered
+from compaction.safety.first_pass import Layered, found, scan
 from compaction.safety.normalize import compact, decoded, fold, skeleton
 
 _CACHE_CHARS = 2_000  # texts up to this length are remembered (a piece is checked by several selectors)
@@ -65,7 +63,7 @@ def _views(text: str, folded: str) -> list[str]:
     for view in (skeleton(text) if not text.isascii() else None, decoded(text)):
         if view is None or view == folded:
             continue
-        if _VIEW_HINT_SCAN.search(view) is None and not ("<" in view and "<" not in folded):
+        if not found(_VIEW_HINT_SCAN, view) and not ("<" in view and "<" not in folded):
             continue  # no hint word in the view at all: the split into words below would find none either
         words = words if words is not None else _words(folded)
         if not english.HINTS.isdisjoint(_words(view) - words) or "<" in view and "<" not in folded:
@@ -79,16 +77,16 @@ def _words(text: str) -> set[str]:
 
 _HINT_ALTERNATION = "|".join(re.escape(hint) for hint in sorted(english.HINTS))
 # A hint word that is a whole run of letters and underscores: exactly what the split of `_english` finds.
-_HINT_SCAN = re2.compile(rf"(?:^|[^a-z_])(?:{_HINT_ALTERNATION})(?:$|[^a-z_])")
+_HINT_SCAN = scan(rf"(?:^|[^a-z_])(?:{_HINT_ALTERNATION})(?:$|[^a-z_])")
 # A hint word between any two non-letters: every hint `_words` can find in a view is one (and more).
-_VIEW_HINT_SCAN = re2.compile(rf"(?:^|[^a-z])(?:{_HINT_ALTERNATION})(?:$|[^a-z])")
+_VIEW_HINT_SCAN = scan(rf"(?:^|[^a-z])(?:{_HINT_ALTERNATION})(?:$|[^a-z])")
 _INJECTION = Layered(english.INJECTION_RE)
 _INDIRECT = Layered(english.INDIRECT_RE)
 _PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»—–…"
 
 
 def _english(folded: str) -> bool:
-    if "<" not in folded and "[/inst" not in folded and "[inst" not in folded and _HINT_SCAN.search(folded) is None:
+    if "<" not in folded and "[/inst" not in folded and "[inst" not in folded and not found(_HINT_SCAN, folded):
         return False
     if _INJECTION.search(folded) or _INDIRECT.search(folded):
         return True

@@ -30,9 +30,8 @@ import unicodedata
 from importlib import resources
 from urllib.parse import unquote
 
-import re2
-
 from chatcore.names import INVISIBLE_RE
+from compaction.safety.first_pass import found, scan
 
 __all__ = ["INVISIBLE_RE", "LINE_BREAK_RE", "compact", "decoded", "fold", "skeleton", "unify_lines"]
 
@@ -80,7 +79,7 @@ _GAME_RE = re.compile(
 )
 # The same test in RE2, one linear scan instead of Python's five branches tried at every position: each
 # lookaround becomes the character (or the text's edge) it asks for, which a yes-or-no search may consume.
-_GAME_SCAN = re2.compile(
+_GAME_SCAN = scan(
     r"(?:^|[^a-z])(?:[a-z][^a-z\n]{1,3}){3,}[a-z](?:$|[^a-z])"
     r"|[a-z][0-9@$|!][a-z]|(?:^|[^a-z0-9])[0-9@$][a-z]{2}|[a-z]{2}[0-9@$](?:$|[^a-z0-9])"
     r"|[a-z][*·•_~^+\\][a-z]"
@@ -126,7 +125,7 @@ def skeleton(text: str) -> str:
 
 _ENTITY_RE = re.compile(r"&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z][a-z0-9]{1,31});?", re.IGNORECASE)
 _ESCAPE_RE = re.compile(r"%[0-9a-f]{2}", re.IGNORECASE)
-_CUT_WORD_RE = re.compile(r"(?<=[a-z])-(?=[a-z])")
+_CUT_WORD_RE = re.compile(r"-(?<=[a-z]-)(?=[a-z])")  # the hyphen first: scanned for, not tried at every position
 
 
 def decoded(text: str) -> str | None:
@@ -147,6 +146,6 @@ def compact(text: str, folded: str) -> str | None:
     """Letters only, digits read as letters ("1gn0re all" → "ignoreall"), when `text` shows a spelling game
     (see _GAME_RE) or hid characters; None otherwise, so ordinary text costs one search."""
     hidden = not text.isascii() and INVISIBLE_RE.search(text) is not None
-    if not hidden and _GAME_SCAN.search(folded) is None:
+    if not hidden and not found(_GAME_SCAN, folded):
         return None
     return _NOT_LETTER_RE.sub("", folded.translate(_LEET))

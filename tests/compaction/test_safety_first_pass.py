@@ -8,7 +8,7 @@ import pytest
 
 from compaction import instructions
 from compaction.safety import english, injection, languages, normalize
-from compaction.safety.first_pass import AsciiTwin, Layered, loosened
+from compaction.safety.first_pass import AsciiTwin, Layered, found, loosened, scan
 from compaction.safety.normalize import decoded, fold, skeleton
 from compaction.summarizers.offline import patterns
 from devtools import redaction_eval
@@ -61,9 +61,9 @@ def _spelling_game_texts() -> list[str]:
 def test_the_spelling_game_scan_in_re2_answers_as_python_pattern_does():
     texts = _spelling_game_texts()
     python = [normalize._GAME_RE.search(text) is not None for text in texts]
-    scan = [normalize._GAME_SCAN.search(text) is not None for text in texts]
+    re2_answers = [found(normalize._GAME_SCAN, text) for text in texts]
     assert 1_000 < sum(python) < len(texts) - 1_000  # both answers are common in the sample
-    assert [text for text, one, other in zip(texts, python, scan, strict=True) if one != other] == []
+    assert [text for text, one, other in zip(texts, python, re2_answers, strict=True) if one != other] == []
 
 
 TWINS = [*patterns.FLAG_SEARCHES, "not instructions"]
@@ -122,15 +122,18 @@ def test_the_hint_scan_finds_a_hint_word_exactly_where_the_split_does():
     texts = _hint_texts()
     split = [not english.HINTS.isdisjoint(english.HINT_WORD_RE.findall(text)) for text in texts]
     assert 1_000 < sum(split) < len(texts) - 1_000
-    assert [
-        text
-        for text, found in zip(texts, split, strict=True)
-        if (injection._HINT_SCAN.search(text) is not None) != found
-    ] == []
+    assert [text for text, hint in zip(texts, split, strict=True) if found(injection._HINT_SCAN, text) != hint] == []
 
 
 def test_the_view_hint_scan_passes_every_view_whose_words_hold_a_hint():
     texts = _hint_texts()
     held = [text for text in texts if not english.HINTS.isdisjoint(injection._words(text))]
     assert len(held) > 1_000
-    assert [text for text in held if injection._VIEW_HINT_SCAN.search(text) is None] == []
+    assert [text for text in held if not found(injection._VIEW_HINT_SCAN, text)] == []
+
+
+def test_found_reads_characters_beyond_ascii_as_the_search_does():
+    expression = scan(r"é+[^a-z]x", re.IGNORECASE)
+    for text in ("aÉé—x", "éé x", "ée", "x", "", "日本é\u2028X"):
+        assert found(expression, text) is (expression.search(text) is not None)
+    assert found(expression, "日本é\u2028X") is True
