@@ -1,5 +1,8 @@
 """Shared fixtures: users, API clients, a real OpenAI-compatible server on loopback."""
 
+import importlib
+from types import SimpleNamespace
+
 import pytest
 from django.test import Client
 from rest_framework.test import APIClient
@@ -118,6 +121,21 @@ def _login_failures_reset(request):
 
             reset()
             break
+
+
+@pytest.fixture
+def migration_rows(transactional_db):
+    """The rows the migrations write (the settings row and the shipped profiles), for a transactional test:
+    the flush after any earlier transactional test removed them. Written again by the migration's own steps
+    rather than restored by serialized_rollback, which collides with the content types that such a flush
+    re-creates whenever a transactional test of another module ran first."""
+    from django.apps import apps
+    from django.db import connection
+
+    migration = importlib.import_module("compaction.migrations.0001_squashed")
+    steps = SimpleNamespace(connection=connection)
+    migration.settings_row_create(apps, steps)
+    migration.builtins_create(apps, steps)
 
 
 CHROMIUM = "/usr/bin/chromium"

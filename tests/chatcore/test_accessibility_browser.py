@@ -13,7 +13,7 @@ from tests.a11y import assert_accessible
 from tests.chatcore.factories import UserFactory
 from tests.chatcore.test_views_browser import SCREENSHOTS, TIMEOUT_MS, log_in, pressured_channel, scripts_ready
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("migration_rows")]
 
 # A browser window of 1280×800 at 200% zoom shows 640×400 CSS pixels; at 400%, 320×200.
 ZOOM_200 = {"width": 640, "height": 400}

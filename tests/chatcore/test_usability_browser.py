@@ -17,7 +17,7 @@ from tests.browser import browser_page
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("migration_rows")]
 
 SCREENSHOTS = settings.VAR_DIR / "screenshots"
 TIMEOUT_MS = 15_000

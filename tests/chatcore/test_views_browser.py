@@ -22,9 +22,8 @@ from tests.browser import browser_page
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory
 from tests.compaction.factories import converse
 
-# Serialized rollback: the shipped profiles come back after each test, and
-# transactional tests of other modules that rely on it still find them.
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+# The shipped profiles are written again before each test (migration_rows), whatever ran before.
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("migration_rows")]
 
 SCREENSHOTS = settings.VAR_DIR / "screenshots"
 TIMEOUT_MS = 15_000
