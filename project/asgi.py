@@ -1,5 +1,6 @@
 """The ASGI application (uvicorn in production: project/scripts/serve.sh)."""
 
+import gc
 import os
 import warnings
 
@@ -17,3 +18,7 @@ import openai  # noqa: E402, F401
 # and warns about on every file. That is fine for files served once per browser (hashed names,
 # cached for a year); the warning would only bury real ones in the server's log.
 warnings.filterwarnings("ignore", message="StreamingHttpResponse must consume synchronous iterators")
+
+# What is loaded by now (Django, the apps, the model client) lives as long as the worker: kept out of the
+# collector's full passes, which otherwise walk all of it again whenever a large request triggers one.
+gc.freeze()

@@ -23,6 +23,7 @@ from chatcore.replies import reply_store
 from chatcore.throttling import expensive_call
 from chatcore.tokens import count_tokens
 from chatcore.tools import ReplyTool, tools_offered, tools_registered
+from compaction.collector import collector_paused
 from compaction.gateway import conf
 from compaction.gateway.lookup import deepest_match
 from compaction.gateway.protocol import CompletionRequest, ProtocolError, StoredForm
@@ -242,7 +243,10 @@ def _turn_prepare(*, user: User, request: CompletionRequest) -> Turn:
                 f"No channel {request.channel_id} of yours.", status=404, param="channel_id", code="channel_not_found"
             ) from None
     started = time.perf_counter()
-    channel, leaf, created, appended = _place(user=user, request=request, model=model, pinned=pinned)
+    # Hashing and appending the history: CPU and a few short queries (the channel's row lock is held only by
+    # another call placing its history), never a model call.
+    with collector_paused():
+        channel, leaf, created, appended = _place(user=user, request=request, model=model, pinned=pinned)
     placed = time.perf_counter()
     limit, tools_tokens, server_tokens = _limit(model=model, params=request.params)
     assembled = _fit(channel=channel, user=user, leaf=leaf, limit=limit)

@@ -24,6 +24,7 @@ from chatcore import selectors as chatcore_selectors
 from chatcore.errors import ModelCallFailed, ServiceError, Throttled
 from chatcore.llm_chat import ChatTurn
 from chatcore.metadata import json_loads_bounded
+from compaction.collector import collector_paused
 from compaction.gateway import conf, legacy
 from compaction.gateway.auth import gateway_user
 from compaction.gateway.protocol import CompletionRequest, ProtocolError, completion_request, error_from_validation
@@ -135,7 +136,8 @@ def _prepare(request: HttpRequest) -> tuple[User, CompletionRequest, Turn]:
     started, cpu = time.perf_counter(), time.thread_time()
     user = gateway_user(request)
     request.user = user
-    completion = completion_request(_payload(request), channel_header=request.headers.get("X-Channel-Id"))
+    with collector_paused():  # a resent history is tens of thousands of objects, none in a cycle
+        completion = completion_request(_payload(request), channel_header=request.headers.get("X-Channel-Id"))
     parsed = time.perf_counter()
     turn = turn_prepare(user=user, request=completion)
     turn.timings = {"parse": (parsed - started) * 1000, **turn.timings}

@@ -1,9 +1,12 @@
 """POST /v1/chat/completions with the official `openai` client against uvicorn and the loopback model."""
 
+import gc
+
 import openai
 import pytest
 
 from chatcore.models import AuditEntry, Channel, Cursor, Message, UsageEntry
+from compaction.gateway import services as gateway_services
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, UserFactory
 
@@ -248,3 +251,29 @@ def test_message_names_are_stored_and_forwarded_in_the_form_providers_accept(ope
         {"role": "user", "content": "And I am Bo."},  # a name with a space: kept, not sent (OpenAI refuses it)
     ]
     assert Message.objects.get(content="And I am Bo.").metadata["name"] == "Bo Lee"
+
+
+def test_the_collector_rests_while_a_history_is_read_and_placed_and_never_around_the_model_call(
+    openai_client, chat_model, llm_server, monkeypatch
+):
+    """A resent history is tens of thousands of objects that hold no cycle: reading and placing it with the
+    collector on made it walk them all on long histories (compaction_bench --scenario gateway)."""
+    seen: dict[str, bool] = {}
+    place = gateway_services._place
+
+    def placing(**kwargs):
+        seen.setdefault("placing", gc.isenabled())
+        return place(**kwargs)
+
+    def respond(request: dict) -> Reply:
+        seen.setdefault("model call", gc.isenabled())
+        return Reply(content="Noted.")
+
+    monkeypatch.setattr(gateway_services, "_place", placing)
+    llm_server.responder = respond
+    openai_client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "Plan the week."}])
+    with pytest.raises(openai.BadRequestError):  # refused while it is read: the collector is back on all the same
+        openai_client.chat.completions.create(model=MODEL, messages=[{"role": "wizard", "content": "Plan it."}])
+
+    assert seen == {"placing": False, "model call": True}
+    assert gc.isenabled()
