@@ -27,7 +27,13 @@ from chatcore.metadata import json_loads_bounded
 from compaction.collector import collector_paused
 from compaction.gateway import conf, legacy
 from compaction.gateway.auth import gateway_user
-from compaction.gateway.protocol import CompletionRequest, ProtocolError, completion_request, error_from_validation
+from compaction.gateway.protocol import (
+    CompletionRequest,
+    ProtocolError,
+    completion_request,
+    error_from_validation,
+    lone_surrogates_refused,
+)
 from compaction.gateway.rounds import Spent, answer_complete, round_stream, turn_loop
 from compaction.gateway.services import Turn, model_for_request, turn_prepare, turn_reply_store, upstream_error
 from compaction.gateway.streaming import completion_events
@@ -116,10 +122,13 @@ def _payload(request: HttpRequest) -> dict:
             status=413,
             code="request_too_large",
         )
+    body = request.read(conf.MAX_REQUEST_BYTES + 1) or b"null"
     try:
-        return json_loads_bounded(request.read(conf.MAX_REQUEST_BYTES + 1) or b"null")
+        payload = json_loads_bounded(body)
     except ValueError as error:
         raise ProtocolError(f"The request body is not valid JSON: {error}.", code="invalid_json") from None
+    lone_surrogates_refused(body, payload)
+    return payload
 
 
 def turn_headers(turn: Turn) -> dict[str, str]:

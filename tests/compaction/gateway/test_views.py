@@ -47,3 +47,44 @@ def test_head_options_and_a_wrong_method(asgi_server, token, chat_model):
 def test_a_path_the_gateway_does_not_serve_is_openai_s_404(asgi_server, token, method, path):
     response = httpx.request(method, asgi_server.url + path, headers={"Authorization": f"Bearer {token}"}, json={})
     assert _error(response, 404, "unknown_url")["message"] == f"Invalid URL ({method} {path})"
+
+
+@pytest.mark.parametrize(
+    "message, param",
+    [
+        ('{"role": "user", "content": "Plan \\ud800 it."}', "messages[0].content"),
+        ('{"role": "user", "content": [{"type": "text", "text": "Plan \\udfff it."}]}', "messages[0].content[0].text"),
+        ('{"role": "user", "content": "Plan it.", "\\uDBFF": 1}', "messages[0].\udbff"),
+    ],
+)
+def test_a_lone_surrogate_is_400_naming_its_field_and_stores_nothing(
+    asgi_server, token, chat_model, echo_llm, message, param
+):
+    body = '{"model": "loopback-chat", "messages": [' + message + "]}"
+    response = httpx.post(
+        asgi_server.url + "/v1/chat/completions",
+        content=body,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": {
+            "message": f"{param} holds a lone surrogate (U+D800 to U+DFFF), which is not text: send UTF-8 text, or "
+            "escape both halves of the pair.",
+            "type": "invalid_request_error",
+            "param": param,
+            "code": "invalid_value",
+        }
+    }
+    assert not Message.objects.exists() and echo_llm.requests == []
+
+
+def test_a_surrogate_pair_escaped_in_json_is_the_character_it_encodes(asgi_server, token, chat_model, echo_llm):
+    body = '{"model": "loopback-chat", "messages": [{"role": "user", "content": "Ship it \\ud83d\\ude80"}]}'
+    response = httpx.post(
+        asgi_server.url + "/v1/chat/completions",
+        content=body,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    assert response.status_code == 200
+    assert Message.objects.filter(role="user").get().content == "Ship it \U0001f680"
