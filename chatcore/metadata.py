@@ -17,6 +17,7 @@ measures JSON text without parsing it.
 
 import json
 import math
+import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -119,6 +120,35 @@ def json_loads_bounded(text: str | bytes, *, max_depth: int | None = None, **opt
     if _value_deeper_than(value, limit):
         raise JSONTooDeep(limit)
     return value
+
+
+# JSON can escape half of a surrogate pair ("\\ud800"), which no UTF-8 text and no database can hold.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def json_lone_surrogate(raw: str | bytes, value: Any) -> str | None:
+    """Where parsed JSON `value` (read from `raw`) holds a lone surrogate, as an error names a field
+    ("messages[2].content", "" for the whole value), or None. `value` is only walked when `raw` escapes one
+    (UTF-8 itself cannot carry them), so ordinary text costs one scan."""
+    escaped = _SURROGATE_ESCAPE_BYTES.search(raw) if isinstance(raw, bytes) else _SURROGATE_ESCAPE.search(raw)
+    return _surrogate_path(value, "") if escaped else None
+
+
+def _surrogate_path(value: Any, path: str) -> str | None:
+    if isinstance(value, str):
+        return path if _SURROGATE_RE.search(value) else None
+    if isinstance(value, list):
+        return next((found for i, item in enumerate(value) if (found := _surrogate_path(item, f"{path}[{i}]"))), None)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            field = f"{path}.{key}" if path else str(key)
+            if _SURROGATE_RE.search(key):
+                return field
+            if (found := _surrogate_path(item, field)) is not None:
+                return found
+    return None
 
 
 def _invalid(message: str) -> ValidationError:

@@ -10,13 +10,12 @@ placeholder per part in `content` (what people and summarizers read).
 """
 
 import dataclasses
-import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
 
 from chatcore.chain import canonical_json
-from chatcore.metadata import metadata_validate
+from chatcore.metadata import json_lone_surrogate, metadata_validate
 from compaction.gateway import legacy
 from compaction.gateway.errors import ProtocolError
 from compaction.gateway.params import params_checked
@@ -199,17 +198,9 @@ def completion_request(payload: Any, *, channel_header: str | None = None) -> Co
     )
 
 
-# JSON can escape half of a surrogate pair ("\\ud800") that UTF-8 cannot encode: no database would store it.
-_SURROGATE_ESCAPE_RE = re.compile(rb"\\u[dD][89a-fA-F]")
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-
 def lone_surrogates_refused(body: bytes, payload: Any) -> None:
-    """ProtocolError (400) naming the first field of `payload` that holds a lone surrogate. A body is only
-    walked when its bytes escape one (UTF-8 itself cannot carry them), so an ordinary history costs one scan."""
-    if not _SURROGATE_ESCAPE_RE.search(body):
-        return
-    path = _surrogate_path(payload, "")
+    """ProtocolError (400) naming the first field of `payload` that holds a lone surrogate."""
+    path = json_lone_surrogate(body, payload)
     if path is not None:
         raise ProtocolError(
             f"{path or 'The request body'} holds a lone surrogate (U+D800 to U+DFFF), which is not text: "
@@ -217,22 +208,6 @@ def lone_surrogates_refused(body: bytes, payload: Any) -> None:
             param=path or None,
             code="invalid_value",
         )
-
-
-def _surrogate_path(value: Any, path: str) -> str | None:
-    """Where the first lone surrogate is, as an error's `param` names a field ("messages[2].content")."""
-    if isinstance(value, str):
-        return path if _SURROGATE_RE.search(value) else None
-    if isinstance(value, list):
-        return next((found for i, item in enumerate(value) if (found := _surrogate_path(item, f"{path}[{i}]"))), None)
-    if isinstance(value, dict):
-        for key, item in value.items():
-            field = f"{path}.{key}" if path else str(key)
-            if _SURROGATE_RE.search(key):
-                return field
-            if (found := _surrogate_path(item, field)) is not None:
-                return found
-    return None
 
 
 def error_from_validation(error: ValidationError) -> ProtocolError:

@@ -7,7 +7,7 @@ import zipfile
 
 from django.core.exceptions import ValidationError
 
-from chatcore.metadata import json_loads_bounded
+from chatcore.metadata import json_loads_bounded, json_lone_surrogate
 
 ARCHIVE_MEMBERS = ("conversations.json",)
 
@@ -18,15 +18,23 @@ def _json(raw: bytes, name: str) -> object:
     except UnicodeDecodeError as error:
         raise ValidationError(f"{name} is not UTF-8 text (byte {error.start}).") from None
     try:
-        return json_loads_bounded(text)
+        value = json_loads_bounded(text)
     except ValueError as error:
         lines = [line for line in text.splitlines() if line.strip()]
         if len(lines) > 1:  # JSON Lines: one object per line
             try:
-                return [json_loads_bounded(line) for line in lines]
+                value = [json_loads_bounded(line) for line in lines]
             except ValueError:
-                pass
-        raise ValidationError(f"{name} is not valid JSON: {error}.") from None
+                raise ValidationError(f"{name} is not valid JSON: {error}.") from None
+        else:
+            raise ValidationError(f"{name} is not valid JSON: {error}.") from None
+    if (path := json_lone_surrogate(text, value)) is not None:
+        where = f" at {path}" if path else ""
+        raise ValidationError(
+            f"{name} holds a lone surrogate (U+D800 to U+DFFF){where}, which is not text: "
+            "it was escaped as half of a pair that the rest of the file does not complete."
+        )
+    return value
 
 
 def export_read(raw: bytes, name: str = "The file") -> object:

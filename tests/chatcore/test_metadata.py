@@ -14,6 +14,7 @@ from chatcore.metadata import (
     JSONTooDeep,
     json_depth_exceeds,
     json_loads_bounded,
+    json_lone_surrogate,
     metadata_display,
     metadata_repaired,
     stored_tool_calls,
@@ -214,3 +215,18 @@ def test_the_reported_row_already_stored_renders_on_the_page_and_in_the_api(chan
     assert listed.status_code == 200
     assert listed.json()["results"][-1]["metadata"] == {"tool_calls": [{"function": "x"}]}
     assert Message.objects.get(pk=row.pk).metadata == {"tool_calls": [{"function": "x"}]}
+
+
+@pytest.mark.parametrize(
+    "raw, path",
+    [
+        (b'{"messages": [{"content": "a"}, {"content": ["x", "\\ud800"]}]}', "messages[1].content[1]"),
+        ('{"\\uDFFF": 1}', "\udfff"),
+        ('"\\ud800"', ""),
+        ('{"text": "\\ud83d\\ude80 launched"}', None),  # a whole pair is the character it encodes
+        ('{"text": "\\\\ud800 as written"}', None),  # an escaped backslash, then letters
+        ('{"text": "plain"}', None),
+    ],
+)
+def test_a_lone_surrogate_is_found_where_json_escaped_it(raw, path):
+    assert json_lone_surrogate(raw, json.loads(raw)) == path

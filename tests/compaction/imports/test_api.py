@@ -80,6 +80,18 @@ def test_a_malformed_upload_is_400_and_writes_nothing(api, user):
     assert not Channel.objects.exists() and not Message.objects.exists()
 
 
+def test_an_upload_with_a_lone_surrogate_is_400_and_writes_nothing(api, user):
+    bad = SimpleUploadedFile("chat.json", b'[{"role": "user", "content": "Plan \\ud83d it."}]')
+    response = api.post("/api/imports/", {"format": "openai-messages", "file": bad}, format="multipart")
+    message = (
+        "chat.json holds a lone surrogate (U+D800 to U+DFFF) at [0].content, which is not text: it was escaped as "
+        "half of a pair that the rest of the file does not complete."
+    )
+    assert response.status_code == 400
+    assert response.json() == {"detail": message, "code": "invalid", "errors": {"non_field_errors": [message]}}
+    assert not Channel.objects.exists() and not Message.objects.exists()
+
+
 def test_an_import_needs_a_file_or_data_and_a_known_format(api):
     assert api.post("/api/imports/", {"format": "chatgpt"}, format="json").json() == {
         "detail": "file: Send the export as 'file' (multipart) or as 'export' (JSON).",

@@ -288,6 +288,11 @@ def test_a_zip_archive_is_read_through_its_conversations_json(tmp_path):
         (b"{not json", "upload.json is not valid JSON: Expecting property name enclosed in double quotes: "
          "line 1 column 2 (char 1)."),
         (b"\xff\xfe", "upload.json is not UTF-8 text (byte 0)."),
+        (b'[{"role": "user", "content": "Hi \\ud800"}]', "upload.json holds a lone surrogate (U+D800 to U+DFFF) at "
+         "[0].content, which is not text: it was escaped as half of a pair that the rest of the file does not "
+         "complete."),
+        (b'{"a": 1}\n{"b": "\\udc00"}', "upload.json holds a lone surrogate (U+D800 to U+DFFF) at [1].b, which is "
+         "not text: it was escaped as half of a pair that the rest of the file does not complete."),
     ],
 )  # fmt: skip
 def test_an_unreadable_file_says_why(raw, expected):
