@@ -122,12 +122,6 @@ def json_loads_bounded(text: str | bytes, *, max_depth: int | None = None, **opt
     return value
 
 
-# JSON can escape half of a surrogate pair ("\\ud800"), which no UTF-8 text and no database can hold.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-
 def json_lone_surrogate(raw: str | bytes, value: Any) -> str | None:
     """Where parsed JSON `value` (read from `raw`) holds a lone surrogate, as an error names a field
     ("messages[2].content", "" for the whole value), or None. `value` is only walked when `raw` escapes one
@@ -159,6 +153,12 @@ def _where(path: str) -> str:
     return path or "the metadata"
 
 
+# JSON can escape half of a surrogate pair ("\\ud800"), which no UTF-8 text and no database can hold.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
 def _values_check(metadata: dict) -> None:
     """Plain JSON all the way down, at most MAX_DEPTH levels: walked with a stack, never recursively."""
     stack: list[tuple[object, int, str]] = [(metadata, 1, "")]
@@ -170,12 +170,16 @@ def _values_check(metadata: dict) -> None:
             for key, item in value.items():
                 if not isinstance(key, str) or "\x00" in key:
                     raise _invalid(f"The keys of {_where(path)} must be text without NUL characters.")
+                if _SURROGATE_RE.search(key):
+                    raise _invalid(f"The keys of {_where(path)} may not contain a lone surrogate (U+D800 to U+DFFF).")
                 stack.append((item, depth + 1, f"{path}.{key}" if path else key))
         elif isinstance(value, list | tuple):
             stack.extend((item, depth + 1, f"{path}[{index}]") for index, item in enumerate(value))
         elif isinstance(value, str):
             if "\x00" in value:
                 raise _invalid(f"{_where(path)} may not contain NUL characters.")
+            if _SURROGATE_RE.search(value):  # UTF-8 cannot hold one, nor can PostgreSQL's jsonb
+                raise _invalid(f"{_where(path)} may not contain a lone surrogate (U+D800 to U+DFFF).")
         elif isinstance(value, float):
             if not math.isfinite(value):
                 raise _invalid(f"{_where(path)} must be a finite number.")

@@ -94,6 +94,8 @@ def test_well_formed_tool_calls_and_results_are_stored_as_sent(channel, api):
         ("user", {"score": float("nan")}, "score must be a finite number."),
         ("user", {"when": {1, 2}}, "when is not a JSON value."),
         ("user", {"a": {1: "x"}}, "The keys of a must be text without NUL characters."),
+        ("user", {"note": ["ok", "half \ud800"]}, "note[1] may not contain a lone surrogate (U+D800 to U+DFFF)."),
+        ("user", {"a": {"\udc00": 1}}, "The keys of a may not contain a lone surrogate (U+D800 to U+DFFF)."),
         ("user", ["not", "an", "object"], "Metadata must be an object."),
     ],
 )
