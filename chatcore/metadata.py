@@ -122,6 +122,12 @@ def json_loads_bounded(text: str | bytes, *, max_depth: int | None = None, **opt
     return value
 
 
+# JSON can escape half of a surrogate pair ("\\ud800"), which no UTF-8 text and no database can hold.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
 def json_lone_surrogate(raw: str | bytes, value: Any) -> str | None:
     """Where parsed JSON `value` (read from `raw`) holds a lone surrogate, as an error names a field
     ("messages[2].content", "" for the whole value), or None. `value` is only walked when `raw` escapes one
@@ -151,12 +157,6 @@ def _invalid(message: str) -> ValidationError:
 
 def _where(path: str) -> str:
     return path or "the metadata"
-
-
-# JSON can escape half of a surrogate pair ("\\ud800"), which no UTF-8 text and no database can hold.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 def _values_check(metadata: dict) -> None:

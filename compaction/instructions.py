@@ -77,10 +77,10 @@ _NOT_INSTRUCTIONS_RE = re.compile(
     r"memories|progress|awesome|unforgettable|magic|happen|proud|better))\b",
     re.IGNORECASE,
 )
+_NOT_INSTRUCTIONS = AsciiTwin(_NOT_INSTRUCTIONS_RE)  # a long alternation: one RE2 scan on ASCII text
 
 
 # Markup or a demand about the reply's form "now": the shape of a prompt injection, never kept as an instruction.
-_NOT_INSTRUCTIONS = AsciiTwin(_NOT_INSTRUCTIONS_RE)  # a long alternation: one RE2 scan on ASCII text
 _INJECTION_SHAPE_RE = re.compile(r"[{}<>]|\bnow (?:respond|reply|answer|output|say|print|write)\b", re.IGNORECASE)
 
 

@@ -17,17 +17,7 @@ def _json(raw: bytes, name: str) -> object:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise ValidationError(f"{name} is not UTF-8 text (byte {error.start}).") from None
-    try:
-        value = json_loads_bounded(text)
-    except ValueError as error:
-        lines = [line for line in text.splitlines() if line.strip()]
-        if len(lines) > 1:  # JSON Lines: one object per line
-            try:
-                value = [json_loads_bounded(line) for line in lines]
-            except ValueError:
-                raise ValidationError(f"{name} is not valid JSON: {error}.") from None
-        else:
-            raise ValidationError(f"{name} is not valid JSON: {error}.") from None
+    value = _parsed(text, name)
     if (path := json_lone_surrogate(text, value)) is not None:
         where = f" at {path}" if path else ""
         raise ValidationError(
@@ -35,6 +25,19 @@ def _json(raw: bytes, name: str) -> object:
             "it was escaped as half of a pair that the rest of the file does not complete."
         )
     return value
+
+
+def _parsed(text: str, name: str) -> object:
+    try:
+        return json_loads_bounded(text)
+    except ValueError as error:
+        lines = [line for line in text.splitlines() if line.strip()]
+        if len(lines) > 1:  # JSON Lines: one object per line
+            try:
+                return [json_loads_bounded(line) for line in lines]
+            except ValueError:
+                pass
+        raise ValidationError(f"{name} is not valid JSON: {error}.") from None
 
 
 def export_read(raw: bytes, name: str = "The file") -> object:
