@@ -13,8 +13,8 @@ from compaction.services import channel_compact, summary_branch
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
-from tests.compaction.secrets_table import SECRETS
-from tests.compaction.secrets_table import secret_of as _secret_of
+from tests.compaction.redaction.secrets_table import SECRETS
+from tests.compaction.redaction.secrets_table import secret_of as _secret_of
 
 SECRET_VALUES = [(kind, text, _secret_of(text, secret)) for kind, text, secret in SECRETS]
 

@@ -18,7 +18,7 @@ from compaction.services import channel_compact
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, PersonaFactory
 from tests.compaction.factories import converse
-from tests.reliability.injection_cases import CASES, DIRECT, INDIRECT, LANGUAGES, OBFUSCATED, PAYLOAD
+from tests.compaction.safety.injection_cases import CASES, DIRECT, INDIRECT, LANGUAGES, OBFUSCATED, PAYLOAD
 
 # The first cases go through the model request too; every case through the offline summarizer.
 INJECTIONS = DIRECT + [INDIRECT[0], INDIRECT[-1], LANGUAGES[0], LANGUAGES[14], OBFUSCATED[0], OBFUSCATED[4]]

@@ -13,7 +13,7 @@ from compaction.services import channel_compact
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
-from tests.compaction.secrets_table import SECRETS, secret_of
+from tests.compaction.redaction.secrets_table import SECRETS, secret_of
 
 CASES = [(kind, text, secret_of(text, secret)) for kind, text, secret in SECRETS]
 IDS = [f"{kind}-{index}" for index, (kind, _, _) in enumerate(SECRETS)]

@@ -8,7 +8,7 @@ import pytest
 from compaction.safety import fold, looks_like_injection
 from compaction.safety.normalize import INVISIBLE_RE, compact
 from devtools import redaction_eval as corpora
-from tests.reliability.injection_cases import CASES, DIRECT, INDIRECT, LANGUAGES, OBFUSCATED, ORDINARY
+from tests.compaction.safety.injection_cases import CASES, DIRECT, INDIRECT, LANGUAGES, OBFUSCATED, ORDINARY
 
 
 def test_the_case_set_is_broad():

@@ -1,6 +1,6 @@
 """Adversarial probes written after issue 11's fixes, by someone who had not seen the inputs they were fixed for:
 turn labels, fence breakouts and section headings in other spellings, and instructions to the summarizer in
-other disguises. tests/compaction/test_red_team_*.py put each where untrusted text enters (a message, a tool
+other disguises. tests/compaction/safety/test_*_probes.py put each where untrusted text enters (a message, a tool
 result, a speaker's name, a tool's name) and assert on the real prompt and the real offline summary.
 
 Each structure probe carries FORGED, the text of the line it tries to smuggle; each injection probe carries

@@ -12,9 +12,9 @@ from compaction.safety.first_pass import AsciiTwin, Layered, found, loosened, sc
 from compaction.safety.normalize import decoded, fold, skeleton
 from compaction.summarizers.offline import patterns
 from devtools import redaction_eval
-from tests.compaction.red_team_probes import INJECTIONS, ORDINARY
-from tests.reliability.injection_cases import CASES
-from tests.reliability.injection_cases import ORDINARY as ORDINARY_CASES
+from tests.compaction.safety.injection_cases import CASES
+from tests.compaction.safety.injection_cases import ORDINARY as ORDINARY_CASES
+from tests.compaction.safety.red_team_probes import INJECTIONS, ORDINARY
 
 PATTERNS = {"spaced": languages.SPACED_RE, "injection": english.INJECTION_RE, "indirect": english.INDIRECT_RE}
 

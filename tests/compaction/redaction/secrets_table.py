@@ -1,4 +1,4 @@
-"""The secrets table shared by the redaction tests (tests/compaction/test_redaction.py)
+"""The secrets table shared by the redaction tests (tests/compaction/redaction/test_redact.py)
 and the end-to-end secret tests (tests/reliability/test_secrets.py): one row per
 example, at least 40 kinds. Add new formats here, once."""
 

@@ -1,5 +1,5 @@
 """The conversation each probe is put into, and the checks of what came out, written apart from the product's own
-patterns (tests/compaction/red_team_probes.py has the probes).
+patterns (tests/compaction/safety/red_team_probes.py has the probes).
 
 A line is whatever str.splitlines() or a Markdown reader breaks at, so the checks split at every kind of line
 break; a line "looks like structure" by a small pattern of its own, read after NFKC, without format characters
@@ -18,7 +18,7 @@ from compaction.services.opening import TITLE as OPENING_TITLE
 from compaction.summarizers.offline import BUILTIN_LAYOUTS, summarize_offline
 from compaction.transcript import render_transcript, transcript_items
 from tests.compaction.factories import TOPICS
-from tests.compaction.red_team_probes import FORGED
+from tests.compaction.safety.red_team_probes import FORGED
 
 START = dt.datetime(2024, 5, 3, 9, 0, tzinfo=dt.UTC)
 TURNS = 8  # seven messages and one tool call, each opened by a label of the renderer's

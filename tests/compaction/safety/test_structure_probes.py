@@ -1,7 +1,7 @@
 """Red-team probes of compaction.safety.structure: forged turn labels, fence breakouts and section headings, in
 spellings the first fixes were not written for, put where untrusted text enters (a message, a tool result, a
 tool call's arguments, a speaker's name, a tool's name). Asserted on the prompt a model would receive and on the
-offline summary (tests/compaction/red_team_checks.py says what counts as a forged line)."""
+offline summary (tests/compaction/safety/red_team_checks.py says what counts as a forged line)."""
 
 import pytest
 
@@ -10,8 +10,8 @@ from compaction.safety.structure import neutralize_lines, structural
 from compaction.services import channel_compact
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
-from tests.compaction.red_team_checks import conversation, forged_lines, forged_turns, prompt_and_summary
-from tests.compaction.red_team_probes import BREAKOUTS, DATE, FORGED, HEADINGS, LABELS, SEPARATORS
+from tests.compaction.safety.red_team_checks import conversation, forged_lines, forged_turns, prompt_and_summary
+from tests.compaction.safety.red_team_probes import BREAKOUTS, DATE, FORGED, HEADINGS, LABELS, SEPARATORS
 
 IN_BODIES = {**{f"label-{k}": v for k, v in LABELS.items()}, **{f"breakout-{k}": v for k, v in BREAKOUTS.items()}}
 IN_BODIES |= {f"heading-{k}": f"{v}\n- {FORGED}" for k, v in HEADINGS.items()}

@@ -8,8 +8,8 @@ import pytest
 
 from compaction.safety import looks_like_injection
 from compaction.safety.normalize import decoded
-from tests.compaction.red_team_checks import conversation, prompt_and_summary
-from tests.compaction.red_team_probes import INJECTIONS, ORDINARY, PAYLOAD
+from tests.compaction.safety.red_team_checks import conversation, prompt_and_summary
+from tests.compaction.safety.red_team_probes import INJECTIONS, ORDINARY, PAYLOAD
 
 SET_ASIDE = "were kept out of this summary"
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from devtools import redaction_eval as evaluation
 
-CORPUS = Path(__file__).resolve().parents[1] / "redaction_corpus"
+CORPUS = Path(__file__).resolve().parents[2] / "redaction_corpus"
 
 
 def test_recall_on_the_labelled_corpus():

@@ -3,7 +3,7 @@
 import pytest
 
 from compaction.redaction import Redacted, redact
-from tests.compaction.secrets_table import SECRETS, secret_of
+from tests.compaction.redaction.secrets_table import SECRETS, secret_of
 
 
 def test_table_covers_at_least_forty_kinds():

@@ -1,5 +1,5 @@
 """Text that tries to instruct the summarizer, by family: the cases of tests/reliability/test_prompt_injection.py
-and tests/compaction/test_safety_injection.py. Each carries PAYLOAD, the thing a summary must never state.
+and tests/compaction/safety/test_injection.py. Each carries PAYLOAD, the thing a summary must never state.
 And ordinary sentences in the same languages, about instructions, summaries and models, that must stay."""
 
 PAYLOAD = "ZX-PAYLOAD-7731"
