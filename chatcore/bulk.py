@@ -32,8 +32,9 @@ BATCH_SIZE = 2_000
 class NewMessage:
     """One message to import. `parent` is the index of an earlier item in the
     same import, or None for a message under `under` (a root when `under` is
-    None). `tokens` may be given to skip counting (benchmarks), `chain_hash`
-    when the caller computed it already (the /v1 gateway hashes what it receives)."""
+    None). `tokens` may be given to skip counting (benchmarks; `chars` with them,
+    else the content's length), `chain_hash` when the caller computed it already
+    (the /v1 gateway hashes what it receives; imports, before their transaction)."""
 
     role: str
     content: str
@@ -43,6 +44,7 @@ class NewMessage:
     created_at: datetime | None = None
     tokens: int | None = None
     chain_hash: str = ""
+    chars: int | None = None
 
 
 def _reserve_ids(count: int) -> list[int]:
@@ -108,7 +110,7 @@ def messages_bulk_import(
         if item.tokens is None:
             tokens, chars = services.message_size(content=item.content, metadata=item.metadata)
         else:
-            tokens, chars = item.tokens, len(item.content)
+            tokens, chars = item.tokens, len(item.content) if item.chars is None else item.chars
         built.append(
             Message(
                 id=ids[index],

@@ -57,6 +57,32 @@ COMPACTION_MAX_FOCUS_CHARS (2,000): longest focus text accepted.
 COMPACTION_MAX_CONTENT_CHARS (200,000): longest edited draft accepted.
 COMPACTION_BRANCH_TITLE_SUFFIX (" (continued)"): appended to the title of a
     channel branched from a summary.
+
+Imports (compaction/imports/): an export is read as a stream, one top-level
+value at a time, so these bound what a file can cost the server; a file over
+any of them is refused (400) before anything is written, the message naming
+the limit.
+
+COMPACTION_IMPORT_MAX_FILE_BYTES (256 MiB): the largest file accepted as
+    uploaded (a ZIP counts as sent).
+COMPACTION_IMPORT_MAX_UNPACKED_BYTES (1 GiB): the most JSON text one import
+    reads, once a ZIP is unpacked: the archive's declared size is checked
+    first, and what is read is counted as it streams, so a small archive that
+    unpacks to far more (a "zip bomb") is refused without being unpacked.
+COMPACTION_IMPORT_MAX_CONVERSATION_BYTES (32 MiB): the largest single
+    top-level value (one conversation, or a whole file that is one object);
+    the only part of a file held in memory at once, with what it parses to.
+COMPACTION_IMPORT_MAX_CONVERSATIONS (20,000) and COMPACTION_IMPORT_MAX_MESSAGES
+    (1,000,000): the most conversations, and messages in all, one import
+    stores (counted as the importer will store them: ChatGPT's hidden blank
+    messages left out, a Claude turn with tool use counted per message).
+COMPACTION_IMPORT_SLICE_SECONDS (60): how long one background task writes
+    before it hands the rest of the import to a new task (each conversation
+    is its own transaction either way); kept well inside the task timeout.
+COMPACTION_IMPORT_STORAGE ("default"): the alias in STORAGES where an
+    upload waits for its background import. Web and worker processes must
+    share it: on several machines, a shared storage (object storage, a
+    shared volume). The file is removed when the import ends.
 """
 
 from django.conf import settings
@@ -70,6 +96,7 @@ DRAIN_MARGIN_SECONDS = 30.0
 
 SCAN_TASK = "compaction.tasks.scan"
 AUTO_COMPACT_TASK = "compaction.tasks.auto_compact"
+IMPORT_TASK = "compaction.tasks.conversations_import"
 
 
 def drain_limit() -> float:
@@ -140,6 +167,13 @@ _settings = AppSettings(
         "MAX_FOCUS_CHARS": 2_000,
         "MAX_CONTENT_CHARS": 200_000,
         "BRANCH_TITLE_SUFFIX": " (continued)",
+        "IMPORT_MAX_FILE_BYTES": 256 * 2**20,
+        "IMPORT_MAX_UNPACKED_BYTES": 2**30,
+        "IMPORT_MAX_CONVERSATION_BYTES": 32 * 2**20,
+        "IMPORT_MAX_CONVERSATIONS": 20_000,
+        "IMPORT_MAX_MESSAGES": 1_000_000,
+        "IMPORT_SLICE_SECONDS": 60,
+        "IMPORT_STORAGE": "default",
     },
     derived={"DRAIN_SECONDS": _drain_seconds},
 )
@@ -154,6 +188,13 @@ INPUT_SHARE: float
 MAX_FOCUS_CHARS: int
 MAX_CONTENT_CHARS: int
 BRANCH_TITLE_SUFFIX: str
+IMPORT_MAX_FILE_BYTES: int
+IMPORT_MAX_UNPACKED_BYTES: int
+IMPORT_MAX_CONVERSATION_BYTES: int
+IMPORT_MAX_CONVERSATIONS: int
+IMPORT_MAX_MESSAGES: int
+IMPORT_SLICE_SECONDS: float
+IMPORT_STORAGE: str
 DRAIN_SECONDS: float
 
 __getattr__ = _settings.__getattr__  # PEP 562: `conf.NAME` is read from the settings on each access

@@ -1,7 +1,10 @@
 """Conversations people already have, imported as channels.
 
-`conversation_import` reads one export in one of FORMATS and stores each of
-its conversations as a channel of the owner, all or nothing (`tree.py`):
+An export in one of FORMATS is read one top-level value at a time
+(`files.py`, within the limits of `reading.py`), each conversation stored as
+a channel of the owner in a transaction of its own, by a background task that
+reports its progress (`jobs.py`); exports already in memory go in all or
+nothing (`conversations_import`, `tree.py`). The formats:
 
 - `chatgpt`: ChatGPT's conversations.json, the `mapping` tree of each
   conversation with every edited or regenerated branch, the cursor on
@@ -16,34 +19,28 @@ its conversations as a channel of the owner, all or nothing (`tree.py`):
 """
 
 from django.contrib.auth.models import User
-from django.core.exceptions import ValidationError
 
 from chatcore.models import Channel
-from compaction.imports.chatgpt import chatgpt_conversations
-from compaction.imports.claude import claude_conversations
-from compaction.imports.locomo import locomo_conversations, locomo_date, locomo_turns
-from compaction.imports.openai_messages import openai_messages_conversations
-from compaction.imports.openwebui import openwebui_conversations
-from compaction.imports.tree import conversations_write
+from compaction.imports.formats import FORMATS, PARSERS, format_parser
+from compaction.imports.locomo import locomo_date, locomo_turns
+from compaction.imports.tree import conversations_write, export_items_of
 
-PARSERS = {
-    "chatgpt": chatgpt_conversations,
-    "claude": claude_conversations,
-    "openwebui": openwebui_conversations,
-    "openai-messages": openai_messages_conversations,
-    "locomo": locomo_conversations,
-}
-FORMATS = tuple(PARSERS)
-
-__all__ = ["FORMATS", "conversation_import", "conversations_import", "locomo_date", "locomo_turns"]
+__all__ = [
+    "FORMATS",
+    "PARSERS",
+    "conversation_import",
+    "conversations_import",
+    "locomo_date",
+    "locomo_turns",
+]
 
 
 def conversations_import(*, owner: User, data: object, format: str, title: str | None = None) -> list[Channel]:
-    """Every conversation of an export as a channel (`title`, when given, names them all); ValidationError
-    naming the entry, and nothing written, when the file is not what `format` says."""
-    if format not in PARSERS:
-        raise ValidationError({"format": f"Format must be one of: {', '.join(FORMATS)}."})
-    conversations = PARSERS[format](data)
+    """Every conversation of an export already in memory as a channel (`title`, when given, names them
+    all), all or none; ValidationError naming the entry, and nothing written, when the data is not what
+    `format` says. Files and uploads go through `compaction.imports.jobs` instead (streamed, limited, a
+    conversation per transaction)."""
+    conversations = list(format_parser(format)(export_items_of(data)))
     if title:
         for conversation in conversations:
             conversation.title = title

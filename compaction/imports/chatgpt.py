@@ -13,7 +13,18 @@ code, execution output, browsing displays, quotes, errors, custom
 instructions, thoughts; any other is kept as text with a note.
 """
 
-from compaction.imports.tree import ImportedConversation, ImportedMessage, invalid, obj, timestamp, unknown_content
+from collections.abc import Iterable, Iterator
+
+from compaction.imports.tree import (
+    ExportItem,
+    ImportedConversation,
+    ImportedMessage,
+    conversations_of,
+    invalid,
+    obj,
+    timestamp,
+    unknown_content,
+)
 
 ROLES = {"system", "user", "assistant", "tool"}
 
@@ -164,9 +175,11 @@ def _conversation(item: object, index: int) -> ImportedConversation:
     return ImportedConversation(title or "ChatGPT conversation", list(kept.values()), kept_ancestor(current), label)
 
 
-def chatgpt_conversations(data: object) -> list[ImportedConversation]:
+def _unwrap(data: object) -> list:
     if isinstance(data, dict) and "mapping" in data:
-        data = [data]
-    if not isinstance(data, list):
-        raise invalid("The file", "not a ChatGPT export: expected the list of conversations of conversations.json")
-    return [_conversation(item, index) for index, item in enumerate(data)]
+        return [data]
+    raise invalid("The file", "not a ChatGPT export: expected the list of conversations of conversations.json")
+
+
+def chatgpt_conversations(items: Iterable[ExportItem]) -> Iterator[ImportedConversation]:
+    return conversations_of(items, conversation=_conversation, unwrap=_unwrap)

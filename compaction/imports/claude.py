@@ -16,8 +16,17 @@ it instead, and `current_leaf_message_uuid` is the cursor.
 """
 
 import json
+from collections.abc import Iterable, Iterator
 
-from compaction.imports.tree import ImportedConversation, ImportedMessage, invalid, timestamp, unknown_content
+from compaction.imports.tree import (
+    ExportItem,
+    ImportedConversation,
+    ImportedMessage,
+    conversations_of,
+    invalid,
+    timestamp,
+    unknown_content,
+)
 
 SENDERS = {"human": "user", "user": "user", "assistant": "assistant"}
 ROOT_UUID = "00000000-0000-4000-8000-000000000000"  # the parent Claude names for a conversation's first message
@@ -163,11 +172,13 @@ def _conversation(item: object, index: int) -> ImportedConversation:
     )
 
 
-def claude_conversations(data: object) -> list[ImportedConversation]:
+def _unwrap(data: object) -> list:
     if isinstance(data, dict) and "chat_messages" in data:
-        data = [data]
+        return [data]
     if isinstance(data, dict) and isinstance(data.get("conversations"), list):
-        data = data["conversations"]
-    if not isinstance(data, list):
-        raise invalid("The file", "not a Claude export: expected the list of conversations of conversations.json")
-    return [_conversation(item, index) for index, item in enumerate(data)]
+        return data["conversations"]
+    raise invalid("The file", "not a Claude export: expected the list of conversations of conversations.json")
+
+
+def claude_conversations(items: Iterable[ExportItem]) -> Iterator[ImportedConversation]:
+    return conversations_of(items, conversation=_conversation, unwrap=_unwrap)

@@ -19,10 +19,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+from collections.abc import Iterable, Iterator
 
 from django.core.exceptions import ValidationError
 
-from compaction.imports.tree import ImportedConversation, ImportedMessage
+from compaction.imports.tree import ExportItem, ImportedConversation, ImportedMessage, conversations_of
 
 _SESSION_RE = re.compile(r"^session_(\d+)$")
 _DATE_RE = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.I)
@@ -83,8 +84,12 @@ def locomo_turns(data: dict) -> list[Turn]:
     return turns
 
 
-def locomo_conversations(data: object) -> list[ImportedConversation]:
-    """One conversation, one message per turn, in order."""
+def locomo_conversations(items: Iterable[ExportItem]) -> Iterator[ImportedConversation]:
+    """One conversation per LoCoMo object (a file is usually one), one message per turn, in order."""
+    return conversations_of(items, conversation=_conversation, unwrap=lambda data: [data])
+
+
+def _conversation(data: object, index: int) -> ImportedConversation:
     if not isinstance(data, dict):
         raise ValidationError("Not a LoCoMo conversation: expected a JSON object.")
     turns = locomo_turns(data)
@@ -100,4 +105,4 @@ def locomo_conversations(data: object) -> list[ImportedConversation]:
         for index, turn in enumerate(turns)
     ]
     label = f"{data['speaker_a']} and {data['speaker_b']} (LoCoMo)"
-    return [ImportedConversation(title=label, messages=messages, label=label)]
+    return ImportedConversation(title=label, messages=messages, label=label)

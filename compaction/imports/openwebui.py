@@ -10,9 +10,13 @@ data URL goes to models as an image part again. `timestamp` is in seconds
 accepted too.
 """
 
+from collections.abc import Iterable, Iterator
+
 from compaction.imports.tree import (
+    ExportItem,
     ImportedConversation,
     ImportedMessage,
+    conversations_of,
     invalid,
     obj,
     text_of,
@@ -91,9 +95,11 @@ def _conversation(item: object, index: int) -> ImportedConversation:
     return ImportedConversation(title or "Open WebUI chat", messages, str(current) if current else None, label)
 
 
-def openwebui_conversations(data: object) -> list[ImportedConversation]:
+def _unwrap(data: object) -> list:
     if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list):
-        raise invalid("The file", "not an Open WebUI export: expected a list of chats")
-    return [_conversation(item, index) for index, item in enumerate(data)]
+        return [data]
+    raise invalid("The file", "not an Open WebUI export: expected a list of chats")
+
+
+def openwebui_conversations(items: Iterable[ExportItem]) -> Iterator[ImportedConversation]:
+    return conversations_of(items, conversation=_conversation, unwrap=_unwrap)

@@ -13,7 +13,7 @@ writes nothing, and the error names the entry.
 import dataclasses
 import datetime as dt
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -21,6 +21,9 @@ from django.db import transaction
 
 from chatcore import services as chatcore_services
 from chatcore.bulk import NewMessage, messages_bulk_import
+from chatcore.chain import chain_hash, chain_seed
+from chatcore.errors import error_text
+from chatcore.metadata import metadata_validate
 from chatcore.models import Channel, Message
 
 
@@ -40,6 +43,40 @@ class ImportedConversation:
     messages: list[ImportedMessage]
     current: str | None = None  # the export's cursor; without one, the latest leaf under the last message
     label: str = ""  # how errors name the conversation, e.g. 'conversations[3] ("Trip")'
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportItem:
+    """One top-level value of an export file, parsed: an item of its top-level list (or a line of JSON
+    Lines) at `index`, or, when `whole`, the one object the file is. `size`: its bytes of JSON text."""
+
+    value: object
+    index: int = 0
+    whole: bool = False
+    size: int = 0
+
+
+def export_items_of(data: object) -> list[ExportItem]:
+    """The items of an export already parsed in memory, as the file reader would give them."""
+    if isinstance(data, list):
+        return [ExportItem(value, index) for index, value in enumerate(data)]
+    return [ExportItem(data, whole=True)]
+
+
+def conversations_of(
+    items: Iterable[ExportItem],
+    *,
+    conversation: Callable[[object, int], ImportedConversation],
+    unwrap: Callable[[object], list],
+) -> Iterator[ImportedConversation]:
+    """Each item as a conversation (`conversation(value, index)`); a file that is one object is first
+    `unwrap`ped into the conversations it holds (ValidationError when it is not an export of the format)."""
+    for item in items:
+        if item.whole:
+            for index, value in enumerate(unwrap(item.value)):
+                yield conversation(value, index)
+        else:
+            yield conversation(item.value, item.index)
 
 
 def obj(value: object) -> dict:
@@ -107,26 +144,71 @@ def _ordered(conversation: ImportedConversation) -> list[ImportedMessage]:
     return ordered
 
 
-def _write(*, owner: User, conversation: ImportedConversation, source: str) -> Channel:
+@dataclasses.dataclass
+class PreparedConversation:
+    """A conversation checked and in the bulk importer's form, ready for one short write: everything that
+    costs time (ordering, checks, and with an owner, token counts and chain hashes) is done before the
+    transaction opens."""
+
+    title: str
+    label: str
+    items: list[NewMessage]
+    current: int  # the item the owner's cursor goes to
+    exact: bool  # the export named its cursor (else the latest leaf under that item)
+
+
+def _checked_metadata(conversation: ImportedConversation, message: ImportedMessage, source: str) -> dict:
+    metadata = {**message.metadata, "source": source, "source_id": message.key}
+    try:
+        return metadata_validate(role=message.role, metadata=metadata)
+    except ValidationError as error:
+        raise invalid(conversation.label, f"message {message.key!r}: {error_text(error)}") from None
+
+
+def conversation_prepare(
+    *, conversation: ImportedConversation, source: str, owner_id: int | None = None
+) -> PreparedConversation:
+    """The conversation's messages parents first, each checked as a write would check it; ValidationError
+    naming the conversation otherwise. With `owner_id`, each message's size and chain hash too (what the
+    write would otherwise work out inside its transaction)."""
     ordered = _ordered(conversation)
     if not ordered:
         raise invalid(conversation.label, "the conversation has no messages")
-    if conversation.current is not None and conversation.current not in {m.key for m in ordered}:
-        raise invalid(conversation.label, f"the current message {conversation.current!r} is not in the file")
     index = {message.key: position for position, message in enumerate(ordered)}
+    if conversation.current is not None and conversation.current not in index:
+        raise invalid(conversation.label, f"the current message {conversation.current!r} is not in the file")
     items = []
     for message in ordered:
         if message.role not in Message.Role.values:
             raise invalid(conversation.label, f"message {message.key!r} has the role {message.role!r}")
-        metadata = {**message.metadata, "source": source, "source_id": message.key}
+        metadata = _checked_metadata(conversation, message, source)
         parent = index[message.parent] if message.parent is not None else None
         items.append(NewMessage(message.role, message.content, parent, metadata, created_at=message.created_at))
-    channel = chatcore_services.channel_create(owner=owner, title=(conversation.title or "Imported conversation"))
-    built = messages_bulk_import(channel=channel, user=owner, items=items, move_cursor=False)
+    if owner_id is not None:
+        _sized(items, owner_id=owner_id)
     # The export's cursor exactly; without one, the latest leaf under its last message.
-    current = conversation.current or conversation.messages[-1].key
+    current = index[conversation.current or conversation.messages[-1].key]
+    title = conversation.title or "Imported conversation"
+    return PreparedConversation(title, conversation.label, items, current, conversation.current is not None)
+
+
+def _sized(items: list[NewMessage], *, owner_id: int) -> None:
+    seed = chain_seed(owner_id)
+    for item in items:
+        item.tokens, item.chars = chatcore_services.message_size(content=item.content, metadata=item.metadata)
+        parent_hash = items[item.parent].chain_hash if item.parent is not None else seed
+        item.chain_hash = chain_hash(
+            parent_hash=parent_hash, role=item.role, content=item.content, metadata=item.metadata
+        )
+
+
+@transaction.atomic
+def conversation_write(*, owner: User, prepared: PreparedConversation) -> Channel:
+    """One conversation as a channel of `owner`, in one transaction: it appears whole or not at all."""
+    channel = chatcore_services.channel_create(owner=owner, title=prepared.title)
+    built = messages_bulk_import(channel=channel, user=owner, items=prepared.items, move_cursor=False)
     chatcore_services.cursor_move(
-        channel=channel, user=owner, message_id=built[index[current]].pk, exact=conversation.current is not None
+        channel=channel, user=owner, message_id=built[prepared.current].pk, exact=prepared.exact
     )
     channel.refresh_from_db()
     return channel
@@ -134,10 +216,13 @@ def _write(*, owner: User, conversation: ImportedConversation, source: str) -> C
 
 @transaction.atomic
 def conversations_write(*, owner: User, conversations: Iterable[ImportedConversation], source: str) -> list[Channel]:
-    """Every conversation as a channel of `owner`, all or none."""
-    channels = [_write(owner=owner, conversation=c, source=source) for c in conversations]
-    if not channels:
+    """Every conversation as a channel of `owner`, all or none: every one is checked before the first is
+    written. For exports already in memory (the benchmarks, the fidelity run, tests); uploads and files go
+    through `compaction.imports.jobs`, a conversation per transaction."""
+    prepared = [conversation_prepare(conversation=c, source=source, owner_id=owner.pk) for c in conversations]
+    if not prepared:
         raise ValidationError("The file holds no conversation.")
+    channels = [conversation_write(owner=owner, prepared=p) for p in prepared]
     chatcore_services.audit_record(
         actor=owner,
         action="conversation.import",

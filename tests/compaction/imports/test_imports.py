@@ -285,8 +285,14 @@ def test_a_zip_archive_is_read_through_its_conversations_json(tmp_path):
     "raw, expected",
     [
         (b"", "upload.json is empty."),
-        (b"{not json", "upload.json is not valid JSON: Expecting property name enclosed in double quotes: "
-         "line 1 column 2 (char 1)."),
+        (b"{not json", "upload.json is not valid JSON: Expecting property name enclosed in double quotes at "
+         "byte 1."),
+        (b'[{"a": 1}, {"b": ]', "upload.json is not valid JSON at [1]: Expecting value at byte 17."),
+        (b'[{"a": 1} {"b": 2}]', "upload.json is not valid JSON: expected ',' or ']' after [0] at byte 10."),
+        (b'[{"a": 1}] []', "upload.json is not valid JSON: extra data after the list at byte 11."),
+        (b'[{"a": 1},', "upload.json is not valid JSON at [1]: the file ends at byte 10, where a value should be."),
+        (b'\xef\xbb\xbf[{"a": 1}, x]', "upload.json is not valid JSON at [1]: Expecting value at byte 14."),
+        (b'[{"a": "caf\xc3"}]', "upload.json is not UTF-8 text (byte 11)."),
         (b"\xff\xfe", "upload.json is not UTF-8 text (byte 0)."),
         (b'[{"role": "user", "content": "Hi \\ud800"}]', "upload.json holds a lone surrogate (U+D800 to U+DFFF) at "
          "[0].content, which is not text: it was escaped as half of a pair that the rest of the file does not "
