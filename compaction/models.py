@@ -2,12 +2,15 @@
 auto-compaction settings, and one lease row per channel that makes
 compaction single-flight across every process and machine."""
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.files.storage import Storage, storages
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
 from chatcore.models import Channel, LLMModel, Persona, UsageEntry
+from compaction import conf
 
 
 class CompactionProfile(models.Model):
@@ -180,6 +183,73 @@ class CompactionLease(models.Model):
 
     def __str__(self) -> str:
         return f"Lease of channel {self.channel_id}"
+
+
+def import_storage() -> Storage:
+    """Where uploads wait for their import (COMPACTION_IMPORT_STORAGE), read when used."""
+    return storages[conf.IMPORT_STORAGE]
+
+
+class ConversationImport(models.Model):
+    """An export being imported in the background: the file as uploaded, what checking it counted, and
+    how far the writing has come. Each conversation is written in a transaction of its own that also
+    moves `conversations_done`, so the counts are exactly what is in the database, and a run that stops
+    (a failure, a killed worker, the end of its time slice) is resumed after the last conversation
+    written. `holder` and `held_until` make one run at a time hold the import (a conditional UPDATE, as
+    compaction leases are taken)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    format = models.CharField(max_length=32)
+    title = models.CharField(max_length=200, blank=True)
+    file_name = models.CharField(max_length=255)
+    file = models.FileField(upload_to="compaction/imports/", storage=import_storage, blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    conversations_total = models.PositiveIntegerField(default=0)
+    messages_total = models.PositiveIntegerField(default=0)
+    conversations_done = models.PositiveIntegerField(default=0)
+    messages_done = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    failures = models.PositiveSmallIntegerField(default=0, help_text="Failed runs in a row.")
+    holder = models.CharField(max_length=100, blank=True)
+    held_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-created_at"], name="import_owner_created_idx")]
+
+    def __str__(self) -> str:
+        return f"Import #{self.pk} of {self.file_name} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class ImportedChannel(models.Model):
+    """A channel an import wrote: the conversation at `position` among those of its file."""
+
+    conversation_import = models.ForeignKey(ConversationImport, on_delete=models.CASCADE, related_name="imported")
+    channel = models.OneToOneField(Channel, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["conversation_import", "position"], name="one_channel_per_position")
+        ]
+
+    def __str__(self) -> str:
+        return f"Channel {self.channel_id} from import {self.conversation_import_id}"
 
 
 class UsageDashboard(UsageEntry):

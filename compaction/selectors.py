@@ -5,7 +5,7 @@ from django.db.models import F, Q, QuerySet
 
 from chatcore.errors import NotFound
 from chatcore.models import Channel, Persona, Summary
-from compaction.models import CompactionProfile
+from compaction.models import CompactionProfile, ConversationImport, ImportedChannel
 
 
 def profile_list() -> QuerySet[CompactionProfile]:
@@ -52,3 +52,16 @@ def summary_get(*, user: User, summary_id: int) -> Summary:
         return summaries_for_user(user=user).get(pk=summary_id)
     except (Summary.DoesNotExist, ValueError, TypeError):
         raise NotFound("Summary not found.") from None
+
+
+def import_get(*, user: User, import_id: int) -> ConversationImport:
+    """One of the user's imports; anything else is 'not found'."""
+    try:
+        return ConversationImport.objects.get(owner=user, pk=import_id)
+    except (ConversationImport.DoesNotExist, ValueError, TypeError):
+        raise NotFound("Import not found.") from None
+
+
+def import_channels(*, conversation_import: ConversationImport) -> QuerySet[ImportedChannel]:
+    """The channels an import wrote, in the file's order, each with its channel loaded."""
+    return ImportedChannel.objects.filter(conversation_import=conversation_import).select_related("channel")

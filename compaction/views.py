@@ -27,10 +27,7 @@ from chatcore.web import (
     with_retry_after,
 )
 from compaction import selectors, services
-from compaction.api.imports import MAX_IMPORT_BYTES
-from compaction.forms import ChannelCompactionForm, CompactForm, ImportForm
-from compaction.imports import conversations_import
-from compaction.imports.files import export_read
+from compaction.forms import ChannelCompactionForm, CompactForm
 from compaction.scanner.selectors import compaction_settings_get
 from compaction.services.summarize import summarizer_is_offline
 from compaction.summarizers.offline.profiles import offline_notes
@@ -220,26 +217,3 @@ def channel_settings(request: AuthenticatedRequest, channel_id: int) -> HttpResp
     return render(
         request, "compaction/channel_settings.html", {"channel": channel, "form": form, "site": site}, status=status
     )
-
-
-@login_required
-@require_POST
-def conversations_upload(request: AuthenticatedRequest) -> HttpResponse:
-    """The channel list's import form: the channels appear in the list (or the one imported opens)."""
-    form = ImportForm(request.POST, request.FILES)
-    if not form.is_valid():
-        messages.error(request, "Choose an export file and where it comes from.")
-        return redirect("chat:channels")
-    upload = form.cleaned_data["file"]
-    try:
-        if upload.size > MAX_IMPORT_BYTES:
-            raise ValidationError(f"The file is larger than {MAX_IMPORT_BYTES // 2**20} MB.")
-        channels = conversations_import(
-            owner=request.user, data=export_read(upload.read(), upload.name), format=form.cleaned_data["format"]
-        )
-    except ValidationError as error:
-        messages.error(request, f"Nothing was imported: {page_error_text(error)}")
-        return redirect("chat:channels")
-    count = len(channels)
-    messages.success(request, f"Imported {count} conversation{'s' if count != 1 else ''} from {upload.name}.")
-    return redirect("chat:channel", channels[0].pk) if count == 1 else redirect("chat:channels")

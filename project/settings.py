@@ -180,6 +180,8 @@ STORAGES = {
         )
     },
 }
+# Uploaded files: an import's export waits here for its background task (COMPACTION_IMPORT_STORAGE).
+MEDIA_ROOT = VAR_DIR / "media"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"

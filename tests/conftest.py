@@ -109,6 +109,28 @@ def _expensive_rate(settings):
     settings.THROTTLE_EXPENSIVE_RATE = "100000/min"
 
 
+@pytest.fixture(scope="session")
+def _media_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("media")
+
+
+@pytest.fixture(autouse=True)
+def _media(settings, _media_root):
+    """Uploaded files (an import's export waiting for its task) go to a temporary folder, never var/."""
+    settings.MEDIA_ROOT = _media_root
+
+
+@pytest.fixture
+def tasks_run(monkeypatch, django_capture_on_commit_callbacks):
+    """A context manager: the django-q2 tasks queued after commit inside it run before it exits, in this
+    process, through django-q2's sync mode (the task body as a worker runs it; test_import_cluster.py and
+    test_auto_cluster.py use real qclusters)."""
+    from django_q.conf import Conf
+
+    monkeypatch.setattr(Conf, "SYNC", True)
+    return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
 @pytest.fixture(autouse=True)
 def _login_failures_reset(request):
     """Every test with a database starts with no failed log-in on record (django-axes keeps them in

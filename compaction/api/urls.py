@@ -21,6 +21,7 @@ urlpatterns = [
     path("channels/<int:channel_id>/", include(channel_urls)),
     path("summaries/<int:summary_id>/revert/", views.SummaryRevertView.as_view(), name="api-summary-revert"),
     path("imports/", imports.ImportView.as_view(), name="api-imports"),
+    path("imports/<int:import_id>/", imports.ImportStatusView.as_view(), name="api-import"),
     path("profiles/", views.ProfileListView.as_view(), name="api-profiles"),
     path("profiles/export/", views.ProfileExportView.as_view(), name="api-profiles-export"),
     path("profiles/import/", views.ProfileImportView.as_view(), name="api-profiles-import"),

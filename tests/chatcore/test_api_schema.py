@@ -22,6 +22,7 @@ DECLARED = {
     "profiles_list": {404},
     "profiles_export_retrieve": {403},
     "channels_export_retrieve": {403},
+    "imports_create": {429},
 }
 ERROR_SHAPES = {"#/components/schemas/Error", "#/components/schemas/ValidationError"}
 

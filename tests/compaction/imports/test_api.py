@@ -1,4 +1,5 @@
-"""POST /api/imports/, the channel list's upload form, and GET /api/channels/{id}/export/?format=..."""
+"""POST /api/imports/ and GET /api/imports/{id}/, the channel list's upload form and the progress page, and
+GET /api/channels/{id}/export/?format=..."""
 
 from pathlib import Path
 
@@ -7,10 +8,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from chatcore import selectors, services
-from chatcore.api.serializers import ChannelSerializer
 from chatcore.models import Channel, Cursor, Message
 from compaction.imports import conversations_import
 from compaction.imports.files import export_read
+from compaction.models import ConversationImport
 from tests.chatcore.factories import ChannelFactory, UserFactory
 
 EXPORTS = Path(__file__).parent / "exports"
@@ -55,20 +56,80 @@ def branched_channel(user):
     return channel
 
 
-def test_the_api_imports_an_uploaded_export(api, user):
-    response = api.post("/api/imports/", {"format": "chatgpt", "file": upload("chatgpt.json")}, format="multipart")
+def status_body(job: ConversationImport, **changes) -> dict:
+    """The whole status body of an import as the API answers it."""
+    channels = list(job.imported.order_by("position").values_list("channel_id", flat=True))
+    body = {
+        "id": job.pk,
+        "url": f"/api/imports/{job.pk}/",
+        "status": job.status,
+        "format": job.format,
+        "file_name": job.file_name,
+        "title": job.title,
+        "conversations_total": job.conversations_total,
+        "conversations_done": job.conversations_done,
+        "messages_total": job.messages_total,
+        "messages_done": job.messages_done,
+        "channels": channels,
+        "error": job.error,
+        "created_at": job.created_at.isoformat().replace("+00:00", "Z"),
+        "started_at": job.started_at and job.started_at.isoformat().replace("+00:00", "Z"),
+        "finished_at": job.finished_at and job.finished_at.isoformat().replace("+00:00", "Z"),
+    }
+    return body | changes
 
+
+def test_the_api_checks_the_export_and_imports_it_in_the_background(api, user, tasks_run):
+    with tasks_run():
+        response = api.post("/api/imports/", {"format": "chatgpt", "file": upload("chatgpt.json")}, format="multipart")
+        job = ConversationImport.objects.get()
+        assert response.status_code == 202
+        assert response["Location"] == f"/api/imports/{job.pk}/"
+        assert response.json() == {
+            **status_body(job),
+            "status": "queued",
+            "file_name": "chatgpt.json",
+            "conversations_total": 2,
+            "conversations_done": 0,
+            "messages_total": 17,
+            "messages_done": 0,
+            "channels": [],
+            "started_at": None,
+        }
+        assert not Channel.objects.exists()  # nothing is written before the task runs
+
+    status = api.get(f"/api/imports/{job.pk}/")
+    job.refresh_from_db()
     channels = list(Channel.objects.filter(owner=user).order_by("id"))
-    assert response.status_code == 201
-    assert response.json() == {"channels": ChannelSerializer(channels, many=True).data}
+    assert status.status_code == 200
+    assert status.json() == {
+        **status_body(job),
+        "status": "done",
+        "conversations_done": 2,
+        "messages_done": 17,
+        "channels": [c.pk for c in channels],
+        "error": "",
+    }
+    assert job.started_at <= job.finished_at
     assert [c.title for c in channels] == ["Trip to Lisbon", "Tram poster"]
+    assert not job.file  # the upload is removed once imported
 
 
-def test_the_api_takes_the_export_as_json_too(api, user):
+def test_the_api_takes_the_export_as_json_too(api, user, tasks_run):
     data = export_read((EXPORTS / "openai_messages.jsonl").read_bytes())
-    response = api.post("/api/imports/", {"format": "openai-messages", "export": data, "title": "Mine"}, format="json")
-    assert response.status_code == 201
-    assert [c["title"] for c in response.json()["channels"]] == ["Mine", "Mine"]
+    with tasks_run():
+        response = api.post(
+            "/api/imports/", {"format": "openai-messages", "export": data, "title": "Mine"}, format="json"
+        )
+    assert response.status_code == 202
+    assert (response.json()["file_name"], response.json()["title"]) == ("export", "Mine")
+    assert list(Channel.objects.filter(owner=user).values_list("title", flat=True)) == ["Mine", "Mine"]
+
+
+def test_someone_else_s_import_is_not_found(api, db):
+    theirs = ConversationImport.objects.create(owner=UserFactory(), format="chatgpt", file_name="x.json")
+    response = api.get(f"/api/imports/{theirs.pk}/")
+    assert (response.status_code, response.json()) == (404, {"detail": "Import not found.", "code": "not_found"})
 
 
 def test_a_malformed_upload_is_400_and_writes_nothing(api, user):
@@ -98,7 +159,12 @@ def test_an_import_needs_a_file_or_data_and_a_known_format(api):
         "code": "invalid",
         "errors": {"file": ["Send the export as 'file' (multipart) or as 'export' (JSON)."]},
     }
-    assert api.post("/api/imports/", {"format": "myspace", "export": []}, format="json").status_code == 400
+    assert api.post("/api/imports/", {"format": "myspace", "export": []}, format="json").json() == {
+        "detail": "format: Format must be one of: chatgpt, claude, openwebui, openai-messages, locomo.",
+        "code": "invalid",
+        "errors": {"format": ["Format must be one of: chatgpt, claude, openwebui, openai-messages, locomo."]},
+    }
+    assert not ConversationImport.objects.exists()
 
 
 def test_imports_need_authentication():
@@ -184,15 +250,23 @@ def test_the_native_export_stays_for_staff_only(api, branched_channel):
     assert api.get(f"/api/channels/{branched_channel.pk}/export/").status_code == 403
 
 
-def test_the_channel_list_offers_the_upload_form_and_imports(client_user, user):
+def test_the_channel_list_offers_the_upload_form_and_imports(client_user, user, tasks_run):
     page = client_user.get("/").content.decode()
     assert 'action="/imports/"' in page and 'enctype="multipart/form-data"' in page
 
-    response = client_user.post("/imports/", {"format": "openwebui", "file": upload("openwebui.json")})
+    with tasks_run():
+        response = client_user.post("/imports/", {"format": "openwebui", "file": upload("openwebui.json")})
+        job = ConversationImport.objects.get()
+        assert response.status_code == 302 and response["Location"] == f"/imports/{job.pk}/"
+        waiting = client_user.get(response["Location"]).content.decode()
+        assert "Waiting for a worker: 0 of 1 conversation imported so far." in waiting
+        assert 'hx-trigger="every 2s"' in waiting  # htmx asks again while it runs
 
     channel = Channel.objects.get(owner=user)
-    assert response.status_code == 302 and response["Location"] == f"/channels/{channel.pk}/"
-    assert "Imported 1 conversation from openwebui.json." in client_user.get(response["Location"]).content.decode()
+    done = client_user.get(response["Location"], HTTP_HX_REQUEST="true").content.decode()
+    assert done.startswith('<div id="import-status"') and "hx-trigger" not in done  # finished: no more asking
+    assert "Done: 1 conversation imported (7 messages), every branch kept." in done
+    assert f'<a href="/channels/{channel.pk}/">' in done
 
 
 def test_a_bad_upload_in_the_page_says_why_and_writes_nothing(client_user, user):
