@@ -4,8 +4,10 @@ A limit kept by each interface leaks: the pages once skipped the API's throttle
 entirely. So the services that start model work open `expensive_call(user=...)`
 before they write anything: a reply (`chatcore.replies.reply_prepare`: pages,
 API, `reply_generate`), a gateway turn (`compaction.gateway.services.turn_prepare`),
-a manual compaction or its preview (`compaction.services.channel_compact`) and a
-branch (`compaction.services.summary_branch`). Pages, API, /v1, admin actions and
+a manual compaction or its preview (`compaction.services.channel_compact`), a
+branch (`compaction.services.summary_branch`), and an import of conversations
+(`compaction.imports.jobs.import_create`), which calls no model but reads and
+writes as much as many replies. Pages, API, /v1, admin actions and
 commands therefore all count against the same bucket, one per person; an
 operation that contains another (a branch that drafts a summary, a gateway turn
 that compacts first) counts once. Automatic compaction is nobody's request and
@@ -31,6 +33,7 @@ from django.core.cache import cache
 from chatcore.errors import Throttled
 
 DEFAULT_EXPENSIVE_RATE = "30/min"
+REFUSED_WHAT = "requests that call a model"
 _PERIOD_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _PERIOD_WORDS = {1: "a second", 60: "a minute", 3600: "an hour", 86400: "a day"}
 
@@ -52,8 +55,9 @@ def bucket_key(user_id: int) -> str:
     return f"throttle_expensive_user:{user_id}"
 
 
-def expensive_call_admit(*, user: User) -> None:
-    """Count one operation against `user`, or raise Throttled (counting nothing) when the window is full.
+def expensive_call_admit(*, user: User, what: str = REFUSED_WHAT) -> None:
+    """Count one operation against `user`, or raise Throttled (counting nothing) when the window is full;
+    `what` names, in the refusal, the operations the limit counts (as the caller's person knows them).
 
     A sliding window: the cache holds the start times of the operations within
     the last period, newest first. Read-then-write, not atomic: two requests at
@@ -69,7 +73,7 @@ def expensive_call_admit(*, user: User) -> None:
     if len(history) >= calls:
         wait = max(1, math.ceil(history[-1] + period - now))
         raise Throttled(
-            f"Too many requests that call a model: at most {calls} {_PERIOD_WORDS[period]}. "
+            f"Too many {what}: at most {calls} {_PERIOD_WORDS[period]}. "
             f"Nothing was done; try again in {wait} second{'s' if wait != 1 else ''}.",
             retry_after=wait,
         )
@@ -78,13 +82,13 @@ def expensive_call_admit(*, user: User) -> None:
 
 
 @contextmanager
-def expensive_call(*, user: User) -> Iterator[None]:
-    """Run one model-calling operation of `user`: counted on entry (Throttled when over the limit),
+def expensive_call(*, user: User, what: str = REFUSED_WHAT) -> Iterator[None]:
+    """Run one expensive operation of `user`: counted on entry (Throttled when over the limit),
     and only once however many counted services it goes through."""
     if _counted.get():
         yield
         return
-    expensive_call_admit(user=user)
+    expensive_call_admit(user=user, what=what)
     token = _counted.set(True)
     try:
         yield

@@ -136,6 +136,8 @@ class _Window:
                     raise self._scan_error(error, where) from None
                 self._read_on(where)
                 continue
+            if end - self.pos > conf.IMPORT_MAX_CONVERSATION_BYTES:
+                raise conversation_too_large(f"{self.name}: {where or 'the file'}")
             if end < len(self.text) or self.eof:  # a number at the very end may go on too
                 text, self.pos = self.data[self.pos : end], end
                 return text

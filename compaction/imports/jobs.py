@@ -99,7 +99,7 @@ def import_create(
                 ).message
             }
         )
-    with expensive_call(user=owner):
+    with expensive_call(user=owner, what="imports and requests that call a model"):
         file.seek(0)
         conversations, messages = _counts(file=file, name=file_name, format=format)
         file.seek(0)
@@ -163,8 +163,8 @@ def _write_from(*, job: ConversationImport, holder: str, deadline: float | None)
         for index, conversation in enumerate(conversations):
             if index < position:
                 continue
-            if deadline is not None and time.monotonic() >= deadline:
-                return False
+            if deadline is not None and index > position and time.monotonic() >= deadline:
+                return False  # at least one conversation per run, however short its slice
             prepared = conversation_prepare(conversation=conversation, source=job.format, owner_id=job.owner_id)
             _write_one(job=job, holder=holder, position=index, prepared=prepared)
     return True
