@@ -44,7 +44,7 @@ _SCANNER = json.JSONDecoder()
 
 def limit_error(problem: str, *, limit: int, unit: str, setting: str) -> ValidationError:
     """A refusal naming the limit: its value, and the setting that changes it."""
-    return ValidationError(f"{problem}: the limit is {limit:,} {unit} (COMPACTION_{setting}). Nothing was imported.")
+    return ValidationError(f"{problem}: the limit is {limit:,} {unit} (COMPACTION_{setting}).")
 
 
 def export_open(file: IO[bytes], name: str) -> tuple[IO[bytes], str]:
