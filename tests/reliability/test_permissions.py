@@ -30,7 +30,7 @@ from rest_framework.test import APIClient
 from chatcore import services
 from chatcore.api_tokens import api_token_create
 from chatcore.models import ApiToken, AuditEntry, Channel, Cursor, LLMModel, Message, Summary
-from compaction.models import CompactionProfile
+from compaction.models import CompactionProfile, ConversationImport
 from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
 from tests.compaction.factories import CompactionProfileFactory
 
@@ -54,6 +54,11 @@ def access_read(path: Path) -> dict[str, dict[str, str]]:
 
 ACCESS = access_read(ACCESS_FILE)
 
+
+def _owners_import(world) -> ConversationImport:
+    return ConversationImport.objects.get_or_create(owner=world.owner, format="chatgpt", file_name="chats.json")[0]
+
+
 # URL keyword → the owner's object that fills it.
 KWARGS = {
     "channel_id": lambda world: world.channel.pk,
@@ -62,6 +67,7 @@ KWARGS = {
     "profile_id": lambda world: world.profile.pk,
     "token_id": lambda world: world.token.pk,
     "name": lambda world: LLMModel.objects.get_or_create(name="matrix-model")[0].name,
+    "import_id": lambda world: _owners_import(world).pk,
 }
 
 
