@@ -49,9 +49,13 @@ logger = logging.getLogger("compaction.imports")
 
 # Failures in a row (of the database, a worker) after which an import stops trying and is failed.
 MAX_FAILURES = 3
-# How long a run holds its import without writing before another run may take it over: the task
-# timeout, past which django-q has ended the run anyway.
-HOLD_SECONDS = 300
+
+
+def _hold_until():
+    """Until when a run holds its import without writing before another run may take it over: the task
+    timeout, past which django-q has ended the run anyway."""
+    return timezone.now() + timedelta(seconds=conf.timeouts()["task_timeout"])
+
 
 Status = ConversationImport.Status
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -128,7 +132,7 @@ def _hold(*, import_id: int, holder: str) -> bool:
         .filter(Q(holder="") | Q(held_until__lt=now))
         .update(
             holder=holder,
-            held_until=now + timedelta(seconds=HOLD_SECONDS),
+            held_until=_hold_until(),
             status=Status.RUNNING,
             started_at=Coalesce(F("started_at"), now),
             updated_at=now,
@@ -145,7 +149,7 @@ def _write_one(*, job: ConversationImport, holder: str, position: int, prepared)
         moved = ConversationImport.objects.filter(pk=job.pk, holder=holder, conversations_done=position).update(
             conversations_done=position + 1,
             messages_done=F("messages_done") + len(prepared.items),
-            held_until=now + timedelta(seconds=HOLD_SECONDS),
+            held_until=_hold_until(),
             failures=0,
             updated_at=now,
         )
