@@ -1,0 +1,41 @@
+"""Which components belong to the test part (the rule is stated in the package docstring).
+
+A pool is a list of interchangeable components: one language's injection phrasings, one
+language's benign texts of one kind, one language's frames of one family, one language's
+ordinary exchanges, one family's language-neutral carrier templates. Within a pool the
+components are ranked by a salted SHA-256 of their id and the first TEST_SHARE of them go to
+test. The ranking depends on nothing but the ids, so nobody chose which phrasing is held out,
+and adding a component to one pool leaves every other pool's split as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+TEST_SHARE = 0.4
+SALT = "injection-corpus/split/1"
+DEV = "dev"
+TEST = "test"
+# Families none of whose templates are in dev: a detector tuned on dev meets them first in test.
+HELD_OUT_FAMILIES = frozenset({"markup", "enc_url", "enc_leet"})
+
+
+def _rank(identifier: str) -> str:
+    return hashlib.sha256(f"{SALT}:{identifier}".encode()).hexdigest()
+
+
+def held_out_count(size: int) -> int:
+    """How many of a pool of `size` go to test: TEST_SHARE of it, at least one and never all."""
+    if size < 2:
+        raise ValueError("a pool needs at least two components to be split")
+    return min(size - 1, max(1, round(TEST_SHARE * size)))
+
+
+def assign(pool: Iterable[str]) -> dict[str, str]:
+    """id -> DEV or TEST for one pool."""
+    ids = list(pool)
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"duplicate ids in a pool: {ids}")
+    held_out = set(sorted(ids, key=_rank)[: held_out_count(len(ids))])
+    return {identifier: TEST if identifier in held_out else DEV for identifier in ids}
