@@ -68,6 +68,7 @@ class Env:
     language: Language
     contexts: tuple[tuple[str, str], ...]
     rng: random.Random
+    recap: tuple[str, ...] = ()  # the recap lines of the case's part, to fill a recap around the case's own
     neighbour: tuple[str, str] = ("", "")
 
     def __post_init__(self) -> None:
@@ -176,7 +177,7 @@ def _caps(content: Content, env: Env) -> Placed | None:
 
 def _recap(content: Content, env: Env) -> Placed:
     """The user's own notes under the same header a fake summary uses."""
-    others = [line for line in env.language.benign["recap"] if line != content.shown]
+    others = [line for line in env.recap if line != content.shown]
     lines = [*env.rng.sample(others, min(2, len(others))), content.shown]
     env.rng.shuffle(lines)
     return one(f"{env.language.labels['summary_so_far']}:\n" + "\n".join(f"- {line}" for line in lines))
@@ -334,6 +335,7 @@ TOOL = _carriers(
             as_json(lambda f: {"status": "ok", "message": f["text"]}, lead="{function_returned}: "),
         ),
         ("tool.typed_english", message("Tool output:\n```\n{text}\n```")),
+        ("tool.typed_function_english", as_json(lambda f: {"result": f["text"]}, lead="function returned: ")),
         (
             "tool.web_fetch",
             tool_result("Title: {title}\nURL: https://www.example.org/p/{n}\n\n{first}\n{text}\n{second}"),
@@ -391,6 +393,16 @@ DOCUMENT = _carriers(
         ("document.postscript", message("{intro}\n\n{greeting}\n\n{first} {second}\n\n{closing}\n\nP.S. {text}")),
     ],
 )
+
+# The benign side of the addressed and role-play families: the user's own notes to people and
+# games with the assistant, alone or beside an ordinary question (their injections come in the
+# language's own frames).
+SPOKEN_KINDS = {"addressed": ("addressed",), "role_play": ("roleplay",)}
+SPOKEN = [
+    Carrier("spoken.bare", "", message("{text}"), ONLY_BENIGN),
+    Carrier("spoken.after_question", "", message("{question}\n\n{text}"), ONLY_BENIGN, "spoken"),
+    Carrier("spoken.before_question", "", message("{text}\n\n{question}"), ONLY_BENIGN, "spoken"),
+]
 
 ENCODED = [
     Carrier("encoded.bare", "", message("{text}"), benign_kinds=OPAQUE_KINDS),

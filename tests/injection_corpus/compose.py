@@ -42,6 +42,7 @@ NEUTRAL_CARRIERS = (
     *c.DOCUMENT,
     *c.ENCODED,
     *c.VISIBLE,
+    *c.SPOKEN,
 )
 FRAME_FAMILIES = {"split": "split", "polite": "polite", "addressed": "address", "role_play": "roleplay"}
 
@@ -91,18 +92,11 @@ def frame_carriers(language: Language, family: str) -> list[c.Carrier]:
     found: list[c.Carrier] = []
     if family in FRAME_FAMILIES:
         key = FRAME_FAMILIES[family]
-        labels = c.BOTH if key == "polite" else c.ONLY_INJECTION
-        kinds = ("polite_tail", "request", "correction") if key == "polite" else ()
+        # A polite opener or a two-turn frame around a benign request is still the user talking to the assistant.
+        labels = c.BOTH if key in ("polite", "split") else c.ONLY_INJECTION
+        kinds = {"polite": ("polite_tail", "request", "correction"), "split": ("split",)}.get(key, ())
         for index, template in enumerate(language.frames[key]):
             found.append(_frame(f"{key}.{code}.{index}", family, f"frames.{key}.{code}", labels, template, kinds))
-    if family == "addressed":
-        found.append(
-            c.Carrier("addressed.bare", family, lambda x, e: c.one(x.shown), c.ONLY_BENIGN, None, ("addressed",))
-        )
-    if family == "role_play":
-        found.append(
-            c.Carrier("role_play.bare", family, lambda x, e: c.one(x.shown), c.ONLY_BENIGN, None, ("roleplay",))
-        )
     if family in encodings.OPAQUE:
         for index, template in enumerate(language.frames["decode"]):
             found.append(_frame(f"decode.{code}.{index}", family, f"frames.decode.{code}", c.ONLY_INJECTION, template))
@@ -117,10 +111,10 @@ def carriers_for(language: Language, family: str) -> list[c.Carrier]:
         neutral = [carrier for carrier in c.ENCODED if carrier.family in ("", family)]
     elif family in encodings.VISIBLE or family == "enc_homoglyph":
         neutral = list(c.VISIBLE)
+    elif family in c.SPOKEN_KINDS:
+        neutral = [dataclasses.replace(carrier, benign_kinds=c.SPOKEN_KINDS[family]) for carrier in c.SPOKEN]
     else:
         neutral = [carrier for carrier in NEUTRAL_CARRIERS if carrier.family == family]
-    if family == "split":
-        neutral = [dataclasses.replace(carrier, benign_kinds=("split",)) for carrier in neutral]
     return neutral + frame_carriers(language, family)
 
 
@@ -144,8 +138,8 @@ def assignments() -> dict[str, str]:
                 if carrier.pool and carrier.id not in pools.get(carrier.pool, []):
                     pools.setdefault(carrier.pool, []).append(carrier.id)
     result: dict[str, str] = {}
-    for pool in pools.values():
-        result.update(split.assign(pool))
+    for name, pool in pools.items():
+        result.update(split.assign(name, pool))
     return result
 
 
@@ -231,6 +225,14 @@ def _contents(language: Language, family: str, label: str, carrier: c.Carrier):
 def compose_language(language: Language) -> list[Case]:
     table = assignments()
     cases: list[Case] = []
+    recaps = {
+        part: tuple(
+            line
+            for index, line in enumerate(language.benign["recap"])
+            if table[f"{language.code}.benign.recap.{index}"] == part
+        )
+        for part in (split.DEV, split.TEST)
+    }
     for family in FAMILIES:
         if family in encodings.FAMILIES and not encodings.applies(family, language.script):
             continue
@@ -247,7 +249,7 @@ def compose_language(language: Language) -> list[Case]:
                     content = make(rng)
                     if family in encodings.FAMILIES and content.goal != "leet" and content.shown == content.text:
                         continue  # the disguise changed nothing in this text
-                    env = c.Env(language, contexts_of(language, part, table), rng)
+                    env = c.Env(language, contexts_of(language, part, table), rng, recaps[part])
                     placed = carrier.render(content, env)
                     if placed is None:
                         continue

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-TEST_SHARE = 0.4
+TEST_SHARE = 0.38
 SALT = "injection-corpus/split/1"
 DEV = "dev"
 TEST = "test"
@@ -25,17 +25,23 @@ def _rank(identifier: str) -> str:
     return hashlib.sha256(f"{SALT}:{identifier}".encode()).hexdigest()
 
 
-def held_out_count(size: int) -> int:
-    """How many of a pool of `size` go to test: TEST_SHARE of it, at least one and never all."""
+def held_out_count(pool: str, size: int) -> int:
+    """How many of a pool of `size` go to test: TEST_SHARE of it, at least one and never all. The
+    fraction is rounded up or down by the pool's own hash (unbiased rounding), so that the many
+    small pools add up to TEST_SHARE instead of all rounding the same way."""
     if size < 2:
-        raise ValueError("a pool needs at least two components to be split")
-    return min(size - 1, max(1, round(TEST_SHARE * size)))
+        raise ValueError(f"pool {pool} needs at least two components to be split")
+    exact = TEST_SHARE * size
+    whole = int(exact)
+    if int(_rank(f"pool:{pool}")[:8], 16) / 16**8 < exact - whole:
+        whole += 1
+    return min(size - 1, max(1, whole))
 
 
-def assign(pool: Iterable[str]) -> dict[str, str]:
-    """id -> DEV or TEST for one pool."""
-    ids = list(pool)
+def assign(pool: str, ids: Iterable[str]) -> dict[str, str]:
+    """id -> DEV or TEST for the components of one pool."""
+    ids = list(ids)
     if len(set(ids)) != len(ids):
-        raise ValueError(f"duplicate ids in a pool: {ids}")
-    held_out = set(sorted(ids, key=_rank)[: held_out_count(len(ids))])
+        raise ValueError(f"duplicate ids in pool {pool}: {ids}")
+    held_out = set(sorted(ids, key=_rank)[: held_out_count(pool, len(ids))])
     return {identifier: TEST if identifier in held_out else DEV for identifier in ids}
