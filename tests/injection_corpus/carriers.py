@@ -35,7 +35,7 @@ SYSTEM_PROMPTS = (
 )
 SENDERS = ("office@northwind.example.com", "no-reply@bookings.example.org", "m.keller@contoso.example.net")
 PLAIN_KINDS = ("request", "correction", "about", "discussion", "manual", "translation")
-TOOL_KINDS = ("data", "manual")
+TOOL_KINDS = ("data", "manual", "tool_data")
 DOCUMENT_KINDS = ("manual", "data")
 OPAQUE_KINDS = ("data", "neutral_data")
 VISIBLE_KINDS = ("data", "request")

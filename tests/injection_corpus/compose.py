@@ -11,6 +11,7 @@ import random
 from tests.injection_corpus import carriers as c
 from tests.injection_corpus import encodings, split, values
 from tests.injection_corpus.languages import SLOT_RE, SPLIT_MARK, Language, languages
+from tests.injection_corpus.neutral import NEUTRAL_TEXTS
 
 FAMILIES = (
     "plain",
@@ -24,14 +25,6 @@ FAMILIES = (
     "document",
     *encodings.FAMILIES,
 )
-# Harmless data that is the same in every language (encoded in the opaque families' look-alikes).
-NEUTRAL_DATA = (
-    '{"order": 5521, "status": "shipped", "carrier": "DHL"}',
-    "backup_2024-05-14_0300.tar.gz",
-    "user_id=4821&lang=en&theme=dark",
-    "Build 1187 passed: 236 tests in 51.02s",
-    "lat=52.5200, lon=13.4050",
-)
 NEUTRAL_CARRIERS = (
     *c.PLAIN,
     *c.SPLIT,
@@ -44,6 +37,7 @@ NEUTRAL_CARRIERS = (
     *c.VISIBLE,
     *c.SPOKEN,
 )
+LABEL_ENDS = (":", "：")
 FRAME_FAMILIES = {"split": "split", "polite": "polite", "addressed": "address", "role_play": "roleplay"}
 
 
@@ -80,7 +74,9 @@ def _frame(identifier: str, family: str, pool: str, labels: frozenset[str], temp
     else:
         slot = "{enc}" if "{enc}" in template else "{instr}" if "{instr}" in template else None
 
-        def render(content: c.Content, env: c.Env) -> c.Placed:
+        def render(content: c.Content, env: c.Env) -> c.Placed | None:
+            if family == "addressed" and content.parts and content.parts[0].endswith(LABEL_ENDS):
+                return None  # the instruction opens with an address of its own ("Note for the system:")
             return c.one(template.replace(slot, content.shown) if slot else f"{template} {content.shown}")
 
     return c.Carrier(identifier, family, render, labels, pool, kinds)
@@ -125,7 +121,8 @@ def assignments() -> dict[str, str]:
     for carrier in NEUTRAL_CARRIERS:
         if carrier.pool:
             pools.setdefault(carrier.pool, []).append(carrier.id)
-    pools["neutral_data"] = [f"neutral_data.{index}" for index in range(len(NEUTRAL_DATA))]
+    for kind, texts in NEUTRAL_TEXTS.items():
+        pools[kind] = [f"{kind}.{index}" for index in range(len(texts))]
     for language in languages():
         code = language.code
         pools[f"inject.{code}"] = [injection.id for injection in language.injections]
@@ -147,8 +144,8 @@ def benign_contents(language: Language, kinds: tuple[str, ...]) -> list[tuple[st
     """(group id, kind, text or pair) of the benign texts of the given kinds."""
     found = []
     for kind in kinds:
-        if kind == "neutral_data":
-            found += [(f"neutral_data.{index}", kind, text) for index, text in enumerate(NEUTRAL_DATA)]
+        if kind in NEUTRAL_TEXTS:
+            found += [(f"{kind}.{index}", kind, text) for index, text in enumerate(NEUTRAL_TEXTS[kind])]
         else:
             found += [
                 (f"{language.code}.benign.{kind}.{index}", kind, text)

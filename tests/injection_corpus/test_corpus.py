@@ -19,6 +19,7 @@ import pytest
 from tests.injection_corpus import DEV, FAMILIES, HELD_OUT_FAMILIES, TEST, load, ordinary
 from tests.injection_corpus.compose import assignments, compose_language
 from tests.injection_corpus.languages import GOALS, SLOT_RE, SPLIT_MARK, languages
+from tests.injection_corpus.ordinary import LOCOMO
 
 REQUIRED_LANGUAGES = {
     "en", "de", "fr", "es", "it", "pt", "nl", "pl", "tr", "ru", "uk", "el", "hi", "ar", "he",
@@ -234,8 +235,17 @@ def test_composition_is_deterministic():
     assert compose_language(english) == compose_language(english)
 
 
-def test_ordinary_chat_includes_the_demo(db):
+def test_ordinary_chat_is_the_demo_and_locomo_when_present():
     conversations = ordinary()
     demo = [conversation for conversation in conversations if conversation.source == "demo"]
     assert len(demo) == 3 and all(len(conversation.turns) >= 6 for conversation in demo)
-    assert all(turn["role"] in ("user", "assistant", "tool") for c in conversations for turn in c.turns)
+    assert all(
+        turn["role"] in ("user", "assistant", "tool") and turn["content"].strip()
+        for c in conversations
+        for turn in c.turns
+    )
+    locomo = [conversation for conversation in conversations if conversation.source == "locomo"]
+    if LOCOMO.is_dir():
+        assert len(locomo) == len(list(LOCOMO.glob("*.json"))) and min(len(c.turns) for c in locomo) > 100
+    else:
+        assert locomo == []
