@@ -39,10 +39,11 @@ UNSPACED_SCRIPTS = ("CJK", "HIRAGANA", "KATAKANA", "THAI")
 
 
 def _distinctive(piece: str) -> bool:
-    """Three words or more, or eight characters of a script written without spaces."""
-    if len(piece.split()) >= 3:
+    """Five words or more, or ten characters of a script written without spaces (shorter pieces are
+    phrases two phrasings may share by nature: "has approved the", "in the summary")."""
+    if len(piece.split()) >= 5:
         return True
-    return len(piece) >= 8 and " " not in piece and unicodedata.name(piece[0], "").startswith(UNSPACED_SCRIPTS)
+    return len(piece) >= 10 and " " not in piece and unicodedata.name(piece[0], "").startswith(UNSPACED_SCRIPTS)
 
 
 def _fragments(template: str) -> list[str]:
