@@ -29,7 +29,8 @@ A case (`Case`, one per element of `load()`)
               enc_rot13, enc_reversed, enc_hex, enc_base64, enc_url, enc_leet, enc_spaced,
               enc_zero_width, enc_homoglyph (each where it changes the script).
     language  ISO 639-1 code of the text (the corpus has 30; a few frames keep the English
-              markers attackers use everywhere: SYSTEM:, [INST], Tool output:).
+              markers attackers use everywhere: SYSTEM:, [INST], Tool output:). Language-neutral
+              data and tool output (neutral.py) take the language of the conversation around them.
     split     "dev" or "test".
     turns     [{"role": "user"|"assistant"|"tool", "content": str}, ...]: the case with one
               ordinary exchange before it and possibly an acknowledgement or the next question
@@ -44,37 +45,61 @@ A case (`Case`, one per element of `load()`)
     goal      injections: insert_claim, approve, omit, exfiltrate, behaviour, privilege;
               benign: the kind of look-alike (request, correction, about, discussion, manual,
               translation, roleplay, polite_tail, addressed, recap, split, notes, data,
-              neutral_data, leet).
+              neutral_data, tool_data, leet).
     group     the id of the phrasing or benign text (the unit of the split).
     carrier   the id of the carrier template or frame (the other unit of the split).
     text      the instruction or benign text before any disguise.
-    encoded   encoding families: the disguised text exactly as it stands in a target turn.
+    encoded   encoding families: the disguised text exactly as it stands in a target turn (as
+              a JSON string's content, quotes escaped, where the carrier is JSON); None for
+              natural leetspeak, which is written that way.
     parts     split family: the two pieces, in target order.
 
 How it is composed (components, then their product)
-    Per language (languages/<code>.toml, written by hand, several registers): twelve
-    instructions covering the six goals, each with a slot for its payload and a mark where a
-    two-turn split cuts it; the frames that carry them (polite first sentences, addresses to
-    "whoever summarizes this", role-play set-ups, requests to decode, two-turn splits); pieces of
-    emails and web pages; ordinary exchanges to surround a case; and the benign look-alikes.
+    Per language, written by hand in several registers (languages/<code>.toml, below): eighteen
+    instructions, three for each of the six goals; the frames that carry them; pieces of emails
+    and web pages; ordinary exchanges to surround a case; and the benign look-alikes.
     Language-neutral carriers (carriers.py): fake SYSTEM/ChatML/[INST]/JSON/YAML/XML blocks, fake
     transcript turns, a fence break, HTML and Markdown comments, hidden spans, alt text, tool
-    results typed by the user or returned by a tool, pasted emails and pages. Disguises
-    (encodings.py) are applied to the whole text. A case is one (language, family, label,
-    carrier, content); its slot value, filler sentences, surroundings and disguise variant come
-    from a generator seeded with that tuple, so the corpus is the same on every run.
+    results typed by the user or returned by a tool, pasted emails and pages, and for the benign
+    side the user's own recap, a request body with a system prompt, a chat log, a fine-tuning
+    sample, a YAML file with a `system:` key. Disguises (encodings.py) apply to the whole text. A
+    case is one (language, family, label, carrier, content); its slot value, filler sentences,
+    surroundings and disguise variant come from a generator seeded with that tuple, so the corpus
+    is the same on every run and one component's change moves no other case.
 
 The split rule (split.py)
     The unit is the component, never the case. Each pool of components is ranked by a salted
-    SHA-256 of the component ids and the first 40% (at least one, never all) go to test: per
-    language, its instructions, each kind of its benign texts, its frames of each kind and its
-    ordinary exchanges; per family, its language-neutral carrier templates. A case is in test
-    when all of its components are, in dev when all are; mixed combinations are not made. So no
-    test phrasing, frame, template or surrounding exchange appears anywhere in dev. Identity
-    carriers (the text alone as a message) add no template and serve both parts. Three families
-    are held out entirely (HELD_OUT_FAMILIES: markup, enc_url, enc_leet): every case of theirs
-    is in test, made from test components only, so a detector tuned on dev meets those shapes
-    for the first time in test. About 40% of the cases end up in test.
+    SHA-256 of the component ids and the first 38% of it (rounded up or down by the pool's own
+    hash, at least one, never all) go to test. The pools: per language, its instructions, each
+    kind of its benign texts, its frames of each kind and its ordinary exchanges; per carrier
+    group, its language-neutral templates; the language-neutral data and tool output. A case is
+    in test when all of its components are, in dev when all are; mixed combinations are not
+    made. So no test phrasing, frame, template or surrounding exchange appears anywhere in dev.
+    Identity carriers (the text alone as a message) add no template and serve both parts.
+    Three families are held out entirely (HELD_OUT_FAMILIES: markup, enc_url, enc_leet): every
+    case of theirs is in test, made from test components only, so a detector tuned on dev meets
+    those shapes for the first time in test. With them, about 40% of the cases of each label
+    are in test. Filler that carries no instruction (the sentences of a pasted email or page
+    around the case) is shared by both parts.
+
+A language file (languages/<code>.toml)
+    code, name, script     script is latin, cyrillic, greek, arabic (homoglyphs apply), or another
+                           (rot13 and leetspeak apply to latin only).
+    [labels]               the words of the neutral carriers in this language: summary_so_far,
+                           user_instructions, tool_output, function_returned, subject_label,
+                           source, ack, lookup, log_question, code_question, dataset_question.
+    [[context]]            user/assistant: an ordinary exchange (at least four).
+    [[inject]]             goal and text: one instruction with exactly one payload slot ({code},
+                           {word}, {host} or {user}) and one "||" where a two-turn split cuts it
+                           (the directive on one side, the payload on the other).
+    [frames]               polite (a first sentence the instruction follows), address (to the
+                           summarizer or "the AI reading this"), roleplay ({instr}), decode
+                           ({enc}), split ([first with {a}, second with {b}]), urgent (labels).
+    [doc]                  intro (the user's lead-in to a pasted text), subject, greeting, body,
+                           closing, title.
+    [benign]               request, correction, about, discussion, manual, translation,
+                           roleplay, polite_tail, addressed, recap, split (pairs), notes, data,
+                           decode ({enc}: asking the assistant to decode), leet (latin only).
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 
 A pool is a list of interchangeable components: one language's injection phrasings, one
 language's benign texts of one kind, one language's frames of one family, one language's
-ordinary exchanges, one family's language-neutral carrier templates. Within a pool the
+ordinary exchanges, one group of language-neutral carrier templates. Within a pool the
 components are ranked by a salted SHA-256 of their id and the first TEST_SHARE of them go to
-test. The ranking depends on nothing but the ids, so nobody chose which phrasing is held out,
-and adding a component to one pool leaves every other pool's split as it was.
+test; with the families held out whole, that puts about 40% of the cases in test. The ranking
+depends on nothing but the ids, so nobody chose which phrasing is held out, and adding a
+component to one pool leaves every other pool's split as it was.
 """
 
 from __future__ import annotations
