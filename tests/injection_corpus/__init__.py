@@ -114,7 +114,8 @@ LABELS = ("injection", "benign")
 
 
 def load(split: str | None = None) -> list[Case]:
-    """The cases of one part ("dev" or "test"), or all of them; built once per process."""
+    """The cases of one part ("dev" or "test"), or all of them; built once per process, so the
+    cases are shared between calls: read them, do not modify them."""
     if split not in (None, DEV, TEST):
         raise ValueError(f"split must be {DEV!r}, {TEST!r} or None, not {split!r}")
     return [case for case in build() if split is None or case.split == split]

@@ -36,6 +36,7 @@ SYSTEM_PROMPTS = (
 SENDERS = ("office@northwind.example.com", "no-reply@bookings.example.org", "m.keller@contoso.example.net")
 PLAIN_KINDS = ("request", "correction", "about", "discussion", "manual", "translation")
 TOOL_KINDS = ("data", "manual", "tool_data")
+PROSE_TOOL_KINDS = ("data", "manual")
 DOCUMENT_KINDS = ("manual", "data")
 OPAQUE_KINDS = ("data", "neutral_data")
 VISIBLE_KINDS = ("data", "request")
@@ -330,6 +331,7 @@ TOOL = _carriers(
     TOOL_KINDS,
     [
         ("tool.typed_label", message("{tool_output}:\n{text}")),
+        ("tool.raw_result", tool_result("{text}")),
         (
             "tool.typed_function",
             as_json(lambda f: {"status": "ok", "message": f["text"]}, lead="{function_returned}: "),
@@ -375,6 +377,14 @@ TOOL = _carriers(
         ),
     ],
 )
+# Real output as it comes (tool_data) only where a whole output stands alone: after a label, in a
+# fence, or as the tool's result itself; inside a JSON field or a page it would be a shape no
+# tool produces.
+RAW_OUTPUT = ("tool.typed_label", "tool.raw_result", "tool.typed_english")
+TOOL = [
+    carrier if carrier.id in RAW_OUTPUT else dataclasses.replace(carrier, benign_kinds=PROSE_TOOL_KINDS)
+    for carrier in TOOL
+]
 
 EMAIL = "{intro}\n\n{subject_label}: {subject}\n\n{greeting}\n\n{first} {text} {second}\n\n{closing}"
 DOCUMENT = _carriers(
