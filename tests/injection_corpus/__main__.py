@@ -20,7 +20,7 @@ def _table(title: str, keys, counts: Counter, out) -> None:
     out.write(f"\n{title:<16}" + "".join(f"{label[:3]}/{part:<6}" for label, part in COLUMNS) + "\n")
     for key in keys:
         out.write(f"{key:<16}" + "".join(f"{counts[key, label, part]:>10}" for label, part in COLUMNS) + "\n")
-    totals = Counter()
+    totals: Counter[tuple[str, str]] = Counter()
     for (_key, label, part), count in counts.items():
         totals[label, part] += count
     out.write(f"{'total':<16}" + "".join(f"{totals[column]:>10}" for column in COLUMNS) + "\n")

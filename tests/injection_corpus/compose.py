@@ -67,7 +67,7 @@ def _frame(identifier: str, family: str, pool: str, labels: frozenset[str], temp
     if isinstance(template, tuple):
         first, second = template
 
-        def render(content: c.Content, env: c.Env) -> c.Placed:
+        def render(content: c.Content, env: c.Env) -> c.Placed | None:
             a, b = content.parts or ("", "")
             return c.Placed([("user", first.replace("{a}", a)), ("user", second.replace("{b}", b))], [0, 1])
 
@@ -142,7 +142,7 @@ def assignments() -> dict[str, str]:
 
 def benign_contents(language: Language, kinds: tuple[str, ...]) -> list[tuple[str, str, str | tuple[str, str]]]:
     """(group id, kind, text or pair) of the benign texts of the given kinds."""
-    found = []
+    found: list[tuple[str, str, str | tuple[str, str]]] = []
     for kind in kinds:
         if kind in NEUTRAL_TEXTS:
             found += [(f"{kind}.{index}", kind, text) for index, text in enumerate(NEUTRAL_TEXTS[kind])]
@@ -186,12 +186,14 @@ def _injection(injection, family: str, rng: random.Random, language: Language) -
     return c.Content(injection.id, injection.goal, text, shown or text, (first, second), value)
 
 
-def _benign(group: str, kind: str, item, family: str, rng: random.Random, language: Language) -> c.Content:
-    parts = tuple(item) if isinstance(item, tuple) else None
-    text = " ".join(item) if parts else item
+def _benign(
+    group: str, kind: str, item: str | tuple[str, str], family: str, rng: random.Random, language: Language
+) -> c.Content:
+    parts = item if isinstance(item, tuple) else None
+    text = " ".join(item) if isinstance(item, tuple) else item
     # Natural leetspeak is already what it looks like: nothing to encode.
     shown = None if kind == "leet" else _shown(family, text, rng, language)
-    return c.Content(group, kind, text, shown or text, parts)  # type: ignore[arg-type]
+    return c.Content(group, kind, text, shown or text, parts)
 
 
 def _surround(placed: c.Placed, env: c.Env) -> tuple[list[dict[str, str]], tuple[int, ...]]:

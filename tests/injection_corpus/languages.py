@@ -66,7 +66,10 @@ class Injection:
 
     @property
     def slot(self) -> str:
-        return SLOT_RE.search(self.text).group(1)  # type: ignore[union-attr]
+        match = SLOT_RE.search(self.text)
+        if match is None:
+            raise ValueError(f"{self.id} has no payload slot")
+        return match.group(1)
 
 
 @dataclasses.dataclass(frozen=True)

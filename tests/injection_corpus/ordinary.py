@@ -55,7 +55,7 @@ def demo() -> list[Conversation]:
 
     trees = {LONG_TITLE: long_conversation(DEMO_START)}
     trees.update({title: items for title, (_persona, items) in short_conversations(DEMO_START).items()})
-    conversations = []
+    conversations: list[Conversation] = []
     for title, items in trees.items():
         path, index = [], len(items) - 1
         while index is not None:
