@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from chatcore.errors import Conflict, NotFound
 from chatcore.models import Channel, Cursor, Message, Summary
+from chatcore.permissions import EXPORT_ANY_CHANNEL
 from chatcore.services import audit_record
 
 EXPORT_FORMAT = "compaction-channel-export/1"
@@ -164,7 +165,9 @@ def _channel_row(channel: Channel) -> dict:
 def channel_export(*, channel: Channel, actor: User) -> dict:
     """The whole channel as one JSON-ready document: every message of every
     branch (purged ones as they are now), every summary (reverted ones too),
-    and the cursors. Audited, since staff read other people's data here."""
+    and the cursors. Needs `chatcore.export_channel` (PermissionDenied otherwise); audited, since staff read
+    other people's data here."""
+    EXPORT_ANY_CHANNEL.check(actor)
     messages: QuerySet[Message] = Message.objects.filter(channel=channel).order_by("id")
     summaries = Summary.objects.filter(channel=channel).order_by("id")
     cursors = Cursor.objects.filter(channel=channel).order_by("id")

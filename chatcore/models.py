@@ -141,6 +141,8 @@ class Channel(models.Model):
             models.Index(fields=["context_ratio"], name="channel_pressure_idx", condition=pressure_watched_q()),
             models.Index(fields=["owner", "-last_activity_at"], name="channel_owner_activity_idx"),
         ]
+        # Any person's channel, every branch of it (chatcore.permissions); staff's "view channel" is the admin's list.
+        permissions = [("export_channel", "Can export any person's channel with every message")]
 
     def __str__(self) -> str:
         return self.title

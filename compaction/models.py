@@ -254,9 +254,12 @@ class ImportedChannel(models.Model):
 
 class UsageDashboard(UsageEntry):
     """No table of its own: the admin's entry for the staff usage dashboard
-    (compaction/admin_dashboard.py), listed on the admin index."""
+    (compaction/admin/dashboard.py), listed on the admin index."""
 
     class Meta:
         proxy = True
         verbose_name = "usage dashboard"
         verbose_name_plural = "usage dashboard"
+        # A page, not rows to add or change: one permission opens it (every person's usage and channel titles).
+        default_permissions = ()
+        permissions = [("view_usage_dashboard", "Can view the usage dashboard and download its CSV")]

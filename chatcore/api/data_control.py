@@ -12,12 +12,14 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.permissions import IsAdminUser, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from chatcore import data_control, exports, selectors
+from chatcore.api.permissions import StaffPermissions
 from chatcore.api.requests import request_data
 from chatcore.api.schema import request_example
+from chatcore.permissions import EXPORT_ANY_CHANNEL
 
 
 class PurgeRequestSerializer(serializers.Serializer):
@@ -79,16 +81,17 @@ class _FormatIsOurs(DefaultContentNegotiation):
 
 class ChannelExportView(GenericAPIView):
     """`?format=openai-messages|chatgpt` (`&scope=active|tree`): your channel in a format other tools read.
-    Without `format`, staff only: the channel, every message of every branch, every summary."""
+    Without `format`, staff with `chatcore.export_channel`: any channel, every message of every branch, every
+    summary (audited)."""
 
     serializer_class = ChannelExportSerializer
     content_negotiation_class = _FormatIsOurs
-    schema_errors = {"get": (403,)}  # the full export is for staff
+    staff_rules = {"GET": EXPORT_ANY_CHANNEL}  # the full export (no `format`)
 
     def get_permissions(self):
         if self.request.query_params.get("format"):
             return [IsAuthenticated()]
-        return [IsAdminUser()]
+        return [IsAuthenticated(), StaffPermissions()]
 
     @extend_schema(
         parameters=[
@@ -101,8 +104,9 @@ class ChannelExportView(GenericAPIView):
 
         With `format=openai-messages` (your active path, ready to resend to any Chat Completions endpoint) or
         `format=chatgpt` (the whole tree as ChatGPT's mapping with current_node; `scope=active` for the path): your
-        channel in a format other tools read. Without `format`, staff only: the channel with every message of every
-        branch, every summary and cursor, as one JSON document.
+        channel in a format other tools read. Without `format`, staff holding the permission "Can export any
+        person's channel" (`chatcore.export_channel`): any channel with every message of every branch, every summary
+        and cursor, as one JSON document; each export leaves an audit row.
         """
         wanted = request.query_params.get("format")
         if wanted:

@@ -155,7 +155,8 @@ class AutoSchema(SpectacularAutoSchema):
         permissions = list(getattr(view, "permission_classes", []))
         if not any(p is AllowAny for p in permissions):
             codes.add(401)
-        if self.method in WRITES or any(p is IsAdminUser for p in permissions):
+        staff = any(p is IsAdminUser for p in permissions) or self.method in getattr(view, "staff_rules", {})
+        if self.method in WRITES or staff:
             codes.add(403)
         if "{" in self.path:
             codes.add(404)

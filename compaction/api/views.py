@@ -14,14 +14,15 @@ from rest_framework.response import Response
 
 from chatcore import selectors as chat_selectors
 from chatcore import services as chat_services
+from chatcore.api.permissions import StaffPermissions
 from chatcore.api.requests import request_data, request_user
 from chatcore.api.schema import request_example
 from chatcore.api.serializers import ChannelSerializer, SummarySerializer
 from compaction import selectors, services
 from compaction.api import serializers as s
-from compaction.api.permissions import StaffOnly, StaffWrites
 from compaction.recall import recall_search
 from compaction.recall.pages import result_url
+from compaction.services import profiles as rules
 
 
 class CompactView(GenericAPIView):
@@ -135,7 +136,8 @@ class SummaryRevertView(GenericAPIView):
 
 
 class ProfileListView(GenericAPIView):
-    permission_classes = [IsAuthenticated, StaffWrites]
+    permission_classes = [IsAuthenticated, StaffPermissions]
+    staff_rules = {"POST": rules.CREATE}
     serializer_class = s.ProfileSerializer
     schema_errors = {"get": (404,)}  # ?channel= that is not yours
 
@@ -172,8 +174,9 @@ class ProfileListView(GenericAPIView):
     def post(self, request):
         """Create a profile (staff)
 
-        Staff only. A profile is a system prompt and a template (it must contain `{transcript}`), with keep_recent,
-        a summary length limit, temperature and an optional model; global or for one persona.
+        Staff with the permission “Can add compaction profile”. A profile is a system prompt and a template (it must
+        contain `{transcript}`), with keep_recent, a summary length limit, temperature and an optional model; global
+        or for one persona.
         """
         values = request_data(request, s.ProfileWriteSerializer)
         profile = services.profile_create(actor=request.user, **values)
@@ -181,7 +184,8 @@ class ProfileListView(GenericAPIView):
 
 
 class ProfileDetailView(GenericAPIView):
-    permission_classes = [IsAuthenticated, StaffWrites]
+    permission_classes = [IsAuthenticated, StaffPermissions]
+    staff_rules = {"PATCH": rules.CHANGE, "DELETE": rules.DELETE}
     serializer_class = s.ProfileSerializer
     schema_errors = {"delete": (409,)}
 
@@ -200,7 +204,8 @@ class ProfileDetailView(GenericAPIView):
     def patch(self, request, profile_id: int):
         """Change a profile (staff)
 
-        Staff only. Built-in profiles may be edited too (and reset to their shipped text later).
+        Staff with “Can change compaction profile”. Built-in profiles may be edited too (and reset to their shipped
+        text later).
         """
         profile = selectors.profile_get(profile_id=profile_id)
         values = request_data(request, s.ProfileWriteSerializer, partial=True)
@@ -211,14 +216,15 @@ class ProfileDetailView(GenericAPIView):
     def delete(self, request, profile_id: int):
         """Delete a profile (staff)
 
-        Staff only. Built-in profiles and the global default cannot be deleted (409).
+        Staff with “Can delete compaction profile”. Built-in profiles and the global default cannot be deleted (409).
         """
         services.profile_delete(profile=selectors.profile_get(profile_id=profile_id), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class ProfileDuplicateView(GenericAPIView):
-    permission_classes = [IsAuthenticated, StaffOnly]
+    permission_classes = [IsAuthenticated, StaffPermissions]
+    staff_rules = {"POST": rules.DUPLICATE}
     serializer_class = s.ProfileDuplicateSerializer
 
     @extend_schema(
@@ -229,7 +235,7 @@ class ProfileDuplicateView(GenericAPIView):
     def post(self, request, profile_id: int):
         """Duplicate a profile (staff)
 
-        Staff only. A copy to edit, named `name` or “<name> (copy)”; never a default.
+        Staff with “Can add compaction profile”. A copy to edit, named `name` or “<name> (copy)”; never a default.
         """
         values = request_data(request, s.ProfileDuplicateSerializer)
         copy = services.profile_duplicate(
@@ -241,7 +247,8 @@ class ProfileDuplicateView(GenericAPIView):
 
 
 class ProfileResetView(GenericAPIView):
-    permission_classes = [IsAuthenticated, StaffOnly]
+    permission_classes = [IsAuthenticated, StaffPermissions]
+    staff_rules = {"POST": rules.RESET}
     serializer_class = s.ProfileSerializer
     schema_errors = {"post": (400,)}  # not a built-in profile
 
@@ -249,28 +256,30 @@ class ProfileResetView(GenericAPIView):
     def post(self, request, profile_id: int):
         """Reset a built-in profile (staff)
 
-        Staff only. Puts a built-in profile's prompts and options back to the shipped text.
+        Staff with “Can change compaction profile”. Puts a built-in profile's prompts and options back to the shipped
+        text.
         """
         profile = services.profile_reset(profile=selectors.profile_get(profile_id=profile_id), actor=request.user)
         return Response(s.ProfileSerializer(profile).data)
 
 
 class ProfileExportView(GenericAPIView):
-    permission_classes = [IsAuthenticated, StaffOnly]
+    permission_classes = [IsAuthenticated, StaffPermissions]
+    staff_rules = {"GET": rules.EXPORT}
     serializer_class = s.ProfileImportSerializer
-    schema_errors = {"get": (403,)}
 
     @extend_schema(responses={200: s.ProfileImportSerializer})
     def get(self, request):
         """Export profiles (staff)
 
-        Staff only. Every profile as one JSON document that the import endpoint accepts.
+        Staff with “Can view compaction profile”. Every profile as one JSON document that the import endpoint accepts.
         """
         return Response(services.profile_export(profiles=selectors.profile_list().order_by("pk")))
 
 
 class ProfileImportView(GenericAPIView):
-    permission_classes = [IsAuthenticated, StaffOnly]
+    permission_classes = [IsAuthenticated, StaffPermissions]
+    staff_rules = {"POST": rules.IMPORT}
     serializer_class = s.ProfileImportSerializer
 
     @extend_schema(
@@ -300,7 +309,8 @@ class ProfileImportView(GenericAPIView):
     def post(self, request):
         """Import profiles (staff)
 
-        Staff only. Creates or updates profiles (by slug) from an export document, all or nothing.
+        Staff with “Can add compaction profile” and “Can change compaction profile”. Creates or updates profiles (by
+        slug) from an export document, all or nothing.
         """
         profiles = services.profile_import(data=request.data, actor=request.user)
         return Response(s.ProfileSerializer(profiles, many=True).data, status=status.HTTP_201_CREATED)

@@ -7,9 +7,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.text import slugify
 
-from chatcore.errors import Conflict, PermissionDenied
+from chatcore.errors import Conflict
 from chatcore.metadata import json_loads_bounded
 from chatcore.models import Channel, LLMModel, Persona
+from chatcore.permissions import StaffRule
 from chatcore.services import audit_record
 from compaction import builtins, selectors
 from compaction.models import CompactionProfile
@@ -27,9 +28,15 @@ _NAMED_RELATIONS: dict[str, tuple[type[LLMModel] | type[Persona], str, str]] = {
 }
 
 
-def _staff_only(actor: User | None) -> None:
-    if actor is None or not actor.is_staff:
-        raise PermissionDenied("Only staff can change compaction profiles.")
+# What each change needs: the profile model's own permissions, as the admin asks (chatcore.permissions).
+_ADD, _CHANGE = "compaction.add_compactionprofile", "compaction.change_compactionprofile"
+CREATE = StaffRule((_ADD,), "create compaction profiles")
+CHANGE = StaffRule((_CHANGE,), "change compaction profiles")
+RESET = StaffRule((_CHANGE,), "reset compaction profiles")
+DELETE = StaffRule(("compaction.delete_compactionprofile",), "delete compaction profiles")
+DUPLICATE = StaffRule((_ADD,), "duplicate compaction profiles")
+IMPORT = StaffRule((_ADD, _CHANGE), "import compaction profiles")  # creates some, updates others
+EXPORT = StaffRule(("compaction.view_compactionprofile",), "export compaction profiles")
 
 
 def profile_resolve(*, channel: Channel, user: User | None, slug: str | None = None) -> CompactionProfile:
@@ -91,7 +98,7 @@ def _unique_slug(base: str) -> str:
 
 @transaction.atomic
 def profile_create(*, actor: User | None, **fields: Any) -> CompactionProfile:
-    _staff_only(actor)
+    CREATE.check(actor)
     unknown = set(fields) - set(EDITABLE_FIELDS)
     if unknown:
         raise ValidationError(f"Unknown profile field(s): {', '.join(sorted(unknown))}.")
@@ -105,7 +112,7 @@ def profile_create(*, actor: User | None, **fields: Any) -> CompactionProfile:
 @transaction.atomic
 def profile_update(*, profile: CompactionProfile, actor: User | None, **changes: Any) -> CompactionProfile:
     """Built-ins may be edited too (reset puts them back), but keep their slug."""
-    _staff_only(actor)
+    CHANGE.check(actor)
     unknown = set(changes) - set(EDITABLE_FIELDS)
     if unknown:
         raise ValidationError(f"Unknown profile field(s): {', '.join(sorted(unknown))}.")
@@ -127,7 +134,7 @@ def profile_update(*, profile: CompactionProfile, actor: User | None, **changes:
 
 @transaction.atomic
 def profile_delete(*, profile: CompactionProfile, actor: User | None) -> None:
-    _staff_only(actor)
+    DELETE.check(actor)
     if profile.is_builtin:
         raise Conflict(
             "Built-in profiles cannot be deleted; edit it, reset it, or duplicate it instead.", code="builtin"
@@ -142,7 +149,7 @@ def profile_delete(*, profile: CompactionProfile, actor: User | None) -> None:
 @transaction.atomic
 def profile_duplicate(*, profile: CompactionProfile, actor: User | None, name: str | None = None) -> CompactionProfile:
     """An editable copy (never built-in, never a default)."""
-    _staff_only(actor)
+    DUPLICATE.check(actor)
     name = (name or f"{profile.name} (copy)")[:100]
     copy = CompactionProfile(**{field: getattr(profile, field) for field in EDITABLE_FIELDS if field != "slug"})
     copy.name, copy.slug, copy.is_default = name, _unique_slug(name), False
@@ -156,7 +163,7 @@ def profile_duplicate(*, profile: CompactionProfile, actor: User | None, name: s
 @transaction.atomic
 def profile_reset(*, profile: CompactionProfile, actor: User | None) -> CompactionProfile:
     """Put a built-in back to the text it shipped with (scope and default flag are kept)."""
-    _staff_only(actor)
+    RESET.check(actor)
     shipped = builtins.BUILTIN_BY_SLUG.get(profile.slug)
     if not profile.is_builtin or shipped is None:
         raise ValidationError("Only built-in profiles can be reset to their shipped text.")
@@ -207,7 +214,7 @@ def profile_import(*, data: Any, actor: User | None) -> list[CompactionProfile]:
     A slug that exists is updated, except a built-in's, which is imported as
     a new copy so that shipped profiles only change through edits and reset.
     """
-    _staff_only(actor)
+    IMPORT.check(actor)
     if isinstance(data, (str, bytes)):
         try:
             data = json_loads_bounded(data)

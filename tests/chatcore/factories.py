@@ -1,5 +1,6 @@
 import factory
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 
 from chatcore import services
 from chatcore.models import Channel, LLMModel, ModelRole, Persona
@@ -18,6 +19,15 @@ class UserFactory(factory.django.DjangoModelFactory):
     def _save(obj, create, extracted, **kwargs):
         if create:
             obj.save()
+
+    @factory.post_generation
+    def permissions(obj, create, extracted, **kwargs):
+        """`permissions=["app.codename", ...]`: exactly those granted (the row then re-read, no cached ones)."""
+        if create and extracted:
+            obj.user_permissions.set(
+                Permission.objects.get(content_type__app_label=name.split(".")[0], codename=name.split(".")[1])
+                for name in extracted
+            )
 
 
 def name_and_slug(label: str) -> tuple[factory.Sequence, factory.Sequence]:

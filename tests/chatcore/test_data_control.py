@@ -8,9 +8,10 @@ from rest_framework.test import APIClient
 
 from chatcore import data_control, services
 from chatcore.context import PURGED_NOTE, context_assemble
-from chatcore.errors import Conflict
+from chatcore.errors import Conflict, PermissionDenied
 from chatcore.models import AuditEntry, Channel, Cursor, Message, Summary, UsageEntry
-from tests.chatcore.factories import ChannelFactory, build_path
+from chatcore.permissions import EXPORT_CHANNEL
+from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
 
 
 def _client(user=None) -> APIClient:
@@ -197,12 +198,38 @@ def test_staff_export_has_every_branch_and_summary(user, staff_user, summarized)
     assert (audit.actor, audit.details) == (staff_user, {"messages": 7, "summaries": 1})
 
 
-def test_export_is_staff_only(user, summarized):
+EXPORT_PERMISSION_MISSING = (
+    "Only staff holding the permission “Can export any person's channel with every message” "
+    "(chatcore.export_channel) can export any person's channel in full; "
+    "a superuser grants permissions in the admin (Users or Groups)."
+)
+
+
+def test_the_full_export_needs_staff_with_the_export_permission(user, summarized):
     channel, *_ = summarized
-    owner = _client(user).get(reverse("api-channel-export", args=[channel.pk]))
+    url = reverse("api-channel-export", args=[channel.pk])
+    owner = _client(user).get(url)
     assert owner.status_code == 403
-    assert owner.json() == {"detail": "You do not have permission to perform this action.", "code": "permission_denied"}
-    assert _client().get(reverse("api-channel-export", args=[channel.pk])).status_code in {401, 403}
+    assert owner.json() == {"detail": "Only staff can export any person's channel in full.", "code": "forbidden"}
+    assert _client().get(url).status_code in {401, 403}
+    bare = _client(UserFactory(is_staff=True)).get(url)
+    missing = {"detail": EXPORT_PERMISSION_MISSING, "code": "forbidden", "permissions": [EXPORT_CHANNEL]}
+    assert (bare.status_code, bare.json()) == (403, missing)
+    not_staff = _client(UserFactory(permissions=[EXPORT_CHANNEL])).get(url)
+    assert not_staff.status_code == 403
+    assert not AuditEntry.objects.filter(action="channel.export").exists()
+
+    exporter = UserFactory(is_staff=True, permissions=[EXPORT_CHANNEL])
+    response = _client(exporter).get(url)
+    assert response.status_code == 200 and response.json()["channel"]["id"] == channel.pk
+    assert AuditEntry.objects.get(action="channel.export").actor == exporter
+
+
+def test_the_export_service_refuses_without_the_permission(summarized):
+    channel, *_ = summarized
+    for actor in (None, channel.owner, UserFactory(is_staff=True, permissions=["chatcore.view_channel"])):
+        with pytest.raises(PermissionDenied):
+            data_control.channel_export(channel=channel, actor=actor)
     assert not AuditEntry.objects.filter(action="channel.export").exists()
 
 
@@ -223,6 +250,23 @@ def test_admin_action_exports_json(client, staff_user, summarized):
     documents = json.loads(response.content)
     assert [d["channel"]["id"] for d in documents] == [channel.pk]
     assert len(documents[0]["messages"]) == 7
+
+
+def test_admin_export_action_needs_the_export_permission(client, summarized):
+    """Staff who may see the channel list but not export: the action is not offered, and posting it anyway
+    exports nothing (Django answers "No action selected" on the list)."""
+    channel, *_ = summarized
+    client.force_login(UserFactory(is_staff=True, permissions=["chatcore.view_channel"]))
+    changelist = reverse("admin:chatcore_channel_changelist")
+    assert 'value="export_json"' not in client.get(changelist).content.decode()
+    response = client.post(changelist, {"action": "export_json", "_selected_action": [channel.pk]})
+    assert response.get("Content-Disposition") is None
+    assert not AuditEntry.objects.filter(action="channel.export").exists()
+
+    client.force_login(UserFactory(is_staff=True, permissions=["chatcore.view_channel", EXPORT_CHANNEL]))
+    assert 'value="export_json"' in client.get(changelist).content.decode()
+    response = client.post(changelist, {"action": "export_json", "_selected_action": [channel.pk]})
+    assert response["Content-Disposition"] == 'attachment; filename="channels-export.json"'
 
 
 def test_admin_delete_purges_with_an_audit_row(client, staff_user, summarized):

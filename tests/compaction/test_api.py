@@ -14,7 +14,23 @@ from tests.chatcore.test_api import channel_body, fields_body, listing
 from tests.compaction.factories import PROFILE_TEMPLATE, CompactionProfileFactory, converse
 
 NOT_FOUND = {"detail": "Channel not found.", "code": "not_found"}
-STAFF_ONLY = {"detail": "Only staff can change compaction profiles.", "code": "forbidden"}
+
+
+def staff_only(doing: str) -> dict:
+    return {"detail": f"Only staff can {doing} compaction profiles.", "code": "forbidden"}
+
+
+def permission_missing(doing: str, *labels: str) -> dict:
+    """The 403 body for staff without the permission(s) `labels` ("add" → “Can add compaction profile”)."""
+    named = " and ".join(f"“Can {label} compaction profile” (compaction.{label}_compactionprofile)" for label in labels)
+    return {
+        "detail": f"Only staff holding the permission{'s' if len(labels) > 1 else ''} {named} can {doing} compaction "
+        "profiles; a superuser grants permissions in the admin (Users or Groups).",
+        "code": "forbidden",
+        "permissions": [f"compaction.{label}_compactionprofile" for label in labels],
+    }
+
+
 SUMMARY_TEXT = "## Goal\n- Keep the ledger healthy."
 
 
@@ -386,7 +402,7 @@ def test_profiles_list_for_users_and_for_a_channel(api, user):
 
 def test_profile_create_update_delete_are_staff_only(api, staff_api):
     payload = {"name": "Terse", "system_prompt": "Be terse.", "instructions": "Summarize: {transcript}"}
-    assert api.post("/api/profiles/", payload, format="json").json() == STAFF_ONLY
+    assert api.post("/api/profiles/", payload, format="json").json() == staff_only("create")
     response = staff_api.post("/api/profiles/", payload, format="json")
     assert response.status_code == 201
     profile = CompactionProfile.objects.get(slug="terse")
@@ -394,7 +410,7 @@ def test_profile_create_update_delete_are_staff_only(api, staff_api):
     assert (profile.is_builtin, profile.is_default, profile.keep_recent) == (False, False, 6)
 
     response = api.patch(f"/api/profiles/{profile.pk}/", {"name": "Short"}, format="json")
-    assert response.status_code == 403 and response.json() == STAFF_ONLY
+    assert response.status_code == 403 and response.json() == staff_only("change")
     response = staff_api.patch(f"/api/profiles/{profile.pk}/", {"name": "Short", "keep_recent": 3}, format="json")
     assert response.status_code == 200
     assert response.json() == profile_body(profile) and profile.name == "Short" and profile.keep_recent == 3
@@ -457,6 +473,34 @@ def test_builtin_profile_cannot_be_deleted_but_can_be_reset_and_duplicated(staff
     copy = CompactionProfile.objects.get(slug="my-brief")
     assert response.json() == profile_body(copy)
     assert (copy.is_builtin, copy.is_default, copy.instructions) == (False, False, shipped)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "doing", "labels"),
+    [
+        ("post", "/api/profiles/", "create", ["add"]),
+        ("patch", "/api/profiles/{id}/", "change", ["change"]),
+        ("delete", "/api/profiles/{id}/", "delete", ["delete"]),
+        ("post", "/api/profiles/{id}/duplicate/", "duplicate", ["add"]),
+        ("post", "/api/profiles/{id}/reset/", "reset", ["change"]),
+        ("get", "/api/profiles/export/", "export", ["view"]),
+        ("post", "/api/profiles/import/", "import", ["add", "change"]),
+    ],
+)
+def test_staff_without_the_profile_permission_are_refused_saying_which(db, method, path, doing, labels):
+    """Staff is not enough: each operation names the permission it needs (as the admin asks for it); nothing is
+    written, no audit row."""
+    from tests.chatcore.factories import UserFactory
+
+    profile = CompactionProfileFactory(slug="team", name="Team")
+    client = APIClient()
+    client.force_authenticate(UserFactory(is_staff=True))
+    before = list(CompactionProfile.objects.order_by("pk").values())
+    response = getattr(client, method)(path.format(id=profile.pk), {"name": "X"}, format="json")
+    assert response.status_code == 403
+    assert response.json() == permission_missing(doing, *labels)
+    assert list(CompactionProfile.objects.order_by("pk").values()) == before
+    assert not AuditEntry.objects.filter(action__startswith="profile.").exists()
 
 
 def test_profiles_export_and_import_round_trip(staff_api, api):

@@ -41,10 +41,10 @@ def wsgi_in_test_transaction():
 
 @pytest.fixture
 def owner(db, wsgi_in_test_transaction) -> dict:
-    """A staff user with a channel, a path and a summary: half of the generated
-    ids are swapped for these, so that bodies are checked against real rows
-    and not only refused for an unknown id."""
-    user = UserFactory(is_staff=True)
+    """A staff user holding every permission (so the staff endpoints' bodies are checked, not only refused),
+    with a channel, a path and a summary: half of the generated ids are swapped for these, so that bodies are
+    checked against real rows and not only refused for an unknown id."""
+    user = UserFactory(is_staff=True, is_superuser=True)
     channel = ChannelFactory(owner=user)
     messages = build_path(channel, 6)
     summary = services.summary_write(
