@@ -24,6 +24,7 @@ from chatcore.models import (
     Summary,
     UsageEntry,
 )
+from chatcore.permissions import EXPORT_CHANNEL
 from chatcore.widgets import ADMIN_FORMFIELD_OVERRIDES
 
 ENDPOINT_LOCKED = "Changing this needs the permission “Can change an LLM model's provider, base URL and key variable”."
@@ -122,6 +123,10 @@ class ChannelAdmin(admin.ModelAdmin):
     raw_id_fields = ["owner"]
     actions = ["export_json"]
 
+    def has_export_permission(self, request) -> bool:
+        """The export action's permission (chatcore.permissions): any person's channel, every branch."""
+        return request.user.is_active and request.user.is_staff and request.user.has_perm(EXPORT_CHANNEL)
+
     @admin.display(description="Branched from")
     def branch_origin(self, obj: Channel) -> str:
         """The source channel and summary, linked, and how the branch opens: the summary, then the copies."""
@@ -146,7 +151,7 @@ class ChannelAdmin(admin.ModelAdmin):
         )
         return format_html("{}{}", format_html(" ".join(["{}"] * len(parts)), *parts), opening)
 
-    @admin.action(description="Export selected channels as JSON (with messages and summaries)")
+    @admin.action(description="Export selected channels as JSON (with messages and summaries)", permissions=["export"])
     def export_json(self, request, queryset):
         documents = [
             data_control.channel_export(channel=channel, actor=request.user)
@@ -280,13 +285,16 @@ class SummaryAdmin(ReadOnlyAdmin):
     readonly_fields = ["formatted_extracts"]
 
     def has_change_permission(self, request, obj=None):
-        return obj is None and request.user.is_staff
+        """A summary is never edited here; "change summary" is what its actions need (revert, branch)."""
+        return obj is None and admin.ModelAdmin.has_change_permission(self, request)
 
     @admin.display(description="Extracts")
     def formatted_extracts(self, obj: Summary):
         return d.formatted_extracts(obj)
 
-    @confirmed_action(description="Revert (undo) selected summaries", question="Revert these summaries?")
+    @confirmed_action(
+        description="Revert (undo) selected summaries", question="Revert these summaries?", permissions=["change"]
+    )
     def revert_selected(self, request, queryset):
         """The messages each summary stands for go back into the channel's context at once
         (nothing is deleted; a new compaction can summarize them again)."""
@@ -348,7 +356,8 @@ class ApiTokenAdmin(ReadOnlyAdmin):
     fields = ["name", "user", "token_key", "created", "expiry", "last_used_at"]
 
     def has_delete_permission(self, request, obj=None):
-        return request.user.is_staff
+        """Revoking someone's token is "delete API token" (the rows themselves are never edited)."""
+        return admin.ModelAdmin.has_delete_permission(self, request, obj)
 
     def delete_model(self, request, obj):
         api_tokens.api_token_revoke(token=obj, actor=request.user)

@@ -8,7 +8,7 @@ the first POST shows what will happen to which rows, and only the second
 each selected row, so that a row the service refuses is reported, not fatal.
 """
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 from django.contrib import admin, messages
@@ -24,10 +24,12 @@ Row = TypeVar("Row")
 Result = TypeVar("Result")
 
 
-def confirmed_action(*, description: str, question: str) -> Callable:
+def confirmed_action(*, description: str, question: str, permissions: Sequence[str]) -> Callable:
     """Decorate an admin action so that it runs only after a confirmation page. The page asks
     `question` and states the consequence: the action's docstring, so that what the action does is
-    written once, for the reader of the code and for the person about to confirm it."""
+    written once, for the reader of the code and for the person about to confirm it. `permissions`
+    are the admin's (`"change"`: the model admin's has_change_permission): without them the action
+    is neither offered nor run."""
 
     def wrap(action: Callable) -> Callable:
         if not action.__doc__:
@@ -54,7 +56,7 @@ def confirmed_action(*, description: str, question: str) -> Callable:
             return TemplateResponse(request, "admin/confirm_action.html", context)
 
         confirmed.__name__ = action.__name__
-        return admin.action(description=description)(confirmed)
+        return admin.action(description=description, permissions=permissions)(confirmed)
 
     return wrap
 

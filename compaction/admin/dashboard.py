@@ -8,6 +8,7 @@ import datetime
 from decimal import Decimal
 
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
@@ -19,6 +20,8 @@ from compaction.models import UsageDashboard
 from compaction.scanner.selectors import compaction_settings_get
 
 TRIGGER_CLASSES = {"manual": "s-manual", "auto": "s-auto", "gateway": "s-gateway"}
+# Every person's usage and channel titles: a permission of its own (chatcore.permissions), the page and its CSV alike.
+VIEW_PERMISSION = "compaction.view_usage_dashboard"
 
 
 def _filters(form: DashboardFilterForm) -> Filters:
@@ -106,13 +109,14 @@ def _csv(data: Dashboard) -> HttpResponse:
 
 @admin.register(UsageDashboard)
 class UsageDashboardAdmin(admin.ModelAdmin):
-    """A page, not a table: no add, change or delete."""
+    """A page, not a table: no add, change or delete; seen (and listed on the index) with VIEW_PERMISSION."""
 
     def has_module_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_active and request.user.is_staff
+        return self.has_view_permission(request)
 
     def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
-        return request.user.is_active and request.user.is_staff
+        user = request.user
+        return user.is_active and user.is_staff and user.has_perm(VIEW_PERMISSION)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -124,6 +128,8 @@ class UsageDashboardAdmin(admin.ModelAdmin):
         return False
 
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        if not self.has_view_permission(request):  # this view replaces Django's, and with it Django's check
+            raise PermissionDenied
         params = request.GET.copy()
         export = params.pop("format", [""])[0] == "csv"
         form = DashboardFilterForm(params)

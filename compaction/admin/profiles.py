@@ -9,7 +9,7 @@ import json
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.exceptions import NotRegistered
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -122,6 +122,7 @@ class CompactionProfileAdmin(admin.ModelAdmin):
     @confirmed_action(
         description="Reset selected built-in profiles to their shipped text",
         question="Reset these profiles to their shipped text?",
+        permissions=["change"],
     )
     def reset_to_shipped(self, request, queryset):
         """Their prompts and options are replaced by the text the product ships with; any edits to
@@ -131,12 +132,12 @@ class CompactionProfileAdmin(admin.ModelAdmin):
         )
         self.message_user(request, f"Reset {len(list(reset))} profile(s) to their shipped text.")
 
-    @admin.action(description="Duplicate selected profiles (editable copies)")
+    @admin.action(description="Duplicate selected profiles (editable copies)", permissions=["add"])
     def duplicate(self, request, queryset):
         copies = [services.profile_duplicate(profile=profile, actor=request.user) for profile in queryset]
         self.message_user(request, "Created " + ", ".join(copy.slug for copy in copies) + ".")
 
-    @admin.action(description="Export selected profiles as JSON")
+    @admin.action(description="Export selected profiles as JSON", permissions=["view"])
     def export_json(self, request, queryset):
         document = services.profile_export(profiles=queryset.select_related("model", "persona").order_by("pk"))
         response = HttpResponse(
@@ -152,8 +153,8 @@ class CompactionProfileAdmin(admin.ModelAdmin):
         return custom + super().get_urls()
 
     def import_view(self, request):
-        if not self.has_add_permission(request):
-            return HttpResponseRedirect(reverse("admin:index"))
+        if not (self.has_add_permission(request) and self.has_change_permission(request)):
+            raise PermissionDenied  # an import creates some profiles and updates others
         form = ProfileImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             try:
@@ -174,7 +175,7 @@ class CompactionProfileAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/compaction/compactionprofile/import.html", context)
 
 
-@admin.action(description="Compact now (summarize the older part of the owner's active path)")
+@admin.action(description="Compact now (summarize the older part of the owner's active path)", permissions=["change"])
 def compact_now(modeladmin, request, queryset):
     rows = queryset.select_related("owner")
 
@@ -191,7 +192,9 @@ def compact_now(modeladmin, request, queryset):
         )
 
 
-@admin.action(description="Branch into a new channel (the summary, then copies of the messages after it)")
+@admin.action(
+    description="Branch into a new channel (the summary, then copies of the messages after it)", permissions=["change"]
+)
 def branch_from_summary(modeladmin, request, queryset):
     rows = queryset.select_related("channel", "channel__owner", "channel__persona", "channel__model")
 

@@ -4,7 +4,7 @@ import datetime
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Sum
 from django.http import HttpResponseRedirect
 from django.urls import reverse
@@ -64,6 +64,8 @@ class CompactionSettingsAdmin(admin.ModelAdmin):
         return False
 
     def changelist_view(self, request, extra_context=None):
+        if not self.has_view_or_change_permission(request):  # this view replaces Django's, and with it its check
+            raise PermissionDenied
         row = scanner_selectors.compaction_settings_get()
         return HttpResponseRedirect(reverse("admin:compaction_compactionsettings_change", args=[row.pk]))
 

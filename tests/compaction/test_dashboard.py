@@ -1,5 +1,5 @@
 """The staff usage dashboard: figures from usage and summary rows, filters,
-CSV, staff only, and a query count that does not depend on the range or the
+CSV, its own permission, and a query count that does not depend on the range or the
 number of rows."""
 
 import datetime
@@ -127,12 +127,21 @@ def test_bad_filters_fall_back_and_say_why(world, staff_client):
     assert "The start date is after the end date." in response.content.decode()
 
 
-def test_staff_only(world):
+def test_staff_with_the_dashboard_permission_only(world):
+    """Every person's usage and channel titles: the page and its CSV need view_usage_dashboard, and the admin's
+    index lists it only for those who hold it."""
     client = Client()
     client.force_login(UserFactory())
-    assert client.get(URL).status_code == 302
-    client.force_login(UserFactory(is_staff=True))  # staff without model permissions still sees it
+    assert client.get(URL).status_code == 302  # to the admin's login page
+    client.force_login(UserFactory(is_staff=True, permissions=["chatcore.view_usageentry"]))
+    assert client.get(URL).status_code == 403
+    assert client.get(URL, {"format": "csv"}).status_code == 403
+    assert URL not in client.get("/admin/").content.decode()
+    client.force_login(UserFactory(is_staff=True, permissions=["compaction.view_usage_dashboard"]))
     assert client.get(URL).status_code == 200
+    csv = client.get(URL, {"format": "csv"})
+    assert csv.status_code == 200 and csv.content.decode().startswith("date,compactions,")
+    assert URL in client.get("/admin/").content.decode()
 
 
 def test_linked_from_the_admin_index(staff_client):

@@ -8,7 +8,7 @@ from django.urls import reverse
 from chatcore import services as chatcore_services
 from chatcore.models import AuditEntry, Channel, Summary
 from compaction.models import CompactionProfile
-from tests.chatcore.factories import ChannelFactory, PersonaFactory
+from tests.chatcore.factories import ChannelFactory, PersonaFactory, UserFactory
 from tests.compaction.factories import CompactionProfileFactory, converse
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -226,6 +226,31 @@ def test_settings_save_through_the_service_validation(client_user, channel):
     client_user.post(address, {"auto_compaction": "", "threshold_percent": ""})
     channel.refresh_from_db()
     assert channel.settings == {}
+
+
+STAFF_LINKS = {
+    "channel": "/admin/chatcore/channel/",
+    "settings": "/admin/compaction/compactionsettings/",
+    "dashboard": "/admin/compaction/usagedashboard/",
+}
+
+
+@pytest.mark.parametrize(
+    ("permissions", "links"),
+    [
+        ([], []),
+        (["compaction.view_usage_dashboard"], ["dashboard"]),
+        (["chatcore.view_channel", "compaction.change_compactionsettings"], ["channel", "settings"]),
+    ],
+)
+def test_the_staff_links_are_those_the_staff_member_may_open(db, permissions, links):
+    staff = UserFactory(is_staff=True, permissions=permissions)
+    channel = ChannelFactory(owner=staff)
+    client = Client()
+    client.force_login(staff)
+    page = client.get(reverse("compaction:settings", args=[channel.pk])).content.decode()
+    assert [name for name, url in STAFF_LINKS.items() if url in page] == links
+    assert ("For staff" in page) == bool(links)
 
 
 def test_other_peoples_channels_are_not_found(client_user, other_user):
