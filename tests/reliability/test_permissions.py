@@ -1,5 +1,7 @@
 """The permission matrix: every endpoint and page of the URL conf × {owner,
-another user, staff, anonymous} × its methods (GET reads, the others write).
+another user, staff with every permission, staff with none, anonymous} × its
+methods (GET reads, the others write), and every admin page for staff with no
+permission.
 
 The cases are generated from the URL conf, so a new endpoint is covered the
 moment it exists; `ACCESS` (read from access.txt) says who may use it, and a route
@@ -8,9 +10,11 @@ missing from it fails `test_every_route_is_in_the_matrix` with the line to add.
 Rules checked for each case:
 - anonymous: the API answers 401/403 with a `detail`; a page redirects to the login page;
 - "owner": the owner gets through (no 401/403/404, no 5xx); another user and
-  staff get 404, as if the object did not exist;
+  staff (with or without permissions) get 404, as if the object did not exist;
 - "authenticated": any signed-in user gets through (lists show only their own rows);
-- "staff": staff get through; everyone else gets 403;
+- "staff:app.codename,...": staff holding exactly those permissions get through; everyone else gets 403
+  with a `detail`: staff with no permission, staff with every permission but those, a user who is not
+  staff but holds them, the owner and another user;
 - "public": everyone gets through;
 - "bearer" (the OpenAI-compatible /v1 endpoints): only `Authorization: Bearer <API token>` gets through;
   anonymous visitors and signed-in sessions get the protocol's 401 error object;
@@ -23,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
+from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
@@ -119,7 +124,9 @@ CASES = [(route, method) for route in ROUTES for method in route.methods]
 
 def test_every_route_is_in_the_matrix():
     missing = [
-        f"{r.name} {m} owner|authenticated|staff|public|bearer" for r, m in CASES if m not in ACCESS.get(r.name, {})
+        f"{r.name} {m} owner|authenticated|staff:app.codename|public|bearer"
+        for r, m in CASES
+        if m not in ACCESS.get(r.name, {})
     ]
     assert not missing, "Routes missing from tests/reliability/access.txt:\n" + "\n".join(missing)
     unknown = [k for r in ROUTES for k in r.kwargs if k not in KWARGS]
@@ -133,7 +140,8 @@ def test_every_route_is_in_the_matrix():
 class World:
     owner: object
     other: object
-    staff: object
+    staff: object  # a superuser
+    bare_staff: object  # staff without a single permission
     channel: Channel
     messages: list
     summary: Summary
@@ -152,7 +160,24 @@ def world(db) -> World:
     )
     ChannelFactory(owner=other)
     token, _key = api_token_create(user=owner, name="owner's script")
-    return World(owner, other, staff, channel, messages, summary, CompactionProfileFactory(), token)
+    return World(
+        owner, other, staff, UserFactory(is_staff=True), channel, messages, summary, CompactionProfileFactory(), token
+    )
+
+
+def _permissions(names: list[str]):
+    return [Permission.objects.get(content_type__app_label=n.split(".")[0], codename=n.split(".")[1]) for n in names]
+
+
+def user_holding(*, staff: bool, names: list[str] | None = None, all_but: list[str] | None = None):
+    """A user with exactly the permissions `names`, or every permission but `all_but`."""
+    user = UserFactory(is_staff=staff)
+    if all_but is not None:
+        excluded = {p.pk for p in _permissions(all_but)}
+        user.user_permissions.set(Permission.objects.exclude(pk__in=excluded))
+    else:
+        user.user_permissions.set(_permissions(names or []))
+    return type(user).objects.get(pk=user.pk)  # a fresh row: no cached permissions
 
 
 def _fingerprint(world: World) -> tuple:
@@ -238,11 +263,19 @@ def test_permission_matrix(route, method, world):
         assert _fingerprint(world) == before
 
     # Who is refused, with which status (404 for an owner's object: as if it did not exist), and who gets through.
-    refusals = {
-        "owner": ((world.other, world.staff), 404, [world.owner]),
-        "staff": ((world.other, world.owner), 403, [world.staff]),
-    }
-    strangers, status, allowed = refusals.get(access, ((), 0, [world.other, world.staff, world.owner]))
+    refusals = {"owner": ((world.other, world.staff, world.bare_staff), 404, [world.owner])}
+    if access.startswith("staff:"):
+        needed = access.removeprefix("staff:").split(",")
+        strangers = (
+            world.other,
+            world.owner,
+            world.bare_staff,
+            user_holding(staff=True, all_but=needed),
+            user_holding(staff=False, names=needed),
+        )
+        refusals[access] = (strangers, 403, [user_holding(staff=True, names=needed)])
+    everyone = [world.other, world.staff, world.bare_staff, world.owner]
+    strangers, status, allowed = refusals.get(access, ((), 0, everyone))
     for stranger in strangers:
         before = _fingerprint(world)
         _assert_refused(route, _request(route, method, world, stranger), status)
@@ -268,7 +301,7 @@ WRITES = [
 
 @pytest.mark.parametrize(("route", "method"), WRITES, ids=[f"{r.name}-{m}" for r, m in WRITES])
 def test_session_writes_need_a_csrf_token(route, method, world):
-    user = world.staff if ACCESS[route.name][method] == "staff" else world.owner
+    user = world.staff if ACCESS[route.name][method].startswith("staff:") else world.owner
     before = _fingerprint(world)
     response = _request(route, method, world, user, csrf=True)
     assert response.status_code == 403
@@ -294,3 +327,76 @@ def test_admin_is_staff_only(world):
     assert response.status_code == 302 and response["Location"].startswith(reverse("admin:login"))
     client.force_login(world.staff)
     assert client.get(url).status_code == 200
+
+
+# The admin's own pages that any staff member may open: their own password, the index (which then lists nothing),
+# logging in and out, the admin's JavaScript catalogue.
+ADMIN_OPEN = {"index", "login", "logout", "password_change", "password_change_done", "jsi18n"}
+
+
+def _admin_routes():
+    """(name, kwargs names) of every named admin URL, those of the apps' custom admin views too."""
+    admin_resolver = next(p for p in get_resolver().url_patterns if getattr(p, "namespace", None) == "admin")
+
+    def walk(patterns):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern.url_patterns)
+            elif pattern.name:
+                yield pattern.name, tuple(getattr(pattern.pattern, "converters", ()))
+
+    return sorted(set(walk(admin_resolver.url_patterns)))
+
+
+ADMIN_ROUTES = _admin_routes()
+
+
+def _admin_urls(name: str, kwargs: tuple[str, ...], world: World) -> list[tuple[str, bool]]:
+    """The URLs of an admin route, each with whether it names a row that exists."""
+    from django.contrib import admin
+    from django.contrib.contenttypes.models import ContentType
+
+    if name == "app_list":
+        labels = sorted({model._meta.app_label for model in admin.site._registry})
+        return [(reverse("admin:app_list", kwargs={"app_label": label}), True) for label in labels]
+    if name == "view_on_site":
+        content_type = ContentType.objects.get_for_model(Channel)
+        return [(reverse("admin:view_on_site", args=[content_type.pk, world.channel.pk]), True)]
+    if name == "auth_user_password_change":
+        return [(reverse("admin:auth_user_password_change", kwargs={"id": world.owner.pk}), True)]
+    if "object_id" in kwargs:
+        model = next(m for m in admin.site._registry if name.startswith(f"{m._meta.app_label}_{m._meta.model_name}_"))
+        row = model._default_manager.order_by("pk").first()
+        return [(reverse(f"admin:{name}", kwargs={"object_id": row.pk if row else 1}), row is not None)]
+    return [(reverse(f"admin:{name}"), True)]
+
+
+@pytest.mark.parametrize(("name", "kwargs"), ADMIN_ROUTES, ids=[name for name, _ in ADMIN_ROUTES])
+def test_admin_pages_refuse_staff_without_permissions(name, kwargs, world):
+    """Staff with no permission get in (the index says there is nothing for them) and nothing further:
+    every model page, custom view and action, read or write, is 403 (or 404: nothing to show; for a row
+    that does not exist, the admin's redirect to its index)."""
+    client = Client()
+    client.force_login(world.bare_staff)
+    for url, exists in _admin_urls(name, kwargs, world):
+        for method in ("get", "post"):
+            before = _fingerprint(world)
+            response = getattr(client, method)(url, {} if method == "post" else None)
+            if response.status_code == 405:  # a method the page does not take: refused all the same
+                pass
+            elif name in ADMIN_OPEN:
+                assert response.status_code in (200, 302), (url, method, response.status_code)
+            elif not exists and response.status_code == 302:
+                assert response["Location"] == reverse("admin:index"), (url, method)
+            else:
+                assert response.status_code in (403, 404), (url, method, response.status_code)
+            assert _fingerprint(world) == before
+            client.force_login(world.bare_staff)  # the logout page logged us out
+
+
+def test_admin_index_lists_nothing_for_staff_without_permissions(world):
+    client = Client()
+    client.force_login(world.bare_staff)
+    page = client.get(reverse("admin:index")).content.decode()
+    assert "have permission to view or edit anything" in page
+    assert "/admin/chatcore/" not in page and "/admin/compaction/" not in page
