@@ -17,8 +17,9 @@ class CompactForm(forms.Form):
     focus = forms.CharField(required=False, label="Focus (optional)", widget=forms.Textarea(attrs={"rows": 2}))
     keep_recent = forms.IntegerField(required=False, min_value=0, label="Keep the newest messages as they are")
     draft = forms.CharField(required=False, strip=False, label="Draft summary")
-    original = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
-    draft_model = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
+    # The preview's signed word of who wrote the draft (compaction.services.origin): handed back, never believed
+    # beyond what its signature covers.
+    draft_token = forms.CharField(required=False, max_length=1000, widget=forms.HiddenInput)
     through_message_id = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
     action = forms.ChoiceField(choices=ACTIONS, required=False, initial="preview")
 
@@ -27,6 +28,10 @@ class CompactForm(forms.Form):
         # Empty means "the channel's default", which the service resolves.
         field = cast(forms.ChoiceField, self.fields["profile"])
         field.choices = [("", "default")] + [(p.slug, p.name) for p in profiles]
+
+    def clean_draft(self) -> str:
+        """A browser sends a textarea's lines with CRLF: the draft's own line endings are LF."""
+        return self.cleaned_data["draft"].replace("\r\n", "\n")
 
 
 class ChannelCompactionForm(forms.Form):

@@ -126,11 +126,9 @@ def _draft_args(data: dict, action: str) -> dict:
     """Summarize now: nothing more; Replace: the (maybe edited) draft, pinned where the preview placed it."""
     if action == "now":
         return {}
-    draft = data["draft"]
     return {
-        "content": draft,
-        "edited": draft.strip() != data["original"].strip(),
-        "draft_model": data["draft_model"],
+        "content": data["draft"],
+        "draft_token": data["draft_token"] or None,  # the service decides from it whether the text is the model's
         "through_message_id": data["through_message_id"],
     }
 
@@ -145,8 +143,7 @@ def _preview(
         initial={
             **data,
             "draft": result.content,
-            "original": result.content,
-            "draft_model": result.model,
+            "draft_token": result.draft_token,
             "through_message_id": result.through_message_id,
         },
         profiles=profiles,

@@ -42,6 +42,15 @@ class CompactRequestSerializer(serializers.Serializer):
     through_message_id = OptionalIdField(
         help_text="With content: the draft's through_message_id, so the edit covers exactly what the draft did."
     )
+    draft_token = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=1000,
+        help_text="With content: the dry run's draft_token. The server signed it; when the content is still the "
+        "draft as the model wrote it, the summary keeps that model (edited: false); otherwise it is yours "
+        '(model "edited"). Refused (400) when altered or made for another channel or cut.',
+    )
 
 
 class CompactionResultSerializer(serializers.Serializer):
@@ -67,6 +76,10 @@ class CompactionResultSerializer(serializers.Serializer):
     truncated = serializers.BooleanField(help_text="The summary was cut to fit the profile's length limit.")
     extracts = serializers.DictField()
     redactions = serializers.DictField(child=serializers.IntegerField())
+    draft_token = serializers.CharField(
+        allow_null=True,
+        help_text="A dry run's signed word of who wrote the draft: send it back with the content to apply it.",
+    )
 
 
 class BranchRequestSerializer(serializers.Serializer):

@@ -45,9 +45,10 @@ class CompactView(GenericAPIView):
 
         Summarizes the older part of your active path into a summary that stands in for it in the context (nothing
         is deleted; revert undoes it). Options: `profile`, `focus`, `keep_recent` (default: the profile's).
-        `dry_run: true` answers 200 with the draft and its statistics and writes nothing; `content` applies an
-        edited draft (stored with `edited: true` and `model: "edited"`), pinned with the draft's
-        `through_message_id`. 201 with the summary otherwise.
+        `dry_run: true` answers 200 with the draft, its statistics and its `draft_token`, and writes nothing;
+        `content` applies a draft, pinned with the draft's `through_message_id`: stored as the model's
+        (`edited: false`) when the dry run's `draft_token` comes with it and the text is unchanged, else as yours
+        (`edited: true`, `model: "edited"`). 201 with the summary otherwise.
         """
         channel = chat_selectors.channel_get(user=request.user, channel_id=channel_id)
         values = request_data(request, s.CompactRequestSerializer)
@@ -61,6 +62,7 @@ class CompactView(GenericAPIView):
             dry_run=values["dry_run"],
             content=values.get("content"),
             through_message_id=values.get("through_message_id"),
+            draft_token=values.get("draft_token") or None,
         )
         return Response(
             s.CompactionResultSerializer(result).data,

@@ -24,9 +24,11 @@ from compaction.leases import lease_acquire, lease_holder_name, lease_release
 from compaction.models import CompactionLease
 from compaction.services.commit import draft_commit
 from compaction.services.draft import DraftRequest, draft_make, input_budget, plan_make
+from compaction.services.origin import DraftOrigin, draft_origin_read, draft_token_make
 from compaction.services.profiles import profile_resolve
 
 logger = logging.getLogger(__name__)
+MAX_TOKEN_CHARS = 1_000  # a signed draft token is about 150 characters
 
 
 @dataclasses.dataclass
@@ -49,6 +51,8 @@ class CompactionResult:
     edited: bool = False
     truncated: bool = False
     redactions: Counter[str] = dataclasses.field(default_factory=Counter)
+    # A dry run's model-written draft: the signed word of where it came from, to hand back with it (origin.py).
+    draft_token: str | None = None
 
 
 def _check_arguments(
@@ -73,6 +77,19 @@ def _check_arguments(
             )
 
 
+def _origin(
+    *, channel: Channel, content: str | None, through_message_id: int | None, token: str | None
+) -> DraftOrigin | None:
+    """What the dry run's token vouches for, when a draft is applied with one (ValidationError otherwise)."""
+    if not token:
+        return None
+    if content is None:
+        raise ValidationError({"draft_token": "A draft token goes with the draft's content."})
+    if not isinstance(token, str) or len(token) > MAX_TOKEN_CHARS:
+        raise ValidationError({"draft_token": "This is not a draft token the server gave; preview again."})
+    return draft_origin_read(token=token, channel_id=channel.pk, through_message_id=through_message_id)
+
+
 def channel_compact(
     *,
     channel: Channel,
@@ -85,15 +102,15 @@ def channel_compact(
     content: str | None = None,
     max_summary_tokens: int | None = None,
     through_message_id: int | None = None,
-    edited: bool | None = None,
-    draft_model: str = "",
+    draft_token: str | None = None,
 ) -> CompactionResult:
     """Summarize the older part of the owner's active path into a new boundary.
 
-    `content` applies an edited draft instead of calling a model (stored with
-    edited=True, unless the caller says `edited=False`: the previewed draft
-    applied unchanged, whose `draft_model` wrote it); `through_message_id` pins the draft's last message so that
-    the edit lands exactly where the dry run placed it. Raises Conflict
+    `content` applies a draft instead of calling a model: a person's text (edited=True, model "edited"),
+    unless the dry run's `draft_token` vouches that it is still the text its model wrote
+    (compaction.services.origin: then that model, edited=False); `through_message_id` pins the draft's
+    last message so that the edit lands exactly where the dry run placed it (the token's when not given).
+    A dry run's result carries its token. Raises Conflict
     (in_progress, channel_changed, lease_lost), Unprocessable
     (nothing_to_compact), ModelCallFailed or Throttled (the person's limit on model calls,
     chatcore.throttling; not for trigger="auto"); on any of them nothing is written.
@@ -101,6 +118,9 @@ def channel_compact(
     _check_arguments(
         trigger=trigger, focus=focus, keep_recent=keep_recent, content=content, max_summary_tokens=max_summary_tokens
     )
+    origin = _origin(channel=channel, content=content, through_message_id=through_message_id, token=draft_token)
+    if origin is not None:
+        through_message_id = origin.through_message_id
     channel = Channel.objects.select_related("owner", "persona", "model").get(pk=channel.pk)
     profile = profile_resolve(channel=channel, user=channel.owner, slug=profile_slug)
     request = DraftRequest(
@@ -112,8 +132,8 @@ def channel_compact(
         max_tokens=max_summary_tokens or profile.max_summary_tokens,
         content=content,
         through_message_id=through_message_id,
-        edited=content is not None if edited is None else bool(edited and content is not None),
-        draft_model=draft_model,
+        edited=content is not None and not (origin is not None and origin.matches(content)),
+        origin=origin,
     )
     # The scanner's task records automatic attempts itself; a dry run changes nothing worth recording.
     record = trigger != Summary.Trigger.AUTO and not dry_run
@@ -184,6 +204,14 @@ def _compact_holding_lease(
         **draft.figures(),
     )
     if dry_run:
+        if request.content is None:  # a model's draft: what it is, signed, for the apply that may follow
+            result.draft_token = draft_token_make(
+                channel_id=request.channel.pk,
+                through_message_id=draft.through.pk,
+                text=draft.text,
+                model=draft.summarized.model,
+                used_fallback=draft.summarized.used_fallback,
+            )
         return result
 
     def announce(channel: Channel, summary: Summary) -> None:

@@ -23,6 +23,7 @@ from compaction.models import CompactionProfile
 from compaction.redaction import redact
 from compaction.services.anchor import cut_anchor, cut_check
 from compaction.services.opening import EXTRACTS_KEY, opening_messages, opening_section, without_opening
+from compaction.services.origin import DraftOrigin
 from compaction.services.summarize import (
     OFFLINE_MODEL_NAME,
     SummaryRequest,
@@ -47,7 +48,7 @@ class DraftRequest:
     content: str | None
     through_message_id: int | None
     edited: bool
-    draft_model: str = ""
+    origin: DraftOrigin | None = None  # where an applied draft came from, as a dry run's token vouches
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,12 +210,13 @@ def extracts_merge(previous: dict | None, new: dict) -> dict:
 EDITED_MODEL_NAME = "edited"
 
 
-def _draft_model_name(name: str) -> str:
-    """The model a previewed draft came from, as the page reports it back: only
-    a name the catalogue knows (or the offline summarizer) is believed."""
-    if name and (name == OFFLINE_MODEL_NAME or LLMModel.objects.filter(name=name).exists()):
-        return name
-    return EDITED_MODEL_NAME
+def _applied_completion(request: DraftRequest, text: str) -> Completion:
+    """An applied draft as a completion: the model that wrote it when the dry run's token vouches the text is
+    still its own, else a person's (edited)."""
+    origin = request.origin
+    if request.edited or origin is None:
+        return Completion(text, EDITED_MODEL_NAME, used_fallback=False, input_tokens=0, output_tokens=0)
+    return Completion(text, origin.model, used_fallback=origin.used_fallback, input_tokens=0, output_tokens=0)
 
 
 def draft_make(request: DraftRequest) -> Draft:
@@ -246,8 +248,7 @@ def draft_make(request: DraftRequest) -> Draft:
                 {"content": "The edited summary is as long as the messages it would replace; shorten it."}
             )
         text, truncated = applied.text, False
-        model = EDITED_MODEL_NAME if request.edited else _draft_model_name(request.draft_model)
-        summarized = Completion(text, model, used_fallback=False, input_tokens=0, output_tokens=0)
+        summarized = _applied_completion(request, text)
     else:
         summarized, text, truncated = _summary(request=request, sources=sources, input_tokens=input_tokens)
         if section:

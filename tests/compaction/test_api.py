@@ -85,6 +85,7 @@ def test_compact_201_with_the_summary_and_statistics(api, channel, utility_model
         "truncated": False,
         "extracts": summary.extracts,
         "redactions": {},
+        "draft_token": None,
     }
     assert summary.content.startswith(SUMMARY_TEXT)
     assert "the ledger" in llm_server.requests[-1]["messages"][1]["content"]
@@ -115,14 +116,16 @@ def test_compact_dry_run_200_then_edited_apply_201(api, channel, utility_model, 
         "truncated": False,
         "extracts": body["extracts"],
         "redactions": {},
+        "draft_token": body["draft_token"],
     }
+    assert isinstance(body["draft_token"], str) and body["draft_token"]
     assert body["content"].startswith(SUMMARY_TEXT) and body["tokens_after"] < body["tokens_before"]
     assert Summary.objects.count() == 0 and UsageEntry.objects.count() == 1
 
     edited = "## Goal\n- Keep the ledger healthy, edited."
     response = api.post(
         f"/api/channels/{channel.pk}/compact/",
-        {"content": edited, "through_message_id": body["through_message_id"]},
+        {"content": edited, "through_message_id": body["through_message_id"], "draft_token": body["draft_token"]},
         format="json",
     )
     assert response.status_code == 201
@@ -146,11 +149,34 @@ def test_compact_dry_run_200_then_edited_apply_201(api, channel, utility_model, 
         "truncated": False,
         "extracts": summary.extracts,
         "redactions": {},
+        "draft_token": None,
     }
     assert summary.edited and summary.content == edited and len(llm_server.requests) == 1
     assert summary.model == "edited"
     # The edit's own extracts: what its text says (tools stay the transcript's facts), not the draft's.
     assert summary.extracts == extracts_from_text(edited, tools=body["extracts"]["tools"])
+
+
+def test_an_unchanged_draft_applied_with_its_token_keeps_its_model(api, channel, utility_model, llm_server):
+    llm_server.script(Reply(content=SUMMARY_TEXT, prompt_tokens=700, completion_tokens=15))
+    url = f"/api/channels/{channel.pk}/compact/"
+    draft = api.post(url, {"dry_run": True, "keep_recent": 2}, format="json").json()
+    without = api.post(url, {"content": draft["content"], "draft_token": "x" + draft["draft_token"]}, format="json")
+    assert without.status_code == 400
+    assert without.json() == {
+        "detail": "draft_token: This is not a draft token the server gave (or it was altered); preview again.",
+        "code": "invalid",
+        "errors": {"draft_token": ["This is not a draft token the server gave (or it was altered); preview again."]},
+    }
+    response = api.post(url, {"content": draft["content"], "draft_token": draft["draft_token"]}, format="json")
+    assert response.status_code == 201
+    summary = Summary.objects.get()
+    assert (summary.model, summary.edited, summary.through_message_id) == (
+        "loopback-utility",
+        False,
+        draft["through_message_id"],
+    )
+    assert len(llm_server.requests) == 1
 
 
 def test_compact_409_when_in_progress(api, channel):

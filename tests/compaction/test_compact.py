@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from django.core import signing
 from django.core.exceptions import ValidationError
 
 from chatcore import services as chat_services
@@ -13,6 +14,7 @@ from compaction import signals
 from compaction.leases import lease_acquire
 from compaction.models import CompactionLease
 from compaction.services import channel_compact
+from compaction.services.origin import draft_token_make
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, tool_round_append
 from tests.compaction.factories import converse
@@ -335,31 +337,124 @@ def test_an_edit_carries_its_own_extracts(db):
     assert edited.summary.extracts != draft.extracts
 
 
-def _apply_unchanged(channel, draft, **options):
-    """Apply a previewed draft as the page does when nobody edited it (edited=False, pinned to the draft's cut)."""
+def _apply(channel, draft, content=None, **options):
+    """Apply a previewed draft as the page does: its content (the draft's own unless given), pinned to the draft's
+    cut, with the dry run's token."""
     return channel_compact(
         channel=channel,
         actor=channel.owner,
-        content=draft.content,
-        edited=False,
+        content=draft.content if content is None else content,
+        draft_token=draft.draft_token,
         through_message_id=draft.through_message_id,
         **options,
     )
 
 
-@pytest.mark.parametrize(("reported", "stored"), [("offline", "offline"), ("no-such-model", "edited"), ("", "edited")])
-def test_an_unchanged_draft_keeps_the_model_that_wrote_it(db, reported, stored):
-    """The page applies a previewed draft unchanged with edited=False and the draft's model, which is
-    believed only when the catalogue knows it."""
+def test_an_unchanged_draft_keeps_the_model_that_wrote_it(db):
+    """The dry run's signed token vouches for the model; the text the browser sends back (CRLF line endings, space
+    around it) is still the model's."""
     channel = ChannelFactory()
     converse(channel, 10)
     draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
-    applied = _apply_unchanged(channel, draft, draft_model=reported)
-    assert (applied.summary.model, applied.summary.edited, applied.summary.extracts) == (
-        stored,
+    assert draft.draft_token and draft.model == "offline"
+    applied = _apply(channel, draft, content="  " + draft.content.replace("\n", "\r\n") + "\n")
+    summary = applied.summary
+    assert (summary.model, summary.edited, summary.used_fallback, summary.extracts) == (
+        "offline",
+        False,
         False,
         draft.extracts,
     )
+    assert AuditEntry.objects.get(action="summary.compact").details["edited"] is False
+
+
+def test_a_changed_draft_is_the_persons_whatever_the_token(db):
+    channel = ChannelFactory()
+    converse(channel, 10)
+    draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
+    applied = _apply(channel, draft, content=draft.content + "\n- One more point of mine.")
+    assert (applied.summary.model, applied.summary.edited) == ("edited", True)
+
+
+def test_without_a_token_an_applied_text_is_the_persons(db):
+    """Nothing a client says makes its own text a model's: without the dry run's token it is edited."""
+    channel = ChannelFactory()
+    converse(channel, 10)
+    draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
+    applied = channel_compact(
+        channel=channel, actor=channel.owner, content=draft.content, through_message_id=draft.through_message_id
+    )
+    assert (applied.summary.model, applied.summary.edited) == ("edited", True)
+
+
+def _other_token(channel, draft, **changes):
+    values = {"channel_id": channel.pk, "through_message_id": draft.through_message_id, "text": draft.content}
+    return draft_token_make(**(values | {"model": "gpt-4o-mini", "used_fallback": False} | changes))
+
+
+@pytest.mark.parametrize(
+    ("token", "message"),
+    [
+        (
+            lambda channel, draft: draft.draft_token[:-3] + ("abc" if not draft.draft_token.endswith("abc") else "xyz"),
+            "This is not a draft token the server gave (or it was altered); preview again.",
+        ),
+        (
+            lambda channel, draft: "not-a-token",
+            "This is not a draft token the server gave (or it was altered); preview again.",
+        ),
+        (
+            lambda channel, draft: _other_token(channel, draft, channel_id=channel.pk + 1000),
+            "This draft token was given for another channel.",
+        ),
+        (
+            lambda channel, draft: signing.dumps(
+                {"c": channel.pk, "t": draft.through_message_id, "m": "gpt-4o-mini", "f": False, "h": "0"},
+                salt="another-purpose",
+            ),
+            "This is not a draft token the server gave (or it was altered); preview again.",
+        ),
+    ],
+    ids=["altered", "garbage", "another-channel", "another-salt"],
+)
+def test_a_token_the_server_did_not_give_for_this_draft_is_refused(db, token, message):
+    channel = ChannelFactory()
+    converse(channel, 10)
+    draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
+    with pytest.raises(ValidationError) as caught:
+        channel_compact(
+            channel=channel,
+            actor=channel.owner,
+            content=draft.content,
+            draft_token=token(channel, draft),
+            through_message_id=draft.through_message_id,
+        )
+    assert caught.value.message_dict == {"draft_token": [message]}
+    assert Summary.objects.count() == 0
+
+
+def test_a_token_for_another_cut_is_refused(db):
+    channel = ChannelFactory()
+    messages = converse(channel, 10)
+    draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
+    with pytest.raises(ValidationError) as caught:
+        channel_compact(
+            channel=channel,
+            actor=channel.owner,
+            content=draft.content,
+            draft_token=draft.draft_token,
+            through_message_id=messages[3].pk,
+        )
+    assert caught.value.message_dict == {
+        "draft_token": [
+            f"This draft token is for the draft through message {draft.through_message_id}, not {messages[3].pk}."
+        ]
+    }
+    # Without a cut of its own, the token's is used.
+    applied = channel_compact(
+        channel=channel, actor=channel.owner, content=draft.content, draft_token=draft.draft_token
+    )
+    assert applied.summary.through_message_id == draft.through_message_id and not applied.summary.edited
 
 
 def test_edited_apply_after_the_draft_message_left_the_path_is_a_conflict(db):
@@ -481,14 +576,15 @@ def test_previewed_draft_applied_unchanged_is_not_marked_edited(utility_model, l
     converse(channel, 10)
     llm_server.script(Reply(content="## Goal\n- Draft text."))
     draft = channel_compact(channel=channel, actor=channel.owner, keep_recent=2, dry_run=True)
-    applied = _apply_unchanged(channel, draft)
+    applied = _apply(channel, draft)
     assert len(llm_server.requests) == 1
     summary = Summary.objects.get()
-    assert (applied.edited, summary.edited, summary.content, summary.through_message_id) == (
+    assert (applied.edited, summary.edited, summary.content, summary.through_message_id, summary.model) == (
         False,
         False,
         draft.content,
         draft.through_message_id,
+        "loopback-utility",
     )
     audit = AuditEntry.objects.get(action="summary.compact")
     assert audit.details["edited"] is False

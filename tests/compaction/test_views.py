@@ -69,20 +69,22 @@ def _preview(client, channel, **extra):
         "keep_recent": "4",
         "focus": "",
         "draft": form.initial["draft"],
-        "original": form.initial["original"],
+        "draft_token": form.initial["draft_token"],
         "through_message_id": form.initial["through_message_id"],
     }
 
 
 def test_replace_with_the_draft_unchanged_is_not_marked_edited(client_user, channel, user):
     data = _preview(client_user, channel)
-    response = client_user.post(panel_url(channel), {**data, "action": "replace"})
+    as_a_browser_sends_it = data["draft"].replace("\n", "\r\n")
+    response = client_user.post(panel_url(channel), {**data, "draft": as_a_browser_sends_it, "action": "replace"})
     assert response.status_code == 302
     assert response["Location"] == reverse("chat:channel", args=[channel.pk])
     summary = Summary.objects.get()
-    assert (summary.content, summary.edited, summary.created_by, summary.trigger) == (
+    assert (summary.content, summary.edited, summary.model, summary.created_by, summary.trigger) == (
         data["draft"].strip(),
         False,
+        "offline",
         user,
         "manual",
     )
@@ -90,6 +92,43 @@ def test_replace_with_the_draft_unchanged_is_not_marked_edited(client_user, chan
     page = client_user.get(reverse("chat:channel", args=[channel.pk])).content.decode()
     assert "12 earlier messages summarized</span>" in page
     assert "Summarized 12 messages" in page
+
+
+def test_the_panel_hands_back_only_the_signed_token(client_user, channel):
+    """What the draft is and who wrote it are the server's: the page carries a signed token, not the original text
+    or the model's name to be read back."""
+    body = client_user.post(panel_url(channel), {"action": "preview", "keep_recent": "4"}).content.decode()
+    assert 'name="draft_token" value="' in body
+    assert 'name="original"' not in body and 'name="draft_model"' not in body
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"original": "My own words, not the model's.", "draft_model": "offline"},  # the old hidden fields
+        {"draft_token": "forged"},
+    ],
+)
+def test_a_persons_text_is_never_stored_as_a_models(client_user, channel, claims):
+    data = _preview(client_user, channel)
+    data.pop("draft_token")
+    mine = "My own words, not the model's."
+    response = client_user.post(panel_url(channel), {**data, **claims, "draft": mine, "action": "replace"})
+    if "draft_token" in claims:
+        assert response.status_code == 400
+        assert "This is not a draft token the server gave" in response.content.decode()
+        assert Summary.objects.count() == 0
+        return
+    assert response.status_code == 302
+    summary = Summary.objects.get()
+    assert (summary.content, summary.model, summary.edited) == (mine, "edited", True)
+
+
+def test_a_token_of_the_draft_does_not_vouch_for_other_text(client_user, channel):
+    data = _preview(client_user, channel)
+    client_user.post(panel_url(channel), {**data, "draft": "Rewritten by me.", "action": "replace"})
+    summary = Summary.objects.get()
+    assert (summary.content, summary.model, summary.edited) == ("Rewritten by me.", "edited", True)
 
 
 def test_replace_with_an_edited_draft_over_htmx(client_user, channel):
