@@ -20,6 +20,7 @@ from chatcore.errors import Conflict
 from chatcore.llm import llm_complete
 from chatcore.metadata import metadata_validate
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Persona, Summary
+from chatcore.provenance import client_metadata_check
 from chatcore.tokens import count_tokens
 
 
@@ -243,6 +244,23 @@ def message_append(
     if not move_cursor or user.pk != channel.owner_id:
         channel.save(update_fields=["last_activity_at"])
     return message
+
+
+def message_post(
+    *,
+    channel: Channel,
+    user: User,
+    role: str,
+    content: str,
+    parent_id: int | None = None,
+    metadata: dict | None = None,
+) -> Message:
+    """A client's message (the API's append): `message_append`, once its metadata holds none of the keys
+    only the server writes (chatcore.provenance; ValidationError naming the key otherwise)."""
+    client_metadata_check(metadata)
+    return message_append(
+        channel=channel, user=user, role=role, content=content, parent_id=parent_id, metadata=metadata
+    )
 
 
 def _cursor_follow(*, channel: Channel, user: User, cursor: Cursor | None, message: Message) -> None:

@@ -142,11 +142,13 @@ class MessageListView(PathPageMixin, GenericAPIView):
         """Append a message
 
         Adds a message under the active leaf (or under `parent_id`, which makes a sibling branch) and moves your
-        cursor to it. No model is called: use the reply endpoint for an answer.
+        cursor to it. No model is called: use the reply endpoint for an answer. `metadata` is yours (the protocol's
+        `tool_calls`, `tool_call_id` and `name` included), except the keys only the server writes (`model`,
+        `copied_from`, `kind`, `source`, ...: a 400 names the key).
         """
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)
         values = request_data(request, s.MessageCreateSerializer)
-        message = services.message_append(channel=channel, user=request.user, **values)
+        message = services.message_post(channel=channel, user=request.user, **values)
         return Response(s.MessageSerializer(message).data, status=status.HTTP_201_CREATED)
 
 

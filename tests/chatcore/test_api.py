@@ -304,13 +304,13 @@ def test_post_message_under_the_active_leaf(api, channel, user):
     (first,) = build_path(channel, 1)
     response = api.post(
         f"/api/channels/{channel.pk}/messages/",
-        {"role": "assistant", "content": "Noted.", "metadata": {"source": "script"}},
+        {"role": "assistant", "content": "Noted.", "metadata": {"client": "script"}},
         format="json",
     )
     assert response.status_code == 201
     message = Message.objects.get(pk=response.json()["id"])
     assert response.json() == message_body(message)
-    assert (message.parent_id, message.metadata, message.author) == (first.pk, {"source": "script"}, None)
+    assert (message.parent_id, message.metadata, message.author) == (first.pk, {"client": "script"}, None)
     assert Cursor.objects.get(channel=channel, user=user).leaf == message
     assert api.get(f"/api/channels/{channel.pk}/").json()["context"]["tokens"] == message.path_tokens
 
