@@ -279,6 +279,7 @@ class SummaryAdmin(ReadOnlyAdmin):
         "formatted_extracts",
         "edited",
         "reverted_at",
+        "quotes_purged_at",
         "created_by",
         "created_at",
     ]

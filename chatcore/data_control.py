@@ -7,6 +7,13 @@ exactly as they were, so every other path, boundary and pressure figure stays
 consistent (invariant 1 is about compaction; a purge is the owner's explicit
 choice, confirmed, and audited). A summary whose originals were purged can no
 longer be reverted: there would be nothing to go back to.
+
+The summaries of that path still quote their originals (chatcore.quotes): a
+purge finds those passages before it blanks the messages, says how many stay,
+and records where they are on each summary, so that the owner can have them
+blanked too, then or later (`quotes=True`). That is a purge of the summaries'
+text the same way: each passage replaced by a marker, a note at the end saying
+how many were removed, the time on the row, an audit row; never silent.
 """
 
 import dataclasses
@@ -19,10 +26,13 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from chatcore import conf
 from chatcore.errors import Conflict, NotFound
 from chatcore.models import Channel, Cursor, Message, Summary
 from chatcore.permissions import EXPORT_ANY_CHANNEL
-from chatcore.services import audit_record
+from chatcore.quotes import quotes_blanked_all, quotes_count, quotes_found, source_grams
+from chatcore.services import audit_record, cursors_refresh
+from chatcore.tokens import count_tokens
 
 EXPORT_FORMAT = "compaction-channel-export/1"
 
@@ -33,6 +43,8 @@ class PurgeResult:
     channel_id: int
     purged_count: int
     already_purged: int
+    quotes_kept: int = 0  # passages of the path's summaries that still quote the purged messages
+    quotes_removed: int = 0
 
 
 def summary_get_for_owner(*, user: User, summary_id: Any) -> Summary:
@@ -68,22 +80,77 @@ def _path_ids(*, leaf_id: int) -> list[int]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def _require_confirmation(confirm: Any) -> None:
+def _quotes_offer(count: int) -> str:
+    passages = "1 passage" if count == 1 else f"{count:,} passages"
+    return (
+        f"The summaries of these messages quote {passages} of them word for word; they stay unless you also "
+        "send quotes=true, which blanks them in the summaries (each says where)."
+    )
+
+
+def _require_confirmation(confirm: Any, *, quotes: int) -> None:
     if confirm is not True:
-        raise ValidationError({"confirm": "Purging cannot be undone: send confirm=true to go ahead."})
+        offer = f" {_quotes_offer(quotes)}" if quotes else ""
+        raise ValidationError({"confirm": f"Purging cannot be undone: send confirm=true to go ahead.{offer}"})
+
+
+def _path_summaries(*, channel_id: int, ids: list[int], lock: bool) -> list[Summary]:
+    """Every summary of the path (the one purged through, those it updated, reverted ones): all quote it."""
+    rows = Summary.objects.filter(channel_id=channel_id, through_message_id__in=ids).order_by("pk")
+    return list(rows.select_for_update() if lock else rows)
+
+
+def _quotes_record(*, summaries: list[Summary], sources: list[str]) -> None:
+    """Each summary's record of where it quotes `sources`, added to what an earlier purge recorded (saved by
+    the caller)."""
+    grams = source_grams(sources)
+    if not grams:
+        return
+    for summary in summaries:
+        summary.purged_quotes = quotes_found(
+            content=summary.content, extracts=summary.extracts, grams=grams, known=summary.purged_quotes
+        )
+
+
+def _quotes_blank(summaries: list[Summary]) -> int:
+    """Blank every recorded passage (and say so at the end of each text); how many were removed."""
+    removed, now = 0, timezone.now()
+    for summary in summaries:
+        count = quotes_count(summary.purged_quotes)
+        if not count:
+            continue
+        summary.content, summary.extracts = quotes_blanked_all(
+            content=summary.content, extracts=summary.extracts, record=summary.purged_quotes
+        )
+        summary.tokens = count_tokens(summary.content) + conf.MESSAGE_OVERHEAD_TOKENS
+        summary.purged_quotes, summary.quotes_purged_at = {}, now
+        removed += count
+    return removed
+
+
+def summary_purge_preview(*, summary: Summary) -> int:
+    """How many passages of the path's summaries quote the messages a purge through `summary` would blank."""
+    ids = _path_ids(leaf_id=summary.through_message_id)
+    summaries = _path_summaries(channel_id=summary.channel_id, ids=ids, lock=False)
+    sources = Message.objects.filter(pk__in=ids, purged_at__isnull=True).values_list("content", flat=True)
+    _quotes_record(summaries=summaries, sources=list(sources))
+    return sum(quotes_count(s.purged_quotes) for s in summaries)
 
 
 @transaction.atomic
-def summary_purge(*, summary: Summary, actor: User, confirm: bool) -> PurgeResult:
+def summary_purge(*, summary: Summary, actor: User, confirm: bool, quotes: bool = False) -> PurgeResult:
     """Blank the content of every message the summary stands in for (the path
-    from the root through its message) and mark them purged.
+    from the root through its message) and mark them purged; with `quotes`,
+    blank the passages of the path's summaries that quote them too (now, or
+    after an earlier purge that kept them).
 
     Only an active summary can be purged through: a reverted one no longer
     stands in for anything, so its originals are what the model reads.
     """
-    _require_confirmation(confirm)
-    # The channel first, then the summary: the lock order of every writer.
-    Channel.objects.select_for_update(of=("self",)).get(pk=summary.channel_id)
+    if confirm is not True:
+        _require_confirmation(confirm, quotes=summary_purge_preview(summary=summary))
+    # The channel first, then the summaries: the lock order of every writer.
+    channel = Channel.objects.select_for_update(of=("self",)).get(pk=summary.channel_id)
     summary = Summary.objects.select_for_update().get(pk=summary.pk)
     if summary.reverted_at is not None:
         raise Conflict(
@@ -91,11 +158,20 @@ def summary_purge(*, summary: Summary, actor: User, confirm: bool) -> PurgeResul
             code="summary_reverted",
         )
     ids = _path_ids(leaf_id=summary.through_message_id)
+    summaries = _path_summaries(channel_id=channel.pk, ids=ids, lock=True)
     covered = Message.objects.filter(pk__in=ids)
-    already = covered.filter(purged_at__isnull=False).count()
+    sources = list(covered.filter(purged_at__isnull=True).values_list("content", flat=True))
+    _quotes_record(summaries=summaries, sources=sources)
+    already = len(ids) - len(sources)
     purged = covered.filter(purged_at__isnull=True).update(
         content="", metadata={"purged": True}, purged_at=timezone.now()
     )
+    removed = _quotes_blank(summaries) if quotes else 0
+    kept = sum(quotes_count(s.purged_quotes) for s in summaries)
+    fields = ["purged_quotes", "content", "extracts", "tokens", "quotes_purged_at"]
+    Summary.objects.bulk_update(summaries, fields if removed else ["purged_quotes"])
+    if removed:
+        cursors_refresh(channel=channel)  # the summary in force may be shorter now: the pressure follows
     audit_record(
         actor=actor,
         action="summary.purge",
@@ -105,9 +181,24 @@ def summary_purge(*, summary: Summary, actor: User, confirm: bool) -> PurgeResul
             "through_message": summary.through_message_id,
             "purged": purged,
             "already_purged": already,
+            "quotes_kept": kept,
+            "quotes_removed": removed,
+            "summaries": [s.pk for s in summaries],
         },
     )
-    return PurgeResult(summary.pk, summary.channel_id, purged, already)
+    return PurgeResult(summary.pk, summary.channel_id, purged, already, kept, removed)
+
+
+def purge_note(result: PurgeResult) -> str:
+    """What a purge did to the summaries' text, in words for the person (empty when they quote nothing)."""
+    if result.quotes_kept:
+        return _quotes_offer(result.quotes_kept)
+    if result.quotes_removed:
+        count = result.quotes_removed
+        passages = "1 passage" if count == 1 else f"{count:,} passages"
+        blanked = "was" if count == 1 else "were"
+        return f"{passages} of the summaries quoted the purged messages and {blanked} blanked; each summary says where."
+    return ""
 
 
 @transaction.atomic
@@ -139,7 +230,7 @@ _MESSAGE_FIELDS = (
 _SUMMARY_FIELDS = (
     *("id", "through_message_id", "previous_id", "content", "tokens", "trigger", "profile_slug", "model"),
     *("used_fallback", "input_tokens", "output_tokens", "tokens_before", "tokens_after", "messages_covered"),
-    *("extracts", "edited", "reverted_at", "created_by_id", "created_at"),
+    *("extracts", "edited", "reverted_at", "quotes_purged_at", "created_by_id", "created_at"),
 )
 
 

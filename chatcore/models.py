@@ -247,6 +247,10 @@ class Summary(models.Model):
     reverted_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Where the text still quotes messages that were purged (chatcore.data_control, chatcore.quotes): spans of
+    # `content` and of the extracts' texts, kept until the owner has them blanked too (then `quotes_purged_at`).
+    purged_quotes = models.JSONField(default=dict, blank=True)
+    quotes_purged_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -290,8 +290,9 @@ def cursor_move(*, channel: Channel, user: User, message_id: int, exact: bool = 
     return cursor
 
 
-def _cursors_refresh(*, channel: Channel) -> None:
-    """After a summary appears or goes, re-find each cursor's boundary.
+def cursors_refresh(*, channel: Channel) -> None:
+    """After a summary appears, goes or changes size (its quotes of purged messages blanked), re-find each
+    cursor's boundary and the owner's pressure.
 
     A channel has one cursor per participant: a handful at most.
     """
@@ -328,7 +329,7 @@ def summary_write(
         created_by=created_by,
         **meta,
     )
-    _cursors_refresh(channel=channel)
+    cursors_refresh(channel=channel)
     return summary
 
 
@@ -348,7 +349,7 @@ def summary_revert(*, summary: Summary, actor: User | None) -> Summary:
         )
     summary.reverted_at = timezone.now()
     summary.save(update_fields=["reverted_at"])
-    _cursors_refresh(channel=channel)
+    cursors_refresh(channel=channel)
     audit_record(
         actor=actor, action="summary.revert", resource=f"summary:{summary.pk}", details={"channel": channel.pk}
     )

@@ -24,6 +24,12 @@ from chatcore.permissions import EXPORT_ANY_CHANNEL
 
 class PurgeRequestSerializer(serializers.Serializer):
     confirm = serializers.BooleanField(help_text="Must be true: purging cannot be undone.")
+    quotes = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Also blank the passages of the path's summaries that quote the purged messages word for word "
+        "(each summary then says where); works after an earlier purge too.",
+    )
 
     class Meta:
         ref_name = "Purge"
@@ -34,6 +40,11 @@ class PurgeResultSerializer(serializers.Serializer):
     channel_id = serializers.IntegerField()
     purged = serializers.IntegerField(help_text="Messages blanked now.")
     already_purged = serializers.IntegerField(help_text="Messages an earlier purge had blanked.")
+    quotes_kept = serializers.IntegerField(
+        help_text="Passages of the path's summaries that still quote the purged messages word for word."
+    )
+    quotes_removed = serializers.IntegerField(help_text="Such passages blanked now (`quotes: true`).")
+    note = serializers.CharField(help_text="What became of the summaries' quotes, in words (empty: nothing).")
 
 
 class SummaryPurgeView(GenericAPIView):
@@ -43,23 +54,33 @@ class SummaryPurgeView(GenericAPIView):
     @extend_schema(
         request=PurgeRequestSerializer,
         responses={200: PurgeResultSerializer},
-        examples=[request_example("Confirm", {"confirm": True})],
+        examples=[
+            request_example("Confirm", {"confirm": True}),
+            request_example("Their quotes in the summary too", {"confirm": True, "quotes": True}),
+        ],
     )
     def post(self, request, summary_id: int):
         """Purge the originals a summary covers
 
         Blanks, for good, the content of the messages the summary stands for (the summary stays the context). Needs
-        `{confirm: true}`; 409 if the summary was reverted.
+        `{confirm: true}`; 409 if the summary was reverted. The summaries of those messages still quote them word for
+        word: the answer says how many passages (`quotes_kept`, `note`), and `quotes: true` blanks them too (now or in
+        a later call), each summary saying where.
         """
         summary = data_control.summary_get_for_owner(user=request.user, summary_id=summary_id)
         values = request_data(request, PurgeRequestSerializer)
-        result = data_control.summary_purge(summary=summary, actor=request.user, confirm=values["confirm"])
+        result = data_control.summary_purge(
+            summary=summary, actor=request.user, confirm=values["confirm"], quotes=values["quotes"]
+        )
         return Response(
             {
                 "summary_id": result.summary_id,
                 "channel_id": result.channel_id,
                 "purged": result.purged_count,
                 "already_purged": result.already_purged,
+                "quotes_kept": result.quotes_kept,
+                "quotes_removed": result.quotes_removed,
+                "note": data_control.purge_note(result),
             }
         )
 

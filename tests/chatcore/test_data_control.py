@@ -6,11 +6,14 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from chatcore import conf as chatcore_conf
 from chatcore import data_control, services
 from chatcore.context import PURGED_NOTE, context_assemble
 from chatcore.errors import Conflict, PermissionDenied
 from chatcore.models import AuditEntry, Channel, Cursor, Message, Summary, UsageEntry
 from chatcore.permissions import EXPORT_CHANNEL
+from chatcore.quotes import QUOTE_REMOVED
+from chatcore.tokens import count_tokens
 from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
 
 
@@ -44,7 +47,15 @@ def test_purge_blanks_the_covered_path_only(user, summarized):
     response = _client(user).post(reverse("api-summary-purge", args=[summary.pk]), {"confirm": True}, format="json")
 
     assert response.status_code == 200
-    assert response.json() == {"summary_id": summary.pk, "channel_id": channel.pk, "purged": 4, "already_purged": 0}
+    assert response.json() == {
+        "summary_id": summary.pk,
+        "channel_id": channel.pk,
+        "purged": 4,
+        "already_purged": 0,
+        "quotes_kept": 0,
+        "quotes_removed": 0,
+        "note": "",
+    }
     for message in Message.objects.filter(pk__in=[m.pk for m in path[:4]]):
         assert (message.content, message.metadata) == ("", {"purged": True})
         assert message.purged_at is not None
@@ -64,7 +75,15 @@ def test_purge_blanks_the_covered_path_only(user, summarized):
     assert [m["content"] for m in on_branch.messages] == [PURGED_NOTE, PURGED_NOTE, "a side question"]
     audit = AuditEntry.objects.get(action="summary.purge")
     assert (audit.actor, audit.actor_label, audit.resource) == (user, f"user:{user.pk}", f"summary:{summary.pk}")
-    assert audit.details == {"channel": channel.pk, "through_message": path[3].pk, "purged": 4, "already_purged": 0}
+    assert audit.details == {
+        "channel": channel.pk,
+        "through_message": path[3].pk,
+        "purged": 4,
+        "already_purged": 0,
+        "quotes_kept": 0,
+        "quotes_removed": 0,
+        "summaries": [summary.pk],
+    }
 
 
 def test_purge_twice_reports_what_was_already_gone(user, summarized):
@@ -277,3 +296,116 @@ def test_admin_delete_purges_with_an_audit_row(client, staff_user, summarized):
     assert not Channel.objects.filter(pk=channel.pk).exists()
     assert not Message.objects.filter(channel_id=channel.pk).exists()
     assert AuditEntry.objects.get(action="channel.purge").actor == staff_user
+
+
+@pytest.fixture
+def compacted(user):
+    """A channel compacted by the offline summarizer, whose summary quotes its messages word for word."""
+    from compaction.services import channel_compact
+    from tests.compaction.factories import converse
+
+    channel = ChannelFactory(owner=user)
+    messages = converse(channel, 14)
+    summary = channel_compact(channel=channel, actor=user, keep_recent=4).summary
+    covered = [m.content for m in messages if m.depth <= summary.through_message.depth]
+    return channel, summary, covered
+
+
+def _sentences(texts: list[str]) -> list[str]:
+    """The originals' sentences of six words or more: none may be left in a summary whose quotes were purged."""
+    return [s.strip() for text in texts for s in text.split(".") if len(s.split()) >= 6]
+
+
+def _pressure_is_consistent(channel: Channel, summary: Summary) -> None:
+    channel.refresh_from_db()
+    leaf = Cursor.objects.get(channel=channel, user=channel.owner).leaf
+    assert channel.context_tokens == leaf.path_tokens - summary.through_message.path_tokens + summary.tokens
+
+
+def test_a_purge_says_the_summary_keeps_their_words_and_blanks_them_on_request(user, compacted):
+    channel, summary, covered = compacted
+    url = reverse("api-summary-purge", args=[summary.pk])
+    text, extracts = summary.content, summary.extracts
+    assert any(sentence in text for sentence in _sentences(covered))
+
+    first = _client(user).post(url, {"confirm": True}, format="json")
+    assert first.status_code == 200
+    kept = first.json()["quotes_kept"]
+    assert kept > 5
+    assert first.json() == {
+        "summary_id": summary.pk,
+        "channel_id": channel.pk,
+        "purged": len(covered),
+        "already_purged": 0,
+        "quotes_kept": kept,
+        "quotes_removed": 0,
+        "note": f"The summaries of these messages quote {kept} passages of them word for word; they stay unless you "
+        "also send quotes=true, which blanks them in the summaries (each says where).",
+    }
+    summary.refresh_from_db()
+    assert (summary.content, summary.extracts, summary.quotes_purged_at) == (text, extracts, None)
+    assert summary.purged_quotes  # where they are, for a later request: the originals are gone by then
+
+    second = _client(user).post(url, {"confirm": True, "quotes": True}, format="json")
+    assert second.status_code == 200
+    assert second.json() | {"note": ""} == first.json() | {
+        "purged": 0,
+        "already_purged": len(covered),
+        "quotes_kept": 0,
+        "quotes_removed": kept,
+        "note": "",
+    }
+    assert second.json()["note"] == (
+        f"{kept} passages of the summaries quoted the purged messages and were blanked; each summary says where."
+    )
+    summary.refresh_from_db()
+    assert not [sentence for sentence in _sentences(covered) if sentence in summary.content]
+    assert not [s for s in _sentences(covered) if any(s in item for item in summary.extracts["decisions"])]
+    assert QUOTE_REMOVED in summary.content and summary.content.endswith("were removed where marked.]")
+    assert "passages of this summary and" in summary.content.splitlines()[-1]
+    assert (summary.purged_quotes, summary.quotes_purged_at is not None) == ({}, True)
+    assert summary.tokens == count_tokens(summary.content) + chatcore_conf.MESSAGE_OVERHEAD_TOKENS
+    _pressure_is_consistent(channel, summary)
+    audits = list(AuditEntry.objects.filter(action="summary.purge").order_by("pk").values_list("details", flat=True))
+    assert [(a["quotes_kept"], a["quotes_removed"], a["summaries"]) for a in audits] == [
+        (kept, 0, [summary.pk]),
+        (0, kept, [summary.pk]),
+    ]
+
+
+def test_the_confirmation_offers_to_purge_the_quotes_and_nothing_is_written(user, compacted):
+    channel, summary, covered = compacted
+    body = {"confirm": False, "quotes": True}
+    response = _client(user).post(reverse("api-summary-purge", args=[summary.pk]), body, format="json")
+    assert response.status_code == 400
+    detail = response.json()["errors"]["confirm"][0]
+    assert detail.startswith("Purging cannot be undone: send confirm=true to go ahead. The summaries of these")
+    assert "send quotes=true, which blanks them in the summaries" in detail
+    summary.refresh_from_db()
+    assert (summary.purged_quotes, summary.quotes_purged_at) == ({}, None)
+    assert not Message.objects.filter(channel=channel, purged_at__isnull=False).exists()
+
+
+def test_every_summary_of_the_path_has_its_quotes_blanked_in_one_step(user):
+    """An iterative update keeps the earlier summary (and a reverted one stays a row): all of them quote the
+    purged messages, and all are blanked when asked, each saying so."""
+    from compaction.services import channel_compact
+    from tests.compaction.factories import converse
+
+    channel = ChannelFactory(owner=user)
+    messages = converse(channel, 14)
+    reverted = channel_compact(channel=channel, actor=user, keep_recent=8).summary
+    services.summary_revert(summary=reverted, actor=user)
+    earlier = channel_compact(channel=channel, actor=user, keep_recent=8).summary
+    messages += converse(channel, 8, start=14)
+    latest = channel_compact(channel=channel, actor=user, keep_recent=4).summary
+    assert latest.previous_id == earlier.pk
+    covered = [m.content for m in messages if m.depth <= latest.through_message.depth]
+
+    result = data_control.summary_purge(summary=latest, actor=user, confirm=True, quotes=True)
+
+    assert (result.quotes_kept, result.purged_count) == (0, len(covered)) and result.quotes_removed > 10
+    for row in Summary.objects.filter(pk__in=[reverted.pk, earlier.pk, latest.pk]):
+        assert not [sentence for sentence in _sentences(covered) if sentence in row.content], row
+        assert row.quotes_purged_at is not None and row.content.endswith("removed where marked.]")
+    _pressure_is_consistent(channel, Summary.objects.get(pk=latest.pk))
