@@ -16,6 +16,7 @@ from django.utils import timezone
 from chatcore import conf, selectors
 from chatcore.chain import chain_hash, chain_seed
 from chatcore.channel_settings import channel_settings_validate
+from chatcore.characters import text_problem
 from chatcore.errors import Conflict
 from chatcore.llm import llm_complete
 from chatcore.metadata import metadata_validate
@@ -179,8 +180,8 @@ def _message_check(*, role: str, content: object, metadata: object) -> None:
         raise ValidationError({"role": f"Role must be one of: {', '.join(Message.Role.values)}."})
     if not isinstance(content, str):
         raise ValidationError({"content": "Content must be text."})
-    if "\x00" in content:
-        raise ValidationError({"content": "Content may not contain NUL characters."})
+    if (problem := text_problem(content)) is not None:  # a NUL or a lone surrogate (chatcore.characters)
+        raise ValidationError({"content": problem})
     if len(content) > conf.MAX_MESSAGE_CHARS:
         raise ValidationError({"content": f"Content is longer than {conf.MAX_MESSAGE_CHARS:,} characters."})
     checked = metadata_validate(role=role, metadata=metadata)

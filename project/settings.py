@@ -88,6 +88,8 @@ MIDDLEWARE = [
     # Around everything that can answer under /api/: an error that is not JSON yet (Django's HTML
     # pages, DEBUG's too, a CSRF failure) becomes the API's JSON body.
     "project.errors.ApiJsonErrorsMiddleware",
+    # Query strings and form fields holding a NUL: a 400 naming the field before anything reads them.
+    "chatcore.middleware.UnstorableTextMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -1,43 +1,26 @@
-"""Request parsers that refuse NUL characters anywhere in the input.
+"""Request parsers that refuse text no database can store (chatcore.characters): a NUL
+character or a lone surrogate, anywhere in the input.
 
-PostgreSQL cannot store NUL in text, and a NUL reaching a lookup (a slug, a
-name) fails in the database instead of in validation. Refusing them while
-parsing gives every endpoint the same clear 400, naming the field.
+PostgreSQL cannot store NUL in text, UTF-8 cannot encode a lone surrogate, and either reaching a
+lookup (a slug, a name) or a write fails in the database instead of in validation. Refusing them
+while parsing gives every endpoint the same clear 400, naming the field.
 """
 
 from django.conf import settings
 from rest_framework import exceptions, parsers
 from rest_framework.utils import json
 
+from chatcore.characters import NUL_MESSAGE, may_hold_unstorable, unstorable_field
 from chatcore.metadata import JSONTooDeep, json_loads_bounded
 
-NUL_MESSAGE = "Text may not contain NUL characters (\\u0000)."
+__all__ = ["NUL_MESSAGE", "FormParser", "JSONParser", "MultiPartParser"]
 
 
-def _find_nul(value, path: str = "") -> str | None:
-    if isinstance(value, str):
-        return path if "\x00" in value else None
-    if isinstance(value, dict) or hasattr(value, "lists"):
-        items = value.lists() if hasattr(value, "lists") else value.items()
-        for key, item in items:
-            where = f"{path}.{key}" if path else str(key)
-            if "\x00" in str(key):
-                return where
-            found = _find_nul(item, where)
-            if found is not None:
-                return found
-    if isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            found = _find_nul(item, f"{path}[{index}]" if path else f"[{index}]")
-            if found is not None:
-                return found
-    return None
-
-
-def _refuse_nul(data) -> None:
-    where = _find_nul(data)
-    if where is not None:
-        raise exceptions.ValidationError({where or "non_field_errors": [NUL_MESSAGE]})
+def _refuse_unstorable(data) -> None:
+    found = unstorable_field(data)
+    if found is not None:
+        where, message = found
+        raise exceptions.ValidationError({where or "non_field_errors": [message]})
 
 
 class JSONParser(parsers.JSONParser):
@@ -56,19 +39,20 @@ class JSONParser(parsers.JSONParser):
             raise exceptions.ParseError(f"The JSON body is nested more than {error.limit} levels deep.") from None
         except ValueError as error:
             raise exceptions.ParseError(f"JSON parse error - {error}") from None
-        _refuse_nul(data)
+        if may_hold_unstorable(text):  # one scan of the text; the value is walked only when it could hold one
+            _refuse_unstorable(data)
         return data
 
 
 class FormParser(parsers.FormParser):
     def parse(self, stream, media_type=None, parser_context=None):
         data = super().parse(stream, media_type, parser_context)
-        _refuse_nul(data)
+        _refuse_unstorable(data)
         return data
 
 
 class MultiPartParser(parsers.MultiPartParser):
     def parse(self, stream, media_type=None, parser_context=None):
         result = super().parse(stream, media_type, parser_context)
-        _refuse_nul(result.data)
+        _refuse_unstorable(result.data)
         return result

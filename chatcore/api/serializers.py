@@ -5,20 +5,26 @@ from typing import Any
 from rest_framework import serializers
 
 from chatcore import conf, selectors
+from chatcore.characters import unstorable_field
 from chatcore.metadata import json_depth_exceeds
 from chatcore.models import Channel, LLMModel, Message, Persona, Summary
 
 
 class JSONField(serializers.JSONField):
     """A JSON field whose text in a form (or multipart) body is refused when nested deeper than
-    CHATCORE_MAX_JSON_DEPTH, before DRF parses it (JSON bodies are checked by the parser)."""
+    CHATCORE_MAX_JSON_DEPTH, before DRF parses it, or when it escapes text no database can store
+    (chatcore.characters; JSON bodies are checked by the parser)."""
 
     def to_internal_value(self, data):
         text = data.decode(errors="replace") if isinstance(data, bytes) else data
         if (self.binary or getattr(data, "is_json_string", False)) and isinstance(text, str):
             if json_depth_exceeds(text, conf.MAX_JSON_DEPTH):
                 raise serializers.ValidationError(f"The JSON is nested more than {conf.MAX_JSON_DEPTH} levels deep.")
-        return super().to_internal_value(data)
+        value = super().to_internal_value(data)
+        if (found := unstorable_field(value)) is not None:
+            where, message = found
+            raise serializers.ValidationError(f"{where}: {message}" if where else message)
+        return value
 
 
 class VerbatimTextField(serializers.CharField):

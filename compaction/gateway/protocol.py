@@ -15,7 +15,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from chatcore.chain import canonical_json
-from chatcore.metadata import json_lone_surrogate, metadata_validate
+from chatcore.characters import unstorable_in_json
+from chatcore.metadata import metadata_validate
 from compaction.gateway import legacy
 from compaction.gateway.errors import ProtocolError
 from compaction.gateway.params import params_checked
@@ -25,7 +26,7 @@ __all__ = [
     "ProtocolError",
     "StoredForm",
     "completion_request",
-    "lone_surrogates_refused",
+    "unstorable_text_refused",
     "stored_form",
 ]
 
@@ -198,16 +199,13 @@ def completion_request(payload: Any, *, channel_header: str | None = None) -> Co
     )
 
 
-def lone_surrogates_refused(body: bytes, payload: Any) -> None:
-    """ProtocolError (400) naming the first field of `payload` that holds a lone surrogate."""
-    path = json_lone_surrogate(body, payload)
-    if path is not None:
-        raise ProtocolError(
-            f"{path or 'The request body'} holds a lone surrogate (U+D800 to U+DFFF), which is not text: "
-            "send UTF-8 text, or escape both halves of the pair.",
-            param=path or None,
-            code="invalid_value",
-        )
+def unstorable_text_refused(body: bytes, payload: Any) -> None:
+    """ProtocolError (400) naming the first field of `payload` that holds text no database can store: a NUL or
+    a lone surrogate (chatcore.characters, the check every entry runs)."""
+    found = unstorable_in_json(body, payload)
+    if found is not None:
+        path, message = found
+        raise ProtocolError(f"{path or 'The request body'}: {message}", param=path or None, code="invalid_value")
 
 
 def error_from_validation(error: ValidationError) -> ProtocolError:

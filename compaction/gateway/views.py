@@ -32,7 +32,7 @@ from compaction.gateway.protocol import (
     ProtocolError,
     completion_request,
     error_from_validation,
-    lone_surrogates_refused,
+    unstorable_text_refused,
 )
 from compaction.gateway.rounds import Spent, answer_complete, round_stream, turn_loop
 from compaction.gateway.services import Turn, model_for_request, turn_prepare, turn_reply_store, upstream_error
@@ -127,7 +127,7 @@ def _payload(request: HttpRequest) -> dict:
         payload = json_loads_bounded(body)
     except ValueError as error:
         raise ProtocolError(f"The request body is not valid JSON: {error}.", code="invalid_json") from None
-    lone_surrogates_refused(body, payload)
+    unstorable_text_refused(body, payload)
     return payload
 
 

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.text import slugify
 
+from chatcore.characters import unstorable_field
 from chatcore.errors import Conflict
 from chatcore.metadata import json_loads_bounded
 from chatcore.models import Channel, LLMModel, Persona
@@ -222,6 +223,9 @@ def profile_import(*, data: Any, actor: User | None) -> list[CompactionProfile]:
             raise ValidationError({"file": f"Not valid JSON: {error}."}) from None
     if not isinstance(data, dict) or not isinstance(data.get("profiles"), list):
         raise ValidationError({"file": "Expected an object with a 'profiles' list, as produced by export."})
+    if (found := unstorable_field(data)) is not None:  # a NUL or a lone surrogate, wherever the file holds one
+        where, message = found
+        raise ValidationError({"file": f"{where}: {message}"})
     if data.get("version", EXPORT_VERSION) != EXPORT_VERSION:
         raise ValidationError({"file": f"Unsupported export version {data.get('version')!r}."})
     imported = []

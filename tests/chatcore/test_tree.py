@@ -5,6 +5,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from chatcore import conf, selectors, services
+from chatcore.characters import NUL_MESSAGE, SURROGATE_MESSAGE
 from chatcore.models import AuditEntry, Cursor, Message
 from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
 
@@ -187,7 +188,8 @@ def test_summary_revert_twice_is_refused(channel):
     [
         ({"role": "robot", "content": "x"}, {"role": ["Role must be one of: system, user, assistant, tool."]}),
         ({"role": "user", "content": "   "}, {"content": ["Content may not be empty."]}),
-        ({"role": "user", "content": "a\x00b"}, {"content": ["Content may not contain NUL characters."]}),
+        ({"role": "user", "content": "a\x00b"}, {"content": [NUL_MESSAGE]}),
+        ({"role": "user", "content": "a\ud800b"}, {"content": [SURROGATE_MESSAGE]}),
         ({"role": "user", "content": "x", "metadata": ["no"]}, {"metadata": ["Metadata must be an object."]}),
         ({"role": "user", "content": "x", "parent_id": 10**9}, {"parent_id": ["No such message in this channel."]}),
     ],

@@ -5,6 +5,7 @@ import httpx
 import openai
 import pytest
 
+from chatcore.characters import SURROGATE_MESSAGE
 from chatcore.models import Message
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -54,7 +55,7 @@ def test_a_path_the_gateway_does_not_serve_is_openai_s_404(asgi_server, token, m
     [
         ('{"role": "user", "content": "Plan \\ud800 it."}', "messages[0].content"),
         ('{"role": "user", "content": [{"type": "text", "text": "Plan \\udfff it."}]}', "messages[0].content[0].text"),
-        ('{"role": "user", "content": "Plan it.", "\\uDBFF": 1}', "messages[0].\udbff"),
+        ('{"role": "user", "content": "Plan it.", "\\uDBFF": 1}', "messages[0].\\udbff"),
     ],
 )
 def test_a_lone_surrogate_is_400_naming_its_field_and_stores_nothing(
@@ -69,8 +70,7 @@ def test_a_lone_surrogate_is_400_naming_its_field_and_stores_nothing(
     assert response.status_code == 400
     assert response.json() == {
         "error": {
-            "message": f"{param} holds a lone surrogate (U+D800 to U+DFFF), which is not text: send UTF-8 text, or "
-            "escape both halves of the pair.",
+            "message": f"{param}: {SURROGATE_MESSAGE}",
             "type": "invalid_request_error",
             "param": param,
             "code": "invalid_value",
