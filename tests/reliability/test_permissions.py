@@ -151,6 +151,12 @@ class World:
 
 @pytest.fixture
 def world(db) -> World:
+    return world_make()
+
+
+def world_make() -> World:
+    """An owner with a channel, a path and a summary, another user with a channel, staff with every permission
+    and staff with none, a profile and the owner's API token (also the world of the character fuzz test)."""
     owner, other = UserFactory(), UserFactory()
     staff = UserFactory(is_staff=True, is_superuser=True)
     channel = ChannelFactory(owner=owner)
