@@ -114,56 +114,88 @@ def plan_make(*, channel: Channel, keep_recent: int, through_message_id: int | N
             extra={"reason": "empty", "new_messages": 0, "minimum": conf.MIN_NEW_MESSAGES},
         )
     boundary = cursor.summary
-    after_depth = boundary.through_message.depth if boundary else -1
-    path = chatcore_selectors.message_path(leaf_id=cursor.leaf_id, after_depth=after_depth)
-    if path and path[0].depth == 0 and path[0].role == Message.Role.SYSTEM:
-        # The branch's own system prompt: sent as it is after any summary (chatcore.context), never summarized.
-        path = path[1:]
-    if path and path[0].depth == 0 and path[0].role == Message.Role.SYSTEM:
-        # The branch's own system prompt: sent as it is after any summary (chatcore.context), never summarized.
-        path = path[1:]
-
+    path = _path_after(leaf_id=cursor.leaf_id, boundary=boundary)
     if through_message_id is not None:
-        cut = next((i + 1 for i, m in enumerate(path) if m.pk == through_message_id), None)
-        if cut is None:
-            raise Conflict(
-                "The channel changed since the draft was made: its message is no longer on the "
-                "active path after the current summary. Make a new draft.",
-                code="channel_changed",
-            )
-        cut_check(path, cut)
+        cut = _pinned_cut(path, through_message_id)
     else:
-        cut = max(len(path) - keep_recent, 0)
-        # Never separate a tool result from the call that asked for it.
-        while 0 < cut < len(path) and path[cut].role == Message.Role.TOOL:
-            cut -= 1
-        # Stay within what the summarizing model can read; the rest waits for the next compaction.
-        if input_budget is not None:
-            total = 0
-            for index in range(cut):
-                total += path[index].tokens
-                if total > input_budget and index >= conf.MIN_NEW_MESSAGES:
-                    cut = index
-                    break
-        cut = cut_anchor(path, cut)
+        cut = _planned_cut(path, keep_recent=keep_recent, input_budget=input_budget)
     to_summarize, kept = path[:cut], path[cut:]
     if len(to_summarize) < conf.MIN_NEW_MESSAGES:
-        since = "the last summary" if boundary else "the start"
-        raise Unprocessable(
-            f"Nothing to compact: {len(path)} message(s) since {since}, of which the newest {len(kept)} are "
-            f"kept as they are (keep_recent {keep_recent}), leaves {len(to_summarize)} to summarize; at least "
-            f"{conf.MIN_NEW_MESSAGES} are needed.",
-            code="nothing_to_compact",
-            extra={
-                "reason": "too_few_messages",
-                "new_messages": len(path),
-                "keep_recent": keep_recent,
-                "kept": len(kept),
-                "would_summarize": len(to_summarize),
-                "minimum": conf.MIN_NEW_MESSAGES,
-            },
-        )
+        raise _too_few(path=path, kept=kept, keep_recent=keep_recent, after_summary=boundary is not None)
     return Plan(leaf=cursor.leaf, boundary=boundary, path=path, to_summarize=to_summarize, kept=kept)
+
+
+def _path_after(*, leaf_id: int, boundary: Summary | None) -> list[Message]:
+    """The active path after the summary in force, without the branch's own system prompt: that is sent as it
+    is after any summary (chatcore.context), never summarized."""
+    after_depth = boundary.through_message.depth if boundary else -1
+    path = chatcore_selectors.message_path(leaf_id=leaf_id, after_depth=after_depth)
+    if path and path[0].depth == 0 and path[0].role == Message.Role.SYSTEM:
+        path = path[1:]
+    return path
+
+
+def _pinned_cut(path: list[Message], through_message_id: int) -> int:
+    """Where a draft made earlier ends: its last message must still be on the path."""
+    cut = next((i + 1 for i, m in enumerate(path) if m.pk == through_message_id), None)
+    if cut is None:
+        raise Conflict(
+            "The channel changed since the draft was made: its message is no longer on the "
+            "active path after the current summary. Make a new draft.",
+            code="channel_changed",
+        )
+    cut_check(path, cut)
+    return cut
+
+
+def _planned_cut(path: list[Message], *, keep_recent: int, input_budget: int | None) -> int:
+    """Where this compaction ends: before the newest `keep_recent`, within what the summarizing model can read,
+    at a place the anchor rules allow."""
+    cut = max(len(path) - keep_recent, 0)
+    # Never separate a tool result from the call that asked for it.
+    while 0 < cut < len(path) and path[cut].role == Message.Role.TOOL:
+        cut -= 1
+    if input_budget is not None:
+        cut = _budget_cut(path, cut, input_budget)
+    return cut_anchor(path, cut)
+
+
+def _budget_cut(path: list[Message], cut: int, input_budget: int) -> int:
+    """The end of the stretch before `cut` that fits one request (never fewer than the minimum to compact);
+    the rest waits for the next compaction."""
+    total = 0
+    for index in range(cut):
+        total += path[index].tokens
+        if total > input_budget and index >= conf.MIN_NEW_MESSAGES:
+            return index
+    return cut
+
+
+def _too_few(*, path: list[Message], kept: list[Message], keep_recent: int, after_summary: bool) -> Unprocessable:
+    """The refusal when what would be summarized is less than the minimum, with the figures that explain it."""
+    would_summarize = len(path) - len(kept)
+    since = "the last summary" if after_summary else "the start"
+    return Unprocessable(
+        f"Nothing to compact: {len(path)} message(s) since {since}, of which the newest {len(kept)} are "
+        f"kept as they are (keep_recent {keep_recent}), leaves {would_summarize} to summarize; at least "
+        f"{conf.MIN_NEW_MESSAGES} are needed.",
+        code="nothing_to_compact",
+        extra={
+            "reason": "too_few_messages",
+            "new_messages": len(path),
+            "keep_recent": keep_recent,
+            "kept": len(kept),
+            "would_summarize": would_summarize,
+            "minimum": conf.MIN_NEW_MESSAGES,
+        },
+    )
+
+
+# What a request to the summarizing model carries beside the conversation: the profile's system prompt and
+# instructions, the transcript's role labels and fences.
+PROMPT_FRAME_TOKENS = 1_000
+# The least conversation one request may carry, however small the model's window: less is not worth a call.
+MIN_INPUT_TOKENS = 1_000
 
 
 def input_budget(profile: CompactionProfile, max_tokens: int) -> int | None:
@@ -184,7 +216,7 @@ def input_budget(profile: CompactionProfile, max_tokens: int) -> int | None:
     window = (
         model.context_window if model is not None and model.context_window else chatcore_conf.DEFAULT_CONTEXT_BUDGET
     )
-    return max(int(window * conf.INPUT_SHARE) - max_tokens - 1_000, 1_000)
+    return max(int(window * conf.INPUT_SHARE) - max_tokens - PROMPT_FRAME_TOKENS, MIN_INPUT_TOKENS)
 
 
 def extracts_merge(previous: dict | None, new: dict) -> dict:
