@@ -12,6 +12,11 @@ from django.db.models import Q
 from chatcore.models import Channel, LLMModel, Persona, UsageEntry
 from compaction import conf
 
+# The range of a summary's token limit. Below the least, a section heading and one fact no longer fit, so the
+# services never ask a summarizer for less; the most is far above any summary worth its name.
+MIN_SUMMARY_TOKENS = 50
+MAX_SUMMARY_TOKENS = 32_000
+
 
 class CompactionProfile(models.Model):
     name = models.CharField(max_length=100)
@@ -25,7 +30,7 @@ class CompactionProfile(models.Model):
     )
     keep_recent = models.PositiveIntegerField(default=6, validators=[MaxValueValidator(1000)])
     max_summary_tokens = models.PositiveIntegerField(
-        default=1_500, validators=[MinValueValidator(50), MaxValueValidator(32_000)]
+        default=1_500, validators=[MinValueValidator(MIN_SUMMARY_TOKENS), MaxValueValidator(MAX_SUMMARY_TOKENS)]
     )
     temperature = models.FloatField(default=0.2, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)])
     keep_instructions_verbatim = models.BooleanField(

@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from chatcore.api.serializers import OptionalIdField, SummarySerializer, VerbatimTextField
 from chatcore.models import LLMModel, Persona
-from compaction.models import CompactionProfile
+from compaction.models import MAX_SUMMARY_TOKENS, MIN_SUMMARY_TOKENS, CompactionProfile
 from compaction.services.profiles import EDITABLE_FIELDS
 
 
@@ -126,7 +126,9 @@ class ProfileWriteSerializer(serializers.Serializer):
     system_prompt = VerbatimTextField()
     instructions = VerbatimTextField()
     keep_recent = serializers.IntegerField(required=False, min_value=0, max_value=1000)
-    max_summary_tokens = serializers.IntegerField(required=False, min_value=50, max_value=32_000)
+    max_summary_tokens = serializers.IntegerField(
+        required=False, min_value=MIN_SUMMARY_TOKENS, max_value=MAX_SUMMARY_TOKENS
+    )
     temperature = serializers.FloatField(required=False, min_value=0.0, max_value=2.0)
     keep_instructions_verbatim = serializers.BooleanField(required=False)
     protect_first_n = serializers.IntegerField(required=False, min_value=0, max_value=50)

@@ -21,7 +21,7 @@ from chatcore.models import Channel, Summary
 from chatcore.throttling import expensive_call
 from compaction import conf, signals
 from compaction.leases import lease_acquire, lease_holder_name, lease_release
-from compaction.models import CompactionLease
+from compaction.models import MAX_SUMMARY_TOKENS, MIN_SUMMARY_TOKENS, CompactionLease
 from compaction.services.commit import draft_commit
 from compaction.services.draft import DraftRequest, draft_make, input_budget, plan_make
 from compaction.services.origin import DraftOrigin, draft_origin_read, draft_token_make
@@ -66,8 +66,10 @@ def _check_arguments(
         isinstance(keep_recent, bool) or not isinstance(keep_recent, int) or not 0 <= keep_recent <= 1000
     ):
         raise ValidationError({"keep_recent": "keep_recent must be a whole number from 0 to 1000."})
-    if max_summary_tokens is not None and not 50 <= max_summary_tokens <= 32_000:
-        raise ValidationError({"max_summary_tokens": "max_summary_tokens must be from 50 to 32,000."})
+    if max_summary_tokens is not None and not MIN_SUMMARY_TOKENS <= max_summary_tokens <= MAX_SUMMARY_TOKENS:
+        raise ValidationError(
+            {"max_summary_tokens": f"max_summary_tokens must be from {MIN_SUMMARY_TOKENS} to {MAX_SUMMARY_TOKENS:,}."}
+        )
     if content is not None:
         if not isinstance(content, str) or not content.strip():
             raise ValidationError({"content": "An edited summary may not be empty."})

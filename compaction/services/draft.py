@@ -19,7 +19,7 @@ from compaction import conf
 from compaction.collector import collector_paused
 from compaction.extracts import extracts_collect, extracts_from_text
 from compaction.facts import facts_pin
-from compaction.models import CompactionProfile
+from compaction.models import MIN_SUMMARY_TOKENS, CompactionProfile
 from compaction.redaction import redact
 from compaction.services.anchor import cut_anchor, cut_check
 from compaction.services.opening import EXTRACTS_KEY, opening_messages, opening_section, without_opening
@@ -238,6 +238,9 @@ def extracts_merge(previous: dict | None, new: dict) -> dict:
     return merged
 
 
+# The blank line that joins the opening section to the summary, and a token for a merge the tokenizer may make
+# across it.
+OPENING_JOIN_TOKENS = 2
 # The `model` of a summary whose text a person wrote or edited: no model wrote it as it stands.
 EDITED_MODEL_NAME = "edited"
 
@@ -270,7 +273,7 @@ def draft_make(request: DraftRequest) -> Draft:
     if section and request.content is None:
         # The opening exchange is carried word for word; the summarizer works on the rest, in the room left.
         _set_opening_aside(sources, {m.pk for m in opening})
-        room = max(50, request.max_tokens - count_tokens(section) - 2)
+        room = max(MIN_SUMMARY_TOKENS, request.max_tokens - count_tokens(section) - OPENING_JOIN_TOKENS)
         request = dataclasses.replace(request, max_tokens=room)
     if request.content is not None:
         applied = redact(request.content.strip())

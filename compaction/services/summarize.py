@@ -12,7 +12,7 @@ from chatcore.tokens import count_tokens
 from compaction.collector import collector_paused
 from compaction.facts import facts_pin
 from compaction.instructions import verbatim_instructions
-from compaction.models import CompactionProfile
+from compaction.models import MIN_SUMMARY_TOKENS, CompactionProfile
 from compaction.prompting import messages_build
 from compaction.summarizers.offline import summarize_offline
 from compaction.summarizers.offline.profiles import offline_layout
@@ -38,10 +38,19 @@ class SummaryRequest:
     source_tokens: int
 
 
+# The most of what it replaces an offline summary may take: its headings and attributions are a fixed frame that
+# would otherwise make the summary of a short stretch as long as the stretch.
+OFFLINE_MAX_SHARE = 0.8
+
+
 def offline_limit(*, max_tokens: int, input_tokens: int) -> int:
     """The offline summary's limit, references included: extractive output has a fixed frame, so it is kept
     inside what it replaces even for short stretches."""
-    return max(50, min(max_tokens, int(input_tokens * 0.8)))
+    return max(MIN_SUMMARY_TOKENS, min(max_tokens, int(input_tokens * OFFLINE_MAX_SHARE)))
+
+
+# The user's instructions handed to a model word for word take at most this part of the summary's limit (a quarter).
+VERBATIM_PART = 4
 
 
 def summary_generate(request: SummaryRequest) -> Completion:
@@ -54,7 +63,7 @@ def summary_generate(request: SummaryRequest) -> Completion:
         return _summarize_offline(request)
     keep = []
     if profile.keep_instructions_verbatim:
-        keep = verbatim_instructions(request.items, budget=request.max_tokens // 4)
+        keep = verbatim_instructions(request.items, budget=request.max_tokens // VERBATIM_PART)
     messages = messages_build(
         system_prompt=profile.system_prompt,
         instructions=profile.instructions,
@@ -89,6 +98,11 @@ def summarizer_is_offline(profile: CompactionProfile) -> bool:
     return model is None or model.provider == LLMModel.Provider.OFFLINE  # no role set: the offline provider
 
 
+# When the pinned references would not fit, the second offline summary gives up at most this part of its limit
+# (a fifth) to them: the summary stays the larger part.
+REFERENCES_PART = 5
+
+
 def _summarize_offline(request: SummaryRequest) -> Completion:
     limit = offline_limit(max_tokens=request.max_tokens, input_tokens=request.source_tokens)
     layout = offline_layout(request.profile)
@@ -105,10 +119,10 @@ def _summarize_offline(request: SummaryRequest) -> Completion:
     with collector_paused():  # tens of thousands of pieces read and valued: see compaction.collector
         text = offline(limit)
         # It fills its budget, which would leave no room for the pinned references that the limit also
-        # covers: when they would not fit, summarize again in less room (at most a fifth less).
+        # covers: when they would not fit, summarize again in less room (at most a fifth less: REFERENCES_PART).
         overflow = count_tokens(facts_pin(source_text=request.source_text, summary=text, redacted=True)) - limit
         if overflow > 0:
-            text = offline(max(50, limit - min(overflow, limit // 5)))
+            text = offline(max(MIN_SUMMARY_TOKENS, limit - min(overflow, limit // REFERENCES_PART)))
     output_tokens = count_tokens(text)
     UsageEntry.objects.create(
         user=request.channel.owner,
@@ -120,6 +134,11 @@ def _summarize_offline(request: SummaryRequest) -> Completion:
         output_tokens=output_tokens,
     )
     return Completion(text, OFFLINE_MODEL_NAME, False, request.source_tokens, output_tokens)
+
+
+# Characters kept per token when one enormous line must be cut by characters: fewer than a token holds, so the
+# cut errs short of the limit.
+CUT_CHARS_PER_TOKEN = 3
 
 
 def summary_truncate(text: str, limit: int) -> tuple[str, bool]:
@@ -135,7 +154,7 @@ def summary_truncate(text: str, limit: int) -> tuple[str, bool]:
         kept.append(line)
         used += cost
     if not kept:  # one enormous line: cut by characters
-        kept = [text[: max((limit - note_tokens) * 3, 1)]]
+        kept = [text[: max((limit - note_tokens) * CUT_CHARS_PER_TOKEN, 1)]]
     return "\n".join(kept).rstrip() + TRUNCATION_NOTE.format(limit=limit), True
 
 
