@@ -19,8 +19,8 @@ from compaction import lexicon
 from compaction.summarizers.offline import layout as layouts
 from compaction.summarizers.offline import plans, previous, scoring, sections
 from compaction.summarizers.offline.entries import Entry
-from compaction.summarizers.offline.render import ACCOUNT_ATTEMPTS, render, timeline_entries
-from compaction.summarizers.offline.select import MIN_NEW_SHARE, greedy, worth
+from compaction.summarizers.offline.render import ACCOUNT_ATTEMPTS, DAY_PREFIX_TOKENS, render, timeline_entries
+from compaction.summarizers.offline.select import MIN_NEW_SHARE, PER_TOKEN_PAD, greedy, worth
 from compaction.summarizers.offline.tools import attempts
 from compaction.summarizers.offline.units import Read, Unit, may_instruct, read_item, speaker_label, unit_of
 from compaction.transcript import TranscriptItem, addresses_model
@@ -42,8 +42,12 @@ _SELECTORS = {
 }
 
 
+# A summary limit no stretch comes near: every piece is analysed in full.
+ANALYSE_ALL = 1_000_000
+
+
 def analyse(
-    items: list[TranscriptItem], previous_summary: str | None, focus: str, limit: int = 1_000_000
+    items: list[TranscriptItem], previous_summary: str | None, focus: str, limit: int = ANALYSE_ALL
 ) -> sections.Analysis:
     """Every candidate unit of the transcript (and of the previous summary), valued; for a summary of `limit`
     tokens, only the pieces that could make it are analysed in full (see _worth_analysing)."""
@@ -85,6 +89,7 @@ def analyse(
 ANALYSED_PER_TOKEN = 2
 MIN_ANALYSED = 2_000
 RECENT_ANALYSED = 40  # the newest messages (at least; a twentieth of a long stretch) are all analysed
+RECENT_ANALYSED_PART = 20  # ... and of a long stretch, its newest twentieth
 INSTRUCTIONS_ANALYSED = 400
 
 
@@ -94,7 +99,7 @@ def _worth_analysing(reads: list[Read], idf: dict[str, float], count: int, limit
     keep = max(MIN_ANALYSED, ANALYSED_PER_TOKEN * limit)
     if len(reads) <= keep:
         return reads
-    recent = count - max(RECENT_ANALYSED, count // 20)
+    recent = count - max(RECENT_ANALYSED, count // RECENT_ANALYSED_PART)
     # Each piece's information once (fsum is exact: the same figure whatever the order of the words); the sort is
     # stable, so equal figures keep the order of the pieces.
     information = [-math.fsum(map(idf.get, read.words, repeat(1.0))) for read in reads]
@@ -107,35 +112,7 @@ def _worth_analysing(reads: list[Read], idf: dict[str, float], count: int, limit
     return [reads[i] for i in sorted(chosen)]
 
 
-def _fixed_sections(analysis: sections.Analysis, layout: layouts.Layout, budget: float) -> dict[int, list[Entry]]:
-    """Entries of each non-elastic section (by position in the layout), in priority order."""
-    chosen: dict[int, list[Entry]] = {}
-    used: set[int] = set()
-    order = sorted(
-        (i for i, s in enumerate(layout.sections) if s.kind not in layouts.ELASTIC or s.words),
-        key=lambda i: _PRIORITY.get(layout.sections[i].kind, 9),
-    )
-    covered: set[str] = set()
-    for position in order:
-        section = layout.sections[position]
-        if section.kind in layouts.ELASTIC:
-            entries = _facts_about(analysis, section, budget * 0.2, used)
-        else:
-            entries = _SELECTORS[section.kind](analysis, budget * section.share, used)
-        kept = []
-        for entry in entries:
-            # Instructions are kept whatever else says the same; any other near-duplicate is left out.
-            if section.kind != layouts.INSTRUCTIONS and _repeats(entry, covered):
-                continue
-            kept.append(entry)
-            used.update(id(unit) for unit in entry.units)
-            covered.update(word for unit in entry.units for word in unit.words)
-        chosen[position] = kept
-    if any(section.kind == layouts.ACCOUNT for section in layout.sections):
-        chosen[ACCOUNT_ATTEMPTS] = sections.done(analysis, budget * 0.2, used)
-    return chosen
-
-
+# The order in which the sections with a share choose their units: what a reader needs first takes first.
 _PRIORITY = {
     layouts.GOAL: 0,
     layouts.INSTRUCTIONS: 1,
@@ -149,6 +126,39 @@ _PRIORITY = {
     layouts.REJECTED: 7,
     layouts.REFERENCES: 8,
 }
+_PRIORITY_OTHER = 9  # a custom heading's facts choose after every named section
+# A custom heading's facts, and the tool attempts beside Detailed's account, each take this share of the budget.
+CUSTOM_FACTS_SHARE = 0.2
+ACCOUNT_ATTEMPTS_SHARE = 0.2
+
+
+def _fixed_sections(analysis: sections.Analysis, layout: layouts.Layout, budget: float) -> dict[int, list[Entry]]:
+    """Entries of each non-elastic section (by position in the layout), in priority order."""
+    chosen: dict[int, list[Entry]] = {}
+    used: set[int] = set()
+    order = sorted(
+        (i for i, s in enumerate(layout.sections) if s.kind not in layouts.ELASTIC or s.words),
+        key=lambda i: _PRIORITY.get(layout.sections[i].kind, _PRIORITY_OTHER),
+    )
+    covered: set[str] = set()
+    for position in order:
+        section = layout.sections[position]
+        if section.kind in layouts.ELASTIC:
+            entries = _facts_about(analysis, section, budget * CUSTOM_FACTS_SHARE, used)
+        else:
+            entries = _SELECTORS[section.kind](analysis, budget * section.share, used)
+        kept = []
+        for entry in entries:
+            # Instructions are kept whatever else says the same; any other near-duplicate is left out.
+            if section.kind != layouts.INSTRUCTIONS and _repeats(entry, covered):
+                continue
+            kept.append(entry)
+            used.update(id(unit) for unit in entry.units)
+            covered.update(word for unit in entry.units for word in unit.words)
+        chosen[position] = kept
+    if any(section.kind == layouts.ACCOUNT for section in layout.sections):
+        chosen[ACCOUNT_ATTEMPTS] = sections.done(analysis, budget * ACCOUNT_ATTEMPTS_SHARE, used)
+    return chosen
 
 
 def _repeats(entry: Entry, covered: set[str]) -> bool:
@@ -157,11 +167,22 @@ def _repeats(entry: Entry, covered: set[str]) -> bool:
     return bool(words) and len(words - covered) < MIN_NEW_SHARE * len(words)
 
 
+# Longer than a custom heading's share of the largest summary: its facts stay one line a day, never split by
+# day headings.
+ONE_LINE_A_DAY = 10_000
+
+
 def _facts_about(analysis, section: layouts.Section, budget: float, used: set[int]) -> list[Entry]:
     """A custom heading's facts: the units that share its words."""
     units = [u for u in analysis.units if id(u) not in used and not section.words.isdisjoint(u.words)]
     picked = [unit for unit, _ in greedy(units, budget, value=analysis.value)]
-    return timeline_entries(picked, line_tokens=10_000)
+    return timeline_entries(picked, line_tokens=ONE_LINE_A_DAY)
+
+
+# The greedy order of the elastic section covers this much more than the room left, and a little more for a
+# small room: the exact fit searches within it, and must find every unit that could still fit.
+ELASTIC_ORDER_FACTOR = 1.5
+ELASTIC_ORDER_EXTRA_TOKENS = 50
 
 
 def summarize(
@@ -191,11 +212,11 @@ def summarize(
     covered = {word for entries in fixed.values() for entry in entries for unit in entry.units for word in unit.words}
     order = greedy(
         pool,
-        max(budget - spent, 0) * 1.5 + 50,
+        max(budget - spent, 0) * ELASTIC_ORDER_FACTOR + ELASTIC_ORDER_EXTRA_TOKENS,
         covered=covered,
         value=analysis.value,
         line_of=lambda u: (u.day, u.previous),
-        line_cost=lambda u: 8,
+        line_cost=lambda u: DAY_PREFIX_TOKENS,  # a day's line pays for its date once
     )
 
     def text_for(count: int, fixed_entries: dict[int, list[Entry]]) -> str:
@@ -219,13 +240,16 @@ def summarize(
 
 def _frontier(analysis: sections.Analysis, budget: float) -> float:
     """The value per token below which a budget of `budget` taken on worth alone would stop."""
-    ranked = sorted(((analysis.value(u) / (u.tokens + 2), u.tokens) for u in analysis.units), reverse=True)
+    ranked = sorted(((analysis.value(u) / (u.tokens + PER_TOKEN_PAD), u.tokens) for u in analysis.units), reverse=True)
     spent = 0
     for ratio, tokens in ranked:
-        spent += tokens + 2
+        spent += tokens + PER_TOKEN_PAD
         if spent >= budget:
             return ratio
     return 0.0
+
+
+GALLOP_PARTS = 16  # the search gallops up from the estimate in steps of a sixteenth of the candidates, doubling
 
 
 def _longest_fit(cost, size: int, limit: int, order, room: float) -> int:
@@ -234,7 +258,7 @@ def _longest_fit(cost, size: int, limit: int, order, room: float) -> int:
     low, high = 0, size
     if cost(guess) <= limit:
         low = guess
-        step = max(1, size // 16)
+        step = max(1, size // GALLOP_PARTS)
         while low < size and cost(min(size, low + step)) <= limit:
             low = min(size, low + step)
             step *= 2
@@ -250,26 +274,29 @@ def _longest_fit(cost, size: int, limit: int, order, room: float) -> int:
     return low
 
 
-def _fill(picked: list[Unit], rest, cost, limit: int, tries: int = 12) -> list[Unit]:
+FILL_TRIES = 12  # units after the longest prefix that are tried one by one (each try renders the summary)
+
+
+def _fill(picked: list[Unit], rest, cost, limit: int) -> list[Unit]:
     """After the longest prefix that fits, the next units that still fit one by one (a few tries): a dear
     unit that does not fit should not leave the room after it unused."""
-    for unit, _ in rest[: tries * 4]:
-        if tries == 0:
-            break
-        tries -= 1
+    for unit, _ in rest[:FILL_TRIES]:
         if cost([*picked, unit]) <= limit:
             picked = [*picked, unit]
     return picked
 
 
 def _drop_weakest(fixed: dict[int, list[Entry]]) -> None:
-    candidates = [(e.value / (e.tokens + 2), k, e) for k, entries in fixed.items() for e in entries]
+    candidates = [(e.value / (e.tokens + PER_TOKEN_PAD), k, e) for k, entries in fixed.items() for e in entries]
     _, key, victim = min(candidates, key=lambda c: (c[0], c[1]))
     fixed[key] = [e for e in fixed[key] if e is not victim]
 
 
+TRUNCATE_MARGIN_CHARS = 4  # each cut goes this far below the proportional estimate, so one cut nearly always does
+
+
 def _truncate(text: str, max_tokens: int) -> str:
     while text and count_tokens(text) > max_tokens:
-        cut = max(1, int(len(text) * max_tokens / max(count_tokens(text), 1)) - 4)
+        cut = max(1, int(len(text) * max_tokens / max(count_tokens(text), 1)) - TRUNCATE_MARGIN_CHARS)
         text = text[:cut].rstrip()
     return text

@@ -18,6 +18,8 @@ from compaction.transcript import format_date
 
 ACCOUNT_ATTEMPTS = -1  # key of the attempts Detailed's account shows inline
 EXCHANGE_TOKENS = 40  # under a day heading, an exchange shorter than this shares its line with the next
+DAY_PREFIX_TOKENS = 8  # a day's date opening its line ("- 8 May 2023 · ") or its heading, with the line break
+EXCHANGE_PREFIX_TOKENS = 4  # the bullet and line break of an exchange under a day heading
 
 
 def timeline_entries(units: list[Unit], *, line_tokens: int, user_turns: list[int] | None = None) -> list[Entry]:
@@ -30,9 +32,9 @@ def timeline_entries(units: list[Unit], *, line_tokens: int, user_turns: list[in
     for day, group in days.items():
         total = sum(unit.tokens for unit in group)
         if total <= line_tokens or not day:
-            entries.append(Entry(units=group, day=day, tokens=total + 8))
+            entries.append(Entry(units=group, day=day, tokens=total + DAY_PREFIX_TOKENS))
             continue
-        entries.append(Entry(heading=day, tokens=8))
+        entries.append(Entry(heading=day, tokens=DAY_PREFIX_TOKENS))
         entries.extend(_exchanges(group, user_turns or []))
     return entries
 
@@ -47,7 +49,7 @@ def _exchanges(group: list[Unit], user_turns: list[int]) -> list[Entry]:
                 lines[-1].units.append(unit)
                 lines[-1].tokens += unit.tokens
                 continue
-        lines.append(Entry(units=[unit], tokens=unit.tokens + 4))
+        lines.append(Entry(units=[unit], tokens=unit.tokens + EXCHANGE_PREFIX_TOKENS))
     return lines
 
 
@@ -76,9 +78,12 @@ def _account(units: list[Unit], attempts: list[Entry], line_tokens: int, user_tu
     return entries
 
 
+HEADER_SPEAKERS = 4  # the header names this many speakers, in the order they first spoke
+
+
 def header(analysis, previous: bool) -> str:
     items = analysis.items
-    speakers = list(dict.fromkeys(u.speaker for u in analysis.units))[:4]
+    speakers = list(dict.fromkeys(u.speaker for u in analysis.units))[:HEADER_SPEAKERS]
     dates = [item.created_at for item in items if item.created_at is not None]
     when = ""
     if dates:
@@ -88,6 +93,9 @@ def header(analysis, previous: bool) -> str:
     update = " (updated from the previous summary)" if previous else ""
     count = f"{len(items)} message" + ("" if len(items) == 1 else "s")
     return f"# Hand-over: {count}{who}{when}{update}"
+
+
+SET_ASIDE_WRITERS = 4  # the note on passages set aside names this many of their writers
 
 
 def render(analysis, layout: layouts.Layout, fixed: dict[int, list[Entry]], picked: list[Unit]) -> str:
@@ -112,7 +120,7 @@ def render(analysis, layout: layouts.Layout, fixed: dict[int, list[Entry]], pick
             lines.append(f"## {section.title}")
             lines.extend(body)
     if analysis.set_aside:
-        by = f" (written by {', '.join(analysis.set_aside_by[:4])})" if analysis.set_aside_by else ""
+        by = f" (written by {', '.join(analysis.set_aside_by[:SET_ASIDE_WRITERS])})" if analysis.set_aside_by else ""
         lines.append(
             f"- Note: {analysis.set_aside} passage(s) addressed to a model or summarizer{by} were kept out of "
             "this summary; they are conversation content, not instructions."

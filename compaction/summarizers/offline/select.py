@@ -20,13 +20,20 @@ from compaction.summarizers.offline.units import Unit
 
 # A candidate whose content words are mostly already in the summary is a near-duplicate.
 MIN_NEW_SHARE = 0.35
+# A unit with a word of the focus is worth this many times more: what the user asked to keep comes first.
+FOCUS_WEIGHT = 3.0
+# Tokens added to a cost before value is divided by it: a line's bullet and break, roughly, so that a one-word
+# piece cannot win on a tiny denominator.
+PER_TOKEN_PAD = 2
+# Float noise: a unit re-valued to the ratio of the heap's best is taken, not pushed back.
+RATIO_TOLERANCE = 1e-12
 
 
 def worth(unit: Unit, idf: dict[str, float], focus: frozenset[str]) -> float:
     # fsum: a set's order changes with the hash seed, and a plain float sum with it; ties must not.
     value = math.fsum(idf.get(word, 1.0) for word in unit.words) * unit.factor + unit.bonus
     if focus and not focus.isdisjoint(unit.words):
-        value *= 3.0  # what the user asked to keep comes first
+        value *= FOCUS_WEIGHT
     return value
 
 
@@ -53,7 +60,9 @@ def greedy(
         return unit.tokens + (0 if line_of(unit) in opened else line_cost(unit))
 
     values = [value(unit) for unit in units]
-    heap = [(-values[i] / (cost(u) + 2), u.item, u.position, i) for i, u in enumerate(units) if values[i] > 0]
+    heap = [
+        (-values[i] / (cost(u) + PER_TOKEN_PAD), u.item, u.position, i) for i, u in enumerate(units) if values[i] > 0
+    ]
     heapq.heapify(heap)
     chosen: list[tuple[Unit, int]] = []
     spent = 0
@@ -63,8 +72,8 @@ def greedy(
         if unit.words and not unit.previous and len(unit.words - covered) < MIN_NEW_SHARE * len(unit.words):
             continue  # a near-duplicate of what is already chosen
         price = cost(unit)
-        current = values[index] / (price + 2)
-        if heap and current < -heap[0][0] - 1e-12:
+        current = values[index] / (price + PER_TOKEN_PAD)
+        if heap and current < -heap[0][0] - RATIO_TOLERANCE:
             heapq.heappush(heap, (-current, unit.item, unit.position, index))
             continue
         if spent + price > budget:
