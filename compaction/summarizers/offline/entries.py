@@ -22,6 +22,7 @@ from compaction.transcript import TranscriptItem
 
 OPEN, CLOSE = "“", "”"
 ELLIPSIS = " […] "
+AFTER_PIECES = 1000  # an attempt sorts after the pieces of its message (a message has far fewer)
 
 
 def _anchored(unit: Unit, text: str, offset: int) -> str:
@@ -100,7 +101,7 @@ class Entry:
         if self.carried:
             return (-1, 0)
         if self.attempt is not None:
-            return (self.attempt.item, 1000)
+            return (self.attempt.item, AFTER_PIECES)
         return min(unit.order for unit in self.units) if self.units else (-1, 0)
 
 

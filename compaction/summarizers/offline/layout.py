@@ -50,13 +50,30 @@ KINDS = (
     ACCOUNT,
 )
 ELASTIC = (FACTS, ACCOUNT)  # take what the other sections leave
+DEFAULT_SHARE = 0.15  # the most of the budget a section may take when nothing says otherwise
+# The share of each kind of section in a layout drawn from a custom template's headings (and the verbatim
+# instructions' share wherever the profile's option adds them).
+_SHARES = {
+    INSTRUCTIONS: 0.25,
+    GOAL: 0.1,
+    DECISIONS: 0.15,
+    REJECTED: 0.1,
+    DONE: 0.2,
+    STATE: 0.15,
+    STATE_NEXT: 0.15,
+    ACTIONS: 0.3,
+    QUESTIONS: 0.1,
+    BLOCKERS: 0.12,
+    REFERENCES: 0.1,
+}
+DAY_LINE_LIMIT = 400  # a day of key facts is one line (its date beside each of them) up to this long
 
 
 @dataclasses.dataclass(frozen=True)
 class Section:
     title: str
     kind: str
-    share: float = 0.15  # the most of the budget it may take (elastic sections take the rest)
+    share: float = DEFAULT_SHARE  # the most of the budget it may take (elastic sections take the rest)
     words: frozenset[str] = frozenset()  # a custom heading's own words, for a facts section
 
 
@@ -64,7 +81,7 @@ class Section:
 class Layout:
     name: str
     sections: tuple[Section, ...]
-    line_tokens: int = 400  # a day of key facts is one line (its date beside each of them) up to this long
+    line_tokens: int = DAY_LINE_LIMIT
     notes: tuple[str, ...] = ()
 
     def with_instructions(self, keep: bool) -> Layout:
@@ -76,11 +93,11 @@ class Layout:
             return dataclasses.replace(self, sections=tuple(s for s in self.sections if s.kind != INSTRUCTIONS))
         position = 1 if self.sections and self.sections[0].kind == GOAL else 0
         sections = list(self.sections)
-        sections.insert(position, Section("User instructions (verbatim)", INSTRUCTIONS, 0.25))
+        sections.insert(position, Section("User instructions (verbatim)", INSTRUCTIONS, _SHARES[INSTRUCTIONS]))
         return dataclasses.replace(self, sections=tuple(sections))
 
 
-def _builtin(name: str, table: str, line_tokens: int = 400) -> Layout:
+def _builtin(name: str, table: str, line_tokens: int = DAY_LINE_LIMIT) -> Layout:
     """A built-in layout from its table: a section a line, `title | kind | share of the budget` (an elastic
     section has no share: it takes what the others leave)."""
     sections = []
@@ -158,19 +175,6 @@ _HEADING_RULES: tuple[tuple[str, str], ...] = (
     (r"timeline|history|chronolog|fact|event|point|summary|note|detail|background|context|account|highlight", FACTS),
 )
 _HEADING_LINE_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$|^\s{0,3}\*\*([^*\n]{2,80})\*\*:?\s*$", re.MULTILINE)
-_SHARES = {
-    INSTRUCTIONS: 0.25,
-    GOAL: 0.1,
-    DECISIONS: 0.15,
-    REJECTED: 0.1,
-    DONE: 0.2,
-    STATE: 0.15,
-    STATE_NEXT: 0.15,
-    ACTIONS: 0.3,
-    QUESTIONS: 0.1,
-    BLOCKERS: 0.12,
-    REFERENCES: 0.1,
-}
 
 
 def template_headings(template: str) -> list[str]:
@@ -191,16 +195,19 @@ def heading_kind(title: str) -> str | None:
     return None
 
 
+MAX_CUSTOM_SECTIONS = 12  # a template's first headings become sections; more would leave each too little room
+
+
 def custom_layout(template: str) -> Layout | None:
     """The layout a custom template's headings ask for; None when it has no headings."""
     headings = template_headings(template)
     if not headings:
         return None
     sections = []
-    for title in headings[:12]:
+    for title in headings[:MAX_CUSTOM_SECTIONS]:
         kind = heading_kind(title) or FACTS
         words = frozenset(lexicon.content_words(title)) if kind == FACTS else frozenset()
-        sections.append(Section(title, kind, _SHARES.get(kind, 0.15), words))
+        sections.append(Section(title, kind, _SHARES.get(kind, DEFAULT_SHARE), words))
     if not any(section.kind in ELASTIC for section in sections):
         # Something has to take what the selectors leave: the last section's own selector cannot grow, so
         # the facts join the section that reads most like them, else the end.

@@ -21,11 +21,17 @@ from compaction.dates import date_anchors
 from compaction.summarizers.offline import patterns
 from compaction.summarizers.offline.entries import Entry, code
 from compaction.summarizers.offline.sections import Analysis, _entry, _ranked
-from compaction.summarizers.offline.select import within
+from compaction.summarizers.offline.select import PER_TOKEN_PAD, within
 from compaction.summarizers.offline.units import Unit
 from compaction.transcript import addresses_model
 
 REFERENCE_MESSAGES = 400
+# Actions come from the newest quarter of the messages (at least 12, at most 400; see Analysis.recent_from); an
+# instruction of the user's counts as pending only from its newest tenth (at least 6, at most 80); at most
+# ACTION_LINES.
+ACTIONS_RECENT = (0.25, 12, 400)
+PENDING_INSTRUCTIONS_RECENT = (0.1, 6, 80)
+ACTION_LINES = 8
 
 
 def _other_party(analysis: Analysis, unit: Unit) -> str:
@@ -59,13 +65,13 @@ def deadline(unit: Unit) -> str:
 
 def actions(analysis: Analysis, budget: float, used: set[int]) -> list[Entry]:
     """A checklist of what comes next, newest exchanges first, each with its owner and deadline."""
-    start = analysis.recent_from(0.25, 12, 400)
+    start = analysis.recent_from(*ACTIONS_RECENT)
     entries = []
     for unit in analysis.units:
         if unit.item < start or id(unit) in used or unit.role not in ("user", "assistant"):
             continue
         pending = "next" in unit.flags or (
-            "instruction" in unit.flags and unit.item >= analysis.recent_from(0.1, 6, 80)
+            "instruction" in unit.flags and unit.item >= analysis.recent_from(*PENDING_INSTRUCTIONS_RECENT)
         )
         if not pending or "question" in unit.flags and "open" not in unit.flags:
             continue
@@ -75,7 +81,10 @@ def actions(analysis: Analysis, budget: float, used: set[int]) -> list[Entry]:
         entry.checkbox = True
         entry.value *= 1.0 + (unit.item - start) / max(1, len(analysis.items) - start)
         entries.append(entry)
-    return within(_ranked(entries), budget)[:8]
+    return within(_ranked(entries), budget)[:ACTION_LINES]
+
+
+CODE_CHARS_PER_TOKEN = 3  # a references line (paths, identifiers) tokenizes denser than prose
 
 
 def references(analysis: Analysis, budget: float, used: set[int]) -> list[Entry]:
@@ -99,21 +108,27 @@ def references(analysis: Analysis, budget: float, used: set[int]) -> list[Entry]
         values = _varied(sorted(counter.items(), key=lambda pair: (-pair[1], pair[0])))
         if values:
             text = f"{label}: " + ", ".join(value if label == "URLs" else code(value) for value in values)
-            entries.append(Entry(carried=text, value=float(len(values)), tokens=len(text) // 3 + 2))
+            entries.append(
+                Entry(carried=text, value=float(len(values)), tokens=len(text) // CODE_CHARS_PER_TOKEN + PER_TOKEN_PAD)
+            )
     return within([(e.value, e.tokens, e) for e in entries], budget)
 
 
-def _varied(ranked: list[tuple[str, int]], most: int = 6, per_place: int = 2) -> list[str]:
-    """The most mentioned values, at most `per_place` from one directory or site, so one folder cannot fill it."""
+REFERENCES_PER_KIND = 6  # the most mentioned files, URLs, commands or identifiers: this many of each kind
+REFERENCES_PER_PLACE = 2  # of them, at most this many from one directory or site, so one folder cannot fill it
+
+
+def _varied(ranked: list[tuple[str, int]]) -> list[str]:
+    """The most mentioned values, a few from any one directory or site."""
     chosen: list[str] = []
     places: Counter = Counter()
     for value, _ in ranked:
         place = value.split("://")[-1].split("/")[0] if "/" in value else ""
-        if place and places[place] >= per_place:
+        if place and places[place] >= REFERENCES_PER_PLACE:
             continue
         places[place] += 1
         chosen.append(value)
-        if len(chosen) == most:
+        if len(chosen) == REFERENCES_PER_KIND:
             break
     return chosen
 

@@ -13,13 +13,14 @@ import re
 
 from compaction import lexicon
 from compaction.redaction import redact
+from compaction.summarizers.offline.select import PER_TOKEN_PAD
 from compaction.summarizers.offline.text import estimate_tokens
 from compaction.summarizers.offline.units import Unit
 
 _HEADING_RE = re.compile(r"^#{2,3}\s+(.*?)\s*$")
 _BULLET_RE = re.compile(r"^\s*[-*•]\s+(.*)$")
 _DAY_RE = re.compile(r"^(?:\[ \] )?(\d{1,2} [A-Z][a-z]+ \d{4}) · ")
-CARRIED_BONUS = 3.0
+CARRIED_BONUS = 3.0  # a line of the previous summary was chosen once already: it outranks most new pieces
 
 
 def carried_units(previous_summary: str) -> tuple[list[Unit], int]:
@@ -53,7 +54,7 @@ def carried_units(previous_summary: str) -> tuple[list[Unit], int]:
                 words=frozenset(lexicon.content_words(text)),
                 factor=1.0,
                 bonus=CARRIED_BONUS,
-                tokens=estimate_tokens(text) + 2,
+                tokens=estimate_tokens(text) + PER_TOKEN_PAD,
                 previous=section,
             )
         )

@@ -28,6 +28,8 @@ _PROSE_RE = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_RE = re.compile(r"[^.!?\n]+[.!?]?")
+MIN_PROSE_CHARS = 12  # a shorter sentence of a template is a label or a fragment, not an instruction
+SHOWN_PROSE = 3  # the notes quote this many of the instructions only a model can follow
 
 
 def _template(profile: Any) -> str:
@@ -53,7 +55,7 @@ def prose_instructions(template: str) -> list[str]:
             continue
         for sentence in _SENTENCE_RE.findall(line):
             sentence = sentence.strip()
-            if len(sentence) > 12 and _PROSE_RE.search(sentence) and sentence not in found:
+            if len(sentence) > MIN_PROSE_CHARS and _PROSE_RE.search(sentence) and sentence not in found:
                 found.append(sentence)
     return found
 
@@ -82,7 +84,7 @@ def offline_notes(profile: Any) -> list[str]:
             notes.append("The template has no section headings, so the offline summary uses the Structured sections.")
     prose = prose_instructions(_template(profile))
     if prose:
-        shown = " ".join(f"“{sentence}”" for sentence in prose[:3])
+        shown = " ".join(f"“{sentence}”" for sentence in prose[:SHOWN_PROSE])
         notes.append(
             f"These instructions can only be followed by a model, not offline: {shown} Offline, nothing is "
             f"reworded or written anew; the length is set by the token limit alone."

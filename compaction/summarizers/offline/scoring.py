@@ -49,14 +49,18 @@ stuff tough hard difficult easy""".split()
 )
 
 
+MIN_CONTENT_WORDS = 3  # fewer content words (and no number) say too little to stand alone
+MAX_EVALUATIVE_SHARE = 0.5  # a sentence with this share of reaction words or more reports nothing new
+
+
 def informative(text: str, words: frozenset[str]) -> bool:
     """Whether a sentence says something beyond reacting or asking back."""
     if text.rstrip().endswith("?") and not FIRST_PERSON_RE.search(text):
         return False
-    if len(words) < 3 and not lexicon.NUMBER_RE.search(text):
+    if len(words) < MIN_CONTENT_WORDS and not lexicon.NUMBER_RE.search(text):
         return False
     evaluative = len(words & EVALUATIVE) / max(1, len(words))
-    return evaluative < 0.5
+    return evaluative < MAX_EVALUATIVE_SHARE
 
 
 _DIGIT_RE = re.compile(r"\d")
@@ -68,6 +72,16 @@ def capitalised(text: str) -> int:
     return len(_CAPITALISED_RE.findall(text))
 
 
+# Points for each detail a later turn cannot reconstruct, and the most of each kind that count.
+PATH_POINTS, MOST_PATHS = 2.0, 3  # paths and URLs
+IDENTIFIER_POINTS, MOST_IDENTIFIERS = 1.5, 3
+DATE_POINTS, MOST_DATES = 1.5, 2
+NUMBER_POINTS, MOST_NUMBERS = 1.0, 3
+NAME_POINTS, MOST_NAMES = 0.8, 4
+ERROR_POINTS, MOST_ERRORS = 1.5, 2
+DECISION_POINTS = 2.0  # a decision, once
+
+
 def detail_bonus(text: str, tokens: frozenset[str] = frozenset(), names: int | None = None) -> float:
     """Details a later turn cannot reconstruct: references, identifiers, dates, numbers, names, errors, decisions.
 
@@ -77,17 +91,30 @@ def detail_bonus(text: str, tokens: frozenset[str] = frozenset(), names: int | N
     digits = _DIGIT_RE.search(text) is not None
     if "/" in text or "." in text:
         urls = len(lexicon.URL_RE.findall(text)) if "://" in text else 0
-        bonus += 2.0 * min(3, urls + len(lexicon.find_paths(text)))
-    bonus += 1.5 * min(3, len(lexicon.find_identifiers(text)))
-    bonus += 1.5 * min(2, len(lexicon.find_dates(text, digits)))
+        bonus += PATH_POINTS * min(MOST_PATHS, urls + len(lexicon.find_paths(text)))
+    bonus += IDENTIFIER_POINTS * min(MOST_IDENTIFIERS, len(lexicon.find_identifiers(text)))
+    bonus += DATE_POINTS * min(MOST_DATES, len(lexicon.find_dates(text, digits)))
     if digits:
-        bonus += 1.0 * min(3, len(lexicon.NUMBER_RE.findall(text)))
-    bonus += 0.8 * min(4, capitalised(text) if names is None else names)
+        bonus += NUMBER_POINTS * min(MOST_NUMBERS, len(lexicon.NUMBER_RE.findall(text)))
+    bonus += NAME_POINTS * min(MOST_NAMES, capitalised(text) if names is None else names)
     if _ERROR_HINT_RE.search(text):
-        bonus += 1.5 * min(2, len(lexicon.ERROR_RE.findall(text)))
+        bonus += ERROR_POINTS * min(MOST_ERRORS, len(lexicon.ERROR_RE.findall(text)))
     if lexicon.mentions_decision(text, tokens or None):
-        bonus += 2.0
+        bonus += DECISION_POINTS
     return bonus
+
+
+# How much a passage reads as a report of facts: multipliers for what its form shows.
+TIME_FACTOR = 1.8  # anchored in time ("last Friday")
+FIRST_PERSON_FACTOR, NO_FIRST_PERSON_FACTOR = 1.3, 0.8  # told by whoever lived it, or not
+PAST_FACTOR, NOT_PAST_FACTOR = 1.2, 0.85  # told in the past tense, or not
+CAPTION_FACTOR = 0.5  # an attachment's caption: generic words
+DIGIT_FACTOR = 1.1  # has a figure
+NAME_RAISE, MOST_NAMES_RAISING = 0.1, 3  # a tenth more for each capitalised name, up to three
+QUESTION_CUT = 0.4  # a question loses this share
+ADDRESSED_FACTOR, MOST_ADDRESSED = 0.85, 3  # for each "you" (up to three): talk to the other person, not facts
+EVALUATIVE_CUT = 0.8  # the share of reaction words, times this, is taken off
+MIN_REGULAR_PAST = 5  # shorter words ending in -ed ("need", "bed") are rarely past tenses
 
 
 def fact_factor(
@@ -107,20 +134,28 @@ def fact_factor(
     caption describes an attachment in generic words; it weighs half.
     """
     present = tokens if tokens is not None else frozenset(_LOWER_WORD_RE.findall(text.lower().replace("’", "'")))
-    factor = 1.8 if not present.isdisjoint(_TIME_WORDS) else 1.0
-    factor *= 1.3 if not present.isdisjoint(_FIRST_PERSON) else 0.8
-    past = not present.isdisjoint(_IRREGULAR_PAST) or any(len(t) > 4 and t.endswith("ed") for t in present)
-    factor *= 1.2 if past else 0.85
-    factor *= 0.5 if caption else 1.0
-    factor *= 1.1 if _DIGIT_RE.search(text) else 1.0
-    factor *= 1.0 + 0.1 * min(3, capitalised(text) if names is None else names)
-    factor *= 1.0 - 0.4 * min(1.0, text.count("?"))
+    factor = TIME_FACTOR if not present.isdisjoint(_TIME_WORDS) else 1.0
+    factor *= FIRST_PERSON_FACTOR if not present.isdisjoint(_FIRST_PERSON) else NO_FIRST_PERSON_FACTOR
+    past = not present.isdisjoint(_IRREGULAR_PAST) or any(
+        len(t) >= MIN_REGULAR_PAST and t.endswith("ed") for t in present
+    )
+    factor *= PAST_FACTOR if past else NOT_PAST_FACTOR
+    factor *= CAPTION_FACTOR if caption else 1.0
+    factor *= DIGIT_FACTOR if _DIGIT_RE.search(text) else 1.0
+    factor *= 1.0 + NAME_RAISE * min(MOST_NAMES_RAISING, capitalised(text) if names is None else names)
+    factor *= 1.0 - QUESTION_CUT * min(1.0, text.count("?"))
     if addressed is None:
         addressed = sum(1 for t in _LOWER_WORD_RE.findall(text.lower().replace("’", "'")) if t in SECOND_PERSON)
-    factor *= 0.85 ** min(3, addressed)
+    factor *= ADDRESSED_FACTOR ** min(MOST_ADDRESSED, addressed)
     if words:
-        factor *= 1.0 - 0.8 * len(words & EVALUATIVE) / len(words)
+        factor *= 1.0 - EVALUATIVE_CUT * len(words & EVALUATIVE) / len(words)
     return factor
+
+
+IDF_SMOOTHING = 0.5  # half a message: a word said in every message keeps a small weight
+# General rarity, read in thirds of its range, weighs the conversation's IDF between these bounds.
+RARITY_SCALE = 3.0
+MIN_RARITY_WEIGHT, MAX_RARITY_WEIGHT = 0.2, 1.5
 
 
 def idf(documents: Iterable[frozenset[str]], count: int) -> dict[str, float]:
@@ -133,15 +168,22 @@ def idf(documents: Iterable[frozenset[str]], count: int) -> dict[str, float]:
         frequency.update(words)
     total = max(count, 1)
     return {
-        word: math.log((total + 1) / (seen + 0.5)) * min(max(general_rarity(word) / 3.0, 0.2), 1.5)
+        word: math.log((total + 1) / (seen + IDF_SMOOTHING))
+        * min(max(general_rarity(word) / RARITY_SCALE, MIN_RARITY_WEIGHT), MAX_RARITY_WEIGHT)
         for word, seen in frequency.items()
     }
+
+
+DIGITS_RARITY = 2.5  # a bare number: fairly rare, whatever its digits
+ZIPF_COMMONEST = 7.0  # about the Zipf frequency of "the": rarity counts down from it
+# No word is wholly predictable; beyond the most, rarity is noise (typos, names).
+MIN_RARITY, MAX_RARITY = 0.1, 4.5
 
 
 @functools.cache
 def general_rarity(word: str) -> float:
     """Bits-like surprise of a word in general English: 0 for 'the', about 4 for rare words."""
     if word.isdigit():
-        return 2.5
+        return DIGITS_RARITY
     zipf = wordfreq.zipf_frequency(word, "en")
-    return min(max(7.0 - zipf, 0.1), 4.5)
+    return min(max(ZIPF_COMMONEST - zipf, MIN_RARITY), MAX_RARITY)

@@ -23,6 +23,7 @@ MAX_PIECE_WORDS = 45
 # with 20/8 than with whole sentences (45/15), about the same at 5×.
 SPLIT_WORDS = 20
 MIN_CLAUSE_WORDS = 8
+MIN_PIECE_CHARS = 2  # a shorter piece is punctuation or a stray letter, not something said
 
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?…])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])")
 _LINE_RE = re.compile(r"[^\n]+")
@@ -150,7 +151,7 @@ def pieces_of(index: int, content: str) -> list[Piece]:
     for line in _LINE_RE.finditer(masked):
         for begin, finish in _sentence_spans(masked, line.start(), line.end()):
             begin, finish = _trimmed(masked, begin, finish)
-            if finish - begin < 2:
+            if finish - begin < MIN_PIECE_CHARS:
                 continue
             sentence += 1
             for start, end, cut in _limited(masked, begin, finish):

@@ -19,7 +19,16 @@ from compaction import lexicon
 from compaction.summarizers.offline.text import estimate_tokens
 from compaction.transcript import TranscriptItem, format_date
 
-MAX_OUTCOME_CHARS = 160
+MAX_OUTCOME_CHARS = 160  # an outcome line is quoted up to this long: the error or the tally, not the log
+MIN_WORD_CUT_CHARS = 20  # a long line is cut at a space unless that leaves less than this; then at the limit
+# Arguments are shown as their values when the call has at most this many (a command, a path, a query).
+FEW_ARGUMENTS = 2
+# Arguments longer than the first are cut to the second: enough to tell calls apart on one line.
+MAX_ARGUMENTS_CHARS, CUT_ARGUMENTS_CHARS = 120, 100
+MAX_OUTCOME_LINES = 2  # the first error line and the line that sums the run up
+ATTEMPT_FRAME_TOKENS = 8  # the attempt's line beyond its words: backticks, the arrow, "failed:", quotation marks
+# What an attempt is worth beside its words: a failure more than a success, a figure in its outcome more still.
+FAILED_ATTEMPT_BONUS, ATTEMPT_BONUS, FIGURE_BONUS = 3.0, 1.5, 1.0
 # A line that reports a failure (not one that merely contains the word, like code or a document would).
 _FAIL_RE = re.compile(
     r"^\s*(?:E\s{2,}|FAILED\b|FAIL[: ]|ERROR\b|Error:|error:|fatal:|Traceback\b|panic:|[A-Z]\w*(?:Error|Exception)"
@@ -60,13 +69,13 @@ def arguments_text(raw: str) -> str:
         parsed = None
     if isinstance(parsed, dict):
         values = [str(parsed[key]) for key in _ARGUMENT_KEYS if isinstance(parsed.get(key), str | int | float)]
-        if values and len(parsed) <= 2:
+        if values and len(parsed) <= FEW_ARGUMENTS:
             text = " ".join(" ".join(values).split())  # one line: a newline in a value could open a heading
         else:
             text = json.dumps(parsed, ensure_ascii=False, separators=(", ", ": "))
     else:
         text = " ".join(str(raw).split())
-    return text if len(text) <= 120 else text[:100].rstrip() + " …"
+    return text if len(text) <= MAX_ARGUMENTS_CHARS else text[:CUT_ARGUMENTS_CHARS].rstrip() + " …"
 
 
 def _trimmed_line(content: str, start: int, end: int) -> tuple[int, int]:
@@ -80,7 +89,7 @@ def _trimmed_line(content: str, start: int, end: int) -> tuple[int, int]:
         end = start + tail.start()
     if end - start > MAX_OUTCOME_CHARS:
         cut = content.rfind(" ", start, start + MAX_OUTCOME_CHARS)
-        end = cut if cut > start + 20 else start + MAX_OUTCOME_CHARS
+        end = cut if cut > start + MIN_WORD_CUT_CHARS else start + MAX_OUTCOME_CHARS
     return start, end
 
 
@@ -92,7 +101,7 @@ def outcome_spans(content: str) -> tuple[bool, list[tuple[int, int]]]:
     errors = [span for span in lines if _FAIL_RE.search(content, *span)]
     if errors:
         chosen = errors[:1] + [span for span in reversed(lines) if _SUMMING_RE.search(content, *span)][:1]
-        chosen = sorted(set(chosen))[:2]
+        chosen = sorted(set(chosen))[:MAX_OUTCOME_LINES]
         return True, [_trimmed_line(content, *span) for span in chosen]
     summing = [span for span in lines if _SUMMING_RE.search(content, *span)]
     span = summing[-1] if summing else lines[0]
@@ -137,6 +146,7 @@ def _attempt(index: int, item: TranscriptItem, call: dict, result: int | None, t
         outcome=spans,
         day=format_date(item.created_at),
         words=words,
-        tokens=estimate_tokens(f"{call['name']} {arguments} {quoted}") + 8,
-        bonus=(3.0 if failed else 1.5) + (1.0 if quoted and any(c.isdigit() for c in quoted) else 0.0),
+        tokens=estimate_tokens(f"{call['name']} {arguments} {quoted}") + ATTEMPT_FRAME_TOKENS,
+        bonus=(FAILED_ATTEMPT_BONUS if failed else ATTEMPT_BONUS)
+        + (FIGURE_BONUS if quoted and any(c.isdigit() for c in quoted) else 0.0),
     )

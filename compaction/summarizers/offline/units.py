@@ -23,6 +23,7 @@ from compaction.transcript import TranscriptItem, format_date
 QUOTE_TOKENS = 2  # the quotation marks around a quote
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 ANCHOR_TOKENS = 5  # " [7 May 2023]"
+MIN_SHORT_BONUS = 1.5  # a piece of few words is kept only with details worth this much (a path, two dates …)
 
 
 @dataclasses.dataclass(slots=True, eq=False)
@@ -133,7 +134,7 @@ def unit_of(read: Read) -> Unit | None:
         return None
     capitalised = scoring.capitalised(piece.text)
     bonus = scoring.detail_bonus(piece.text, tokens, capitalised)
-    if len(words) < 3 and bonus < 1.5 and not instruction:
+    if len(words) < scoring.MIN_CONTENT_WORDS and bonus < MIN_SHORT_BONUS and not instruction:
         return None
     return Unit(
         item=read.index,
