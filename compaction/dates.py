@@ -48,6 +48,7 @@ _NUMBERS = {
     "fifteen": 15,
     "twenty": 20,
 }
+A_COUPLE = 2  # "a couple of weeks ago": read as two, and the date written as "about"
 _WEEKDAYS = {
     "mon": 0,
     "tue": 1,
@@ -105,7 +106,7 @@ def _anchor(match: re.Match, said: dt.date) -> str | None:
     if groups["count"]:
         word = groups["count"].lower()
         exact = not word.startswith("a couple")
-        count = 2 if not exact else int(word) if word.isdigit() else _NUMBERS[word]
+        count = A_COUPLE if not exact else int(word) if word.isdigit() else _NUMBERS[word]
         unit = groups["unit"].lower().rstrip("s")
         about = "" if exact and unit in ("day", "year") else "about "
         if unit == "day":

@@ -13,8 +13,14 @@ from collections import Counter
 from compaction import lexicon, references
 from compaction.transcript import TranscriptItem
 
-MAX_ITEMS = 20
-MAX_CHARS = 240
+MAX_ITEMS = 20  # of each kind: the extracts are a list to scan, not a second summary
+MAX_CHARS = 240  # an extract longer than this is cut: a line a list can show
+# Open questions: asked from QUESTIONS_FROM of the stretch on (the newest quarter), of at least MIN_QUESTION_WORDS
+# content words, and not taken up later (fewer than TAKEN_UP_WORDS, or a TAKEN_UP_PART, of their words said again).
+QUESTIONS_FROM = 0.75
+MIN_QUESTION_WORDS = 3
+TAKEN_UP_WORDS = 2
+TAKEN_UP_PART = 2
 
 
 def _short(text: str) -> str:
@@ -70,7 +76,7 @@ def _newest_decisions(items: list[TranscriptItem]) -> list[str]:
 
 def _open_questions(items: list[TranscriptItem]) -> list[str]:
     """Questions of the newest quarter whose words no later message takes up."""
-    start = int(len(items) * 0.75)
+    start = int(len(items) * QUESTIONS_FROM)
     questions: list[tuple[int, str, frozenset[str]]] = []
     last_seen: dict[str, int] = {}
     for index in range(start, len(items)):
@@ -82,12 +88,12 @@ def _open_questions(items: list[TranscriptItem]) -> list[str]:
         for sentence in lexicon.split_sentences(item.content):
             if sentence.endswith("?") and not lexicon.looks_like_injection(sentence):
                 words = frozenset(lexicon.content_words(sentence))
-                if len(words) >= 3:
+                if len(words) >= MIN_QUESTION_WORDS:
                     questions.append((index, _short(f"{item.speaker or item.role}: {sentence}"), words))
     return [
         text
         for index, text, words in questions
-        if sum(1 for w in words if last_seen.get(w, -1) > index) < max(2, len(words) // 2)
+        if sum(1 for w in words if last_seen.get(w, -1) > index) < max(TAKEN_UP_WORDS, len(words) // TAKEN_UP_PART)
     ]
 
 
@@ -102,7 +108,7 @@ def extracts_from_text(text: str, *, tools: dict[str, int]) -> dict:
         sentence = sentence.lstrip("#-*+> \t")  # Markdown's bullets and headings are not words
         if not sentence or lexicon.looks_like_injection(sentence):
             continue
-        if sentence.endswith("?") and len(lexicon.content_words(sentence)) >= 3:
+        if sentence.endswith("?") and len(lexicon.content_words(sentence)) >= MIN_QUESTION_WORDS:
             questions.append(_short(sentence))
         elif not sentence.endswith("?") and lexicon.mentions_decision(sentence):
             decisions.append(_short(sentence))

@@ -37,12 +37,15 @@ from compaction import lexicon, references
 from compaction.redaction import redact
 
 HEADING = "## References (pinned from the summarized messages)"
+# A few dozen details in all: errors are long and few matter, files and identifiers are short and many do.
 MAX_PER_KIND = {"error": 4, "path": 12, "url": 8, "identifier": 12, "date": 6, "number": 8}
-MAX_ITEM_CHARS = 160
-CHUNK_CHARS = 32_000
+MAX_ITEM_CHARS = 160  # a reference longer than this is cut: a line of the section, not a paragraph
+CHUNK_CHARS = 32_000  # read this much at a time, so that reading stops soon after every kind is full
 HEAD_CHARS = 64_000
 TAIL_CHARS = 64_000
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+MIN_NUMBER_DIGITS = 2  # a single digit is a count or a list number, not a figure worth pinning
+NUMBER_CONTEXT_CHARS = 30  # a bare number is pinned with the name just before it, looked for this far back
 # A number is a reference only with what it counts: a unit, or a word of context right before it.
 _NUMBER_CONTEXT_RE = re.compile(r"[A-Za-z][\w/-]*[ =:]+$")
 # The kinds in the order they are read: what an earlier kind claims, a later one does not read again.
@@ -84,10 +87,11 @@ def _accepted(kind: str, value: str, chunk: str, start: int) -> str | None:
     if kind == "number":
         digits = re.sub(r"\D", "", value)
         unit = value[len(value.rstrip("abcdefghijklmnopqrstuvwxyz%×$ ")) :].strip()
-        if len(digits) < 2 or (not unit and not _NUMBER_CONTEXT_RE.search(chunk[max(0, start - 30) : start])):
+        before = chunk[max(0, start - NUMBER_CONTEXT_CHARS) : start]
+        if len(digits) < MIN_NUMBER_DIGITS or (not unit and not _NUMBER_CONTEXT_RE.search(before)):
             return None  # a bare number says nothing out of context
         if not unit:
-            context = _NUMBER_CONTEXT_RE.search(chunk[max(0, start - 30) : start])
+            context = _NUMBER_CONTEXT_RE.search(before)
             value = (context.group(0) if context else "") + value
     elif kind == "date" and " " not in value and (value.lower().endswith("day") or value.isalpha()):
         return None  # "today", "Friday": no date without the day it was said

@@ -81,6 +81,7 @@ _NOT_INSTRUCTIONS = AsciiTwin(_NOT_INSTRUCTIONS_RE)  # a long alternation: one R
 
 
 # Markup or a demand about the reply's form "now": the shape of a prompt injection, never kept as an instruction.
+MIN_INSTRUCTION_CHARS = 6  # "Go on.": anything shorter is an acknowledgement, not an instruction
 _INJECTION_SHAPE_RE = re.compile(r"[{}<>]|\bnow (?:respond|reply|answer|output|say|print|write)\b", re.IGNORECASE)
 
 
@@ -121,7 +122,7 @@ def is_instruction(sentence: str, *, screened: bool = False, words: frozenset[st
     if words is not None and _NEEDED.isdisjoint(words) and sentence.isascii():
         return False
     text = sentence.strip()
-    if len(text) < 6 or _NOT_INSTRUCTIONS.search(text) or _INJECTION_SHAPE_RE.search(text):
+    if len(text) < MIN_INSTRUCTION_CHARS or _NOT_INSTRUCTIONS.search(text) or _INJECTION_SHAPE_RE.search(text):
         return False
     if not (screened and text == sentence) and lexicon.looks_like_injection(text):
         return False
@@ -193,11 +194,16 @@ def newest_that_fit(instructions: list, budget: int, cost) -> list:
     return chosen[::-1]
 
 
+VERBATIM_LINE_TOKENS = 3  # an instruction's line in the keep-verbatim block: its quotation marks and line break
+
+
 def verbatim_instructions(items: Iterable, *, budget: int) -> list[str]:
     """The user's instructions in `items` (transcript items) that fit `budget` tokens, newest first when they do
     not all fit, in the order they were given: the "keep verbatim" block handed to a summarizing model."""
     from chatcore.tokens import estimate_tokens
 
     found = instructions_in((index, item.content) for index, item in enumerate(items) if item.role == "user")
-    chosen = newest_that_fit(found, budget, lambda instruction: estimate_tokens(instruction.text) + 3)
+    chosen = newest_that_fit(
+        found, budget, lambda instruction: estimate_tokens(instruction.text) + VERBATIM_LINE_TOKENS
+    )
     return [instruction.text for instruction in chosen]

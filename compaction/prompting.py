@@ -74,8 +74,11 @@ KEEP_VERBATIM_FRAME = (
 )
 
 
+FENCE_HEX_CHARS = 16  # 64 bits of the transcript's hash: text inside it cannot guess its own fence
+
+
 def _fence(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:FENCE_HEX_CHARS]
 
 
 def _parse(template: str, field: str) -> list[tuple[str, str | None]]:
@@ -132,12 +135,15 @@ def template_render(template: str, values: dict[str, str]) -> str:
     return "".join(literal + (values[name] if name else "") for literal, name in _parse(template, "instructions"))
 
 
+PERSONA_BRIEF_CHARS = 600  # of the persona's system prompt: its role, without crowding the request
+
+
 def persona_describe(persona: Persona | None) -> str:
     if persona is None:
         return NO_PERSONA
     text = f'an assistant playing the persona "{persona.name}"'
     if persona.system_prompt.strip():
-        text += " (its brief: " + " ".join(persona.system_prompt.split())[:600] + ")"
+        text += " (its brief: " + " ".join(persona.system_prompt.split())[:PERSONA_BRIEF_CHARS] + ")"
     return text
 
 

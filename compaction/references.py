@@ -35,21 +35,28 @@ _CODE_SPAN_RE = re.compile(r"`([^`\n]{2,200})`")
 _HEX_RE = re.compile(r"^[0-9a-f]{7,40}$")
 
 
+MIN_PATH_CHARS = 3  # "a/b": anything shorter is a fraction or a unit
+MIN_SEGMENT_CHARS = 2  # a one-letter segment reads as "w/o", "n/a" or "and/or", not a directory
+ROOTED_SEGMENTS = 2  # "/etc/hosts", "./run.sh": a path from a root needs this many segments
+BARE_SEGMENTS = 3  # "api/v2/users": a path from nowhere needs this many, unless its words look like files
+MIN_IDENTIFIER_CHARS = 3  # shorter code-shaped words ("id", "db") are ordinary words
+
+
 def is_path(value: str) -> bool:
     """Whether `value` reads as a file or directory path rather than a fraction, a unit or 'and/or'."""
     value = value.rstrip(".,;:")
-    if "://" in value or len(value) < 3:
+    if "://" in value or len(value) < MIN_PATH_CHARS:
         return False
     if _EXTENSION_RE.search(value):
         return True
     segments = [s for s in value.split("/") if s not in ("", ".", "..", "~")]
-    if not segments or any(len(s) < 2 for s in segments) or "/" not in value:
+    if not segments or any(len(s) < MIN_SEGMENT_CHARS for s in segments) or "/" not in value:
         return False
-    if value.startswith(("/", "./", "../", "~/")) and len(segments) >= 2:
+    if value.startswith(("/", "./", "../", "~/")) and len(segments) >= ROOTED_SEGMENTS:
         return True
     if value.endswith("/") or segments[0] in _KNOWN_DIRS:
         return True
-    return len(segments) >= 3 or any("_" in s or "-" in s or "." in s for s in segments)
+    return len(segments) >= BARE_SEGMENTS or any("_" in s or "-" in s or "." in s for s in segments)
 
 
 def find_files(text: str) -> list[str]:
@@ -62,7 +69,7 @@ def is_command(value: str) -> bool:
     if not words:
         return False
     program = words[0]
-    return program in _COMMANDS or (program.startswith(("./", "scripts/", "bin/")) and len(words) >= 1)
+    return program in _COMMANDS or program.startswith(("./", "scripts/", "bin/"))
 
 
 def find_commands(text: str) -> list[str]:
@@ -71,7 +78,7 @@ def find_commands(text: str) -> list[str]:
 
 def is_identifier(value: str) -> bool:
     """An identifier with the shape of code (lexicon finds a hex string only next to 'commit', 'sha' or 'hash')."""
-    if is_path(value) or len(value) < 3:
+    if is_path(value) or len(value) < MIN_IDENTIFIER_CHARS:
         return False
     return not (_HEX_RE.match(value) and value.isdigit())
 

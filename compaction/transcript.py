@@ -28,7 +28,7 @@ from chatcore.metadata import stored_metadata, stored_tool_calls
 from compaction.redaction import redact_many
 from compaction.safety import looks_like_injection
 from compaction.safety.normalize import unify_lines
-from compaction.safety.structure import safe_speaker, safe_tool, turn_body
+from compaction.safety.structure import RAW_NAME_CHARS, safe_speaker, safe_tool, turn_body
 
 # (head, tail) characters kept of long bodies.
 MESSAGE_KEEP = (4_000, 1_200)
@@ -60,7 +60,7 @@ def _names_of(message: Any, counts: Counter[str]) -> tuple[str, str]:
     raw = metadata.get("speaker") or metadata.get("author_name")
     if not raw:
         return (tool_name or message.role), tool_name
-    speaker, found = safe_speaker(str(raw)[:200], message.role)
+    speaker, found = safe_speaker(str(raw)[:RAW_NAME_CHARS], message.role)
     counts.update(dict(found))
     return speaker, tool_name
 
@@ -132,9 +132,12 @@ def addresses_model(item: TranscriptItem) -> bool:
     return item.addressed
 
 
+MIN_OMITTED_CHARS = 60  # a body only this much longer than what is kept stays whole: the marker would save nothing
+
+
 def truncate_middle(text: str, head: int, tail: int) -> str:
     """Keep `head` characters of the start and `tail` of the end, with a marker saying how much went."""
-    if len(text) <= head + tail + 60:
+    if len(text) <= head + tail + MIN_OMITTED_CHARS:
         return text
     omitted = len(text) - head - tail
     return f"{text[:head].rstrip()}\n[… {omitted:,} characters omitted …]\n{text[-tail:].lstrip()}"

@@ -25,7 +25,7 @@ from chatcore.search import SearchFilters, SearchHit, message_search
 from chatcore.search.highlight import snippet
 from compaction.dates import anchor_dates, format_day
 from compaction.redaction import Redacted, redact_many
-from compaction.safety.structure import safe_speaker, safe_tool
+from compaction.safety.structure import RAW_NAME_CHARS, safe_speaker, safe_tool
 
 DEFAULT_CONTEXT = 1
 
@@ -59,7 +59,7 @@ def speaker_of(message: Message, channel: Channel) -> str:
     named = message.metadata.get("speaker") if isinstance(message.metadata, dict) else None
     if isinstance(named, str) and named.strip():
         # The name goes into a tool result a model reads, one "date · speaker: text" line per turn: made safe.
-        return safe_speaker(named[:200], message.role)[0]
+        return safe_speaker(named[:RAW_NAME_CHARS], message.role)[0]
     if message.role == Message.Role.USER and message.author is not None:
         return message.author.get_username()
     if message.role == Message.Role.ASSISTANT and channel.persona is not None:

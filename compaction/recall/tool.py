@@ -19,6 +19,7 @@ from chatcore.tools import ReplyTool, tool_register
 from compaction.recall import recall_search
 
 MAX_LIMIT = 8
+DEFAULT_LIMIT = 5  # results when the model names no limit: enough context, little of the window
 
 
 def _offered(channel: Channel, user: User) -> bool:
@@ -35,9 +36,9 @@ def _offered(channel: Channel, user: User) -> bool:
 def _run(channel: Channel, user: User, arguments: dict) -> str:
     query = str(arguments.get("query") or "")
     try:
-        limit = max(1, min(MAX_LIMIT, int(arguments.get("limit") or 5)))
+        limit = max(1, min(MAX_LIMIT, int(arguments.get("limit") or DEFAULT_LIMIT)))
     except (TypeError, ValueError):
-        limit = 5
+        limit = DEFAULT_LIMIT
     try:
         found = recall_search(channel=channel, user=user, query=query, limit=limit, scope="summarized")
     except ValidationError:
@@ -58,7 +59,7 @@ RECALL_TOOL = ReplyTool(
         "type": "object",
         "properties": {
             "query": {"type": "string", "description": "Words to look for, e.g. 'pottery class July 2023'."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 5},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
         },
         "required": ["query"],
     },

@@ -118,6 +118,11 @@ def _unbracketed(text: str) -> str:
     return PLACEHOLDER_RE.sub(lambda match: "(redacted)", text)
 
 
+# A name from metadata is read this far at most before it is checked: far beyond any name kept, and redaction and
+# the injection check stay cheap on a "name" of a megabyte.
+RAW_NAME_CHARS = 200
+
+
 @functools.lru_cache(maxsize=4_096)
 def safe_speaker(raw: str, fallback: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     """(name, redaction counts) of a speaker's name from metadata: redacted, its first line in the safe set,

@@ -17,7 +17,7 @@ import re
 
 from chatcore.models import Message, Summary
 from compaction.redaction import redact
-from compaction.safety.structure import neutralize_lines, safe_speaker
+from compaction.safety.structure import RAW_NAME_CHARS, neutralize_lines, safe_speaker
 
 TITLE = "Opening exchange (verbatim)"
 EXTRACTS_KEY = "protected_messages"
@@ -43,7 +43,9 @@ def opening_section(messages: list[Message]) -> str:
     for message in messages:
         # Names and lines are made safe: a name or a line of a message must not open a section of the summary.
         raw = (message.metadata or {}).get("speaker")
-        speaker = safe_speaker(str(raw)[:200], message.role.capitalize())[0] if raw else message.role.capitalize()
+        speaker = (
+            safe_speaker(str(raw)[:RAW_NAME_CHARS], message.role.capitalize())[0] if raw else message.role.capitalize()
+        )
         text = neutralize_lines(redact(message.content or "").text.strip()) or "(no text)"
         lines.append(f"**{speaker}:**")
         lines.extend(f"> {line}" if line.strip() else ">" for line in text.splitlines())
