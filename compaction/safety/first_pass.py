@@ -17,7 +17,6 @@ alone answers there and Python's engine only reads the rest.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import re2
 
@@ -63,27 +62,33 @@ def _group_end(pattern: str, start: int) -> int:
     raise ValueError(f"unbalanced group at {start}")
 
 
-def scan(source: str, flags: int = 0) -> Any:
-    """An RE2 expression asked only whether it matches (see `found`): no groups are kept."""
+# RE2's memory budget for one expression's automaton: room for the long alternations without its cache thrashing.
+MAX_MEM = 64 << 20
+
+
+def scan(source: str, flags: int = 0) -> re2.Set:
+    """An RE2 expression asked only whether it matches anywhere (see `found`): a search set of one pattern."""
     prefix = "".join(flag for bit, flag in ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s")) if flags & bit)
     options = re2.Options()
-    options.max_mem = 64 << 20
-    options.never_capture = True
-    return re2.compile(f"(?{prefix}){source}" if prefix else source, options)
+    options.max_mem = MAX_MEM
+    expression = re2.Set.SearchSet(options)
+    expression.Add(f"(?{prefix}){source}" if prefix else source)
+    expression.Compile()
+    return expression
 
 
-_UNANCHORED = re2._Anchor.UNANCHORED
+def found(expression: re2.Set, text: str) -> bool:
+    """Whether an expression made by `scan` matches anywhere in `text`.
+
+    A set answers which of its patterns match, with RE2's automaton alone and no match object: the binding's
+    `search` builds one, and on a string maps its offsets back to characters, several times the cost of the
+    scan itself on a sentence. A set never answers "no" for want of memory: its automaton does not give up on
+    a thrashing cache (it has no other engine to fall back to), and `Compile` fails when the budget cannot
+    hold it."""
+    return expression.Match(text.encode("utf-8")) is not None
 
 
-def found(expression: Any, text: str) -> bool:
-    """Whether an RE2 expression matches anywhere in `text`. Its compiled program is asked directly: the
-    binding's `search` maps offsets back to characters and builds a match object, several times the cost of
-    the scan itself on a sentence."""
-    data = text.encode("utf-8")
-    return expression._regexp.Match(_UNANCHORED, data, 0, len(data))[0][0] != -1
-
-
-def loosened(pattern: re.Pattern[str]) -> Any:
+def loosened(pattern: re.Pattern[str]) -> re2.Set:
     """`pattern` compiled by RE2, matching a superset of what Python's engine matches (see the module)."""
     loose = _without_lookarounds(pattern.pattern)
     loose = loose.replace(r"\b", "").replace(r"\w", r"\S").replace(r"\s", _SPACE)
@@ -112,7 +117,7 @@ class AsciiTwin:
 
     def __init__(self, pattern: re.Pattern[str]) -> None:
         source = pattern.pattern
-        if any(sign in source for sign in ("(?=", "(?!", "(?<", "\\Z")) or "$" in source and not pattern.flags & re.M:
+        if any(sign in source for sign in ("(?=", "(?!", "(?<", "\\Z")) or ("$" in source and not pattern.flags & re.M):
             raise ValueError(f"no RE2 twin reads exactly as {source[:40]!r}…: a lookaround or a bare $")
         self.pattern, self.fast = pattern, scan(_ascii_spaces(source), pattern.flags)
         AsciiTwin.made.append(self)

@@ -47,7 +47,7 @@ def _check(text: str) -> bool:
     if _english(folded) or languages.spaced_search(folded):
         return True
     for view in _views(text, folded):
-        if _english(view) or ("&" in text or "%" in text) and languages.spaced_search(view):
+        if _english(view) or (("&" in text or "%" in text) and languages.spaced_search(view)):
             return True
     if not folded.isascii() and languages.has_unspaced_script(folded) and languages.UNSPACED_RE.search(folded):
         return True
@@ -66,7 +66,7 @@ def _views(text: str, folded: str) -> list[str]:
         if not found(_VIEW_HINT_SCAN, view) and not ("<" in view and "<" not in folded):
             continue  # no hint word in the view at all: the split into words below would find none either
         words = words if words is not None else _words(folded)
-        if not english.HINTS.isdisjoint(_words(view) - words) or "<" in view and "<" not in folded:
+        if not english.HINTS.isdisjoint(_words(view) - words) or ("<" in view and "<" not in folded):
             views.append(view)
     return views
 
