@@ -74,33 +74,19 @@ MARKS = ("-----BEGIN", "PuTTY-User-Key-File", "://", "WIFI:")
 PGPASS_HINT = re2.compile(rb"[A-Za-z0-9_*]:(?:[0-9]{1,5}|\*):[A-Za-z0-9_*]")
 
 
-_UNANCHORED = re2._Anchor.UNANCHORED
-_ANCHOR_BOTH = re2._Anchor.ANCHOR_BOTH
-
-
 def re2_spans(expression: Any, data: bytes) -> list[tuple[int, int]]:
-    """(start, end) of every match of an RE2 expression over `data`, as its `finditer` finds them.
+    """(start, end) of every match of an RE2 expression (one that cannot match the empty string) over `data`.
 
-    The binding's own `finditer` builds a match object per hit, which costs more than the search itself
-    on frequent words; its compiled program is asked directly, one call per hit."""
-    search = expression._regexp.Match
-    found: list[tuple[int, int]] = []
-    position, size = 0, len(data)
-    while True:
-        start, end = search(_UNANCHORED, data, position, size)[0]
-        if start == -1:
-            return found
-        found.append((start, end))
-        if end == size:
-            return found
-        position = end if end > start else end + 1
+    On bytes the binding maps no offsets back to characters: each hit costs the search and a match object."""
+    return [match.span() for match in expression.finditer(data)]
 
 
 def re2_group(expression: Any, data: bytes, start: int, end: int) -> tuple[int, int, int]:
     """(index from 0, start, end) of the first group that took part in `expression` matching data[start:end]
     whole (the catalogue's formats are one group each: the one that took part names the format)."""
-    groups = expression._regexp.Match(_ANCHOR_BOTH, data, start, end)
-    return next((index, *span) for index, span in enumerate(groups[1:]) if span[0] != -1)
+    match = expression.fullmatch(data, start, end)
+    group = next(group for group in range(1, match.re.groups + 1) if match.start(group) != -1)
+    return (group - 1, *match.span(group))
 
 
 def _char_spans(expression: Any, text: str) -> list[tuple[int, int]]:

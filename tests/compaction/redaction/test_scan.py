@@ -5,7 +5,6 @@ that can match; each test here compares that with the expression run the simple 
 on texts drawn from the characters that matter (letters, digits, separators, non-ASCII letters and
 digits, newlines)."""
 
-import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,14 +59,6 @@ def test_id_candidates_are_those_found_plainly(text):
 def test_a_digit_group_in_other_scripts_is_still_found():
     text = "رقم ٤١١١ ١١١١ ١١١١ ١١١١ هنا"
     assert Scan(text).id_candidates == _id_candidates_plainly(text) != []
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(alphabet="ab?é", max_size=40), st.sampled_from(["a", "?", "ab", "é"]))
-def test_re2_spans_are_finditer_spans(text, word):
-    expression = re2.compile(re2.escape(word).encode() if isinstance(word, str) else word)
-    data = text.encode()
-    assert re2_spans(expression, data) == [match.span() for match in expression.finditer(data)]
 
 
 def test_catalogue_tokens_and_kinds_are_those_of_one_group_per_format():
