@@ -135,7 +135,7 @@ def is_instruction(sentence: str, *, screened: bool = False, words: frozenset[st
         return False
     if _LETS_RE.match(lead):
         return True
-    if word == "do" and re.match(r"do not\b", lead, re.IGNORECASE) or word in _NEGATIVE_LEADS:
+    if (word == "do" and re.match(r"do not\b", lead, re.IGNORECASE)) or word in _NEGATIVE_LEADS:
         verb = re.match(r"(?:always|never|don'?t|do not|only)\s+(?:ever\s+)?([a-z]+)", lead, re.IGNORECASE)
         return verb is not None and verb.group(1).lower() in _IMPERATIVE_VERBS
     if word in _IMPERATIVE_VERBS:

@@ -73,7 +73,7 @@ def actions(analysis: Analysis, budget: float, used: set[int]) -> list[Entry]:
         pending = "next" in unit.flags or (
             "instruction" in unit.flags and unit.item >= analysis.recent_from(*PENDING_INSTRUCTIONS_RECENT)
         )
-        if not pending or "question" in unit.flags and "open" not in unit.flags:
+        if not pending or ("question" in unit.flags and "open" not in unit.flags):
             continue
         due = deadline(unit)
         tail = f"— owner: {owner(analysis, unit)}" + (f"; due: {due}" if due else "")

@@ -70,7 +70,7 @@ def _flags(text: str, tokens: frozenset[str], role: str, instruction: bool) -> f
     if instruction:
         flags.add("instruction")
     for flag, search in _FLAG_SEARCHES:
-        if flag == "goal" and role != "user" or flag == "decision" and question:
+        if (flag == "goal" and role != "user") or (flag == "decision" and question):
             continue
         if not patterns.HINTS[flag].isdisjoint(tokens) and search(text):
             flags.add(flag)
