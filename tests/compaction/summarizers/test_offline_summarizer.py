@@ -325,11 +325,11 @@ def test_the_summary_does_not_depend_on_the_hash_seed():
     """Sets iterate in an order that changes with PYTHONHASHSEED; the same messages must give the same summary
     in every worker process (a float sum over a set once broke ties differently)."""
     code = (
-        "from tests.compaction.test_offline_summarizer import distinct_facts; "
+        "from tests.compaction.summarizers.test_offline_summarizer import distinct_facts; "
         "from compaction.summarizers import summarize_offline; "
         "print(summarize_offline(items=distinct_facts(600), previous_summary=None, focus='', max_tokens=300))"
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     summaries = {
         subprocess.run(
             [sys.executable, "-c", f"import django; django.setup(); {code}"],
