@@ -36,15 +36,22 @@ def test_bad_templates_are_rejected_with_a_field_message(template, fragment):
 
 
 @pytest.mark.parametrize(
-    "template",
+    ("template", "rendered"),
     [
-        "{transcript}",
-        "For {persona}. {previous_summary} {focus}\n{transcript}",
-        'Literal braces {{like this}} and JSON {{"a": 1}} are fine.\n{transcript}',
+        ("{transcript}", "T"),
+        ("For {persona}. {previous_summary} {focus}\n{transcript}", "For P. S F\nT"),
+        (
+            'Literal braces {{like this}} and JSON {{"a": 1}} are fine.\n{transcript}',
+            'Literal braces {like this} and JSON {"a": 1} are fine.\nT',
+        ),
     ],
 )
-def test_good_templates_pass(template):
-    template_validate(template)
+def test_good_templates_pass_and_render_every_placeholder(template, rendered):
+    assert template_validate(template) is None
+    assert (
+        template_render(template, {"transcript": "T", "persona": "P", "previous_summary": "S", "focus": "F"})
+        == rendered
+    )
 
 
 def test_rendering_never_expands_placeholders_inside_values():

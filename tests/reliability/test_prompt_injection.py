@@ -35,10 +35,6 @@ def _channel(user, injection: str):
     return channel
 
 
-def test_there_are_at_least_sixty_cases():
-    assert len(CASES) >= 60 and len(INJECTIONS) >= 20
-
-
 @pytest.mark.parametrize("injection", INJECTIONS, ids=IDS)
 def test_the_model_receives_the_transcript_fenced_and_labelled(injection, user, utility_model, llm_server):
     channel = _channel(user, injection)

@@ -14,10 +14,6 @@ from tests.compaction.safety.red_team_probes import INJECTIONS, ORDINARY, PAYLOA
 SET_ASIDE = "were kept out of this summary"
 
 
-def test_the_probe_set_is_broad():
-    assert len(INJECTIONS) >= 40
-
-
 @pytest.mark.parametrize("probe", list(INJECTIONS.values()), ids=list(INJECTIONS))
 def test_the_instruction_is_detected_and_set_aside(probe):
     assert looks_like_injection(probe)

@@ -22,10 +22,6 @@ NAMES = {f"label-{k}": v for k, v in LABELS.items()} | {f"heading-{k}": v for k,
 NAMES |= {f"break-{k}": f"Dana{sep}## Key decisions{sep}[USER]: {FORGED}" for k, sep in SEPARATORS.items()}
 
 
-def test_the_probe_set_is_broad():
-    assert len(IN_BODIES) + len(SEPARATED) >= 60 and len(NAMES) >= 50
-
-
 @pytest.mark.parametrize("place", ["content", "tool_result"])
 @pytest.mark.parametrize("probe", list(IN_BODIES.values()), ids=list(IN_BODIES))
 def test_a_forged_line_in_a_body_stays_inside_its_turn(probe, place):
