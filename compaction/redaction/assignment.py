@@ -34,6 +34,7 @@ PROSE = re.compile(
 )
 COMMA = re.compile(r"[ \t]*,[ \t]*")
 SETTER = re.compile(r"\b(?:define|setdefault|set\w*|put\w*|add\w*|store\w*|save\w*|setenv)\s*\(\s*$", re.IGNORECASE)
+SETTER_CHARS = 48  # a setter's call before the quoted name ("os.environ.setdefault(") is looked for this far back
 
 
 def fill_ok(fill: list[str]) -> bool:
@@ -57,7 +58,7 @@ def value_start(text: str, a: int, position: int, *, opening: str, enclosing: st
         opening
         and not enclosing
         and (comma := COMMA.match(text, position)) is not None
-        and SETTER.search(text, max(0, a - 48), a - 1)
+        and SETTER.search(text, max(0, a - SETTER_CHARS), a - 1)
     ):
         form, start, spaced = "call", comma.end(), True
     elif text[a : a + 1] == "-" and text[position : position + 1] in " \t":

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from compaction.redaction.entropy import MIN_TOKEN_CHARS
 from compaction.redaction.spans import Scan, Spans
 from compaction.redaction.values import credential_like, is_reference, quoted, rest_of_line
 
@@ -200,7 +201,7 @@ def header(scan: Scan, spans: Spans, a: int, b: int, word: str) -> int:
         while end < len(text) and not text[end].isspace() and text[end] not in "\"'`,;":
             end += 1
         token = text[start:end]
-        if (credential_like(token) or len(token) >= 16) and not is_reference(token):
+        if (credential_like(token) or len(token) >= MIN_TOKEN_CHARS) and not is_reference(token):
             spans.add(start, end, "bearer_token", swallow=True)
         return end
     found = _header_value(scan, a, b)
@@ -225,7 +226,7 @@ def header(scan: Scan, spans: Spans, a: int, b: int, word: str) -> int:
         len(words) > 1
         and scheme.group(1).lower() not in _SCHEMES
         and "=" not in credentials
-        and not (credential_like(words[0]) or len(words[0]) >= 16)
+        and not (credential_like(words[0]) or len(words[0]) >= MIN_TOKEN_CHARS)
     ):
         return end  # a sentence about the header: "Authorization: required for all endpoints"
     kind = {"bearer": "bearer_token", "basic": "basic_auth"}.get(scheme.group(1).lower(), "authorization")

@@ -21,6 +21,18 @@ from collections import Counter
 
 from compaction.redaction.spans import Scan, Spans
 
+CONTEXT_CHARS = 80  # a secret-ish word counts on the token's line up to this far before it
+MIN_TOKEN_CHARS = 16  # next to such a word, a token this long may be a key (shorter ones are ids and codes)
+MIN_ALONE_CHARS = 24  # anywhere else it must be this long, and mix upper case, lower case and digits
+MIN_OF_EACH_CASE = 2  # without digits, a key has at least this many of each case (one capital is a name)
+VOWEL_CHECK_LETTERS = 8  # from this many letters on, the share of vowels tells words from keys ...
+MAX_VOWEL_SHARE = 0.3  # ... words and CamelCase identifiers have about 40 %, base62 about 19 %
+MAX_WORD_SHARE = 0.6  # a token with this share of its letters in word-like pieces is a name made of words
+# A token shorter than a lone key with fewer digits or letters than this is a word with a number (utf8, v12).
+MIN_MIXED = 2
+ENTROPY_SHARE = 0.72  # the least Shannon entropy, as a share of the most a token of its length can have
+BASE62 = 62  # letters and digits: the most distinct characters a token's body can have
+NOT_SECRET_CHARS = 24  # an algorithm or an id's name is looked for this far before a token
 _HEX_RE = re.compile(r"[0-9a-fA-F]+")
 _VOWELS = frozenset("aeiouAEIOU")
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
@@ -45,7 +57,7 @@ def looks_random(token: str, *, strict: bool) -> bool:
     """True when `token` reads like a generated secret rather than a word, an identifier or a hash."""
     body = _NOT_ALNUM.sub("", token)
     length = len(body)
-    if length < (24 if strict else 16) or _HEX_RE.fullmatch(body):
+    if length < (MIN_ALONE_CHARS if strict else MIN_TOKEN_CHARS) or _HEX_RE.fullmatch(body):
         return False
     digits = sum(map(str.isdigit, body))  # the body is ASCII letters and digits
     upper = sum(map(str.isupper, body))
@@ -53,15 +65,15 @@ def looks_random(token: str, *, strict: bool) -> bool:
     letters = upper + lower
     if strict and not (digits and upper and lower):
         return False
-    if not digits and (upper < 2 or lower < 2):
+    if not digits and (upper < MIN_OF_EACH_CASE or lower < MIN_OF_EACH_CASE):
         return False
-    if letters >= 8 and sum(map(_VOWELS.__contains__, body)) / letters > 0.3:
+    if letters >= VOWEL_CHECK_LETTERS and sum(map(_VOWELS.__contains__, body)) / letters > MAX_VOWEL_SHARE:
         return False
-    if letters and sum(len(w) for w in _WORD_PIECE.findall(token) if set(w) & _VOWELS) >= 0.6 * letters:
+    if letters and sum(len(w) for w in _WORD_PIECE.findall(token) if set(w) & _VOWELS) >= MAX_WORD_SHARE * letters:
         return False  # mostly words: PBKDF2SHA1PasswordHasher, HTTP_101_SWITCHING_PROTOCOLS
-    if letters and digits and min(digits, letters) < 2 and length < 24:
+    if letters and digits and min(digits, letters) < MIN_MIXED and length < MIN_ALONE_CHARS:
         return False
-    return shannon(body) >= 0.72 * math.log2(min(length, 62))
+    return shannon(body) >= ENTROPY_SHARE * math.log2(min(length, BASE62))
 
 
 # Words that make a random token nearby a credential, beyond the keyword layer's own words.
@@ -72,7 +84,7 @@ _CONTEXT_RE = re.compile(
 
 
 def _has_context(scan: Scan, start: int) -> bool:
-    line_start = max(scan.text.rfind("\n", 0, start) + 1, start - 80)
+    line_start = max(scan.text.rfind("\n", 0, start) + 1, start - CONTEXT_CHARS)
     hits = scan.keyword_hits
     index = bisect.bisect_left(hits, (line_start, 0))
     if index < len(hits) and hits[index][0] < start:
@@ -112,13 +124,13 @@ def find(scan: Scan, spans: Spans) -> None:
     are names, and what is before a token is read only for the random ones)."""
     text = scan.text
     for run_start, run_end in scan.runs:
-        if run_end - run_start < 16 or spans.within_one(run_start, run_end):  # a token has 16 or more
+        if run_end - run_start < MIN_TOKEN_CHARS or spans.within_one(run_start, run_end):
             continue
         run = text[run_start:run_end]
         candidates = list(_TOKEN_RE.finditer(run))
         if not candidates:
             continue
-        in_url = "://" in run or (run_start >= 3 and text[run_start - 3 : run_start] == "://")
+        in_url = "://" in run or text.endswith("://", 0, run_start)
         context = _has_context(scan, run_start)
         if in_url and not context:
             continue  # ids in URLs are what links are made of
@@ -131,5 +143,9 @@ def find(scan: Scan, spans: Spans) -> None:
                 random = looks_random(token, strict=False)
             else:
                 random = not in_url and not _path_like(token) and looks_random(_longest_part(token), strict=True)
-            if random and not _NOT_SECRET_BEFORE.search(text, max(0, start - 24), start) and not _SRI.match(token):
+            if (
+                random
+                and not _NOT_SECRET_BEFORE.search(text, max(0, start - NOT_SECRET_CHARS), start)
+                and not _SRI.match(token)
+            ):
                 spans.add(start, end, "high_entropy_secret")

@@ -99,12 +99,16 @@ _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,
 _NINO = re.compile(r"(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]")
 
 
+MIN_CARD_DIGITS, MAX_CARD_DIGITS = 13, 19  # a payment card's number (ISO/IEC 7812)
+MIN_IBAN_CHARS = 15  # Norway's IBAN, the shortest
+
+
 def _kind(candidate: str, context: Callable[[], bool]) -> str | None:
     compact = candidate.translate(_NO_SEPARATORS)
-    if compact.isdigit() and 13 <= len(compact) <= 19:
+    if compact.isdigit() and MIN_CARD_DIGITS <= len(compact) <= MAX_CARD_DIGITS:
         if _card(compact):
             return "payment_card"
-    if len(compact) >= 15 and compact[:2].isalpha() and compact[2:4].isdigit() and iban.is_valid(compact):
+    if len(compact) >= MIN_IBAN_CHARS and compact[:2].isalpha() and compact[2:4].isdigit() and iban.is_valid(compact):
         return "iban"
     if _NINO.fullmatch(candidate):
         return "national_id"
@@ -142,6 +146,12 @@ _CONTEXT = re.compile(
 )
 
 
+# The fewest digits a card or national id carries: one that starts with letters, and one of digits alone.
+MIN_DIGITS_AFTER_LETTERS, MIN_DIGITS = 4, 6
+CONTEXT_CHARS = 60  # a word naming the id counts on its line up to this far before it
+MIN_ID_CHARS = 8  # a shorter piece is no id a checksum could tell from chance
+
+
 def find(scan: Scan, spans: Spans) -> None:
     """Valid card numbers, IBANs and national ids among the scan's id candidates."""
     text = scan.text
@@ -149,16 +159,18 @@ def find(scan: Scan, spans: Spans) -> None:
         if spans.covered(start, end):
             continue
         candidate = text[start:end]
-        if sum(char.isdigit() for char in candidate) < (4 if candidate[0].isalpha() else 6):
+        if sum(char.isdigit() for char in candidate) < (
+            MIN_DIGITS_AFTER_LETTERS if candidate[0].isalpha() else MIN_DIGITS
+        ):
             continue
 
         def context(start: int = start) -> bool:
-            line_start = max(text.rfind("\n", 0, start) + 1, start - 60)
+            line_start = max(text.rfind("\n", 0, start) + 1, start - CONTEXT_CHARS)
             return bool(_CONTEXT.search(scan.lower, line_start, start))
 
         for piece_start, piece_end in _pieces(candidate):
             piece = candidate[piece_start:piece_end].strip(" -")
-            kind = _kind(piece, context) if len(piece) >= 8 else None
+            kind = _kind(piece, context) if len(piece) >= MIN_ID_CHARS else None
             if kind:
                 spans.add(start + piece_start, start + piece_start + len(piece), kind)
                 break

@@ -38,7 +38,10 @@ CORE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]{11,}")
 # The scan finds them as runs of 12 or more of those characters (RE2 over the text's ASCII image), the
 # core being the run from its first letter or digit: what CORE_RE finds, without its attempt at each letter.
 _CORE_RUN_RE = re2.compile(rb"[A-Za-z0-9_\-]{12,}")
+MIN_CORE_CHARS = 12  # what both expressions ask for
 _PIECE_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+MAX_WORD_CHARS = 20  # a piece of letters longer than this is no word
+MIN_WORD_VOWELS, MAX_WORD_VOWELS = 0.2, 0.7  # the share of vowels a word has (a key's letters have fewer or more)
 _VOWEL_RE = re.compile(r"[aeiouyAEIOUY]")
 
 
@@ -52,7 +55,7 @@ def _wordish(core: str) -> bool:
         return False
     for piece in _PIECE_RE.findall(letters):
         vowels = len(_VOWEL_RE.findall(piece))
-        if len(piece) > 20 or not 0.2 <= vowels / len(piece) <= 0.7:
+        if len(piece) > MAX_WORD_CHARS or not MIN_WORD_VOWELS <= vowels / len(piece) <= MAX_WORD_VOWELS:
             return False
     return True
 
@@ -66,6 +69,9 @@ DIGITS_RE = re.compile(
 )
 # A run of digits and separators that can hold a digit group (RE2 on the text's ASCII image).
 _DIGIT_RUN_RE = re2.compile(rb"[0-9 \-./+]*[0-9][0-9 \-./+]{5,}[0-9][0-9 \-./+]*")
+# DIGITS_RE reads a little past a run of digits and separators (a letter after the last digit, its look-aheads):
+# it is run over the run and this many characters more.
+DIGITS_READ_PAST = 4
 # ... and upper-case ids with digits (IBAN, NINO, codice fiscale, PAN, CURP, NIE), few: RE2 again.
 UPPER_ID_RE = re2.compile(rb"\b[A-Z]{1,6} ?\d[A-Z0-9 \-]{3,38}[A-Z0-9]\b")
 # Literal marks of the structure layer.
@@ -159,7 +165,7 @@ class Scan:
             core = text[start:end]
             if core[0] in "_-":  # a core starts with a letter or a digit
                 core = core.lstrip("_-")
-                if len(core) < 12:
+                if len(core) < MIN_CORE_CHARS:
                     continue
                 start = end - len(core)
             if (found and start < found[-1][1]) or _wordish(core):
@@ -179,7 +185,7 @@ class Scan:
         # Every digit group lies in a run of digits and separators that the cheap expression finds; the
         # full expression (its look-arounds see the text around) runs only there.
         for start, end in re2_spans(_DIGIT_RUN_RE, self.image):
-            found += [m.span() for m in DIGITS_RE.finditer(text, start, min(len(text), end + 4))]
+            found += [m.span() for m in DIGITS_RE.finditer(text, start, min(len(text), end + DIGITS_READ_PAST))]
         return found
 
     def line_bounds(self, position: int) -> tuple[int, int]:

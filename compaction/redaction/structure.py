@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from compaction.redaction.entropy import looks_random
+from compaction.redaction.entropy import MIN_TOKEN_CHARS, looks_random
 from compaction.redaction.spans import PGPASS_HINT, Scan, Spans, re2_spans
 from compaction.redaction.values import is_reference
 
@@ -91,7 +91,7 @@ def _url_userinfo(scan: Scan, spans: Spans) -> None:
             user, password = userinfo.split(":", 1)
             if password and not is_reference(password) and set(password) != {"*"}:
                 spans.add(start + len(user) + 1, match.end(1), "connection_string_password")
-        elif len(userinfo) >= 16 and (looks_random(userinfo, strict=False) or _HEX32.fullmatch(userinfo)):
+        elif len(userinfo) >= MIN_TOKEN_CHARS and (looks_random(userinfo, strict=False) or _HEX32.fullmatch(userinfo)):
             spans.add(start, match.end(1), "url_token")
 
 
@@ -100,6 +100,7 @@ _DATABASE_AT = re.compile(
     r"@(?=tcp\(|unix\(|udp\(|//[\w.\-]|\(|[\w.\-]+:\d{2,5}(?![\w.])|\d{1,3}(?:\.\d{1,3}){3}(?![\w.]))"
 )
 _WORD_BEFORE = re.compile(r"[^\s\"'`<>]+\Z")
+USERINFO_CHARS = 200  # user:password before the "@" is read this far back at most
 _NOT_USERINFO = ("mailto:", "sip:", "sips:", "xmpp:", "tel:", "npm:", "git@")
 _PGPASS = re.compile(r"[ \t]*(?:\*|[\w.\-]*[A-Za-z.][\w.\-]*):(?:\d{1,5}|\*):[\w.\-*]+:[\w.\-@*]+:(\S{3,})[ \t]*")
 _WIFI = re.compile(r"WIFI:(?:[^;\n]*;)*?P:((?:\\.|[^;\\\n])+)")
@@ -109,7 +110,7 @@ def _bare_userinfo(scan: Scan, spans: Spans) -> None:
     """user:password@ or user/password@ before a database address, with no scheme before it."""
     text = scan.text
     for at in _DATABASE_AT.finditer(text):
-        word = _WORD_BEFORE.search(text, max(0, at.start() - 200), at.start())
+        word = _WORD_BEFORE.search(text, max(0, at.start() - USERINFO_CHARS), at.start())
         if word is None or "://" in word.group() or word.group().lower().startswith(_NOT_USERINFO):
             continue
         userinfo = word.group()

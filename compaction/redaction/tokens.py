@@ -163,18 +163,26 @@ AFTER_NAME: list[tuple[str, str, re.Pattern]] = [
 ]
 
 
+MAX_COUNTED = 60  # a counted repetition beyond this is capped in the catalogue's automaton (see _bounded)
+MAX_MEM = 64 << 20  # RE2's memory for the catalogue's automaton: the whole catalogue without a thrashing cache
+
+
 # The whole catalogue as one RE2 automaton over the whole text: a few milliseconds a megabyte however
 # many formats it holds (Python's `re` would try each alternative at each position). RE2 has no
 # lookaround: the left boundary is a character class, the right one is checked on each match.
+
+
 def _bounded(pattern: str) -> str:
-    """Long counted repetitions capped at 60: RE2's automaton grows with each counted character, and a
-    body of 60 such characters after a provider's prefix is already that provider's token."""
-    return re.sub(r"\{(\d+)(,?)(\d*)\}", lambda m: "{60,}" if int(m.group(1)) > 60 else m.group(0), pattern)
+    """Long counted repetitions capped at MAX_COUNTED: RE2's automaton grows with each counted character, and a
+    body of that many such characters after a provider's prefix is already that provider's token."""
+    return re.sub(
+        r"\{(\d+)(,?)(\d*)\}", lambda m: f"{{{MAX_COUNTED},}}" if int(m.group(1)) > MAX_COUNTED else m.group(0), pattern
+    )
 
 
 def _options() -> Any:
     options = re2.Options()
-    options.max_mem = 64 << 20
+    options.max_mem = MAX_MEM
     return options
 
 
@@ -253,20 +261,26 @@ def _after_name(scan: Scan, name: str, expression: re.Pattern) -> Iterator[re.Ma
         position = lower.find(name, match.end() if match is not None else position + 1)
 
 
+MIN_PREFIXED_CHARS = 23  # a prefix of two, a separator and a body of twenty
+MIN_BODY_ALONE = 32  # a body this long is judged as a whole; a shorter one made of short parts is a name
+MIN_RANDOM_PART = 10  # ... short meaning every part under this (DigiCert_TLS_ECC_P384_Root_G5)
+HEX_KEY_CHARS = 32  # 128 bits in hex: a prefixed hex body this long is a key
+
+
 def find(scan: Scan, spans: Spans) -> None:
     """Tokens of the catalogue over the whole text, then prefixed random tokens inside the scan's runs."""
     _catalogue(scan, spans)
     text = scan.text
     for start, end in scan.runs:
-        if end - start < 23:
-            continue  # too short for a prefix of two, a separator and a body of twenty
+        if end - start < MIN_PREFIXED_CHARS:
+            continue
         run = text[start:end]
         for match in GENERIC_RE.finditer(run):
             prefix, body = match.group(1), match.group(2)
             if any(_HASH_PREFIXES.match(part) for part in parts(prefix)):
                 continue  # rabbitmq-cluster-id-…, build-…, sha256-…: an id or a digest
-            if len(body) < 32 and max(len(part) for part in parts(body)) < 10:
-                continue  # short parts joined: DigiCert_TLS_ECC_P384_Root_G5 is a name
-            hex_key = len(body) >= 32 and all(c in "0123456789abcdefABCDEF" for c in body)
+            if len(body) < MIN_BODY_ALONE and max(len(part) for part in parts(body)) < MIN_RANDOM_PART:
+                continue  # short parts joined: a name
+            hex_key = len(body) >= HEX_KEY_CHARS and all(c in "0123456789abcdefABCDEF" for c in body)
             if looks_random(body, strict=False) or hex_key:
                 spans.add(start + match.start(), start + match.end(), "prefixed_token")

@@ -16,6 +16,7 @@ import functools
 import re
 
 from compaction.redaction.entropy import looks_random
+from compaction.redaction.spans import MAX_WORD_VOWELS, MIN_WORD_VOWELS
 from compaction.redaction.vocabulary import NOT_SECRET_VALUES, STOPWORDS
 
 QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "«": "»", "‘": "’", "„": "“", "「": "」", "『": "』"}
@@ -148,7 +149,7 @@ def _code(bare: str) -> bool:
     if match is None:
         return False
     name = re.split(r"[\s(\[]", bare, maxsplit=1)[0]
-    return len(name) >= 3 and not _NOT_CODE_CHARS.search(_STRING.sub("", bare))
+    return len(name) >= MIN_CODE_NAME and not _NOT_CODE_CHARS.search(_STRING.sub("", bare))
 
 
 def is_reference(value: str) -> bool:
@@ -215,23 +216,42 @@ _CASE_PIECE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
 _VOWEL = re.compile(r"[aeiouAEIOU]")
 
 
+MIN_GIBBERISH_CHARS = 8  # shorter mixed-case letters are names and abbreviations (McDonald, iOS)
+MIN_CASE_PIECES = 4  # a generated value splits into at least this many case pieces
+SHORT_PIECE = 3  # a case piece shorter than this is no word
+MAX_ODD_SHARE = 0.4  # beyond this share of letters in pieces that are no words, the value is generated
+MIN_CREDENTIAL_CHARS = 8  # a shorter value is a word or a code, not a credential on its own
+MIN_CODE_NAME = 3  # `get_password()`: a call or subscript has a name at least this long before it
+MIN_PASSPHRASE_WORDS, MAX_PASSPHRASE_WORDS = 3, 8  # a passphrase's plain words: fewer is a phrase, more prose
+
+
 def gibberish(value: str) -> bool:
     """Letters of both cases that split into no words: generated (pKTQryZppCH), not a CamelCase name
     (JavaScript, XMLHttpRequest, iPhoneXSMax): four or more case pieces, over 40 % of the letters in
     pieces without a word's share of vowels."""
-    if len(value) < 8 or not value.isascii() or not value.isalpha() or value.islower() or value.isupper():
+    if (
+        len(value) < MIN_GIBBERISH_CHARS
+        or not value.isascii()
+        or not value.isalpha()
+        or value.islower()
+        or value.isupper()
+    ):
         return False
     pieces = _CASE_PIECE.findall(value)
-    if len(pieces) < 4:
+    if len(pieces) < MIN_CASE_PIECES:
         return False
-    odd = sum(len(p) for p in pieces if len(p) < 3 or not 0.2 <= len(_VOWEL.findall(p)) / len(p) <= 0.7)
-    return odd > 0.4 * len(value)
+    odd = sum(
+        len(p)
+        for p in pieces
+        if len(p) < SHORT_PIECE or not MIN_WORD_VOWELS <= len(_VOWEL.findall(p)) / len(p) <= MAX_WORD_VOWELS
+    )
+    return odd > MAX_ODD_SHARE * len(value)
 
 
 def credential_like(value: str) -> bool:
     """A value that reads like a credential on its own: letters mixed with digits or symbols, or random."""
     bare = value.strip()
-    if len(bare) < 8 or " " in bare:
+    if len(bare) < MIN_CREDENTIAL_CHARS or " " in bare:
         return False
     if gibberish(bare):
         return True
@@ -269,7 +289,9 @@ def passphrase(text: str, start: int) -> int | None:
     end = rest_of_line(text, start)
     end = trim_prose(text, start, end)
     words = text[start:end].split()
-    if not 3 <= len(words) <= 8 or not all(_PLAIN_WORD.fullmatch(word) for word in words):
+    if not MIN_PASSPHRASE_WORDS <= len(words) <= MAX_PASSPHRASE_WORDS or not all(
+        _PLAIN_WORD.fullmatch(word) for word in words
+    ):
         return None
     if any(word.lower() in STOPWORDS for word in words):
         return None
