@@ -38,11 +38,14 @@ def _first_line(raw: object) -> str:
     return ""
 
 
+WORD_CUT_PART = 2  # a long name is cut at a space only when that keeps more than this part (half) of the limit
+
+
 def _cut(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     cut = text.rfind(" ", 0, limit)
-    return text[: cut if cut > limit // 2 else limit].rstrip()
+    return text[: cut if cut > limit // WORD_CUT_PART else limit].rstrip()
 
 
 def speaker_name_clean(raw: object, *, fallback: str) -> str:

@@ -38,6 +38,8 @@ from chatcore.web import (
     render_main,
 )
 
+CHANNEL_LIST_LIMIT = 200  # the channel list shows at most this many: the page stays light for someone with thousands
+
 
 @login_required
 @require_http_methods(["GET", "POST"])
@@ -46,7 +48,7 @@ def channel_list(request: AuthenticatedRequest) -> HttpResponse:
     channel, status = form_submit(request, form, lambda values: services.channel_create(owner=request.user, **values))
     if channel is not None:
         return redirect("chat:channel", channel.pk)
-    channels = selectors.channel_list(user=request.user)[:200]
+    channels = selectors.channel_list(user=request.user)[:CHANNEL_LIST_LIMIT]
     return render(request, "chatcore/channel_list.html", {"channels": channels, "form": form}, status=status)
 
 

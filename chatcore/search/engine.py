@@ -155,11 +155,14 @@ def candidates(
     return [Candidate(row[0], row[1], row[2], row[3], row[4], row[5] or "") for row in rows]
 
 
+MEMBER_BATCH = 2_000  # ids asked about per query, so that one statement stays small however long the list
+
+
 def members(*, unit: str, ids: list[int]) -> set[int]:
     """Which of `ids` match `unit` (the common words' share of the ranking)."""
     found: set[int] = set()
-    for start in range(0, len(ids), 2_000):
-        found |= _members(unit, ids[start : start + 2_000])
+    for start in range(0, len(ids), MEMBER_BATCH):
+        found |= _members(unit, ids[start : start + MEMBER_BATCH])
     return found
 
 

@@ -20,6 +20,8 @@ from django.db import connection
 from chatcore import conf
 
 SNIPPET_WORDS = 32
+PLAIN_SNIPPET_CHARS = 400  # a text without words is shown this far
+LEAD_PART = 4  # the snippet opens this part of its words (a quarter) before the densest stretch of matches
 _TOKEN_RE = re.compile(r"[^\W_]+")
 
 
@@ -48,12 +50,12 @@ def snippet(text: str, units: tuple[str, ...], *, words: int = SNIPPET_WORDS) ->
     wanted = stems(w for unit in units for w in _TOKEN_RE.findall(unit))
     tokens = list(_TOKEN_RE.finditer(text))
     if not tokens:
-        return html.escape(text[:400])
+        return html.escape(text[:PLAIN_SNIPPET_CHARS])
     hits = [i for i, t in enumerate(tokens) if _stem(t.group(0).lower(), vendor, language) in wanted]
     start = 0
     if hits and len(tokens) > words:
         best = max(hits, key=lambda i: bisect.bisect_left(hits, i + words) - bisect.bisect_left(hits, i))
-        start = max(0, min(best - words // 4, len(tokens) - words))
+        start = max(0, min(best - words // LEAD_PART, len(tokens) - words))
     end = min(len(tokens), start + words)
     begin_at = tokens[start].start() if start else 0
     end_at = tokens[end - 1].end() if end < len(tokens) else len(text)

@@ -121,6 +121,9 @@ def uninstall_statements(vendor: str) -> list[str]:
     return []
 
 
+UPDATE_BATCH = 1_000  # rows written per executemany: memory stays flat however many messages there are
+
+
 def segments_backfill(cursor) -> None:
     """Segments of the messages that existed before the triggers: in id order,
     a parent's first child continues its segment, everyone else starts one."""
@@ -136,8 +139,9 @@ def segments_backfill(cursor) -> None:
         if parent_id is not None:
             first_child_seen.add(parent_id)
         rows.append((segment[message_id], message_id))
-    for start in range(0, len(rows), 1000):
-        cursor.executemany(f"UPDATE {TABLE} SET segment = %s WHERE id = %s", rows[start : start + 1000])  # noqa: S608
+    for start in range(0, len(rows), UPDATE_BATCH):
+        batch = rows[start : start + UPDATE_BATCH]
+        cursor.executemany(f"UPDATE {TABLE} SET segment = %s WHERE id = %s", batch)  # noqa: S608
 
 
 def reindex_statements(vendor: str, language: str) -> list[str]:

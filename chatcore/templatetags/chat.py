@@ -13,6 +13,8 @@ from chatcore.metadata import json_loads_bounded, metadata_display, stored_metad
 register = template.Library()
 
 WARN_RATIO = 0.75
+DANGER_RATIO = 0.9  # the context is nearly full: the next replies may not fit
+JUST_NOW_SECONDS = 60  # younger than this, a moment reads "just now"
 
 
 @register.filter
@@ -48,7 +50,7 @@ def bar_width(ratio: float) -> int:
 @register.filter
 def pressure_level(ratio: float) -> str:
     ratio = ratio or 0
-    if ratio >= 0.9:
+    if ratio >= DANGER_RATIO:
         return "danger"
     if ratio >= WARN_RATIO:
         return "warn"
@@ -103,7 +105,7 @@ def tool_result_name(metadata: object) -> str:
 def ago(moment) -> str:
     if moment is None:
         return ""
-    if (timezone.now() - moment).total_seconds() < 60:
+    if (timezone.now() - moment).total_seconds() < JUST_NOW_SECONDS:
         return "just now"
     return f"{timesince(moment).split(',')[0]} ago"
 
