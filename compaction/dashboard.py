@@ -209,8 +209,9 @@ def _usage_days(filters: Filters, days: dict[datetime.date, Day]) -> set[str]:
 
 
 def trigger_order(triggers: set[str]) -> list[str]:
+    """The triggers people know first, then any other by name."""
     order = {"manual": 0, "auto": 1, "gateway": 2}
-    return sorted(triggers, key=lambda t: (order.get(t, 9), t))
+    return sorted(triggers, key=lambda t: (order.get(t, len(order)), t))
 
 
 def _as_date(value) -> datetime.date:
@@ -221,6 +222,9 @@ def _as_date(value) -> datetime.date:
     return value
 
 
+FAILURE_REASON_CHARS = 80  # a failure's kind as a row of the table shows it
+
+
 def failure_reason(error: str) -> str:
     """A failure's kind, without the particulars (model names, numbers, ids) that make every message unique."""
     text = (error or "").strip() or "unknown"
@@ -229,7 +233,7 @@ def failure_reason(error: str) -> str:
         return re.sub(r"\s*\(.*", "", text)
     head = re.split(r":\s", text, maxsplit=1)[0]
     head = re.sub(r"\(retry after [^)]*\)", "", head)
-    return re.sub(r"\d{4,}", "…", head).strip()[:80] or "unknown"
+    return re.sub(r"\d{4,}", "…", head).strip()[:FAILURE_REASON_CHARS] or "unknown"
 
 
 def _failures(filters: Filters) -> list[tuple[str, int]]:

@@ -15,6 +15,9 @@ from django.utils.safestring import SafeString, mark_safe
 
 WIDTH, HEIGHT = 640, 220
 LEFT, RIGHT, TOP, BOTTOM = 56, 12, 12, 28
+GRID_STEPS = 4  # the value axis in quarters of the peak
+DATE_LABELS = 8  # at most this many dates under the bars, so that they never overlap
+BAR_SHARE = 0.7  # of a day's slot the bar fills; the rest is the gap between days
 
 
 def _nice_max(value: float) -> float:
@@ -46,14 +49,14 @@ def _frame(
         f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(title)}" '
         f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title><desc>{escape(description)}</desc>'
     ]
-    for i in range(5):
-        value = peak * i / 4
-        y = TOP + plot_h - plot_h * i / 4
+    for i in range(GRID_STEPS + 1):
+        value = peak * i / GRID_STEPS
+        y = TOP + plot_h - plot_h * i / GRID_STEPS
         parts.append(f'<line class="grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>')
         parts.append(
             f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(_short(value, unit))}</text>'
         )
-    step = max(1, math.ceil(len(days) / 8))
+    step = max(1, math.ceil(len(days) / DATE_LABELS))
     slot = plot_w / max(1, len(days))
     for index, day in enumerate(days):
         if index % step == 0:
@@ -70,7 +73,7 @@ def _bar_places(days: Sequence[datetime.date]) -> tuple[float, float, list[tuple
     """The plot's height, a bar's width and where each day's bar starts, for every bar chart alike."""
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     slot = plot_w / max(1, len(days))
-    bar = max(1.0, slot * 0.7)
+    bar = max(1.0, slot * BAR_SHARE)
     return plot_h, bar, [(index, day, LEFT + slot * index + (slot - bar) / 2) for index, day in enumerate(days)]
 
 
