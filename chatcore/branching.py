@@ -6,8 +6,8 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
 from chatcore.models import Channel, Message
-from chatcore.replies import ReplyPlan, reply_prepare
-from chatcore.services import message_append, reply_generate
+from chatcore.replies import ReplyPlan, reply_generate, reply_prepare
+from chatcore.services import message_append
 
 
 def _edit_reply_arguments(*, channel: Channel, user: User, original: Message, content: str) -> dict:

@@ -1,12 +1,12 @@
-"""The steps of a reply that touch the database, shared by every way a reply
-arrives: `reply_prepare` (the user's turn, the context) before the model
-call, and `reply_store` after it. `services.reply_generate` (sync),
-`chatcore.streaming` (async, streamed or not) and the OpenAI-compatible
-gateway all go through both, so the bookkeeping is one code path.
+"""Replies: `reply_prepare` (the user's turn, the context) before the model
+call, and `reply_store` after it, the steps that touch the database. Every
+way a reply arrives goes through both, so the bookkeeping is one code path:
+`reply_generate` here (sync: commands, tasks, tests), `chatcore.streaming`
+(async, streamed or not) and the OpenAI-compatible gateway.
 
 Storing an assistant turn that a caller obtained itself (the OpenAI-compatible
 gateway calls the model with the client's tools and options, possibly
-streamed), with the same bookkeeping as `services.reply_generate`: the
+streamed), with the same bookkeeping as `reply_generate`: the
 message appended under its parent with the model's usage, the cursor moved
 there, and `reply_stored` announced after commit so that the automatic
 compaction trigger sees the prompt's size.
@@ -20,7 +20,7 @@ from django.db import transaction
 
 from chatcore import signals
 from chatcore.context import context_assemble
-from chatcore.llm import Completion
+from chatcore.llm import Completion, llm_complete
 from chatcore.llm_chat import ChatTurn
 from chatcore.models import Channel, LLMModel, Message
 from chatcore.services import message_append
@@ -128,3 +128,27 @@ def reply_store(
         )
     )
     return reply
+
+
+def reply_generate(
+    *,
+    channel: Channel,
+    user: User,
+    content: str | None = None,
+    parent_id: int | None = None,
+    trigger: str = "manual",
+) -> Message:
+    """Answer the active leaf (after appending `content` as the user's turn),
+    or re-answer `parent_id` as a new sibling reply, in this thread (commands,
+    tasks, sync callers; the web tier uses `chatcore.streaming`).
+
+    The user's message is kept even when the model fails; no assistant
+    message is stored then, and ModelCallFailed says why.
+    """
+    plan = reply_prepare(channel=channel, user=user, content=content, parent_id=parent_id)
+    completion = llm_complete(
+        role="chat", messages=plan.messages, user=user, channel=channel, trigger=trigger, override=plan.model
+    )
+    return reply_store(
+        channel=channel, user=user, parent=plan.parent, answer=completion, prompt_tokens_estimate=plan.prompt_tokens
+    )

@@ -18,7 +18,6 @@ from chatcore.chain import chain_hash, chain_seed
 from chatcore.channel_settings import channel_settings_validate
 from chatcore.characters import text_problem
 from chatcore.errors import Conflict
-from chatcore.llm import llm_complete
 from chatcore.metadata import metadata_validate
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Persona, Summary
 from chatcore.provenance import client_metadata_check
@@ -355,29 +354,3 @@ def summary_revert(*, summary: Summary, actor: User | None) -> Summary:
         actor=actor, action="summary.revert", resource=f"summary:{summary.pk}", details={"channel": channel.pk}
     )
     return summary
-
-
-def reply_generate(
-    *,
-    channel: Channel,
-    user: User,
-    content: str | None = None,
-    parent_id: int | None = None,
-    trigger: str = "manual",
-) -> Message:
-    """Answer the active leaf (after appending `content` as the user's turn),
-    or re-answer `parent_id` as a new sibling reply, in this thread (commands,
-    tasks, sync callers; the web tier uses `chatcore.streaming`).
-
-    The user's message is kept even when the model fails; no assistant
-    message is stored then, and ModelCallFailed says why.
-    """
-    from chatcore.replies import reply_prepare, reply_store  # replies builds on this module's message_append
-
-    plan = reply_prepare(channel=channel, user=user, content=content, parent_id=parent_id)
-    completion = llm_complete(
-        role="chat", messages=plan.messages, user=user, channel=channel, trigger=trigger, override=plan.model
-    )
-    return reply_store(
-        channel=channel, user=user, parent=plan.parent, answer=completion, prompt_tokens_estimate=plan.prompt_tokens
-    )

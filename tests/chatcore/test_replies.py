@@ -3,7 +3,7 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from chatcore import selectors, services
+from chatcore import replies, selectors, services
 from chatcore.context import SUMMARY_FRAME
 from chatcore.errors import ModelCallFailed
 from chatcore.llm import OFFLINE_REPLY
@@ -28,7 +28,7 @@ def test_reply_appends_the_turn_and_stores_the_answer(
     first, second = build_path(channel, 2)
     llm_server.script(Reply(content="Use a rolling restart.", prompt_tokens=321, completion_tokens=7))
     with django_capture_on_commit_callbacks(execute=True):
-        reply = services.reply_generate(channel=channel, user=channel.owner, content="How do I deploy?")
+        reply = replies.reply_generate(channel=channel, user=channel.owner, content="How do I deploy?")
     question = reply.parent
     assert (question.role, question.content, question.parent_id) == ("user", "How do I deploy?", second.pk)
     assert (reply.role, reply.content, reply.author) == ("assistant", "Use a rolling restart.", None)
@@ -56,7 +56,7 @@ def test_failed_model_keeps_the_users_message_and_stores_no_answer(
 ):
     llm_server.script(Reply(status=500))
     with django_capture_on_commit_callbacks(execute=True), pytest.raises(ModelCallFailed) as error:
-        services.reply_generate(channel=channel, user=channel.owner, content="Still there?")
+        replies.reply_generate(channel=channel, user=channel.owner, content="Still there?")
     assert error.value.message == "The model call failed: loopback-chat: HTTP 500: Error code: 500 - injected error 500"
     (only,) = Message.objects.filter(channel=channel)
     assert (only.role, only.content) == ("user", "Still there?")
@@ -67,8 +67,8 @@ def test_failed_model_keeps_the_users_message_and_stores_no_answer(
 
 def test_regeneration_is_a_sibling_reply(channel, llm_server):
     llm_server.script(Reply(content="First answer."), Reply(content="Second answer."))
-    first = services.reply_generate(channel=channel, user=channel.owner, content="Question?")
-    second = services.reply_generate(channel=channel, user=channel.owner, parent_id=first.parent_id)
+    first = replies.reply_generate(channel=channel, user=channel.owner, content="Question?")
+    second = replies.reply_generate(channel=channel, user=channel.owner, parent_id=first.parent_id)
     assert second.parent_id == first.parent_id and second.content == "Second answer."
     # The regeneration saw the question, not the earlier answer.
     assert llm_server.requests[1]["messages"][-1] == {"role": "user", "content": "Question?"}
@@ -78,10 +78,10 @@ def test_regeneration_is_a_sibling_reply(channel, llm_server):
 
 def test_edit_and_reply(channel, llm_server):
     llm_server.script(Reply(content="A."), Reply(content="B."), Reply(content="B2."))
-    first = services.reply_generate(channel=channel, user=channel.owner, content="Original?")
-    second = services.reply_generate(channel=channel, user=channel.owner, content="Follow-up?")
+    first = replies.reply_generate(channel=channel, user=channel.owner, content="Original?")
+    second = replies.reply_generate(channel=channel, user=channel.owner, content="Follow-up?")
     assert second.parent.parent_id == first.pk  # no parent given: under the active leaf
-    edited = services.reply_generate(
+    edited = replies.reply_generate(
         channel=channel, user=channel.owner, content="Better follow-up?", parent_id=first.pk
     )
     assert edited.parent.parent_id == first.pk and edited.parent_id != second.parent_id
@@ -93,7 +93,7 @@ def test_edit_and_reply(channel, llm_server):
         channel=channel, user=channel.owner, role="user", content="New start", root=True
     )
     llm_server.script(Reply(content="C."))
-    reply = services.reply_generate(channel=channel, user=channel.owner)
+    reply = replies.reply_generate(channel=channel, user=channel.owner)
     assert reply.parent_id == root_edit.pk
     assert llm_server.requests[-1]["messages"][1:] == [{"role": "user", "content": "New start"}]
 
@@ -101,13 +101,13 @@ def test_edit_and_reply(channel, llm_server):
 def test_regenerating_a_message_of_another_channel_is_refused(channel):
     (foreign,) = build_path(ChannelFactory(), 1)
     with pytest.raises(ValidationError) as error:
-        services.reply_generate(channel=channel, user=channel.owner, parent_id=foreign.pk)
+        replies.reply_generate(channel=channel, user=channel.owner, parent_id=foreign.pk)
     assert error.value.message_dict == {"parent_id": ["No such message in this channel."]}
 
 
 def test_empty_channel_without_content_is_refused(channel, llm_server):
     with pytest.raises(ValidationError) as error:
-        services.reply_generate(channel=channel, user=channel.owner)
+        replies.reply_generate(channel=channel, user=channel.owner)
     assert error.value.message_dict == {"content": ["The channel is empty: send a message first."]}
     assert llm_server.requests == [] and not UsageEntry.objects.exists()
 
@@ -117,7 +117,7 @@ def test_summary_is_sent_as_reference_background(channel, llm_server):
     summary = services.summary_write(
         channel=channel, through_message=messages[3], content="They chose Postgres.", created_by=None
     )
-    services.reply_generate(channel=channel, user=channel.owner, content="Next?")
+    replies.reply_generate(channel=channel, user=channel.owner, content="Next?")
     sent = llm_server.requests[0]["messages"]
     assert sent[1] == {"role": "user", "content": SUMMARY_FRAME.format(content=summary.content)}
     assert [m["content"] for m in sent[2:]] == [messages[4].content, messages[5].content, "Next?"]
@@ -127,7 +127,7 @@ def test_offline_model_replies_plainly(db, user, stored_replies, django_capture_
     offline = LLMModelFactory(name="offline", provider=LLMModel.Provider.OFFLINE, api_key_env="")
     channel = ChannelFactory(owner=user, model=offline)
     with django_capture_on_commit_callbacks(execute=True):
-        reply = services.reply_generate(channel=channel, user=user, content="Anyone home?")
+        reply = replies.reply_generate(channel=channel, user=user, content="Anyone home?")
     assert reply.content == OFFLINE_REPLY
     assert reply.metadata == {
         "model": "offline",

@@ -9,7 +9,7 @@ from django.test import Client
 from django.utils import timezone
 from django_q.models import Schedule
 
-from chatcore import services as chat_services
+from chatcore import replies as chat_replies
 from chatcore.models import AuditEntry, Summary
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
@@ -26,7 +26,7 @@ def chat_channel(db, chat_model):
 
 def reply(channel, capture):
     with capture(execute=True):
-        return chat_services.reply_generate(channel=channel, user=channel.owner, content="Next question, please.")
+        return chat_replies.reply_generate(channel=channel, user=channel.owner, content="Next question, please.")
 
 
 @pytest.mark.parametrize("prompt_tokens, enqueued", [(5_600, True), (5_599, False)])
