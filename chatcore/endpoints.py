@@ -37,16 +37,13 @@ import re
 import socket
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from chatcore import conf
-
-if TYPE_CHECKING:
-    from chatcore.models import LLMModel
 
 ENDPOINT_FIELDS = ("provider", "base_url", "api_key_env")
 ENDPOINT_PERMISSION = "chatcore.change_llmmodel_endpoint"
@@ -206,7 +203,15 @@ def endpoint_validate(*, base_url: str, api_key_env: str) -> None:
         raise ValidationError(problems)
 
 
-def endpoint_check(model: "LLMModel") -> None:
+class Endpoint(Protocol):
+    """What the rule reads of a model: `chatcore.models.LLMModel` is one (described here rather than
+    imported, since the model's `clean()` applies this module's rule)."""
+
+    base_url: str
+    api_key_env: str
+
+
+def endpoint_check(model: Endpoint) -> None:
     """For the gateway, before any request: the same rule on the row as it is now."""
     problems = endpoint_problems(base_url=model.base_url, api_key_env=model.api_key_env)
     if problems:
