@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable
 
 from compaction import lexicon
+from compaction.pieces import pieces_of
 from compaction.safety.first_pass import AsciiTwin
 
 # Constraint wording that binds whatever the sentence's form: "make sure", "please", "you must", "never …".
@@ -165,8 +166,6 @@ class Instruction:
 
 def instructions_in(contents: Iterable[tuple[int, str]]) -> list[Instruction]:
     """The instructions in the given (index, text) user messages, in order, each said once (the first time)."""
-    from compaction.summarizers.offline.text import pieces_of
-
     found: list[Instruction] = []
     seen: set[str] = set()
     for index, content in contents:

@@ -7,6 +7,9 @@ later (after a greeting or an interjection that opens the sentence) or ends
 earlier (a sentence longer than a reader needs is cut at a clause, and the
 renderer marks the cut). Code blocks are not quoted: the commands and paths
 in them reach the summary through the references.
+
+The offline summarizer and the instruction finder (`compaction.instructions`,
+which the summarizer reads) both cut text this way, so it lives outside both.
 """
 
 from __future__ import annotations

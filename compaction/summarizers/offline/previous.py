@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 
 from compaction import lexicon
+from compaction.pieces import estimate_tokens
 from compaction.redaction import redact
 from compaction.summarizers.offline.select import PER_TOKEN_PAD
-from compaction.summarizers.offline.text import estimate_tokens
 from compaction.summarizers.offline.units import Unit
 
 _HEADING_RE = re.compile(r"^#{2,3}\s+(.*?)\s*$")

@@ -16,7 +16,7 @@ import re
 
 from chatcore.metadata import json_loads_bounded
 from compaction import lexicon
-from compaction.summarizers.offline.text import estimate_tokens
+from compaction.pieces import estimate_tokens
 from compaction.transcript import TranscriptItem, format_date
 
 MAX_OUTCOME_CHARS = 160  # an outcome line is quoted up to this long: the error or the tally, not the log

@@ -16,8 +16,8 @@ import datetime as dt
 import re
 
 from compaction import instructions, lexicon
+from compaction.pieces import Piece, estimate_tokens, pieces_of
 from compaction.summarizers.offline import patterns, scoring
-from compaction.summarizers.offline.text import Piece, estimate_tokens, pieces_of
 from compaction.transcript import TranscriptItem, format_date
 
 QUOTE_TOKENS = 2  # the quotation marks around a quote
