@@ -1,13 +1,16 @@
 """Dependencies point one way: compaction → chatcore; devtools → both; never back;
-no view module imports another app's view module; and no module reads a dependency's private names."""
+no view module imports another app's view module; no module reads a dependency's private names; and
+no app's modules import one another in a circle."""
 
 import ast
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+APPS = ("chatcore", "compaction", "devtools")
 
 
 def imported_modules(package: str) -> list[tuple[str, str]]:
@@ -204,3 +207,116 @@ def use(expression, record, model):
         "safe_join",
         "stdnum._private",
     ]
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+class _ModuleImports:
+    """The modules of one app that one of its modules causes to run, from every import statement in it:
+    at the top, inside functions, under `if TYPE_CHECKING` (a circle there is a circle in the design,
+    kept from failing at run time only by deferring it)."""
+
+    def __init__(self, name: str, path: Path, modules: set[str]):
+        self.name, self.modules = name, modules
+        self.package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        # The packages around a module have started running before it does: importing them adds nothing.
+        self.enclosing = {".".join(name.split(".")[:depth]) for depth in range(1, name.count(".") + 1)}
+        self.found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    self._runs(alias.name)
+            elif isinstance(node, ast.ImportFrom):
+                self._from(node)
+
+    def _runs(self, module: str) -> None:
+        """Importing `module` runs each package on its way, then the module itself."""
+        parts = module.split(".")
+        for length in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:length])
+            if prefix in self.modules and prefix not in self.enclosing and prefix != self.name:
+                self.found.add(prefix)
+
+    def _from(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            base = self.package.split(".")
+            module = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+        else:
+            module = node.module or ""
+        self._runs(module)
+        for alias in node.names:
+            if f"{module}.{alias.name}" in self.modules:
+                self._runs(f"{module}.{alias.name}")
+            elif module in self.enclosing:  # a name that an enclosing package's __init__ defines
+                self.found.add(module)
+
+
+def import_graph(app: str, root: Path = ROOT) -> dict[str, set[str]]:
+    """Module → the modules of the same app that importing it runs (migrations aside)."""
+    paths = {_module_name(path, root): path for path in (root / app).rglob("*.py") if "migrations" not in path.parts}
+    return {name: _ModuleImports(name, path, set(paths)).found for name, path in paths.items()}
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The circles: strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    lowest: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        index[root] = lowest[root] = len(index)
+        stack.append(root)
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(graph[root])))]
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is None:
+                work.pop()
+                if work:
+                    lowest[work[-1][0]] = min(lowest[work[-1][0]], lowest[node])
+                if lowest[node] == index[node]:
+                    component = stack[stack.index(node) :]
+                    del stack[stack.index(node) :]
+                    if len(component) > 1:
+                        cycles.append(sorted(component))
+            elif target not in index:
+                index[target] = lowest[target] = len(index)
+                stack.append(target)
+                work.append((target, iter(sorted(graph[target]))))
+            elif target in stack:
+                lowest[node] = min(lowest[node], index[target])
+    return sorted(cycles)
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_no_import_cycle_inside_an_app(app):
+    assert import_cycles(import_graph(app)) == []
+
+
+def test_the_cycle_check_sees_imports_in_functions_and_for_type_checkers(tmp_path):
+    source = {
+        "__init__.py": "from app.tree import Tree\nfrom app.bark import bark\n",
+        "tree.py": "class Tree:\n    def grow(self):\n        from app import leaves\n",
+        "leaves.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .models import Model\n",
+        "models.py": "import app.tree\n",
+        "bark.py": "from app import Tree\n\ndef bark(): ...\n",
+        "alone.py": "from app import tree\nfrom . import leaves\n",
+    }
+    (tmp_path / "app").mkdir()
+    for name, text in source.items():
+        (tmp_path / "app" / name).write_text(text)
+    graph = import_graph("app", root=tmp_path)
+    assert graph == {
+        "app": {"app.tree", "app.bark"},
+        "app.tree": {"app.leaves"},
+        "app.leaves": {"app.models"},
+        "app.models": {"app.tree"},
+        "app.bark": {"app"},  # Tree is the package's own name, not a module: its __init__ must have run
+        "app.alone": {"app.tree", "app.leaves"},
+    }
+    assert import_cycles(graph) == [["app", "app.bark"], ["app.leaves", "app.models", "app.tree"]]
