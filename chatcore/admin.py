@@ -11,7 +11,7 @@ from chatcore import admin_display as d
 from chatcore import api_tokens, catalogue, data_control, errors, services
 from chatcore.admin_confirm import confirmed_action, each_applied
 from chatcore.endpoints import ENDPOINT_FIELDS
-from chatcore.metadata import metadata_display
+from chatcore.metadata.stored import metadata_display
 from chatcore.models import (
     ApiToken,
     AuditEntry,

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from chatcore import services
 from chatcore.chain import chain_hash, chain_seed
-from chatcore.metadata import metadata_validate
+from chatcore.metadata.validation import metadata_validate
 from chatcore.models import Channel, Message
 
 BATCH_SIZE = 2_000

@@ -29,7 +29,7 @@ import hashlib
 import json
 from typing import Any
 
-from chatcore.metadata import json_loads_bounded
+from chatcore.bounded_json import json_loads_bounded
 
 HASH_CHARS = 32  # 128 bits of SHA-256: collisions are not a practical concern, the index stays small
 

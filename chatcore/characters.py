@@ -14,6 +14,8 @@ surrogate (invalid UTF-8 is read as U+FFFD).
 Bodies are large and these characters rare, so raw JSON text is first scanned
 once for an escape (or a raw NUL) that could make one (`may_hold_unstorable`);
 only then is the parsed value walked, with an explicit stack, to name the field.
+Readers that word each kind themselves ask for lone surrogates alone: the
+metadata check (`has_lone_surrogate`) and the export reader (`json_lone_surrogate`).
 """
 
 import re
@@ -86,3 +88,37 @@ def unstorable_field(value: Any, path: str = "") -> tuple[str, str] | None:
 def unstorable_in_json(raw: str | bytes, value: Any, path: str = "") -> tuple[str, str] | None:
     """`unstorable_field` of `value` parsed from the JSON text `raw`, walked only when `raw` could hold one."""
     return unstorable_field(value, path) if may_hold_unstorable(raw) else None
+
+
+# How JSON text escapes the first or second half of a pair: where these do not occur, parsing made none.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether `text` holds a lone surrogate (a Python string can; UTF-8 and PostgreSQL's jsonb cannot)."""
+    return _SURROGATE_RE.search(text) is not None
+
+
+def json_lone_surrogate(raw: str | bytes, value: Any) -> str | None:
+    """Where parsed JSON `value` (read from `raw`) holds a lone surrogate, as an error names a field
+    ("messages[2].content", "" for the whole value), or None. `value` is only walked when `raw` escapes one
+    (UTF-8 itself cannot carry them), so ordinary text costs one scan."""
+    escaped = _SURROGATE_ESCAPE_BYTES.search(raw) if isinstance(raw, bytes) else _SURROGATE_ESCAPE.search(raw)
+    return _surrogate_path(value, "") if escaped else None
+
+
+def _surrogate_path(value: Any, path: str) -> str | None:
+    if isinstance(value, str):
+        return path if has_lone_surrogate(value) else None
+    if isinstance(value, list):
+        return next((found for i, item in enumerate(value) if (found := _surrogate_path(item, f"{path}[{i}]"))), None)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            field = f"{path}.{key}" if path else str(key)
+            if has_lone_surrogate(key):
+                return field
+            if (found := _surrogate_path(item, field)) is not None:
+                return found
+    return None

@@ -15,7 +15,7 @@ MAX_METADATA_BYTES: largest message metadata accepted, as compact UTF-8 JSON
 MAX_JSON_DEPTH: deepest nesting of arrays and objects read from JSON text
     (API bodies, gateway bodies, import files); deeper text is refused before
     it is parsed, since Python's parser recurses (message metadata has its own,
-    lower limit: chatcore.metadata.MAX_DEPTH).
+    lower limit: chatcore.metadata.validation.MAX_DEPTH).
 ATTACHMENT_TOKENS: tokens counted for each image, audio or file content part
     of a message (OpenAI's figure for one 1024 x 1024 image at high detail).
 SEARCH_LANGUAGE: text search configuration of the message index (PostgreSQL's

@@ -14,7 +14,7 @@ import re
 from django.contrib.auth.models import User
 
 from chatcore import conf, selectors
-from chatcore.metadata import stored_metadata, stored_tool_call_id, stored_tool_calls
+from chatcore.metadata.stored import stored_metadata, stored_tool_call_id, stored_tool_calls
 from chatcore.models import Channel, Message, Summary
 from chatcore.names import tool_name_clean
 from chatcore.tokens import count_tokens

@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 
 from chatcore import selectors
 from chatcore.context import PURGED_NOTE
-from chatcore.metadata import stored_metadata, stored_tool_call_id, stored_tool_calls
+from chatcore.metadata.stored import stored_metadata, stored_tool_call_id, stored_tool_calls
 from chatcore.models import Channel, Message
 
 FORMATS = ("openai-messages", "chatgpt")

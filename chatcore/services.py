@@ -18,7 +18,7 @@ from chatcore.chain import chain_hash, chain_seed
 from chatcore.channel_settings import channel_settings_validate
 from chatcore.characters import text_problem
 from chatcore.errors import Conflict
-from chatcore.metadata import metadata_validate
+from chatcore.metadata.validation import metadata_validate
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Persona, Summary
 from chatcore.provenance import client_metadata_check
 from chatcore.tokens import count_tokens

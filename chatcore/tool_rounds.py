@@ -13,9 +13,9 @@ from asgiref.sync import sync_to_async
 from django.db import transaction
 
 from chatcore import conf
+from chatcore.bounded_json import json_loads_bounded
 from chatcore.chain import canonical_json
 from chatcore.llm_chat import ChatTurn
-from chatcore.metadata import json_loads_bounded
 from chatcore.models import Message, UsageEntry
 from chatcore.replies import ReplyPlan
 from chatcore.services import message_append

@@ -19,7 +19,7 @@ from django.urls import reverse
 
 from chatcore import selectors
 from chatcore.errors import NotFound, ServiceError, Throttled, error_text
-from chatcore.metadata import stored_metadata
+from chatcore.metadata.stored import stored_metadata
 from chatcore.models import Channel, Message, Summary
 
 T = TypeVar("T")

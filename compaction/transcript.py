@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from chatcore.metadata import stored_metadata, stored_tool_calls
+from chatcore.metadata.stored import stored_metadata, stored_tool_calls
 from compaction.redaction import redact_many
 from compaction.safety import looks_like_injection
 from compaction.safety.normalize import unify_lines

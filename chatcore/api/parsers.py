@@ -10,8 +10,8 @@ from django.conf import settings
 from rest_framework import exceptions, parsers
 from rest_framework.utils import json
 
+from chatcore.bounded_json import JSONTooDeep, json_loads_bounded
 from chatcore.characters import NUL_MESSAGE, may_hold_unstorable, unstorable_field
-from chatcore.metadata import JSONTooDeep, json_loads_bounded
 
 __all__ = ["NUL_MESSAGE", "FormParser", "JSONParser", "MultiPartParser"]
 

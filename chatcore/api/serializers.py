@@ -5,8 +5,8 @@ from typing import Any
 from rest_framework import serializers
 
 from chatcore import conf, selectors
+from chatcore.bounded_json import json_depth_exceeds
 from chatcore.characters import unstorable_field
-from chatcore.metadata import json_depth_exceeds
 from chatcore.models import Channel, LLMModel, Message, Persona, Summary
 
 

@@ -7,8 +7,9 @@ from django.utils import timezone
 from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
 
+from chatcore.bounded_json import json_loads_bounded
 from chatcore.markdown import render_markdown
-from chatcore.metadata import json_loads_bounded, metadata_display, stored_metadata, stored_tool_call
+from chatcore.metadata.stored import metadata_display, stored_metadata, stored_tool_call
 
 register = template.Library()
 
@@ -80,7 +81,7 @@ def role_label(role: str) -> str:
 
 @register.filter
 def message_metadata(value: object) -> dict:
-    """A stored message's metadata as the page reads it, whatever the row holds (chatcore.metadata)."""
+    """A stored message's metadata as the page reads it, whatever the row holds (chatcore.metadata.stored)."""
     return metadata_display(value)
 
 

@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 
 from chatcore.chain import canonical_json
 from chatcore.characters import unstorable_in_json
-from chatcore.metadata import metadata_validate
+from chatcore.metadata.validation import metadata_validate
 from compaction.gateway import legacy
 from compaction.gateway.errors import ProtocolError
 from compaction.gateway.params import params_checked

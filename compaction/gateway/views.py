@@ -21,9 +21,9 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from chatcore import selectors as chatcore_selectors
+from chatcore.bounded_json import json_loads_bounded
 from chatcore.errors import ModelCallFailed, ServiceError, Throttled
 from chatcore.llm_chat import ChatTurn
-from chatcore.metadata import json_loads_bounded
 from compaction.collector import collector_paused
 from compaction.gateway import conf, legacy
 from compaction.gateway.auth import gateway_user

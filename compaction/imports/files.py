@@ -4,7 +4,7 @@ the ZIP archive ChatGPT and Claude send (its conversations.json is read).
 An export can be far larger than what a server should hold at once, and a small ZIP can unpack to
 hundreds of megabytes. So the file is never read whole: it is cut into its top-level values (the items of
 its top-level list, the lines of JSON Lines, or the one object it is) and each is parsed alone by the
-depth-bounded loader every parser uses (`chatcore.metadata.json_loads_bounded`), then dropped. What a read
+depth-bounded loader every parser uses (`chatcore.bounded_json.json_loads_bounded`), then dropped. What a read
 may cost is bounded by the import limits (compaction/conf.py): the bytes unpacked in all (an archive's
 declared size is checked before it is opened, and every byte read is counted), and the bytes of one
 top-level value, which is all that is in memory at once.
@@ -27,7 +27,8 @@ from typing import IO
 from django.core.exceptions import ValidationError
 
 from chatcore import conf as chatcore_conf
-from chatcore.metadata import JSONTooDeep, json_loads_bounded, json_lone_surrogate
+from chatcore.bounded_json import JSONTooDeep, json_loads_bounded
+from chatcore.characters import json_lone_surrogate
 from compaction import conf
 from compaction.imports.tree import ExportItem
 

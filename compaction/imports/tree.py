@@ -23,7 +23,7 @@ from chatcore import services as chatcore_services
 from chatcore.bulk import NewMessage, messages_bulk_import
 from chatcore.chain import chain_hash, chain_seed
 from chatcore.errors import error_text
-from chatcore.metadata import metadata_validate
+from chatcore.metadata.validation import metadata_validate
 from chatcore.models import Channel, Message
 
 

@@ -19,7 +19,7 @@ from typing import Unpack
 
 from django.contrib.auth.models import User
 
-from chatcore.metadata import stored_metadata
+from chatcore.metadata.stored import stored_metadata
 from chatcore.models import Channel, Message
 from chatcore.search import SearchFilters, SearchHit, message_search
 from chatcore.search.highlight import snippet

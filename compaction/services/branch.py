@@ -19,7 +19,7 @@ from django.db import transaction
 from chatcore import selectors as chatcore_selectors
 from chatcore.bulk import NewMessage, messages_bulk_import
 from chatcore.errors import Conflict, NotFound, Unprocessable
-from chatcore.metadata import metadata_repaired
+from chatcore.metadata.stored import metadata_repaired
 from chatcore.models import Channel, Message, Summary
 from chatcore.services import audit_record, channel_create
 from chatcore.throttling import expensive_call

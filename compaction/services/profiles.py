@@ -7,9 +7,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.text import slugify
 
+from chatcore.bounded_json import json_loads_bounded
 from chatcore.characters import unstorable_field
 from chatcore.errors import Conflict
-from chatcore.metadata import json_loads_bounded
 from chatcore.models import Channel, LLMModel, Persona
 from chatcore.permissions import StaffRule
 from chatcore.services import audit_record

@@ -9,6 +9,8 @@ from django.test import Client, RequestFactory, override_settings
 from chatcore.characters import (
     NUL_MESSAGE,
     SURROGATE_MESSAGE,
+    has_lone_surrogate,
+    json_lone_surrogate,
     may_hold_unstorable,
     shown,
     text_problem,
@@ -81,3 +83,32 @@ def test_the_middleware_answers_a_browser_with_a_page_and_a_client_with_json():
 def test_a_form_django_cannot_read_is_answered_as_the_api_answers_it(db):
     response = Client().post("/api/channels/", {"title": "x" * 200})
     assert response.status_code == 413 and response.json()["code"] == "too_large"
+
+
+@pytest.mark.parametrize(
+    "raw, path",
+    [
+        (b'{"messages": [{"content": "a"}, {"content": ["x", "\\ud800"]}]}', "messages[1].content[1]"),
+        ('{"\\uDFFF": 1}', "\udfff"),
+        ('"\\ud800"', ""),
+        ('{"text": "\\ud83d\\ude80 launched"}', None),  # a whole pair is the character it encodes
+        ('{"text": "\\\\ud800 as written"}', None),  # an escaped backslash, then letters
+        ('{"text": "plain"}', None),
+    ],
+)
+def test_a_lone_surrogate_is_found_where_json_escaped_it(raw, path):
+    assert json_lone_surrogate(raw, json.loads(raw)) == path
+
+
+@pytest.mark.parametrize(
+    ("text", "lone"),
+    [
+        ("half \ud800", True),
+        ("\udfff", True),
+        ("\ud83d\ude80 launched", True),  # a pair's halves as two code points: still not text
+        ("🚀 launched", False),
+        ("", False),
+    ],
+)
+def test_text_holding_half_a_pair_is_told_apart(text, lone):
+    assert has_lone_surrogate(text) is lone

@@ -14,7 +14,7 @@ import dataclasses
 import json
 import re
 
-from chatcore.metadata import json_loads_bounded
+from chatcore.bounded_json import json_loads_bounded
 from compaction import lexicon
 from compaction.pieces import estimate_tokens
 from compaction.transcript import TranscriptItem, format_date

@@ -1,7 +1,5 @@
-"""Issue 11 item 6: message metadata is checked on every write (shape of tool calls, depth, size,
-plain JSON), and whatever an older row holds is read safely (chatcore.metadata)."""
-
-import json
+"""Message metadata is checked on every write (shape of tool calls, depth, size, plain JSON), by the
+service, the bulk importer and the API alike (chatcore.metadata.validation)."""
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -9,16 +7,7 @@ from django.urls import reverse
 
 from chatcore import services
 from chatcore.bulk import NewMessage, messages_bulk_import
-from chatcore.metadata import (
-    MAX_DEPTH,
-    JSONTooDeep,
-    json_depth_exceeds,
-    json_loads_bounded,
-    json_lone_surrogate,
-    metadata_display,
-    metadata_repaired,
-    stored_tool_calls,
-)
+from chatcore.metadata.validation import MAX_DEPTH
 from chatcore.models import Message
 from tests.chatcore.factories import ChannelFactory
 
@@ -150,85 +139,3 @@ def test_the_bulk_importer_checks_every_item(channel, user):
         messages_bulk_import(channel=channel, user=user, items=items)
     assert refused.value.message_dict["metadata"][0].startswith("Item 1: tool_calls[0] needs an id that is a string")
     assert not Message.objects.exists()
-
-
-@pytest.mark.parametrize(
-    ("text", "limit", "deeper"),
-    [
-        ("[" * 5_000 + "]" * 5_000, 64, True),
-        ('{"a": [[{"b": 1}]]}', 4, False),
-        ('{"a": [[{"b": 1}]]}', 3, True),
-        ('{"text": "[[[[[[[[[[ \\" {{{{{{{{{{"}', 2, False),  # brackets inside strings, an escaped quote
-        ('[{"a": "]"}, [[]], {"b": {"c": {}}}]', 4, False),
-        ('[{"a": "]"}, [[]], {"b": {"c": {}}}]', 3, True),
-        ("[[}}", 5, False),  # not JSON: left to the parser to say so
-        ('["\\\\", [[[]]]]', 3, True),  # an escaped backslash does not escape the quote after it
-        ('["\\\\", [[[]]]]', 4, False),
-        ('[{"a": ""}, "", {"b": "{"}]', 1, True),
-        ("", 1, False),
-    ],
-)
-def test_depth_of_json_text_is_read_without_parsing(text, limit, deeper):
-    assert json_depth_exceeds(text, limit) is deeper
-
-
-def test_bounded_loading_refuses_deep_text_and_reads_the_rest():
-    with pytest.raises(JSONTooDeep, match="nested more than 64 levels deep"):
-        json_loads_bounded("[" * 100_000 + "]" * 100_000)
-    assert json_loads_bounded(b'{"a": [1, "[["]}') == {"a": [1, "[["]}
-    assert json_loads_bounded("[[[]]]", max_depth=3) == [[[]]]
-
-
-def test_stored_tool_calls_are_read_in_the_protocol_shape_whatever_the_row_holds():
-    assert stored_tool_calls({"tool_calls": [CALL]}) == [CALL]
-    assert stored_tool_calls(
-        {"tool_calls": [{"function": "x"}, "ls", {"id": 3, "name": "f", "arguments": {"a": 1}}]}
-    ) == [
-        {"id": "", "type": "function", "function": {"name": "x", "arguments": ""}},
-        {"id": "", "type": "function", "function": {"name": "tool", "arguments": "ls"}},
-        {"id": "3", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}},
-    ]
-    assert stored_tool_calls({"tool_calls": 5}) == [
-        {"id": "", "type": "function", "function": {"name": "tool", "arguments": "5"}}
-    ]
-    assert stored_tool_calls(["not", "an", "object"]) == []
-
-
-def test_display_and_repair_keep_only_what_is_safe_to_use():
-    shown = metadata_display({"copied_from": {"channel": "x", "message": 2}, "source_channel": True, "model": "m"})
-    assert shown == {"model": "m", "tool_calls": [], "tool_call_id": "", "source_channel": None, "source_summary": None}
-    assert metadata_display(json.loads('"a string"'))["tool_calls"] == []
-    assert metadata_repaired(role="user", value={"tool_calls": [CALL], "tool_call_id": "c", "speaker": "Ann"}) == {
-        "speaker": "Ann"
-    }
-    assert metadata_repaired(role="assistant", value={"tool_calls": [{"function": "x"}]}) == {
-        "tool_calls": [{"id": "", "type": "function", "function": {"name": "x", "arguments": ""}}]
-    }
-
-
-def test_the_reported_row_already_stored_renders_on_the_page_and_in_the_api(channel, user, client_user, api):
-    """The row main accepted before this check: every page load of its channel was a 500."""
-    services.message_append(channel=channel, user=user, role="user", content="List the files.")
-    row = services.message_append(channel=channel, user=user, role="assistant", content="x")
-    Message.objects.filter(pk=row.pk).update(metadata={"tool_calls": [{"function": "x"}]})
-    page = client_user.get(reverse("chat:channel", args=[channel.pk]))
-    assert page.status_code == 200 and "Tool call <code>x</code>" in page.content.decode()
-    listed = api.get(reverse("api-messages", args=[channel.pk]))
-    assert listed.status_code == 200
-    assert listed.json()["results"][-1]["metadata"] == {"tool_calls": [{"function": "x"}]}
-    assert Message.objects.get(pk=row.pk).metadata == {"tool_calls": [{"function": "x"}]}
-
-
-@pytest.mark.parametrize(
-    "raw, path",
-    [
-        (b'{"messages": [{"content": "a"}, {"content": ["x", "\\ud800"]}]}', "messages[1].content[1]"),
-        ('{"\\uDFFF": 1}', "\udfff"),
-        ('"\\ud800"', ""),
-        ('{"text": "\\ud83d\\ude80 launched"}', None),  # a whole pair is the character it encodes
-        ('{"text": "\\\\ud800 as written"}', None),  # an escaped backslash, then letters
-        ('{"text": "plain"}', None),
-    ],
-)
-def test_a_lone_surrogate_is_found_where_json_escaped_it(raw, path):
-    assert json_lone_surrogate(raw, json.loads(raw)) == path
