@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from chatcore import conf
 from chatcore.errors import Conflict, NotFound
+from chatcore.locks import channel_lock, summaries_lock, summary_lock
 from chatcore.models import Channel, Cursor, Message, Summary
 from chatcore.permissions import EXPORT_ANY_CHANNEL
 from chatcore.quotes import quotes_blanked_all, quotes_count, quotes_found, source_grams
@@ -94,10 +95,9 @@ def _require_confirmation(confirm: Any, *, quotes: int) -> None:
         raise ValidationError({"confirm": f"Purging cannot be undone: send confirm=true to go ahead.{offer}"})
 
 
-def _path_summaries(*, channel_id: int, ids: list[int], lock: bool) -> list[Summary]:
+def _path_summaries(*, channel_id: int, ids: list[int]) -> list[Summary]:
     """Every summary of the path (the one purged through, those it updated, reverted ones): all quote it."""
-    rows = Summary.objects.filter(channel_id=channel_id, through_message_id__in=ids).order_by("pk")
-    return list(rows.select_for_update() if lock else rows)
+    return list(Summary.objects.filter(channel_id=channel_id, through_message_id__in=ids).order_by("pk"))
 
 
 def _quotes_record(*, summaries: list[Summary], sources: list[str]) -> None:
@@ -131,7 +131,7 @@ def _quotes_blank(summaries: list[Summary]) -> int:
 def summary_purge_preview(*, summary: Summary) -> int:
     """How many passages of the path's summaries quote the messages a purge through `summary` would blank."""
     ids = _path_ids(leaf_id=summary.through_message_id)
-    summaries = _path_summaries(channel_id=summary.channel_id, ids=ids, lock=False)
+    summaries = _path_summaries(channel_id=summary.channel_id, ids=ids)
     sources = Message.objects.filter(pk__in=ids, purged_at__isnull=True).values_list("content", flat=True)
     _quotes_record(summaries=summaries, sources=list(sources))
     return sum(quotes_count(s.purged_quotes) for s in summaries)
@@ -149,16 +149,14 @@ def summary_purge(*, summary: Summary, actor: User, confirm: bool, quotes: bool 
     """
     if confirm is not True:
         _require_confirmation(confirm, quotes=summary_purge_preview(summary=summary))
-    # The channel first, then the summaries: the lock order of every writer.
-    channel = Channel.objects.select_for_update(of=("self",)).get(pk=summary.channel_id)
-    summary = Summary.objects.select_for_update().get(pk=summary.pk)
+    channel, summary = summary_lock(summary=summary)
     if summary.reverted_at is not None:
         raise Conflict(
             "This summary was reverted: its messages are in the context again and cannot be purged through it.",
             code="summary_reverted",
         )
     ids = _path_ids(leaf_id=summary.through_message_id)
-    summaries = _path_summaries(channel_id=channel.pk, ids=ids, lock=True)
+    summaries = summaries_lock(channel=channel, through_message_ids=ids)  # the same rows, locked
     covered = Message.objects.filter(pk__in=ids)
     sources = list(covered.filter(purged_at__isnull=True).values_list("content", flat=True))
     _quotes_record(summaries=summaries, sources=sources)
@@ -207,7 +205,7 @@ def channel_purge(*, channel: Channel, actor: User) -> dict[str, int]:
     its compaction lease. Usage rows stay for accounting, detached from it
     (they hold counts and model names, no content); the audit row says what
     went, by number only."""
-    channel = Channel.objects.select_for_update(of=("self",)).get(pk=channel.pk)
+    channel = channel_lock(channel_id=channel.pk)
     counts = {
         "messages": Message.objects.filter(channel=channel).count(),
         "summaries": Summary.objects.filter(channel=channel).count(),

@@ -18,6 +18,7 @@ from chatcore.chain import chain_hash, chain_seed
 from chatcore.channel_settings import channel_settings_validate
 from chatcore.characters import text_problem
 from chatcore.errors import Conflict
+from chatcore.locks import channel_lock, summary_lock
 from chatcore.metadata.validation import metadata_validate
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Persona, Summary
 from chatcore.provenance import client_metadata_check
@@ -209,7 +210,7 @@ def message_append(
     a client saw it, when not the stored path (the gateway's answer after server-side tool rounds).
     """
     _message_check(role=role, content=content, metadata=metadata)
-    channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=channel.pk)
+    channel = channel_lock(channel_id=channel.pk)
     cursor = selectors.cursor_get(channel=channel, user=user)
     if root:
         parent = None
@@ -279,7 +280,7 @@ def _cursor_follow(*, channel: Channel, user: User, cursor: Cursor | None, messa
 @transaction.atomic
 def cursor_move(*, channel: Channel, user: User, message_id: int, exact: bool = False) -> Cursor:
     """Switch to the branch through `message_id`: its most recent leaf (with `exact`, that message itself)."""
-    channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=channel.pk)
+    channel = channel_lock(channel_id=channel.pk)
     if not Message.objects.filter(channel=channel, pk=message_id).exists():
         raise ValidationError({"message_id": "No such message in this channel."})
     leaf = Message.objects.get(pk=message_id if exact else selectors.message_latest_leaf(message_id=message_id))
@@ -317,7 +318,7 @@ def summary_write(
         raise ValidationError({"content": "A summary may not be empty."})
     if through_message.channel_id != channel.pk:
         raise ValidationError({"through_message": "The message is not in this channel."})
-    channel = Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=channel.pk)
+    channel = channel_lock(channel_id=channel.pk)
     previous = selectors.summary_boundary_for(leaf_id=through_message.pk)
     summary = Summary.objects.create(
         channel=channel,
@@ -336,11 +337,7 @@ def summary_write(
 @transaction.atomic
 def summary_revert(*, summary: Summary, actor: User | None) -> Summary:
     """Undo: the originals are back in the context at once."""
-    # The channel first, as every other writer does, so that lock order never deadlocks.
-    channel = (
-        Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=summary.channel_id)
-    )
-    summary = Summary.objects.select_for_update().get(pk=summary.pk)
+    channel, summary = summary_lock(summary=summary)
     if summary.reverted_at is not None:
         raise ValidationError("This summary was already reverted.")
     if Message.objects.filter(pk=summary.through_message_id, purged_at__isnull=False).exists():

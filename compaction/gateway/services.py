@@ -18,6 +18,7 @@ from chatcore.chain import canonical_json, chain_hash, chain_hashes
 from chatcore.context import AssembledContext, context_assemble
 from chatcore.errors import Conflict, ModelCallFailed, NotFound, Unprocessable
 from chatcore.llm_chat import ChatTurn
+from chatcore.locks import channel_lock
 from chatcore.models import Channel, LLMModel, Message, Summary
 from chatcore.replies import reply_store
 from chatcore.throttling import expensive_call
@@ -131,7 +132,7 @@ def _place(
         channel = chatcore_services.channel_create(owner=user, title=_title(request.messages), model=model)
         created = True
     # One writer per channel from here: a concurrent identical call finds what this one appends.
-    Channel.objects.select_for_update(of=("self",)).filter(pk=channel.pk).first()
+    channel_lock(channel_id=channel.pk)
     if not created:
         match = deepest_match(user=user, hashes=hashes, channel_id=channel.pk)
     if channel.model_id != model.pk:

@@ -9,6 +9,7 @@ from django.db import transaction
 
 from chatcore import selectors as chatcore_selectors
 from chatcore.errors import Conflict
+from chatcore.locks import channel_lock
 from chatcore.models import Channel, Summary
 from chatcore.services import audit_record, summary_write
 from compaction.leases import lease_release
@@ -53,7 +54,7 @@ def draft_commit(
     """
     channel, summarized = request.channel, draft.summarized
     with transaction.atomic():
-        locked = Channel.objects.select_for_update(of=("self",)).get(pk=channel.pk)
+        locked = channel_lock(channel_id=channel.pk)
         _check_unchanged(channel=locked, draft=draft)
         if not lease_release(channel_id=channel.pk, holder=holder, outcome=CompactionLease.Outcome.DONE, record=record):
             raise Conflict(

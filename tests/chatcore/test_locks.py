@@ -1,0 +1,90 @@
+"""Channel row locks: one way to take them, in one order (chatcore.locks)."""
+
+import ast
+from pathlib import Path
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from chatcore.locks import channel_lock, summaries_lock, summary_lock
+from chatcore.models import Channel
+from chatcore.services import summary_write
+from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory, build_path
+
+ROOT = Path(__file__).resolve().parents[2]
+OTHER_LOCKS = {"ApiToken", "LLMModel", "CompactionSettings"}  # models whose rows others lock: not a channel's
+
+
+def test_the_channel_comes_locked_with_what_writers_read(user, django_assert_num_queries):
+    channel = ChannelFactory(owner=user, model=LLMModelFactory(context_window=9_000), persona=PersonaFactory())
+    with django_assert_num_queries(1) as captured:
+        locked = channel_lock(channel_id=channel.pk)
+        assert (locked.pk, locked.model.context_window, locked.persona.pk) == (
+            channel.pk,
+            9_000,
+            channel.persona.pk,
+        )
+    if connection.vendor == "postgresql":
+        assert captured.captured_queries[0]["sql"].endswith('FOR UPDATE OF "chatcore_channel"')
+
+
+def test_a_channel_that_is_gone_cannot_be_locked(db):
+    with pytest.raises(Channel.DoesNotExist):
+        channel_lock(channel_id=0)
+
+
+def test_a_summary_is_locked_after_its_channel(user):
+    channel = ChannelFactory(owner=user)
+    (message,) = build_path(channel, 1)
+    summary = summary_write(channel=channel, through_message=message, content="Earlier: a question.", created_by=None)
+    with CaptureQueriesContext(connection) as captured, transaction.atomic():
+        locked_channel, locked_summary = summary_lock(summary=summary)
+    assert (locked_channel.pk, locked_summary.pk) == (channel.pk, summary.pk)
+    tables = [
+        query["sql"].split(" FROM ")[1].split()[0] for query in captured.captured_queries if " FROM " in query["sql"]
+    ]
+    assert tables == ['"chatcore_channel"', '"chatcore_summary"']
+
+
+def test_a_channel_s_summaries_are_locked_in_id_order(user):
+    channel = ChannelFactory(owner=user)
+    first, second, third = build_path(channel, 3)
+    newer = summary_write(channel=channel, through_message=second, content="Up to the second.", created_by=None)
+    older = summary_write(channel=channel, through_message=first, content="Up to the first.", created_by=None)
+    summary_write(channel=channel, through_message=third, content="Not asked for.", created_by=None)
+    with transaction.atomic():
+        locked = channel_lock(channel_id=channel.pk)
+        summaries = summaries_lock(channel=locked, through_message_ids=[first.pk, second.pk])
+    assert [summary.pk for summary in summaries] == sorted([newer.pk, older.pk])
+
+
+def _row_locks(path: Path) -> list[str]:
+    """ "path Root" for each `select_for_update` call in the file: Root is the name its queryset starts from
+    (a model, or a variable that hides which one)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr != "select_for_update":
+                continue
+            receiver = node.func.value
+            while isinstance(receiver, ast.Attribute | ast.Call):
+                receiver = receiver.func if isinstance(receiver, ast.Call) else receiver.value
+            name = receiver.id if isinstance(receiver, ast.Name) else type(receiver).__name__
+            found.append(f"{path.relative_to(ROOT)} {name}")
+    return found
+
+
+def test_only_the_locks_module_locks_channels_and_summaries():
+    """Any other row lock starts from its model's name, so that none hides a channel or summary behind a
+    variable (a new one is added to OTHER_LOCKS)."""
+    found = sorted(
+        lock
+        for package in ("chatcore", "compaction", "devtools")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for lock in _row_locks(path)
+    )
+    ours = [lock for lock in found if lock.startswith("chatcore/locks.py ")]
+    assert ours == ["chatcore/locks.py Channel", "chatcore/locks.py Summary", "chatcore/locks.py rows"]
+    others = [lock for lock in found if lock not in ours]
+    assert others and all(lock.split()[-1] in OTHER_LOCKS for lock in others), others
