@@ -61,7 +61,19 @@ class Throttled(ServiceError, status_code=429, code="throttled"):
 
 
 class ModelCallFailed(ServiceError, status_code=502, code="model_failed"):
-    """The language model did not give a usable answer; nothing was written."""
+    """The language model did not give a usable answer; nothing was written.
+
+    `extra["errors"]` says what each model tried did (shown to clients). `upstream_status` is the last
+    HTTP status a model answered with (None for timeouts, connection failures and unusable answers),
+    kept out of the body: a provider's 4xx is the request's fault, which an interface may tell apart
+    from a failing provider (the /v1 gateway answers it as the provider's refusal).
+    """
+
+    def __init__(
+        self, message: str, *, code: str | None = None, extra: dict | None = None, upstream_status: int | None = None
+    ):
+        super().__init__(message, code=code, extra=extra)
+        self.upstream_status = upstream_status
 
 
 def error_text(error: BaseException, *, separator: str = "; ", name_unexpected: bool = False) -> str:

@@ -9,22 +9,14 @@ seen tokens). A consumer that stops early (a client that went away) calls
 `interrupted()`: the attempt is recorded and `partial()` holds what came.
 """
 
-import time
 from collections.abc import AsyncIterator
 from typing import Any, Unpack
 
-from chatcore.llm import OFFLINE_REPLY, _cost, _describe, role_models
-from chatcore.llm_chat import (
-    ChatCall,
-    ChatDelta,
-    ChatTurn,
-    _async_client,
-    _checked,
-    _failure,
-    _record,
-    _request,
-    _status_of,
-)
+from asgiref.sync import sync_to_async
+
+from chatcore.llm import OFFLINE_REPLY
+from chatcore.llm_attempt import Attempt, ModelCall, arecord, role_models
+from chatcore.llm_chat import ChatCall, ChatDelta, ChatTurn, _async_client, _checked, _request, offline_turn
 from chatcore.models import LLMModel
 
 
@@ -76,58 +68,52 @@ class ChatStream:
     def __init__(self, **call: Unpack[ChatCall]):
         """The same keywords as `allm_chat` (one ChatCall), so a caller builds one request for either."""
         self.messages, self.params, self.override = call["messages"], call.get("params") or {}, call.get("override")
-        self.usage: dict = {"user": call["user"], "channel": call["channel"], "role": "chat"}
-        self.usage["trigger"] = call.get("trigger", "")
-        self.model: LLMModel | None = None
-        self.used_fallback = False
+        self.user, self.channel, self.trigger = call["user"], call["channel"], call.get("trigger", "")
         self.turn: ChatTurn | None = None
+        self._walk: ModelCall | None = None
+        self._attempt: Attempt | None = None  # the model being tried, then the one that answers
         self._collected = _Collected()
         self._stream: Any = None
         self._iterator: AsyncIterator | None = None
         self._first: Any = None
-        self._started = 0.0
+
+    @property
+    def model(self) -> LLMModel | None:
+        return self._attempt.model if self._attempt is not None else None
+
+    @property
+    def used_fallback(self) -> bool:
+        return self._attempt is not None and self._attempt.used_fallback
 
     async def start(self) -> None:
-        import openai
-        from asgiref.sync import sync_to_async
+        """Open the stream on the first model that sends a first chunk; ModelCallFailed when none does."""
+        candidates = await sync_to_async(role_models)(role="chat", override=self.override)
+        self._walk = ModelCall(
+            role="chat", user=self.user, channel=self.channel, trigger=self.trigger, candidates=candidates
+        )
+        await self._walk.aopen(self._open, offline=self._tried)
 
-        errors: list[str] = []
-        status: int | None = None
-        for index, model in enumerate(await sync_to_async(role_models)(role="chat", override=self.override)):
-            self.model, self.used_fallback, self._started = model, index > 0, time.monotonic()
-            if model.provider == LLMModel.Provider.OFFLINE:
-                return
-            request = {**_request(model, self.messages, self.params), "stream": True}
-            request["stream_options"] = {"include_usage": True}
-            try:
-                self._stream = await _async_client(model).chat.completions.create(**request)
-                self._iterator = self._stream.__aiter__()
-                self._first = await self._iterator.__anext__()
-                return
-            except (openai.OpenAIError, ValueError, TypeError, AttributeError, StopAsyncIteration) as error:
-                cause = _describe(error) if not isinstance(error, StopAsyncIteration) else "the stream was empty"
-                status = _status_of(error)
-                errors.append(f"{model.name}: {cause}")
-                await self._record_failure(cause)
-        raise _failure(errors, status)
+    async def _tried(self, attempt: Attempt) -> None:
+        self._attempt = attempt
 
-    async def _record_failure(self, cause: str) -> None:
-        assert self.model is not None
-        elapsed = int((time.monotonic() - self._started) * 1000)
-        name = self.model.name if self.model is not None else ""
-        await _record(**self.usage, model=name, success=False, error=cause[:2000], duration_ms=elapsed)
+    async def _open(self, attempt: Attempt) -> None:
+        await self._tried(attempt)
+        request = {**_request(attempt, self.messages, self.params), "stream": True}
+        request["stream_options"] = {"include_usage": True}
+        self._stream = await _async_client(attempt).chat.completions.create(**request)
+        self._iterator = self._stream.__aiter__()
+        self._first = await self._iterator.__anext__()
 
     async def deltas(self) -> AsyncIterator[ChatDelta]:
-        import openai
-
-        assert self.model is not None, "start() first"
-        if self.model.provider == LLMModel.Provider.OFFLINE:
+        attempt, walk = self._attempt, self._walk
+        assert attempt is not None and walk is not None, "start() first"
+        if attempt.offline:
             self._collected.texts.append(OFFLINE_REPLY)
             self._collected.finish_reason = "stop"
             yield ChatDelta(content=OFFLINE_REPLY)
             yield ChatDelta(finish_reason="stop")
-            await _record(**self.usage, model=self.model.name)
-            self.turn = ChatTurn(OFFLINE_REPLY, [], "stop", self.model.name, self.used_fallback, 0, 0, offline=True)
+            await arecord(attempt, attempt.offline_row())
+            self.turn = offline_turn(attempt)
             return
         collected = self._collected
         assert self._iterator is not None, "start() opened no stream"
@@ -135,27 +121,19 @@ class ChatStream:
             delta = collected.add(self._first)
             if delta is not None:
                 yield delta
-            assert self._iterator is not None
             async for chunk in self._iterator:
                 delta = collected.add(chunk)
                 if delta is not None:
                     yield delta
             _checked(collected.content, collected.tool_calls)
-        except (openai.OpenAIError, ValueError, TypeError, AttributeError) as error:
-            cause = _describe(error)
-            await self._record_failure(cause)
-            raise _failure([f"{self.model.name}: {cause}"], _status_of(error)) from None
+        except attempt.policy.failures() as error:
+            # After the first chunk the reader has seen tokens: no fallback, and the error is this model's.
+            broken = ModelCall(role="chat", user=self.user, channel=self.channel, trigger=self.trigger, candidates=[])
+            await arecord(attempt, broken.failed(attempt, error))
+            raise broken.error() from None
         self.turn = self.partial()
-        elapsed = int((time.monotonic() - self._started) * 1000)
-        tokens_in, tokens_out = collected.tokens_in, collected.tokens_out
-        cost = _cost(self.model, tokens_in, tokens_out)
-        await _record(
-            **self.usage,
-            model=self.model.name,
-            input_tokens=tokens_in,
-            output_tokens=tokens_out,
-            cost=cost,
-            duration_ms=elapsed,
+        await arecord(
+            attempt, attempt.answered_row(input_tokens=collected.tokens_in, output_tokens=collected.tokens_out)
         )
 
     @property
@@ -182,5 +160,5 @@ class ChatStream:
                 await self._stream.close()
             except Exception:  # closing a half-read HTTP stream may fail; the record below is what matters
                 pass
-        if self.model is not None and self.turn is None:
-            await self._record_failure("interrupted: the client stopped reading")
+        if self._attempt is not None and self.turn is None:
+            await arecord(self._attempt, self._attempt.failed_row("interrupted: the client stopped reading"))

@@ -69,11 +69,6 @@ class ReplyFailed:
 ReplyEvent = ReplyDelta | ReplyTools | ReplyDone | ReplyFailed
 
 
-def _public(error: ModelCallFailed) -> ModelCallFailed:
-    """The error as clients see it (`detail`, `code`, `errors`): the provider's status stays in the log."""
-    return ModelCallFailed(error.message, extra={"errors": error.extra.get("errors", [])})
-
-
 def _store(plan: ReplyPlan, turn: ChatTurn, *, interrupted: bool = False) -> Message:
     return reply_store(
         channel=plan.channel,
@@ -122,7 +117,7 @@ async def reply_events(*, plan: ReplyPlan, trigger: str = "manual") -> AsyncIter
                 if delta.content and not stream.calling_tools:
                     yield ReplyDelta(delta.content)
         except ModelCallFailed as error:
-            yield ReplyFailed(_public(error))
+            yield ReplyFailed(error)
             return
         except (asyncio.CancelledError, GeneratorExit):
             # Shielded: a second cancellation must not lose what the reader saw.
@@ -146,10 +141,7 @@ async def reply_complete(*, plan: ReplyPlan, trigger: str = "manual") -> Message
     """
     loop = ToolLoop(plan=plan)
     while True:
-        try:
-            turn = await allm_chat(**_call_arguments(loop, trigger))
-        except ModelCallFailed as error:
-            raise _public(error) from None
+        turn = await allm_chat(**_call_arguments(loop, trigger))
         if not await loop.tools_ran(turn):
             break
     return await sync_to_async(_store)(loop.plan, turn)

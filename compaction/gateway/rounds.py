@@ -57,7 +57,7 @@ def client_turn(result: ChatTurn, tools: tuple[ReplyTool, ...], *, prefix: str =
         finish = "tool_calls" if calls else "stop"
     content = prefix + result.content
     if not content.strip() and not calls:
-        raise ModelCallFailed(NOTHING_LEFT, extra={"errors": [NOTHING_LEFT], "status": None})
+        raise ModelCallFailed(NOTHING_LEFT, extra={"errors": [NOTHING_LEFT]})
     return dataclasses.replace(result, content=content, tool_calls=calls, finish_reason=finish)
 
 

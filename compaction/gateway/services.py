@@ -290,7 +290,7 @@ def turn_reply_store(
 
 def upstream_error(error: ModelCallFailed) -> ProtocolError:
     """What the client is told when the model call failed (usage rows say what each attempt did)."""
-    status = error.extra.get("status")
+    status = error.upstream_status
     if status == 429:
         return ProtocolError(error.message, status=429, type="requests", code="rate_limit_exceeded")
     if status in (400, 404, 413, 422):

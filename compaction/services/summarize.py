@@ -6,7 +6,8 @@ import dataclasses
 
 from chatcore import selectors as chatcore_selectors
 from chatcore.errors import ModelCallFailed
-from chatcore.llm import Completion, OfflineModel, llm_complete, role_models
+from chatcore.llm import Completion, OfflineModel, llm_complete
+from chatcore.llm_attempt import role_models
 from chatcore.models import Channel, LLMModel, ModelRole, UsageEntry
 from chatcore.tokens import count_tokens
 from compaction.collector import collector_paused
