@@ -1,0 +1,103 @@
+"""A history too long for the model's window: compacted inline first, and when that cannot be done the
+protocol's answer says why (compaction.gateway.services raises domain errors; the views answer them)."""
+
+import json
+
+import pytest
+from django.test import Client
+
+from chatcore.models import Message, ModelRole, Summary, UsageEntry
+from compaction.leases import lease_acquire
+from devtools.loopback_llm import Reply
+from tests.chatcore.factories import ChannelFactory, LLMModelFactory, ModelRoleFactory
+
+MODEL = "loopback-chat"
+WINDOW = 2_000  # tokens: the answer's reserve is an eighth of it
+
+
+@pytest.fixture(autouse=True)
+def _no_retries(settings):
+    settings.LLM_MAX_RETRIES = 0
+
+
+@pytest.fixture
+def small_model(chat_model):
+    chat_model.context_window = WINDOW
+    chat_model.save(update_fields=["context_window"])
+    return chat_model
+
+
+def history(turns: int, words: int = 40) -> list[dict]:
+    return [
+        {"role": "user" if index % 2 == 0 else "assistant", "content": f"Turn {index}: " + "word " * words}
+        for index in range(turns)
+    ]
+
+
+def post(token: str, messages: list[dict], **headers: str):
+    body = json.dumps({"model": MODEL, "messages": messages})
+    return Client().post(
+        "/v1/chat/completions",
+        body,
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+        **{f"HTTP_{name.upper().replace('-', '_')}": value for name, value in headers.items()},
+    )
+
+
+def server_error(message: str, code: str) -> dict:
+    return {"error": {"message": message, "type": "server_error", "param": None, "code": code}}
+
+
+def test_a_long_history_is_compacted_and_answered(small_model, llm_server, token):
+    llm_server.script(Reply(content="Answered."))
+    response = post(token, history(61))
+    assert response.status_code == 200, response.content
+    assert response.json()["choices"][0]["message"]["content"] == "Answered."
+    summary = Summary.objects.get()
+    assert (summary.trigger, response["X-Compaction-Summary-Id"]) == ("gateway", str(summary.pk))
+    assert int(response["X-Context-Tokens"]) <= WINDOW
+
+
+def test_a_compaction_held_elsewhere_is_503_with_a_retry_hint(small_model, llm_server, token, user, settings):
+    settings.GATEWAY_LEASE_WAIT_SECONDS = 0
+    channel = ChannelFactory(owner=user, model=small_model)
+    assert lease_acquire(channel_id=channel.pk, holder="another process", seconds=60)
+    response = post(token, history(61), **{"X-Channel-Id": str(channel.pk)})
+    assert (response.status_code, response["Retry-After"]) == (503, "5")
+    message = "A compaction of this conversation is running; try again in a moment."
+    assert response.json() == server_error(message, "compaction_in_progress")
+    assert llm_server.requests == [] and not Summary.objects.exists()
+
+
+def test_a_failing_summarizer_is_502_saying_the_compaction_failed(small_model, llm_server, token):
+    utility = LLMModelFactory(name="loopback-utility", base_url=llm_server.url, context_window=8_000)
+    ModelRoleFactory(role=ModelRole.Role.UTILITY, primary=utility)
+    llm_server.script(Reply(status=500))
+    response = post(token, history(61))
+    assert response.status_code == 502
+    cause = UsageEntry.objects.get(model="loopback-utility").error
+    message = (
+        "The conversation had to be compacted to fit the model's window, and that failed: "
+        f"The model call failed: loopback-utility: {cause}"
+    )
+    assert response.json() == server_error(message, "compaction_failed")
+    assert "Retry-After" not in response
+    assert [request["model"] for request in llm_server.requests] == ["loopback-utility"]
+    assert not Summary.objects.exists() and Message.objects.count() == 61
+
+
+def test_newest_turns_too_long_alone_are_400_naming_the_messages(small_model, llm_server, token):
+    response = post(token, [{"role": "user", "content": "word " * 3_000}])
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["type"], error["param"], error["code"]) == (
+        "invalid_request_error",
+        "messages",
+        "context_length_exceeded",
+    )
+    assert error["message"].startswith("This conversation's context needs ")
+    assert error["message"].endswith(
+        "(its window minus the answer's reserve and the tools); the newest turns alone are too long."
+    )
+    assert llm_server.requests == []
