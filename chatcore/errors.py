@@ -13,7 +13,9 @@ from django.core.exceptions import ValidationError
 class ServiceError(Exception):
     """A failure a service reports. Each kind states its HTTP status and stable code once, in its
     class line (`class NotFound(ServiceError, status_code=404, code="not_found")`); a raise may
-    still give a more precise `code` (e.g. `in_progress` for a Conflict)."""
+    still give a more precise `code` (e.g. `in_progress` for a Conflict). `extra` holds the values
+    behind it (`field`: the input it is about); `retry_after`, when given, the seconds after which
+    the same request may succeed, which each interface says in its own way."""
 
     status_code = 400
     code = "invalid"
@@ -25,12 +27,15 @@ class ServiceError(Exception):
         if code is not None:
             cls.code = code
 
-    def __init__(self, message: str, *, code: str | None = None, extra: dict | None = None):
+    def __init__(
+        self, message: str, *, code: str | None = None, extra: dict | None = None, retry_after: int | None = None
+    ):
         super().__init__(message)
         self.message = message
         if code:
             self.code = code
         self.extra = extra or {}
+        self.retry_after = retry_after
 
 
 class NotFound(ServiceError, status_code=404, code="not_found"):
@@ -55,9 +60,10 @@ class Throttled(ServiceError, status_code=429, code="throttled"):
     `retry_after` (seconds, at least 1) is sent as the Retry-After header by every interface.
     """
 
+    retry_after: int
+
     def __init__(self, message: str, *, retry_after: int):
-        super().__init__(message, extra={"retry_after": retry_after})
-        self.retry_after = retry_after
+        super().__init__(message, extra={"retry_after": retry_after}, retry_after=retry_after)
 
 
 class ModelCallFailed(ServiceError, status_code=502, code="model_failed"):

@@ -1,5 +1,6 @@
 """The OpenAI Chat Completions protocol: what a request may hold and how its
-messages map onto our stored form, and the error objects clients expect.
+messages map onto our stored form (`incoming.py`); the error objects clients
+expect are in `errors.py`.
 
 A message's stored form is what `message_append` keeps and what its chain
 hash digests: text in `content`; `tool_calls` and `tool_call_id` in
@@ -9,7 +10,6 @@ came in `metadata.content_parts` (sent upstream unchanged) and a text with a
 placeholder per part in `content` (what people and summarizers read).
 """
 
-import dataclasses
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -19,36 +19,12 @@ from chatcore.characters import unstorable_in_json
 from chatcore.metadata.validation import metadata_validate
 from compaction.gateway import legacy
 from compaction.gateway.errors import ProtocolError
+from compaction.gateway.incoming import CompletionRequest, StoredForm
 from compaction.gateway.params import params_checked
 
-__all__ = [
-    "CompletionRequest",
-    "ProtocolError",
-    "StoredForm",
-    "completion_request",
-    "unstorable_text_refused",
-    "stored_form",
-]
+__all__ = ["ProtocolError", "completion_request", "stored_form", "unstorable_text_refused"]
 
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
-
-
-@dataclasses.dataclass(slots=True)
-class StoredForm:
-    role: str
-    content: str
-    metadata: dict
-
-
-@dataclasses.dataclass(frozen=True)
-class CompletionRequest:
-    model: str
-    messages: list[StoredForm]
-    params: dict
-    stream: bool
-    include_usage: bool
-    channel_id: int | None
-    legacy_functions: bool = False  # the client used `functions`: the answer goes back as `function_call`
 
 
 def _invalid(message: str, param: str) -> ProtocolError:
@@ -206,11 +182,3 @@ def unstorable_text_refused(body: bytes, payload: Any) -> None:
     if found is not None:
         path, message = found
         raise ProtocolError(f"{path or 'The request body'}: {message}", param=path or None, code="invalid_value")
-
-
-def error_from_validation(error: ValidationError) -> ProtocolError:
-    """A service's ValidationError as a 400 error object naming the field."""
-    if hasattr(error, "error_dict"):
-        field, errors = next(iter(error.error_dict.items()))
-        return ProtocolError(f"{field}: {errors[0].messages[0]}", param=field, code="invalid_value")
-    return ProtocolError(error.messages[0] if error.messages else "Invalid request.", code="invalid_value")

@@ -1,6 +1,10 @@
 """Use cases of the gateway: place a resent history on the tree, make our
 context for its leaf fit the model's window (compacting inline if it must),
 and store the model's answer.
+
+They speak no HTTP: failures are domain errors (`chatcore.errors`, with the
+field they are about and any retry hint as data), which the views answer in
+the protocol's terms (`errors.protocol_error`).
 """
 
 import dataclasses
@@ -22,20 +26,28 @@ from chatcore.locks import channel_lock
 from chatcore.models import Channel, LLMModel, Message, Summary
 from chatcore.replies import reply_store
 from chatcore.throttling import expensive_call
+from chatcore.timing import Timings
 from chatcore.tokens import count_tokens
 from chatcore.tools import ReplyTool, tools_offered, tools_registered
 from compaction.collector import collector_paused
 from compaction.gateway import conf
+from compaction.gateway.incoming import CompletionRequest, StoredForm
 from compaction.gateway.lookup import deepest_match
-from compaction.gateway.protocol import CompletionRequest, ProtocolError, StoredForm
 from compaction.services import channel_compact
 
 logger = logging.getLogger(__name__)
 
+TITLE_CHARS = 60  # a new channel's title: the opening of its first question, as much as a channel list shows
 KEEP_STEPS = (None, 2, 1)  # the profile's keep_recent, then fewer; never 0: the newest turn is the question
+# Compactions that succeed but leave the context too long may run this many times the failures allowed
+# (GATEWAY_COMPACT_ATTEMPTS): each pass summarizes what the summarizing model can read, so a long stretch
+# takes several, but a history that never gets under the window must end.
+COMPACTIONS_PER_ATTEMPT = 20
+LEASE_POLL_SECONDS = 0.25  # a call waiting for another process's compaction (seconds of work) looks this often
+COMPACTION_RETRY_AFTER_SECONDS = 5  # told to a call whose wait ran out: a compaction takes seconds, not minutes
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Turn:
     """A call placed on the tree: the leaf to answer and the context that will be sent for it."""
 
@@ -47,7 +59,6 @@ class Turn:
     prompt_tokens: int  # our count of what goes upstream: the context plus the tools' definitions
     created: bool
     appended: int
-    timings: dict[str, float] = dataclasses.field(default_factory=dict)  # milliseconds, for Server-Timing
     tools: tuple[ReplyTool, ...] = ()  # the server's own (recall_history), run here, never shown to the client
     room: int = 0  # tokens the server's tool rounds may add to the context without passing the window
 
@@ -59,11 +70,10 @@ class Turn:
 def model_for_request(*, name: str) -> LLMModel:
     model = chatcore_selectors.llm_models_active().filter(name=name).first()
     if model is None:
-        raise ProtocolError(
+        raise NotFound(
             f"The model `{name}` does not exist or is not active: GET /v1/models lists the models you can use.",
-            status=404,
-            param="model",
             code="model_not_found",
+            extra={"field": "model"},
         )
     return model
 
@@ -71,7 +81,7 @@ def model_for_request(*, name: str) -> LLMModel:
 def _title(messages: list[StoredForm]) -> str:
     text = next((m.content for m in messages if m.role == Message.Role.USER), "") or messages[0].content
     text = " ".join(text.split())
-    return (text[:60] + "…" if len(text) > 60 else text) or "API conversation"
+    return (text[:TITLE_CHARS] + "…" if len(text) > TITLE_CHARS else text) or "API conversation"
 
 
 def _position(hashes: list[str], wanted: str) -> int:
@@ -169,12 +179,12 @@ def _limit(*, model: LLMModel, params: dict) -> tuple[int, int, int]:
     return window - reserve - tools - server, tools, server
 
 
-def _too_long(tokens: int, limit: int, why: str) -> ProtocolError:
-    return ProtocolError(
+def _too_long(tokens: int, limit: int, why: str) -> Unprocessable:
+    return Unprocessable(
         f"This conversation's context needs {tokens:,} tokens and the model leaves {max(limit, 0):,} for it "
         f"(its window minus the answer's reserve and the tools); {why}",
-        param="messages",
         code="context_length_exceeded",
+        extra={"field": "messages", "tokens": tokens, "limit": max(limit, 0)},
     )
 
 
@@ -190,7 +200,7 @@ def _fit(*, channel: Channel, user: User, leaf: Message, limit: int) -> Assemble
         assembled = context_assemble(channel=channel, user=user, leaf=leaf)
         if assembled.tokens <= limit:
             return assembled
-        if failures >= conf.COMPACT_ATTEMPTS or compactions >= conf.COMPACT_ATTEMPTS * 20:
+        if failures >= conf.COMPACT_ATTEMPTS or compactions >= conf.COMPACT_ATTEMPTS * COMPACTIONS_PER_ATTEMPT:
             raise _too_long(assembled.tokens, limit, "compacting it did not bring it under that.")
         chatcore_services.cursor_move(channel=channel, user=user, message_id=leaf.pk, exact=True)
         try:
@@ -205,59 +215,65 @@ def _fit(*, channel: Channel, user: User, leaf: Message, limit: int) -> Assemble
             if error.code != "in_progress":  # the channel moved underneath: look again
                 failures += 1
             elif time.monotonic() < deadline:
-                time.sleep(0.25)
+                time.sleep(LEASE_POLL_SECONDS)
             else:
-                raise ProtocolError(
+                raise Conflict(
                     "A compaction of this conversation is running; try again in a moment.",
-                    status=503,
-                    type="server_error",
                     code="compaction_in_progress",
-                    headers={"Retry-After": "5"},
+                    retry_after=COMPACTION_RETRY_AFTER_SECONDS,
                 ) from None
         except ModelCallFailed as error:
-            raise ProtocolError(
+            raise ModelCallFailed(
                 f"The conversation had to be compacted to fit the model's window, and that failed: {error.message}",
-                status=502,
-                type="server_error",
                 code="compaction_failed",
             ) from None
 
 
-def turn_prepare(*, user: User, request: CompletionRequest) -> Turn:
-    """Place the request's history on the tree and make our context for its leaf fit the model.
+def turn_prepare(*, user: User, request: CompletionRequest, timings: Timings | None = None) -> Turn:
+    """Place the request's history on the tree and make our context for its leaf fit the model; how long
+    each took goes into `timings` ("place", "fit").
 
     One call of the user's limit on model calls (chatcore.throttling), the inline compactions included;
     a refused turn (Throttled) writes nothing.
     """
     with expensive_call(user=user):
-        return _turn_prepare(user=user, request=request)
+        return _turn_prepare(user=user, request=request, timings=timings or Timings())
 
 
-def _turn_prepare(*, user: User, request: CompletionRequest) -> Turn:
+def _pinned_channel(*, user: User, channel_id: int | None) -> Channel | None:
+    if channel_id is None:
+        return None
+    try:
+        return chatcore_selectors.channel_get(user=user, channel_id=channel_id)
+    except NotFound:
+        raise NotFound(
+            f"No channel {channel_id} of yours.", code="channel_not_found", extra={"field": "channel_id"}
+        ) from None
+
+
+def _turn_prepare(*, user: User, request: CompletionRequest, timings: Timings) -> Turn:
     model = model_for_request(name=request.model)
-    pinned = None
-    if request.channel_id is not None:
-        try:
-            pinned = chatcore_selectors.channel_get(user=user, channel_id=request.channel_id)
-        except NotFound:
-            raise ProtocolError(
-                f"No channel {request.channel_id} of yours.", status=404, param="channel_id", code="channel_not_found"
-            ) from None
-    started = time.perf_counter()
+    pinned = _pinned_channel(user=user, channel_id=request.channel_id)
     # Hashing and appending the history: CPU and a few short queries (the channel's row lock is held only by
     # another call placing its history), never a model call.
-    with collector_paused():
+    with timings.timed("place"), collector_paused():
         channel, leaf, created, appended = _place(user=user, request=request, model=model, pinned=pinned)
-    placed = time.perf_counter()
-    limit, tools_tokens, server_tokens = _limit(model=model, params=request.params)
-    assembled = _fit(channel=channel, user=user, leaf=leaf, limit=limit)
-    ours = tuple(tools_offered(channel=channel, user=user, besides=client_tool_names(request.params)))
-    prompt_tokens = assembled.tokens + tools_tokens + (server_tokens if ours else 0)
-    timings = {"place": (placed - started) * 1000, "fit": (time.perf_counter() - placed) * 1000}
+    with timings.timed("fit"):
+        limit, tools_tokens, server_tokens = _limit(model=model, params=request.params)
+        assembled = _fit(channel=channel, user=user, leaf=leaf, limit=limit)
+        ours = tuple(tools_offered(channel=channel, user=user, besides=client_tool_names(request.params)))
     return Turn(
-        channel, leaf, model, assembled, request.params, prompt_tokens, created, appended, timings, ours,
-        max(0, limit - assembled.tokens),
-    )  # fmt: skip
+        channel=channel,
+        leaf=leaf,
+        model=model,
+        assembled=assembled,
+        params=request.params,
+        prompt_tokens=assembled.tokens + tools_tokens + (server_tokens if ours else 0),
+        created=created,
+        appended=appended,
+        tools=ours,
+        room=max(0, limit - assembled.tokens),
+    )
 
 
 def turn_reply_store(
@@ -286,13 +302,3 @@ def turn_reply_store(
         extra=extra,
         chain_hash_as=hashed_as,
     )
-
-
-def upstream_error(error: ModelCallFailed) -> ProtocolError:
-    """What the client is told when the model call failed (usage rows say what each attempt did)."""
-    status = error.upstream_status
-    if status == 429:
-        return ProtocolError(error.message, status=429, type="requests", code="rate_limit_exceeded")
-    if status in (400, 404, 413, 422):
-        return ProtocolError(f"The model's provider refused the request: {error.message}", code="upstream_rejected")
-    return ProtocolError(error.message, status=502, type="server_error", code="upstream_error")

@@ -33,9 +33,10 @@ from chatcore.llm_chat import ChatDelta, ChatTurn
 from chatcore.llm_stream import ChatStream
 from chatcore.tool_rounds import ToolLoop
 from compaction.gateway import legacy
-from compaction.gateway.protocol import CompletionRequest
+from compaction.gateway.errors import protocol_error
+from compaction.gateway.incoming import CompletionRequest
 from compaction.gateway.rounds import Spent, client_turn, round_stream
-from compaction.gateway.services import Turn, turn_reply_store, upstream_error
+from compaction.gateway.services import Turn, turn_reply_store
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +162,7 @@ async def completion_events(
             yield chunks.usage(spent.input_tokens or turn.prompt_tokens, spent.output_tokens)
         yield _event("[DONE]")
     except ModelCallFailed as error:
-        yield _event(upstream_error(error).body())
+        yield _event(protocol_error(error).body())
     except (asyncio.CancelledError, GeneratorExit):
         if not storing:
             await _interrupted(user=user, turn=turn, stream=stream, seen=relay, loop=loop)

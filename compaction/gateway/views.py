@@ -3,7 +3,8 @@
 Plain Django views, not DRF: the protocol's error objects
 ({"error": {"message", "type", "param", "code"}}) and its event stream are
 not our REST API's, so the project's DRF exception handler stays the one
-for /api/ and these map errors themselves (`_error_response`).
+for /api/ and these answer the services' errors in the protocol's terms
+(`errors.protocol_error`, in `protocol_view`).
 """
 
 import dataclasses
@@ -22,20 +23,18 @@ from django.views.decorators.csrf import csrf_exempt
 
 from chatcore import selectors as chatcore_selectors
 from chatcore.bounded_json import json_loads_bounded
-from chatcore.errors import ModelCallFailed, ServiceError, Throttled
+from chatcore.errors import ServiceError
 from chatcore.llm_chat import ChatTurn
+from chatcore.timing import Timings
+from chatcore.tool_rounds import ToolLoop
 from compaction.collector import collector_paused
 from compaction.gateway import conf, legacy
 from compaction.gateway.auth import gateway_user
-from compaction.gateway.protocol import (
-    CompletionRequest,
-    ProtocolError,
-    completion_request,
-    error_from_validation,
-    unstorable_text_refused,
-)
+from compaction.gateway.errors import ProtocolError, error_from_validation, protocol_error
+from compaction.gateway.incoming import CompletionRequest
+from compaction.gateway.protocol import completion_request, unstorable_text_refused
 from compaction.gateway.rounds import Spent, answer_complete, round_stream, turn_loop
-from compaction.gateway.services import Turn, model_for_request, turn_prepare, turn_reply_store, upstream_error
+from compaction.gateway.services import Turn, model_for_request, turn_prepare, turn_reply_store
 from compaction.gateway.streaming import completion_events
 
 logger = logging.getLogger(__name__)
@@ -46,12 +45,6 @@ def _error_response(error: ProtocolError) -> JsonResponse:
     for name, value in error.headers.items():
         response[name] = value
     return response
-
-
-def _service_error(error: ServiceError) -> ProtocolError:
-    kinds = {401: "invalid_request_error", 404: "invalid_request_error", 429: "requests"}
-    kind = kinds.get(error.status_code, "server_error" if error.status_code >= 500 else "invalid_request_error")
-    return ProtocolError(error.message, status=error.status_code, type=kind, code=error.code)
 
 
 def _allowed(methods: tuple[str, ...]) -> tuple[str, ...]:
@@ -80,12 +73,8 @@ def protocol_view(methods: tuple[str, ...]) -> Callable:
                 return await view(request, *args, **kwargs)
             except ProtocolError as error:
                 return _error_response(error)
-            except ModelCallFailed as error:
-                return _error_response(upstream_error(error))
-            except Throttled as error:
-                return _error_response(_throttled(error))
             except ServiceError as error:
-                return _error_response(_service_error(error))
+                return _error_response(protocol_error(error))
             except ValidationError as error:
                 return _error_response(error_from_validation(error))
             except Exception:  # a bug or an outage: logged with its traceback, answered in the protocol's shape
@@ -101,17 +90,6 @@ def protocol_view(methods: tuple[str, ...]) -> Callable:
         return csrf_exempt(wrapped)
 
     return decorate
-
-
-def _throttled(error: Throttled) -> ProtocolError:
-    """The person's limit on model calls (chatcore.throttling), as OpenAI reports a rate limit."""
-    return ProtocolError(
-        error.message,
-        status=429,
-        type="requests",
-        code="rate_limit_exceeded",
-        headers={"Retry-After": str(error.retry_after)},
-    )
 
 
 def _payload(request: HttpRequest) -> dict:
@@ -131,26 +109,24 @@ def _payload(request: HttpRequest) -> dict:
     return payload
 
 
-def turn_headers(turn: Turn) -> dict[str, str]:
+def turn_headers(turn: Turn, timings: Timings) -> dict[str, str]:
     headers = {"X-Channel-Id": str(turn.channel.pk), "X-Context-Tokens": str(turn.prompt_tokens)}
     if turn.summary_id is not None:
         headers["X-Compaction-Summary-Id"] = str(turn.summary_id)
     # Where the time went (ms), for browsers' devtools and the gateway benchmark.
-    headers["Server-Timing"] = ", ".join(f"{name};dur={value:.2f}" for name, value in turn.timings.items())
+    headers["Server-Timing"] = ", ".join(f"{name};dur={value:.2f}" for name, value in timings.ms.items())
     return headers
 
 
-def _prepare(request: HttpRequest) -> tuple[User, CompletionRequest, Turn]:
+def _prepare(request: HttpRequest, timings: Timings) -> tuple[User, CompletionRequest, Turn]:
     """Everything before the model call, in one trip to a thread: auth, parsing, the limit, the tree."""
-    started, cpu = time.perf_counter(), time.thread_time()
-    user = gateway_user(request)
-    request.user = user
-    with collector_paused():  # a resent history is tens of thousands of objects, none in a cycle
-        completion = completion_request(_payload(request), channel_header=request.headers.get("X-Channel-Id"))
-    parsed = time.perf_counter()
-    turn = turn_prepare(user=user, request=completion)
-    turn.timings = {"parse": (parsed - started) * 1000, **turn.timings}
-    turn.timings["prepare_cpu"] = (time.thread_time() - cpu) * 1000
+    with timings.timed("prepare_cpu", clock=time.thread_time):
+        with timings.timed("parse"):
+            user = gateway_user(request)
+            request.user = user
+            with collector_paused():  # a resent history is tens of thousands of objects, none in a cycle
+                completion = completion_request(_payload(request), channel_header=request.headers.get("X-Channel-Id"))
+        turn = turn_prepare(user=user, request=completion, timings=timings)
     return user, completion, turn
 
 
@@ -181,30 +157,37 @@ def _completion_body(*, turn: Turn, result: ChatTurn, spent: Spent, legacy_funct
 @protocol_view(("POST",))
 async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     """POST /v1/chat/completions: the OpenAI Chat Completions call, on our tree, with compaction."""
-    started, cpu = time.perf_counter(), time.process_time()
-    user, completion, turn = await sync_to_async(_prepare)(request)
-    turn.timings["prepare"] = (time.perf_counter() - started) * 1000
-    loop = turn_loop(user=user, turn=turn)
-    if not completion.stream:
-        called, spent = time.perf_counter(), Spent()
-        result = await answer_complete(user=user, turn=turn, loop=loop, spent=spent)
-        if completion.legacy_functions:
-            result = dataclasses.replace(result, tool_calls=legacy.answer_calls(result.tool_calls))
-        stored = time.perf_counter()
-        await sync_to_async(turn_reply_store)(user=user, turn=turn, result=result, parent=loop.plan.parent)
-        finished = time.perf_counter()
-        turn.timings |= {"upstream": (stored - called) * 1000, "store": (finished - stored) * 1000}
-        turn.timings["total"] = (finished - started) * 1000
-        turn.timings["cpu"] = (time.process_time() - cpu) * 1000  # the server process's, this request's when alone
-        body = _completion_body(turn=turn, result=result, spent=spent, legacy_functions=completion.legacy_functions)
-        return JsonResponse(body, headers=turn_headers(turn))
+    timings = Timings()  # each step's milliseconds, sent as Server-Timing
+    # The request's wall time and the server process's CPU (this request's when alone): in the header of an
+    # answer sent whole (a stream's headers leave before they end).
+    with timings.timed("cpu", clock=time.process_time), timings.timed("total"):
+        with timings.timed("prepare"):
+            user, completion, turn = await sync_to_async(_prepare)(request, timings)
+        loop = turn_loop(user=user, turn=turn)
+        if completion.stream:
+            return await _streamed(request, user=user, completion=completion, turn=turn, loop=loop, timings=timings)
+        spent = Spent()
+        with timings.timed("upstream"):
+            result = await answer_complete(user=user, turn=turn, loop=loop, spent=spent)
+            if completion.legacy_functions:
+                result = dataclasses.replace(result, tool_calls=legacy.answer_calls(result.tool_calls))
+        with timings.timed("store"):
+            await sync_to_async(turn_reply_store)(user=user, turn=turn, result=result, parent=loop.plan.parent)
+    body = _completion_body(turn=turn, result=result, spent=spent, legacy_functions=completion.legacy_functions)
+    return JsonResponse(body, headers=turn_headers(turn, timings))
+
+
+async def _streamed(
+    request: HttpRequest, *, user: User, completion: CompletionRequest, turn: Turn, loop: ToolLoop, timings: Timings
+) -> StreamingHttpResponse:
+    """`stream: true`: the events (`streaming.py`), the first round opened before the headers go."""
     stream = await round_stream(user=user, turn=turn, loop=loop)
     events = completion_events(user=user, turn=turn, loop=loop, stream=stream, request=completion)
     content: AsyncIterator[bytes] | Iterator[bytes] = events
     if not isinstance(request, ASGIRequest):
         # A WSGI server (runserver) cannot stream an async iterator: the events go out together at the end.
         content = _buffered([event async for event in events])
-    response = StreamingHttpResponse(content, content_type="text/event-stream", headers=turn_headers(turn))
+    response = StreamingHttpResponse(content, content_type="text/event-stream", headers=turn_headers(turn, timings))
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx: pass the events through as they come
     return response

@@ -1,7 +1,10 @@
-"""A history too long for the model's window: compacted inline first, and when that cannot be done the
-protocol's answer says why (compaction.gateway.services raises domain errors; the views answer them)."""
+"""The gateway's use cases (compaction.gateway.services): a history too long for the model's window is
+compacted inline first, and when that cannot be done the protocol's answer says why. The services raise
+domain errors and speak no HTTP; the views answer them."""
 
+import ast
 import json
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -101,3 +104,40 @@ def test_newest_turns_too_long_alone_are_400_naming_the_messages(small_model, ll
         "(its window minus the answer's reserve and the tools); the newest turns alone are too long."
     )
     assert llm_server.requests == []
+
+
+# What belongs to the HTTP side: Django's request and response layer, DRF, and the gateway's own protocol
+# modules (the error objects, the body parser, the views and the event stream).
+HTTP_MODULES = (
+    "django.http",
+    "django.views",
+    "django.core.handlers",
+    "rest_framework",
+    "compaction.gateway.errors",
+    "compaction.gateway.protocol",
+    "compaction.gateway.views",
+    "compaction.gateway.streaming",
+    "compaction.gateway.auth",
+)
+
+
+def imported(path: Path) -> set[str]:
+    """Every module the file imports, anywhere in it, and each name it takes from one."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
+def test_the_service_module_imports_nothing_from_http():
+    import compaction.gateway.services
+
+    path = Path(compaction.gateway.services.__file__)
+    wrong = sorted(
+        name for name in imported(path) if any(name == http or name.startswith(http + ".") for http in HTTP_MODULES)
+    )
+    assert wrong == []
+    assert "compaction.gateway.incoming.CompletionRequest" in imported(path)  # the check reads this module
