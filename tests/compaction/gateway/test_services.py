@@ -60,6 +60,20 @@ def test_a_long_history_is_compacted_and_answered(small_model, llm_server, token
     summary = Summary.objects.get()
     assert (summary.trigger, response["X-Compaction-Summary-Id"]) == ("gateway", str(summary.pk))
     assert int(response["X-Context-Tokens"]) <= WINDOW
+    steps = [entry.split(";dur=")[0] for entry in response["Server-Timing"].split(", ")]
+    assert steps == ["parse", "place", "fit", "prepare_cpu", "prepare", "upstream", "store", "total", "cpu"]
+
+
+def test_a_streamed_answer_s_timing_header_has_the_steps_before_it(chat_model, llm_server, token):
+    llm_server.script(Reply(content="Streamed."))
+    body = json.dumps({"model": MODEL, "messages": history(1), "stream": True})
+    response = Client().post(
+        "/v1/chat/completions", body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token}"
+    )
+    assert response.status_code == 200
+    steps = [entry.split(";dur=")[0] for entry in response["Server-Timing"].split(", ")]
+    assert steps == ["parse", "place", "fit", "prepare_cpu", "prepare"]
+    assert b"Streamed." in b"".join(response.streaming_content)
 
 
 def test_a_compaction_held_elsewhere_is_503_with_a_retry_hint(small_model, llm_server, token, user, settings):
