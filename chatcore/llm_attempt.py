@@ -35,7 +35,7 @@ from chatcore.models import Channel, LLMModel, UsageEntry
 logger = logging.getLogger(__name__)
 
 CAUSE_MAX_CHARS = 2_000  # a usage row keeps the cause, not a provider's whole error page
-OFFLINE_CONTEXT_WINDOW = 128_000  # the offline provider when no role is set: extractive, it reads anything
+OFFLINE_CONTEXT_WINDOW = 128_000  # the stand-in when no role is set: no budget is read from it, so a large one
 
 
 class MissingApiKey(ValueError):
