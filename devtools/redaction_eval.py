@@ -48,7 +48,9 @@ def default_corpus() -> Path:
 
 
 def default_locomo() -> list[Path]:
-    folder = Path(settings.BASE_DIR).parent / "shared" / "bench" / "locomo"
+    from devtools.benchmarks.tokens import locomo_dir  # beside the checkout, or above a git worktree
+
+    folder = locomo_dir()
     return sorted(folder.glob("*.json")) if folder.is_dir() else []
 
 
