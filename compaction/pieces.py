@@ -28,7 +28,14 @@ SPLIT_WORDS = 20
 MIN_CLAUSE_WORDS = 8
 MIN_PIECE_CHARS = 2  # a shorter piece is punctuation or a stray letter, not something said
 
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?…])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])")
+# A sentence ends at its mark and the spaces after it when the next one starts with a capital, a digit or a letter
+# of a script without case (Greek and Cyrillic capitals, Devanagari, Arabic …; not a lower-case Latin letter, so
+# "e.g. this" stays whole); the Devanagari danda and the Arabic question mark end one too. Chinese and Japanese
+# full stops end a sentence with or without a space after them.
+_SENTENCE_END_RE = re.compile(
+    r"(?<=[.!?…।॥؟])[\"'”’)»]*\s+(?=[\"'“‘(«„]?[^\W_a-z\u00df-\u024f])"
+    r"|(?<=[。！？])[”’」』）)]*\s*(?=[^\s”’」』）)])"
+)
 _LINE_RE = re.compile(r"[^\n]+")
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _BULLET_RE = re.compile(r"^\s*(?:[-*•>]|\d+[.)]|#{1,6})\s+")
@@ -57,6 +64,9 @@ _WORD_RE = re.compile(r"\S+")
 # A rough token count without the tokenizer: English words are about one token each, long or rare words
 # more, punctuation one. The summary is counted exactly once written; this only guides the selection.
 _TOKEN_PIECE_RE = re.compile(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]")
+# Letters of other scripts: a tokenizer spends about one token on every UNSCRIPTED_CHARS of them.
+_OTHER_LETTERS_RE = re.compile(r"[^\W\d_A-Za-z]{2,}")
+UNSCRIPTED_CHARS = 2
 
 
 @dataclasses.dataclass(slots=True)
@@ -81,7 +91,14 @@ _LONGER_WORD_RE = re.compile(r"[A-Za-z]{15,}")
 
 def estimate_tokens(text: str) -> int:
     """About one token per word, number or mark; long words more."""
-    return len(_TOKEN_PIECE_RE.findall(text)) + len(_LONG_WORD_RE.findall(text)) + len(_LONGER_WORD_RE.findall(text))
+    estimate = (
+        len(_TOKEN_PIECE_RE.findall(text)) + len(_LONG_WORD_RE.findall(text)) + len(_LONGER_WORD_RE.findall(text))
+    )
+    if not text.isascii():
+        # _TOKEN_PIECE_RE counted each letter of another script as a token: a run costs about a token per
+        # UNSCRIPTED_CHARS letters instead.
+        estimate -= sum(len(run) - -(-len(run) // UNSCRIPTED_CHARS) for run in _OTHER_LETTERS_RE.findall(text))
+    return estimate
 
 
 def _words(text: str, start: int, end: int) -> int:

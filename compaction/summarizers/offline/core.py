@@ -17,7 +17,7 @@ from itertools import repeat
 from chatcore.tokens import count_tokens
 from compaction import lexicon
 from compaction.summarizers.offline import layout as layouts
-from compaction.summarizers.offline import plans, previous, scoring, sections
+from compaction.summarizers.offline import plans, previous, scoring, scripts, sections
 from compaction.summarizers.offline.entries import Entry
 from compaction.summarizers.offline.render import ACCOUNT_ATTEMPTS, DAY_PREFIX_TOKENS, render, timeline_entries
 from compaction.summarizers.offline.select import MIN_NEW_SHARE, PER_TOKEN_PAD, greedy, worth
@@ -53,11 +53,13 @@ def analyse(
     tokens, only the pieces that could make it are analysed in full (see _worth_analysing)."""
     reads: list[Read] = []
     set_aside_by: list[str] = []
+    set_aside_items: set[int] = set()
     for index, item in enumerate(items):
         if addresses_model(item):
             # A message that addresses the summarizer is set aside whole: its other sentences are the
             # payload of the same attempt. The summary says whose it was, never what it asked for.
             set_aside_by.append(speaker_label(item))
+            set_aside_items.add(index)
             continue
         reads.extend(read_item(index, item))
     carried, rejected = previous.carried_units(previous_summary) if previous_summary else ([], 0)
@@ -81,6 +83,8 @@ def analyse(
         set_aside=len(set_aside_by) + rejected,
         set_aside_by=list(dict.fromkeys(set_aside_by)),
         user_turns=[index for index, item in enumerate(items) if item.role == "user"],
+        scripts=scripts.by_message(items),
+        set_aside_items=frozenset(set_aside_items),
     )
 
 

@@ -13,6 +13,7 @@ import bisect
 
 from compaction.summarizers.offline import layout as layouts
 from compaction.summarizers.offline.entries import Entry, render_entry
+from compaction.summarizers.offline.scripts import scripts_of
 from compaction.summarizers.offline.units import Unit
 from compaction.transcript import format_date
 
@@ -119,6 +120,7 @@ def render(analysis, layout: layouts.Layout, fixed: dict[int, list[Entry]], pick
         if body:
             lines.append(f"## {section.title}")
             lines.extend(body)
+    lines.extend(_unquoted_scripts(analysis, [e for es in fixed.values() for e in es], picked))
     if analysis.set_aside:
         by = f" (written by {', '.join(analysis.set_aside_by[:SET_ASIDE_WRITERS])})" if analysis.set_aside_by else ""
         lines.append(
@@ -140,3 +142,29 @@ def _lines(entries: list[Entry], analysis, *, dated: bool) -> list[str]:
         if entry.day:
             last_day = entry.day
     return out
+
+
+def _unquoted_scripts(analysis, entries: list[Entry], picked: list[Unit]) -> list[str]:
+    """A line for each script the people wrote in of which the summary quotes nothing, saying why: text in any
+    script is quotable, so a reader must not take its absence for silence."""
+    if not analysis.scripts:
+        return []
+    quoted: set[str] = set()
+    for unit in [*picked, *(unit for entry in entries for unit in entry.units)]:
+        quoted.update(scripts_of(unit.text))
+    with_units = {unit.item for unit in analysis.units}
+    by_reason: dict[str, list[str]] = {}
+    for script, indices in sorted(analysis.scripts.items()):
+        if script in quoted:
+            continue
+        if all(index in analysis.set_aside_items for index in indices):
+            reason = "they were set aside as addressed to a model or summarizer"
+        elif with_units.isdisjoint(indices):
+            reason = "no sentence in them reads as a fact, a request or a decision on its own"
+        else:
+            reason = "other passages were chosen within the summary's token limit"
+        by_reason.setdefault(reason, []).append(f"{script} ({len(indices)})")
+    return [
+        f"- Note: nothing is quoted of the messages written in {', '.join(names)} script: {reason}."
+        for reason, names in by_reason.items()
+    ]

@@ -178,6 +178,7 @@ DIGITS_RARITY = 2.5  # a bare number: fairly rare, whatever its digits
 ZIPF_COMMONEST = 7.0  # about the Zipf frequency of "the": rarity counts down from it
 # No word is wholly predictable; beyond the most, rarity is noise (typos, names).
 MIN_RARITY, MAX_RARITY = 0.1, 4.5
+OTHER_SCRIPT_RARITY = DIGITS_RARITY  # a word outside English's table, as rare as a number
 
 
 @functools.cache
@@ -185,5 +186,7 @@ def general_rarity(word: str) -> float:
     """Bits-like surprise of a word in general English: 0 for 'the', about 4 for rare words."""
     if word.isdigit():
         return DIGITS_RARITY
+    if not word.isascii():
+        return OTHER_SCRIPT_RARITY  # wordfreq's English table knows none of them: neither common nor rare
     zipf = wordfreq.zipf_frequency(word, "en")
     return min(max(ZIPF_COMMONEST - zipf, MIN_RARITY), MAX_RARITY)

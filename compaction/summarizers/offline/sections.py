@@ -39,6 +39,9 @@ class Analysis:
     set_aside_by: list[str] = dataclasses.field(default_factory=list)  # whose messages were set aside
     frontier: float = 0.0  # value per token of the last unit the budget would take on worth alone
     user_turns: list[int] = dataclasses.field(default_factory=list)  # indices of the user's messages
+    # script → indices of the people's messages written in it (scripts.scripts_of), set aside ones included
+    scripts: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    set_aside_items: frozenset[int] = frozenset()  # indices of the messages set aside as addressed to a model
 
     def worthy(self, entry: Entry, factor: float) -> bool:
         """Whether an entry is worth its tokens: at least `factor` times the budget's marginal value per token."""

@@ -22,6 +22,11 @@ from compaction.transcript import TranscriptItem, format_date
 
 QUOTE_TOKENS = 2  # the quotation marks around a quote
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# Words of any other script (Greek, Cyrillic, Devanagari, accented Latin …), and the runs of scripts written
+# without spaces (Chinese, Japanese, Korean syllables are spaced but kept here too), read as overlapping pairs
+# of characters: what a word is there without a dictionary.
+_OTHER_WORD_RE = re.compile(r"[^\W\d_]*[^\W\d_a-z][^\W\d_]*")
+_UNSPACED_RUN_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
 ANCHOR_TOKENS = 5  # " [7 May 2023]"
 MIN_SHORT_BONUS = 1.5  # a piece of few words is kept only with details worth this much (a path, two dates …)
 
@@ -108,11 +113,26 @@ def read_item(index: int, item: TranscriptItem) -> list[Read]:
             # Without an apostrophe the tokens are exactly the runs content_words splits: no second pass.
             tokens = frozenset(listed)
             words = tokens - lexicon.STOP_WORDS
+        if not lower.isascii():
+            others = _other_words(lower)
+            tokens, words = tokens | others, words | others
         addressed = 0
         if not scoring.SECOND_PERSON.isdisjoint(tokens):
             addressed = sum(1 for token in listed if token in scoring.SECOND_PERSON)
         reads.append(Read(index, item, piece, words, tokens, alone, addressed))
     return reads
+
+
+def _other_words(lower: str) -> frozenset[str]:
+    """The words of `lower` in scripts other than ASCII's (see _OTHER_WORD_RE), for the text's worth and rarity."""
+    found = set()
+    for word in _OTHER_WORD_RE.findall(lower):
+        runs = _UNSPACED_RUN_RE.findall(word)
+        if not runs:
+            found.add(word)
+        for run in runs:
+            found.update(run[i : i + 2] for i in range(len(run) - 1))
+    return frozenset(found)
 
 
 def may_instruct(read: Read) -> bool:
