@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from chatcore.tokens import count_tokens
 from compaction import lexicon, references
 from compaction.redaction import redact
+from compaction.safety.structure import code_span as code
 
 HEADING = "## References (pinned from the summarized messages)"
 # A few dozen details in all: errors are long and few matter, files and identifiers are short and many do.
@@ -209,10 +210,14 @@ _LABELS = {
 }
 
 
+# Kinds whose values hold words from a message: written as code, verbatim data that never reads as the
+# summary's own voice (an error message can say anything). Dates and figures are only what they count.
+_QUOTED = frozenset({"error", "path", "url", "identifier"})
+
+
 def _render(summary: str, chosen: dict[str, list[str]]) -> str:
     lines = [
-        f"- {_LABELS[kind]}: "
-        + "; ".join(f"`{v}`" if kind in ("path", "identifier") and "`" not in v else v for v in values)
+        f"- {_LABELS[kind]}: " + "; ".join(code(value) if kind in _QUOTED else value for value in values)
         for kind, values in chosen.items()
         if values
     ]

@@ -114,6 +114,17 @@ def turn_body(text: str, *, names: Iterable[str] = ()) -> str:
     return "\n".join([first, *(INDENT + line if line.strip() else "" for line in rest)])
 
 
+_BACKTICKS_RE = re.compile(r"`+")
+
+
+def code_span(text: str) -> str:
+    """`text` as Markdown inline code, whatever backticks it holds (the fence is longer than any run of them):
+    verbatim data on the page, never read as the surrounding text's own words."""
+    fence = "`" * (max((len(run) for run in _BACKTICKS_RE.findall(text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _unbracketed(text: str) -> str:
     return PLACEHOLDER_RE.sub(lambda match: "(redacted)", text)
 

@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from compaction.dates import date_anchors
+from compaction.safety.structure import code_span
 from compaction.summarizers.offline.tools import Attempt
 from compaction.summarizers.offline.units import Unit
 from compaction.transcript import TranscriptItem
@@ -118,9 +119,7 @@ def attempt_text(attempt: Attempt, items: list[TranscriptItem]) -> str:
 
 def code(text: str) -> str:
     """`text` as inline code, whatever backticks it contains."""
-    fence = "``" if "`" in text else "`"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    return code_span(text)
 
 
 def render_entry(entry: Entry, items: list[TranscriptItem], *, show_day: bool) -> str:

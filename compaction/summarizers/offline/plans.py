@@ -107,7 +107,7 @@ def references(analysis: Analysis, budget: float, used: set[int]) -> list[Entry]
     for label, counter in kinds.items():
         values = _varied(sorted(counter.items(), key=lambda pair: (-pair[1], pair[0])))
         if values:
-            text = f"{label}: " + ", ".join(value if label == "URLs" else code(value) for value in values)
+            text = f"{label}: " + ", ".join(code(value) for value in values)
             entries.append(
                 Entry(carried=text, value=float(len(values)), tokens=len(text) // CODE_CHARS_PER_TOKEN + PER_TOKEN_PAD)
             )
