@@ -1,0 +1,170 @@
+"""A learned second opinion on whether a text addresses a model: hashed character n-grams and a linear model.
+
+The phrase patterns (`injection.py`) are exact where they match and blind
+where they were not written: a language without a word table, a paraphrase,
+an instruction cut in two turns. This model reads what the patterns cannot
+enumerate. Each text is folded (`normalize.fold`: NFKC, hidden characters
+removed, look-alike letters made Latin, lower case), digits are read as one
+digit, and every character n-gram of ORDERS (words padded by spaces, so
+short n-grams at a word's edge are word features too) is hashed into one of
+2**BITS weights. The score of a text is the bias plus the sum of its
+n-grams' weights divided by the square root of their count: a linear model
+on length-normalised counts, trained by `manage.py injection_train` on the
+development part of the injection corpus and shipped as `injection_model.npz`
+beside this file.
+
+It is made for batches: the texts of a compaction are folded, joined and
+hashed in a handful of numpy operations over one array, so its cost is a few
+passes over the characters whatever their number. Because the score is
+linear, two neighbouring messages are judged together from their sums and
+counts alone (`pair_logits`): an instruction split across two turns is one
+text to a model that reads both.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from compaction.safety.normalize import fold
+
+ORDERS = (1, 2, 3, 4, 5)  # character n-gram lengths
+BITS = 18  # 2**BITS hashed weights
+_PRIME = np.uint32(0x01000193)  # FNV's 32-bit prime: a cheap, well-mixing multiplier
+_MIX = {order: np.uint32((0x9E3779B1 * (order + 1)) & 0xFFFFFFFF) for order in ORDERS}
+_SEPARATOR = 0  # code point between two texts (an n-gram starting at one is not counted)
+_SPACE, _DIGIT = ord(" "), ord("0")
+WEIGHTS_FILE = "injection_model.npz"
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    weights: np.ndarray  # float32, 2**BITS
+    bias: float
+    threshold: float  # a text's logit at or above this is flagged
+    pair_threshold: float  # two neighbours' joint logit at or above this flags the suspicious one of them
+
+
+def prepare(folded: str) -> str:
+    """A folded text as the model reads it: padded with a space at each end (its first and last words' edges)."""
+    return f" {folded} "
+
+
+# Between two texts: enough separators that no n-gram starting in a text reaches the next one.
+_GAP = "\x00" * (max(ORDERS) - 1)
+
+
+def _points(prepared: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(code points of the texts joined by _GAP, each white space a space and each digit "0"; each text's start)."""
+    joined = _GAP.join(prepared) + _GAP
+    points = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).copy()
+    points[(points >= ord("0")) & (points <= ord("9"))] = _DIGIT
+    points[(points == 9) | (points == 10) | (points == 13)] = _SPACE
+    lengths = np.fromiter((len(text) for text in prepared), dtype=np.int64, count=len(prepared))
+    starts = np.zeros(len(prepared), dtype=np.int64)
+    np.cumsum(lengths[:-1] + len(_GAP), out=starts[1:])
+    return points, starts
+
+
+def position_buckets(points: np.ndarray):
+    """For each n-gram order, the hashed bucket of the n-gram starting at each position (the last n - 1
+    positions have none)."""
+    hashed = np.zeros(len(points), dtype=np.uint32)
+    for order in range(1, max(ORDERS) + 1):
+        hashed = hashed[: len(points) - order + 1] * _PRIME + points[order - 1 :] + np.uint32(1)
+        if order in ORDERS:
+            yield order, (hashed * _MIX[order]) >> np.uint32(32 - BITS)
+
+
+def entries(folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(text index, bucket) of every n-gram the model counts, for training: what `sums_and_counts` adds up."""
+    prepared = [prepare(text) for text in folded]
+    points, starts = _points(prepared)
+    rows, buckets = [], []
+    for _, found in position_buckets(points):
+        keep = np.flatnonzero(points[: len(found)] != _SEPARATOR)
+        rows.append(np.searchsorted(starts, keep, side="right") - 1)
+        buckets.append(found[keep].astype(np.int64))
+    return np.concatenate(rows), np.concatenate(buckets)
+
+
+def sums_and_counts(model: Model, folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per text (already folded): the sum of its n-grams' weights and how many n-grams it has. An n-gram is
+    counted for the text it starts in; those that run into the gap after it read the text's end."""
+    if not folded:
+        return np.zeros(0), np.zeros(0)
+    prepared = [prepare(text) for text in folded]
+    points, starts = _points(prepared)
+    total = np.zeros(len(points), dtype=np.float32)
+    for _, buckets in position_buckets(points):
+        total[: len(buckets)] += model.weights[buckets]
+    total[points == _SEPARATOR] = 0.0  # n-grams starting in a gap belong to no text
+    sums = np.add.reduceat(total.astype(np.float64), starts)
+    counts = np.fromiter((len(text) for text in prepared), dtype=np.float64, count=len(prepared)) * len(ORDERS)
+    return sums, counts
+
+
+def logits(model: Model, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    return model.bias + sums / np.sqrt(np.maximum(counts, 1.0))
+
+
+def pair_logits(model: Model, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The logit of each text read together with the next one (one fewer than the texts)."""
+    if len(sums) < 2:
+        return np.zeros(0)
+    return logits(model, sums[:-1] + sums[1:], counts[:-1] + counts[1:])
+
+
+def flags(model: Model, texts: Sequence[str], *, neighbours: bool = True) -> np.ndarray:
+    return flags_folded(model, [fold(text) for text in texts], neighbours=neighbours)
+
+
+def flags_folded(model: Model, folded: Sequence[str], *, neighbours: bool = True) -> np.ndarray:
+    """Which of `texts` (consecutive messages when `neighbours`) the model flags.
+
+    A text is flagged on its own logit, or, when it and a neighbour read together pass `pair_threshold`, if its
+    own logit is at least half way from the bias to the threshold: the half of a split instruction that
+    carries it, not the innocent message beside a flagged one.
+    """
+    if not folded:
+        return np.zeros(0, dtype=bool)
+    sums, counts = sums_and_counts(model, folded)
+    own = logits(model, sums, counts)
+    flagged = own >= model.threshold
+    if neighbours and len(folded) > 1:
+        joint = pair_logits(model, sums, counts) >= model.pair_threshold
+        suspicious = own >= (model.bias + model.threshold) / 2
+        flagged[:-1] |= joint & suspicious[:-1]
+        flagged[1:] |= joint & suspicious[1:]
+    return flagged
+
+
+def weights_path() -> Path:
+    """The weights file the package ships (beside this module)."""
+    return Path(__file__).with_name(WEIGHTS_FILE)
+
+
+def load(path: Path | None = None) -> Model:
+    with np.load(path or weights_path()) as data:
+        weights = data["weights"].astype(np.float32)
+        bias, threshold, pair = (float(value) for value in data["scalars"])
+    if weights.shape != (1 << BITS,):
+        raise ValueError(f"{WEIGHTS_FILE}: {weights.shape[0]} weights, expected {1 << BITS}")
+    return Model(weights=weights, bias=bias, threshold=threshold, pair_threshold=pair)
+
+
+def save(model: Model, path) -> None:
+    scalars = np.array([model.bias, model.threshold, model.pair_threshold], dtype=np.float64)
+    np.savez_compressed(path, weights=model.weights.astype(np.float16), scalars=scalars)
+
+
+@functools.cache
+def shipped() -> Model | None:
+    """The model shipped with the package, or None when no weights were trained yet."""
+    if not weights_path().is_file():
+        return None
+    return load()
