@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
-from compaction.safety import english, languages
+from compaction.safety import encoded, english, languages
+from compaction.safety import model as learned
 from compaction.safety.first_pass import Layered, found, scan
 from compaction.safety.normalize import compact, decoded, fold, skeleton
 
@@ -32,6 +34,24 @@ def looks_like_injection(text: str) -> bool:
     return _check(text)
 
 
+def injection_flags(texts: Sequence[str], *, neighbours: bool = True) -> list[bool]:
+    """Which of `texts` try to instruct a model: the phrase patterns on each text, and the learned model
+    (`model.py`) over the batch, each text read alone and, when `neighbours` (the texts are consecutive messages
+    of one conversation), together with the next one; text hidden in hex or base64 is decoded and read too."""
+    folded = [fold(text) for text in texts]
+    found = [bool(text) and _check(text, view) for text, view in zip(texts, folded, strict=True)]
+    weights = learned.shipped()
+    if weights is not None and texts:
+        scored = learned.flags_folded(weights, folded, neighbours=neighbours)
+        found = [rule or bool(flag) for rule, flag in zip(found, scored, strict=True)]
+    hidden = [(index, view) for index, text in enumerate(texts) if not found[index] for view in encoded.views(text)]
+    if hidden:
+        verdicts = injection_flags([view for _, view in hidden], neighbours=False)
+        for (index, _), verdict in zip(hidden, verdicts, strict=True):
+            found[index] = found[index] or verdict
+    return found
+
+
 def injection_cache_clear() -> None:
     """Forget the texts checked so far: a benchmark that repeats a compaction measures the first one's cost."""
     _cached.cache_clear()
@@ -42,8 +62,8 @@ def _cached(text: str) -> bool:
     return _check(text)
 
 
-def _check(text: str) -> bool:
-    folded = fold(text)
+def _check(text: str, folded: str | None = None) -> bool:
+    folded = fold(text) if folded is None else folded
     if _english(folded) or languages.spaced_search(folded):
         return True
     for view in _views(text, folded):
