@@ -27,6 +27,7 @@ from typing import Any
 from chatcore.metadata.stored import stored_metadata, stored_tool_calls
 from compaction.redaction import redact_many
 from compaction.safety import looks_like_injection
+from compaction.safety.injection import injection_flags
 from compaction.safety.normalize import unify_lines
 from compaction.safety.structure import RAW_NAME_CHARS, safe_speaker, safe_tool, turn_body
 
@@ -124,15 +125,36 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
 
 def addresses_model(item: TranscriptItem) -> bool:
     """Whether a person's message (a user's or an assistant's) addresses a model or summarizer instead of the
-    other party; asked once per item (the offline summarizer, its references and fact pinning all ask)."""
+    other party; asked once per item (the offline summarizer, its references and fact pinning all ask).
+    `items_judge` answers for a whole transcript at once, each message read with its neighbours."""
+    if item.role not in _PEOPLE:
+        return False
     if item.addressed is None:
-        item.addressed = (
-            item.role in ("user", "assistant") and bool(item.content) and looks_like_injection(item.content)
-        )
+        item.addressed = bool(item.content) and looks_like_injection(item.content)
     return item.addressed
 
 
 MIN_OMITTED_CHARS = 60  # a body only this much longer than what is kept stays whole: the marker would save nothing
+
+
+def tool_result_flagged(item: TranscriptItem) -> bool:
+    """Whether a tool result, read whole by the detector (`items_judge`), addresses a model."""
+    return item.role == "tool" and bool(item.addressed)
+
+
+_PEOPLE = ("user", "assistant")
+
+
+def items_judge(items: list[TranscriptItem]) -> None:
+    """Sets `addressed` on every item not judged yet, in one batch: the people's messages in order, each read
+    with its neighbours (an instruction split across two turns), and each tool result on its own."""
+    people = [item for item in items if item.addressed is None and item.role in _PEOPLE and item.content]
+    tools = [item for item in items if item.addressed is None and item.role == "tool" and item.content]
+    for group, neighbours in ((people, True), (tools, False)):
+        if group:
+            verdicts = injection_flags([item.content for item in group], neighbours=neighbours)
+            for item, verdict in zip(group, verdicts, strict=True):
+                item.addressed = verdict
 
 
 def truncate_middle(text: str, head: int, tail: int) -> str:

@@ -32,7 +32,7 @@ from compaction.services.summarize import (
     summary_truncate,
     summary_validate,
 )
-from compaction.transcript import TranscriptItem, transcript_items
+from compaction.transcript import TranscriptItem, items_judge, transcript_items
 
 
 @dataclasses.dataclass(frozen=True)
@@ -313,9 +313,7 @@ def _set_opening_aside(sources: _Sources, ids: set[int]) -> None:
     """The protected messages leave what the summarizer reads; a previous summary's copy of them goes too."""
     sources.items = [item for item in sources.items if item.message_id not in ids]
     sources.previous_text = without_opening(sources.previous_text)
-    sources.text = "\n".join(item.content for item in sources.items)
-    if sources.previous_text:
-        sources.text = sources.previous_text + "\n" + sources.text
+    sources.text = _source_text(sources.items, sources.previous_text)
 
 
 def _sources(*, plan: Plan, focus: str) -> _Sources:
@@ -335,10 +333,16 @@ def _sources(*, plan: Plan, focus: str) -> _Sources:
         redacted = redact(focus)
         focus_text = redacted.text
         redactions.update(redacted.counts)
-    text = "\n".join(item.content for item in items)
-    if previous_text is not None:
-        text = previous_text + "\n" + text
+    text = _source_text(items, previous_text)
     return _Sources(items=items, previous_text=previous_text, focus_text=focus_text, text=text, redactions=redactions)
+
+
+def _source_text(items: list[TranscriptItem], previous_text: str | None) -> str:
+    """What fact pinning reads: the previous summary and every message the detector did not flag (one batch,
+    each message with its neighbours); a flagged message's paths and figures are its payload."""
+    items_judge(items)
+    text = "\n".join(item.content for item in items if not item.addressed)
+    return text if previous_text is None else previous_text + "\n" + text
 
 
 def _summary(*, request: DraftRequest, sources: _Sources, input_tokens: int) -> tuple[Completion, str, bool]:

@@ -23,7 +23,7 @@ from compaction.summarizers.offline.render import ACCOUNT_ATTEMPTS, DAY_PREFIX_T
 from compaction.summarizers.offline.select import MIN_NEW_SHARE, PER_TOKEN_PAD, greedy, worth
 from compaction.summarizers.offline.tools import attempts
 from compaction.summarizers.offline.units import Read, Unit, may_instruct, read_item, speaker_label, unit_of
-from compaction.transcript import TranscriptItem, addresses_model
+from compaction.transcript import TranscriptItem, addresses_model, items_judge
 
 FIXED_SHARE = 0.7  # the most of the budget the sections with a share may take together
 
@@ -54,6 +54,7 @@ def analyse(
     reads: list[Read] = []
     set_aside_by: list[str] = []
     set_aside_items: set[int] = set()
+    items_judge(items)  # one batch, each message with its neighbours
     for index, item in enumerate(items):
         if addresses_model(item):
             # A message that addresses the summarizer is set aside whole: its other sentences are the

@@ -16,8 +16,9 @@ import re
 
 from chatcore.bounded_json import json_loads_bounded
 from compaction import lexicon
+from compaction.safety.injection import injection_flags
 from compaction.pieces import estimate_tokens
-from compaction.transcript import TranscriptItem, format_date
+from compaction.transcript import TranscriptItem, format_date, tool_result_flagged
 
 MAX_OUTCOME_CHARS = 160  # an outcome line is quoted up to this long: the error or the tally, not the log
 MIN_WORD_CUT_CHARS = 20  # a long line is cut at a space unless that leaves less than this; then at the limit
@@ -132,7 +133,11 @@ def attempts(items: list[TranscriptItem]) -> list[Attempt]:
 
 def _attempt(index: int, item: TranscriptItem, call: dict, result: int | None, tool: TranscriptItem | None) -> Attempt:
     failed, spans = outcome_spans(tool.content) if tool is not None else (False, [])
-    if tool is not None:  # a line of the result that addresses a model is not quoted as its outcome
+    if tool is not None and tool_result_flagged(tool):
+        # The detector flagged the result as a whole: each line is judged alone, and only lines it clears are quoted.
+        verdicts = injection_flags([tool.content[a:b] for a, b in spans], neighbours=False)
+        spans = [span for span, flagged in zip(spans, verdicts, strict=True) if not flagged]
+    elif tool is not None:  # a line of the result that addresses a model is not quoted as its outcome
         spans = [(a, b) for a, b in spans if not lexicon.looks_like_injection(tool.content[a:b])]
     arguments = arguments_text(call.get("arguments", ""))
     quoted = " ".join(tool.content[a:b] for a, b in spans) if tool is not None else ""
