@@ -1,0 +1,228 @@
+"""Training the injection model (`compaction.safety.model`) on the development part of the corpus.
+
+Documents: every turn of every development case (a carrying turn of an injection is positive, anything else
+negative), the carrying turns of a split injection read together, and the same turns rot13-encoded and reversed
+(the disguises a character model cannot read through otherwise; benign turns too, so that the disguise itself
+is not what it learns). Ordinary text that is not the evaluation's ordinary chat (LoCoMo and the demo are kept
+for the evaluation alone) keeps the model quiet on everyday writing: the project's own ordinary sentences, the
+redaction corpus's chat, code and logs, and Faker's sentences in many languages.
+
+The model is a logistic regression on the hashed, length-normalised n-gram counts, fitted by full-batch Adam
+with an L2 penalty, class-balanced. Thresholds come from out-of-fold scores (cases grouped by id into FOLDS
+folds): the lowest logit that keeps the flagged share of benign development cases at most BENIGN_FP and of
+ordinary text at most ORDINARY_FP, for a text alone and for two neighbours read together.
+"""
+
+from __future__ import annotations
+
+import codecs
+import dataclasses
+import hashlib
+from collections.abc import Callable
+
+import numpy as np
+
+from compaction.safety import model as injection_model
+from compaction.safety.normalize import fold
+from devtools.injection_data import Case
+
+FOLDS = 5
+EPOCHS = 160
+LEARNING_RATE = 0.05
+L2 = 1e-5
+BENIGN_FP = 0.01  # the goal is 2% on the test part: half of it on development data leaves room for the unseen
+ORDINARY_FP = 0.0003  # the goal is 0.1% on ordinary chat
+GENERIC_WEIGHT = 0.5  # an ordinary sentence weighs half a labelled turn: there are many of them
+FAKER_LOCALES = (
+    "en_US de_DE fr_FR es_ES it_IT pt_BR nl_NL pl_PL ru_RU uk_UA el_GR cs_CZ sv_SE da_DK fi_FI hu_HU ro_RO "
+    "vi_VN tl_PH zh_CN ja_JP ko_KR ar_AA he_IL fa_IR th_TH hy_AM ka_GE bn_BD"
+).split()
+FAKER_SENTENCES = 120  # per locale
+
+
+@dataclasses.dataclass(frozen=True)
+class Doc:
+    text: str  # empty for a pair
+    label: int
+    weight: float
+    group: int  # the fold of its case; -1 for ordinary text (always trained on)
+    kind: str  # "turn", "pair", "augmented", "ordinary", "ordinary_pair"
+    pair: tuple[int, int] | None = None  # the two documents a pair reads together
+
+
+def _fold(case_id: str) -> int:
+    return int(hashlib.sha256(case_id.encode()).hexdigest(), 16) % FOLDS
+
+
+def _rot13(text: str) -> str:
+    return codecs.encode(text, "rot13")
+
+
+def case_documents(cases: list[Case], docs: list[Doc]) -> None:
+    """Appends each case's turns, their disguised copies and its neighbours read together to `docs`."""
+    for case in cases:
+        group = _fold(case.id)
+        targets = set(case.target)
+        first = len(docs)
+        for index, text in enumerate(case.texts):
+            docs.append(Doc(text, int(case.injection and index in targets), 1.0, group, "turn"))
+        for index, text in enumerate(case.texts):
+            if index in targets:
+                label = int(case.injection)
+                docs.append(Doc(_rot13(text), label, 0.5, group, "augmented"))
+                docs.append(Doc(text[::-1], label, 0.5, group, "augmented"))
+        for index in range(len(case.texts) - 1):
+            docs.append(Doc("", int(case.injection), 1.0, group, "pair", (first + index, first + index + 1)))
+
+
+def ordinary_documents(texts: list[str], docs: list[Doc]) -> None:
+    first = len(docs)
+    docs.extend(Doc(text, 0, GENERIC_WEIGHT, -1, "ordinary") for text in texts)
+    docs.extend(
+        Doc("", 0, GENERIC_WEIGHT, -1, "ordinary_pair", (first + i, first + i + 1)) for i in range(len(texts) - 1)
+    )
+
+
+def ordinary_texts() -> list[str]:
+    """Everyday writing that the evaluation does not measure on (see the module docstring)."""
+    from faker import Faker
+
+    from devtools import redaction_eval
+
+    texts: list[str] = []
+    for path in sorted((redaction_eval.default_corpus() / "negative").glob("*.txt")):
+        texts += redaction_eval.file_messages([path])
+    for locale in FAKER_LOCALES:
+        fake = Faker(locale)
+        fake.seed_instance(len(texts))
+        texts += [fake.sentence(nb_words=12) for _ in range(FAKER_SENTENCES // 2)]
+        texts += [fake.paragraph(nb_sentences=3) for _ in range(FAKER_SENTENCES // 2)]
+    return [text for text in texts if text.strip()]
+
+
+@dataclasses.dataclass
+class Design:
+    """The hashed, length-normalised n-gram counts of the documents, as coordinate lists. A pair of neighbours
+    is the sum of the two texts' counts, exactly as `model.pair_logits` reads it at run time."""
+
+    rows: np.ndarray
+    buckets: np.ndarray
+    values: np.ndarray
+    size: int
+
+    @classmethod
+    def of(cls, texts: list[str], pairs: list[tuple[int, int]]) -> Design:
+        rows, buckets = injection_model.entries([fold(text) for text in texts])
+        counts = np.bincount(rows, minlength=len(texts)).astype(np.float64)
+        order = np.argsort(rows, kind="stable")
+        rows, buckets = rows[order], buckets[order]
+        bounds = np.searchsorted(rows, np.arange(len(texts) + 1))
+        pair_rows, pair_buckets, pair_counts = [], [], []
+        for number, (first, second) in enumerate(pairs):
+            for text in (first, second):
+                span = slice(bounds[text], bounds[text + 1])
+                pair_rows.append(np.full(span.stop - span.start, len(texts) + number))
+                pair_buckets.append(buckets[span])
+            pair_counts.append(counts[first] + counts[second])
+        all_counts = np.concatenate([counts, np.array(pair_counts)])
+        rows = np.concatenate([rows, *pair_rows]).astype(np.int64)
+        buckets = np.concatenate([buckets, *pair_buckets])
+        size = len(texts) + len(pairs)
+        return cls(rows, buckets, 1.0 / np.sqrt(np.maximum(all_counts, 1.0))[rows], size)
+
+    def margins(self, weights: np.ndarray) -> np.ndarray:
+        return np.bincount(self.rows, weights=weights[self.buckets] * self.values, minlength=self.size)
+
+
+def fit(design: Design, labels: np.ndarray, sample_weights: np.ndarray, *, epochs: int = EPOCHS):
+    """(weights, bias) of a class-balanced, L2-penalised logistic regression, by full-batch Adam."""
+    positive = labels == 1
+    balance = np.where(positive, 0.5 / max(sample_weights[positive].sum(), 1e-9), 0.5 / sample_weights[~positive].sum())
+    scale = sample_weights * balance
+    size = 1 << injection_model.BITS
+    weights, bias = np.zeros(size), 0.0
+    moment, second = np.zeros(size + 1), np.zeros(size + 1)
+    for step in range(1, epochs + 1):
+        margin = design.margins(weights) + bias
+        error = (1.0 / (1.0 + np.exp(-margin)) - labels) * scale
+        gradient = np.empty(size + 1)
+        gradient[:size] = np.bincount(design.buckets, weights=error[design.rows] * design.values, minlength=size)
+        gradient[:size] += L2 * weights
+        gradient[size] = error.sum()
+        moment = 0.9 * moment + 0.1 * gradient
+        second = 0.999 * second + 0.001 * gradient * gradient
+        update = LEARNING_RATE * (moment / (1 - 0.9**step)) / (np.sqrt(second / (1 - 0.999**step)) + 1e-8)
+        weights -= update[:size]
+        bias -= update[size]
+    return weights, bias
+
+
+def threshold_for(negatives: np.ndarray, share: float) -> float:
+    """The lowest logit at which at most `share` of `negatives` score at or above it."""
+    if not len(negatives):
+        return 0.0
+    ordered = np.sort(negatives)[::-1]
+    allowed = int(np.floor(share * len(ordered)))
+    return float(np.nextafter(ordered[allowed], np.inf)) if allowed < len(ordered) else float(ordered[-1])
+
+
+@dataclasses.dataclass
+class Trained:
+    model: injection_model.Model
+    out_of_fold: dict[str, float]  # figures of the cross-validation, for the command's report
+
+
+def train(cases: list[Case], ordinary: list[str], *, log: Callable[[str], None] = lambda _: None) -> Trained:
+    docs: list[Doc] = []
+    case_documents(cases, docs)
+    ordinary_documents(ordinary, docs)
+    position = {}  # a document's index among the texts alone
+    for index, doc in enumerate(docs):
+        if doc.pair is None:
+            position[index] = len(position)
+    texts = [doc for doc in docs if doc.pair is None]
+    pairs = [doc for doc in docs if doc.pair is not None]
+    docs = texts + pairs  # Design puts the pairs after the texts
+    log(f"{len(docs):,} documents ({sum(d.label for d in docs):,} positive); hashing")
+    design = Design.of(
+        [doc.text for doc in texts], [(position[doc.pair[0]], position[doc.pair[1]]) for doc in pairs if doc.pair]
+    )
+    labels = np.array([doc.label for doc in docs], dtype=np.float64)
+    weights = np.array([doc.weight for doc in docs])
+    groups = np.array([doc.group for doc in docs])
+    kinds = np.array([doc.kind for doc in docs])
+    out_of_fold = np.zeros(len(docs))
+    for fold_number in range(FOLDS):
+        held = groups == fold_number
+        log(f"fold {fold_number + 1}/{FOLDS}: {int((~held).sum()):,} documents")
+        fold_weights, fold_bias = fit(design, labels, np.where(held, 0.0, weights))
+        out_of_fold[held] = (design.margins(fold_weights) + fold_bias)[held]
+    log("the final fit on every document")
+    final_weights, bias = fit(design, labels, weights)
+    in_sample = design.margins(final_weights) + bias
+    return _calibrated(final_weights, bias, out_of_fold, in_sample, labels, kinds, groups)
+
+
+def _calibrated(weights, bias, out_of_fold, in_sample, labels, kinds, groups) -> Trained:
+    """Thresholds from out-of-fold logits of the cases, and in-sample logits of the ordinary text (which every
+    fold trained on: its threshold is therefore the stricter of the two figures)."""
+    turn = (kinds == "turn") & (groups >= 0)
+    pair = (kinds == "pair") & (groups >= 0)
+    benign_turns = out_of_fold[turn & (labels == 0)]
+    benign_pairs = out_of_fold[pair & (labels == 0)]
+    ordinary_turns = in_sample[kinds == "ordinary"]
+    ordinary_pairs = in_sample[kinds == "ordinary_pair"]
+    threshold = max(threshold_for(benign_turns, BENIGN_FP), threshold_for(ordinary_turns, ORDINARY_FP))
+    pair_threshold = max(threshold_for(benign_pairs, BENIGN_FP), threshold_for(ordinary_pairs, ORDINARY_FP))
+    positives = out_of_fold[turn & (labels == 1)]
+    figures = {
+        "threshold": threshold,
+        "pair_threshold": pair_threshold,
+        "recall_turns": float((positives >= threshold).mean()) if len(positives) else 0.0,
+        "benign_turns_flagged": float((benign_turns >= threshold).mean()) if len(benign_turns) else 0.0,
+        "ordinary_flagged": float((ordinary_turns >= threshold).mean()) if len(ordinary_turns) else 0.0,
+    }
+    model = injection_model.Model(
+        weights=weights.astype(np.float32), bias=float(bias), threshold=threshold, pair_threshold=pair_threshold
+    )
+    return Trained(model=model, out_of_fold=figures)
