@@ -13,9 +13,13 @@ import base64
 import binascii
 import re
 
+from compaction.safety.first_pass import found, scan
+
 MIN_RUN = 16  # characters of a run worth decoding: shorter ones are ids and hashes, not sentences
 READABLE_SHARE = 0.85  # of the decoded characters, at least this share printable, and a space among them
 _RUN_RE = re.compile(rf"(?:[0-9A-Fa-f]{{2}}[ :]?){{{MIN_RUN // 2},}}|[A-Za-z0-9+/_-]{{{MIN_RUN},}}={{0,2}}")
+# The same runs' shortest form, one linear RE2 scan: most texts have none, and stop there.
+RUN_SCAN = scan(rf"[A-Za-z0-9+/_-]{{{MIN_RUN}}}|(?:[0-9A-Fa-f]{{2}}[ :]){{{MIN_RUN // 2}}}")
 
 
 def _readable(data: bytes) -> str | None:
@@ -42,6 +46,6 @@ def _decoded(run: str) -> str | None:
 
 def views(text: str) -> list[str]:
     """The readable texts that hex or base64 runs of `text` decode to (none for ordinary text)."""
-    if len(text) < MIN_RUN:
+    if len(text) < MIN_RUN or not found(RUN_SCAN, text):
         return []
     return [view for run in _RUN_RE.findall(text) if (view := _decoded(run.strip())) is not None]

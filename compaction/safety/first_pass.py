@@ -16,7 +16,9 @@ alone answers there and Python's engine only reads the rest.
 
 from __future__ import annotations
 
+import bisect
 import re
+from typing import Any
 
 import re2
 
@@ -74,7 +76,20 @@ def scan(source: str, flags: int = 0) -> re2.Set:
     expression = re2.Set.SearchSet(options)
     expression.Add(f"(?{prefix}){source}" if prefix else source)
     expression.Compile()
+    _SOURCES[id(expression)] = (f"(?{prefix}){source}" if prefix else source, options)
     return expression
+
+
+_SOURCES: dict[int, tuple[str, Any]] = {}  # each scan's pattern, for the batch scans of `Joined` (compiled lazily)
+_BATCH: dict[int, Any] = {}
+
+
+def _batch_regexp(expression: re2.Set) -> Any:
+    """The pattern of a scan as an RE2 expression that reports where it matches (a set only says whether)."""
+    if id(expression) not in _BATCH:
+        source, options = _SOURCES[id(expression)]
+        _BATCH[id(expression)] = re2.compile(source, options)
+    return _BATCH[id(expression)]
 
 
 def found(expression: re2.Set, text: str) -> bool:
@@ -86,6 +101,52 @@ def found(expression: re2.Set, text: str) -> bool:
     a thrashing cache (it has no other engine to fall back to), and `Compile` fails when the budget cannot
     hold it."""
     return expression.Match(text.encode("utf-8")) is not None
+
+
+class Joined:
+    """Texts joined by newlines as UTF-8, for scans of a whole batch at once (`hits`), in chunks of about
+    CHUNK_BYTES, so that a search from a position never copies more than a chunk."""
+
+    CHUNK_BYTES = 8_192
+
+    def __init__(self, texts: list[str]) -> None:
+        self.chunks: list[tuple[bytes, list[int], int]] = []  # (data, starts of its texts, index of its first)
+        encoded = [text.encode("utf-8") for text in texts]
+        first = 0
+        while first < len(encoded):
+            size, last = 0, first
+            while last < len(encoded) and (last == first or size + len(encoded[last]) < self.CHUNK_BYTES):
+                size += len(encoded[last]) + 1
+                last += 1
+            starts, position = [], 0
+            for data in encoded[first:last]:
+                starts.append(position)
+                position += len(data) + 1
+            self.chunks.append((b"\n".join(encoded[first:last]), starts, first))
+            first = last
+
+    def hits(self, expression: re2.Set) -> set[int]:
+        """The indices of the texts a scan matches in, or that a match touches (a superset of the texts `found`
+        says yes for, one linear scan for all): each match is found where it starts, and a match that runs on
+        into the next texts counts for them too, since it may have hidden one of theirs."""
+        regexp = _batch_regexp(expression)
+        found_in: set[int] = set()
+        for data, starts, offset in self.chunks:
+            end, position = len(data), 0
+            while position <= end:
+                match = regexp.search(data, position)
+                if match is None:
+                    break
+                start, stop = match.start(), match.end()
+                first = bisect.bisect_right(starts, start) - 1
+                if first + 1 < len(starts) and start == starts[first + 1] - 1:
+                    first += 1  # it starts at the newline before a text, read as that text's start
+                last = bisect.bisect_right(starts, max(stop - 1, start)) - 1
+                found_in.update(range(offset + first, offset + last + 1))
+                # Another match in a text already counted would add nothing: go on from the next text, at the
+                # newline before it (a boundary that a pattern may read, as it reads the start of a text).
+                position = max(stop, start + 1, starts[last + 1] - 1 if last + 1 < len(starts) else end + 1)
+        return found_in
 
 
 def loosened(pattern: re.Pattern[str]) -> re2.Set:
@@ -101,8 +162,10 @@ class Layered:
     def __init__(self, pattern: re.Pattern[str]) -> None:
         self.pattern, self.first = pattern, loosened(pattern)
 
-    def search(self, text: str) -> bool:
-        return found(self.first, text) and self.pattern.search(text) is not None
+    def search(self, text: str, first: bool | None = None) -> bool:
+        """`first`, when given, is the first pass's answer already known (from a batch's `Joined.hits`)."""
+        passed = found(self.first, text) if first is None else first
+        return passed and self.pattern.search(text) is not None
 
 
 # Python's \s on ASCII text: the information separators count as spaces too.

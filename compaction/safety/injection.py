@@ -13,14 +13,15 @@ letters beyond ASCII.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Sequence
 
 from compaction.safety import encoded, english, languages
 from compaction.safety import model as learned
-from compaction.safety.first_pass import Layered, found, scan
-from compaction.safety.normalize import compact, decoded, fold, skeleton
+from compaction.safety.first_pass import Joined, Layered, found, scan
+from compaction.safety.normalize import GAME_SCAN, compact, decoded, fold, skeleton
 
 _CACHE_CHARS = 2_000  # texts up to this length are remembered (a piece is checked by several selectors)
 
@@ -37,19 +38,62 @@ def looks_like_injection(text: str) -> bool:
 def injection_flags(texts: Sequence[str], *, neighbours: bool = True) -> list[bool]:
     """Which of `texts` try to instruct a model: the phrase patterns on each text, and the learned model
     (`model.py`) over the batch, each text read alone and, when `neighbours` (the texts are consecutive messages
-    of one conversation), together with the next one; text hidden in hex or base64 is decoded and read too."""
+    of one conversation), together with the next one; text hidden in hex or base64 is decoded and read too.
+
+    The patterns' RE2 first passes scan the whole batch once each (`first_pass.Joined`), so that a text none of
+    them matches costs no scan of its own."""
+    if not texts:
+        return []
     folded = [fold(text) for text in texts]
-    found = [bool(text) and _check(text, view) for text, view in zip(texts, folded, strict=True)]
+    known = _batch_known(folded)
+    found = [bool(text) and _check(text, view, know) for text, view, know in zip(texts, folded, known, strict=True)]
     weights = learned.shipped()
-    if weights is not None and texts:
+    if weights is not None:
         scored = learned.flags_folded(weights, folded, neighbours=neighbours)
         found = [rule or bool(flag) for rule, flag in zip(found, scored, strict=True)]
-    hidden = [(index, view) for index, text in enumerate(texts) if not found[index] for view in encoded.views(text)]
+    maybe_encoded = Joined(list(texts)).hits(encoded.RUN_SCAN)
+    hidden = [
+        (index, view) for index in sorted(maybe_encoded) if not found[index] for view in encoded.views(texts[index])
+    ]
     if hidden:
         verdicts = injection_flags([view for _, view in hidden], neighbours=False)
         for (index, _), verdict in zip(hidden, verdicts, strict=True):
             found[index] = found[index] or verdict
     return found
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Known:
+    """The answers of the RE2 first passes for one text, known from a scan of its batch."""
+
+    hint: bool = False
+    injection: bool = False
+    indirect: bool = False
+    spaced: bool = False
+    game: bool = False
+    framing: bool = False
+
+
+_NOTHING = _Known()
+
+
+def _batch_known(folded: list[str]) -> list[_Known]:
+    joined = Joined(folded)
+    scans = [
+        joined.hits(expression)
+        for expression in (
+            _HINT_SCAN,
+            _INJECTION.first,
+            _INDIRECT.first,
+            languages.SPACED_FIRST_PASS,
+            GAME_SCAN,
+            _FRAMING_HINT_SCAN,
+        )
+    ]
+    known = [_NOTHING] * len(folded)
+    for index in set().union(*scans):
+        known[index] = _Known(*(index in hits for hits in scans))
+    return known
 
 
 def injection_cache_clear() -> None:
@@ -62,16 +106,16 @@ def _cached(text: str) -> bool:
     return _check(text)
 
 
-def _check(text: str, folded: str | None = None) -> bool:
+def _check(text: str, folded: str | None = None, known: _Known | None = None) -> bool:
     folded = fold(text) if folded is None else folded
-    if _english(folded) or languages.spaced_search(folded):
+    if _english(folded, known) or languages.spaced_search(folded, known.spaced if known else None):
         return True
     for view in _views(text, folded):
         if _english(view) or (("&" in text or "%" in text) and languages.spaced_search(view)):
             return True
     if not folded.isascii() and languages.has_unspaced_script(folded) and languages.UNSPACED_RE.search(folded):
         return True
-    letters = compact(text, folded)
+    letters = compact(text, folded, known.game if known else None)
     return letters is not None and english.COMPACT_RE.search(letters) is not None
 
 
@@ -100,15 +144,22 @@ _HINT_ALTERNATION = "|".join(re.escape(hint) for hint in sorted(english.HINTS))
 _HINT_SCAN = scan(rf"(?:^|[^a-z_])(?:{_HINT_ALTERNATION})(?:$|[^a-z_])")
 # A hint word between any two non-letters: every hint `_words` can find in a view is one (and more).
 _VIEW_HINT_SCAN = scan(rf"(?:^|[^a-z])(?:{_HINT_ALTERNATION})(?:$|[^a-z])")
+# A framing hint word between two non-letters: every text in which HINT_WORD_RE finds one (and more).
+_FRAMING_HINT_SCAN = scan(rf"(?:^|[^a-z])(?:{'|'.join(sorted(english.FRAMING_HINTS))})(?:$|[^a-z])")
 _INJECTION = Layered(english.INJECTION_RE)
 _INDIRECT = Layered(english.INDIRECT_RE)
 _PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»—–…"
 
 
-def _english(folded: str) -> bool:
-    if "<" not in folded and "[/inst" not in folded and "[inst" not in folded and not found(_HINT_SCAN, folded):
+def _english(folded: str, known: _Known | None = None) -> bool:
+    hint = known.hint if known else found(_HINT_SCAN, folded)
+    if "<" not in folded and "[/inst" not in folded and "[inst" not in folded and not hint:
         return False
-    if _INJECTION.search(folded) or _INDIRECT.search(folded):
+    if _INJECTION.search(folded, known.injection if known else None):
         return True
+    if _INDIRECT.search(folded, known.indirect if known else None):
+        return True
+    if known is not None and not known.framing:
+        return False
     words = english.HINT_WORD_RE.findall(folded)
     return not english.FRAMING_HINTS.isdisjoint(words) and english.FRAMING_RE.search(folded) is not None

@@ -85,9 +85,13 @@ SPACED_RE = re.compile("|".join([*(_pattern(words) for words in LATIN_AND_CYRILL
 _SPACED = Layered(SPACED_RE)
 
 
-def spaced_search(folded: str) -> bool:
-    """Whether a spaced language's pattern matches `folded`; ordinary text stops at the RE2 pass."""
-    return _SPACED.search(folded)
+def spaced_search(folded: str, first: bool | None = None) -> bool:
+    """Whether a spaced language's pattern matches `folded`; ordinary text stops at the RE2 pass (whose answer
+    `first` may already be known)."""
+    return _SPACED.search(folded, first)
+
+
+SPACED_FIRST_PASS = _SPACED.first
 
 
 # Chinese (simplified and traditional): verb first ("忽略之前的所有指令"), or the instructions first

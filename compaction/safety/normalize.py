@@ -33,7 +33,7 @@ from urllib.parse import unquote
 from chatcore.names import INVISIBLE_RE
 from compaction.safety.first_pass import found, scan
 
-__all__ = ["INVISIBLE_RE", "LINE_BREAK_RE", "compact", "decoded", "fold", "skeleton", "unify_lines"]
+__all__ = ["GAME_SCAN", "INVISIBLE_RE", "LINE_BREAK_RE", "compact", "decoded", "fold", "skeleton", "unify_lines"]
 
 # Every character str.splitlines() breaks at, other than the newline itself (CRLF counts as one).
 LINE_BREAK_RE = re.compile("\r\n?|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -84,6 +84,8 @@ _GAME_SCAN = scan(
     r"|[a-z][0-9@$|!][a-z]|(?:^|[^a-z0-9])[0-9@$][a-z]{2}|[a-z]{2}[0-9@$](?:$|[^a-z0-9])"
     r"|[a-z][*·•_~^+\\][a-z]"
 )
+
+GAME_SCAN = _GAME_SCAN
 
 
 def _unconfuse(text: str) -> str:
@@ -142,10 +144,11 @@ def decoded(text: str) -> str | None:
     return _CUT_WORD_RE.sub("", skeleton(text).replace("_", " "))
 
 
-def compact(text: str, folded: str) -> str | None:
+def compact(text: str, folded: str, game: bool | None = None) -> str | None:
     """Letters only, digits read as letters ("1gn0re all" → "ignoreall"), when `text` shows a spelling game
-    (see _GAME_RE) or hid characters; None otherwise, so ordinary text costs one search."""
+    (see _GAME_RE) or hid characters; None otherwise, so ordinary text costs one search (`game` is its answer
+    when a batch's scan knows it already)."""
     hidden = not text.isascii() and INVISIBLE_RE.search(text) is not None
-    if not hidden and not found(_GAME_SCAN, folded):
+    if not hidden and not (found(_GAME_SCAN, folded) if game is None else game):
         return None
     return _NOT_LETTER_RE.sub("", folded.translate(_LEET))
