@@ -10,7 +10,8 @@ redaction corpus's chat, code and logs, and Faker's sentences in many languages.
 The model is a logistic regression on the hashed, length-normalised n-gram counts, fitted by full-batch Adam
 with an L2 penalty, class-balanced. Thresholds come from out-of-fold scores (cases grouped by id into FOLDS
 folds): the lowest logit that keeps the flagged share of benign development cases at most BENIGN_FP and of
-ordinary text at most ORDINARY_FP, for a text alone and for two neighbours read together.
+ordinary text at most ORDINARY_FP, for a text alone and for two neighbours read together, and never below 0 (the
+balanced model's own boundary).
 """
 
 from __future__ import annotations
@@ -212,8 +213,9 @@ def _calibrated(weights, bias, out_of_fold, in_sample, labels, kinds, groups) ->
     benign_pairs = out_of_fold[pair & (labels == 0)]
     ordinary_turns = in_sample[kinds == "ordinary"]
     ordinary_pairs = in_sample[kinds == "ordinary_pair"]
-    threshold = max(threshold_for(benign_turns, BENIGN_FP), threshold_for(ordinary_turns, ORDINARY_FP))
-    pair_threshold = max(threshold_for(benign_pairs, BENIGN_FP), threshold_for(ordinary_pairs, ORDINARY_FP))
+    # A balanced logistic regression's own boundary is a logit of 0; the false-positive budgets only raise it.
+    threshold = max(0.0, threshold_for(benign_turns, BENIGN_FP), threshold_for(ordinary_turns, ORDINARY_FP))
+    pair_threshold = max(0.0, threshold_for(benign_pairs, BENIGN_FP), threshold_for(ordinary_pairs, ORDINARY_FP))
     positives = out_of_fold[turn & (labels == 1)]
     figures = {
         "threshold": threshold,
