@@ -46,7 +46,10 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True) -> list[bo
         return []
     folded = [fold(text) for text in texts]
     known = _batch_known(folded)
-    found = [bool(text) and _check(text, view, know) for text, view, know in zip(texts, folded, known, strict=True)]
+    found = [
+        bool(text) and not _plain(text, know) and _check(text, view, know)
+        for text, view, know in zip(texts, folded, known, strict=True)
+    ]
     weights = learned.shipped()
     if weights is not None:
         scored = learned.flags_folded(weights, folded, neighbours=neighbours)
@@ -72,9 +75,16 @@ class _Known:
     spaced: bool = False
     game: bool = False
     framing: bool = False
+    cut: bool = False  # a hint word may appear where hyphens inside words are dropped or underscores spaced
 
 
 _NOTHING = _Known()
+
+
+def _plain(text: str, known: _Known) -> bool:
+    """Whether `_check` would say no without reading further: ASCII text that no first pass matched, with no
+    entity or escape to decode (most of any conversation)."""
+    return known is _NOTHING and text.isascii() and "&" not in text and "%" not in text
 
 
 def _batch_known(folded: list[str]) -> list[_Known]:
@@ -90,10 +100,23 @@ def _batch_known(folded: list[str]) -> list[_Known]:
             _FRAMING_HINT_SCAN,
         )
     ]
+    scans.append({index for index in joined.hits(_CUT_SCAN) if _cut_hint(folded[index])})
     known = [_NOTHING] * len(folded)
     for index in set().union(*scans):
         known[index] = _Known(*(index in hits for hits in scans))
     return known
+
+
+_CUT_SCAN = scan(r"[a-z][-_]+[a-z]")
+_CUT_RE = re.compile(r"[a-z]+(?:[-_]+[a-z]+)+")
+
+
+def _cut_hint(folded: str) -> bool:
+    """Whether a word cut by hyphens or joined by underscores could read as a hint word once `decoded` joins or
+    splits it (a superset: every hyphen dropped)."""
+    return any(
+        part.replace("-", "") in english.HINTS for cut in _CUT_RE.findall(folded) for part in cut.split("_") if part
+    )
 
 
 def injection_cache_clear() -> None:
@@ -110,7 +133,7 @@ def _check(text: str, folded: str | None = None, known: _Known | None = None) ->
     folded = fold(text) if folded is None else folded
     if _english(folded, known) or languages.spaced_search(folded, known.spaced if known else None):
         return True
-    for view in _views(text, folded):
+    for view in _views(text, folded, known):
         if _english(view) or (("&" in text or "%" in text) and languages.spaced_search(view)):
             return True
     if not folded.isascii() and languages.has_unspaced_script(folded) and languages.UNSPACED_RE.search(folded):
@@ -119,12 +142,15 @@ def _check(text: str, folded: str | None = None, known: _Known | None = None) ->
     return letters is not None and english.COMPACT_RE.search(letters) is not None
 
 
-def _views(text: str, folded: str) -> list[str]:
+def _views(text: str, folded: str, known: _Known | None = None) -> list[str]:
     """The skeleton and the decoded view of `text`, each only when it makes a word of the English families appear
-    that the folded text lacks (otherwise the patterns would read the same thing twice)."""
+    that the folded text lacks (otherwise the patterns would read the same thing twice). On ASCII text without
+    entities or escapes the decoded view only joins cut words, which a batch already looked at (`known.cut`)."""
     views = []
     words: set[str] | None = None
-    for view in (skeleton(text) if not text.isascii() else None, decoded(text)):
+    ascii_text = text.isascii()
+    plain = ascii_text and known is not None and not known.cut and "&" not in text and "%" not in text
+    for view in (skeleton(text) if not ascii_text else None, None if plain else decoded(text)):
         if view is None or view == folded:
             continue
         if not found(_VIEW_HINT_SCAN, view) and not ("<" in view and "<" not in folded):
