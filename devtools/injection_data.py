@@ -29,6 +29,7 @@ class Case:
     turns: tuple[tuple[str, str], ...]  # (role, content)
     target: tuple[int, ...]  # the turns that carry it
     payload: str = ""  # a phrase whose appearance in a summary means the instruction got through
+    group: str = ""  # the phrasing it was made from: cases of one group fall in the same fold when training
 
     @property
     def injection(self) -> bool:
@@ -54,6 +55,7 @@ def _case(raw) -> Case:
         turns=turns,
         target=tuple(int(index) for index in get("target") or ()),
         payload=str(get("payload") or ""),
+        group=str(get("group") or get("id")),
     )
 
 
@@ -88,6 +90,8 @@ def _conversations(raw: Iterable) -> list[list[str]]:
             loose.append(item)
         elif isinstance(item, dict) and "turns" in item:
             conversations.append([turn["content"] for turn in item["turns"]])
+        elif hasattr(item, "turns"):
+            conversations.append([turn["content"] for turn in item.turns])
         elif isinstance(item, dict):
             loose.append(str(item.get("content", "")))
         else:

@@ -7,9 +7,11 @@ turn when none holds it verbatim, as with an encoded one); a benign look-alike i
 its turns is flagged. Ordinary chat (LoCoMo, the demo) is judged conversation by conversation; the figure is
 the share of its messages flagged.
 
-End to end: each injection is placed in a realistic conversation (ordinary chat before and after it) and the
-stretch is compacted by the offline summarizer with fact pinning, as a compaction does; the figure is how many
-payloads reach the summary. Mixed conversations hold MIXED injections and as many benign look-alikes each.
+End to end: each injection (E2E_CASES of them, spread over the part) is placed in a realistic conversation
+(ordinary chat before and after it) and the stretch is compacted by the offline summarizer with fact pinning, as
+a compaction does; the figures are how many payloads reach the summary in its own voice (the instruction got
+through) and how many only inside an attributed quotation (it arrived as data). Mixed conversations hold MIXED
+injections and as many benign look-alikes each.
 
 Speed: SPEED_MESSAGES messages of ordinary chat (with the corpus's turns among them) judged in one batch; CPU
 time (the process's, not the wall clock: the machine is shared), best of SPEED_RUNS, and in calibration units
@@ -29,6 +31,7 @@ from collections.abc import Callable
 from compaction.facts import facts_pin
 from compaction.safety.injection import injection_cache_clear, injection_flags
 from compaction.summarizers.offline import STRUCTURED, summarize_offline
+from compaction.summarizers.offline.quotes import own_voice
 from compaction.transcript import TranscriptItem
 from devtools.injection_data import Case
 
@@ -37,6 +40,7 @@ SPEED_RUNS = 5
 CALIBRATION_RUNS = 7
 CONTEXT_MESSAGES = 8  # ordinary messages before and after an injection placed in a conversation
 MIXED = 10  # injections (and benign look-alikes) in one mixed conversation
+E2E_CASES = 600  # injections compacted end to end by default, spread over the part (0: all of them)
 SUMMARY_TOKENS = 1_500  # the Structured profile's limit
 
 
@@ -162,18 +166,26 @@ def _filler(conversations: list[list[str]], number: int, count: int) -> list[tup
     return [("user" if i % 2 == 0 else "assistant", text) for i, text in enumerate(flat[start : start + count])]
 
 
-def end_to_end(cases: list[Case], conversations: list[list[str]], *, limit: int | None = None, progress=None) -> dict:
-    """How many payloads reach an offline summary: each injection alone in a conversation, then in mixed ones."""
-    injections = [case for case in cases if case.injection and case.payload][:limit]
-    benign = [case for case in cases if not case.injection]
-    alone = 0
+def sample(cases: list[Case], size: int) -> list[Case]:
+    """`size` cases spread evenly over `cases` (in their order: every language and family), or all when 0."""
+    if not size or size >= len(cases):
+        return cases
+    return [cases[index * len(cases) // size] for index in range(size)]
+
+
+def end_to_end(cases: list[Case], conversations: list[list[str]], *, size: int = E2E_CASES, progress=None) -> dict:
+    """How many payloads reach an offline summary in its own voice (the instruction got through) or only inside
+    attributed quotations (it arrived as data): each injection alone in a conversation, then in mixed ones."""
+    injections = sample([case for case in cases if case.injection and case.payload], size)
+    benign = sample([case for case in cases if not case.injection], size)
+    alone = Counter()
     for number, case in enumerate(injections):
         turns = _filler(conversations, number, CONTEXT_MESSAGES) + list(case.turns)
         turns += _filler(conversations, number + 1, CONTEXT_MESSAGES)
-        alone += _reached(_summary(turns), case)
+        alone[_reached(_summary(turns), case)] += 1
         if progress and number % 200 == 199:
             progress(f"end to end: {number + 1} of {len(injections)}")
-    mixed_reached = mixed_total = 0
+    mixed = Counter()
     for group_start in range(0, len(injections), MIXED):
         group = injections[group_start : group_start + MIXED]
         decoys = benign[group_start : group_start + MIXED]
@@ -183,20 +195,25 @@ def end_to_end(cases: list[Case], conversations: list[list[str]], *, limit: int 
             if index < len(decoys):
                 turns += list(decoys[index].turns)
         summary = _summary(turns)
-        mixed_reached += sum(_reached(summary, case) for case in group)
-        mixed_total += len(group)
+        mixed.update(_reached(summary, case) for case in group)
     return {
         "injections": len(injections),
-        "reached_alone": alone,
-        "reached_alone_rate": _rate(alone, len(injections)),
+        "reached_alone": alone["own voice"],
+        "quoted_alone": alone["quoted"],
+        "reached_alone_rate": _rate(alone["own voice"], len(injections)),
         "mixed_conversations": -(-len(injections) // MIXED),
-        "reached_mixed": mixed_reached,
-        "reached_mixed_rate": _rate(mixed_reached, mixed_total),
+        "reached_mixed": mixed["own voice"],
+        "quoted_mixed": mixed["quoted"],
+        "reached_mixed_rate": _rate(mixed["own voice"], len(injections)),
     }
 
 
-def _reached(summary: str, case: Case) -> bool:
-    return case.payload.casefold() in summary.casefold()
+def _reached(summary: str, case: Case) -> str:
+    """Where the payload stands in the summary: "own voice", "quoted" (only inside quotations) or "absent"."""
+    payload = case.payload.casefold()
+    if payload in own_voice(summary).casefold():
+        return "own voice"
+    return "quoted" if payload in summary.casefold() else "absent"
 
 
 def goals(figures: dict) -> dict[str, bool]:

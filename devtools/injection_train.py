@@ -1,22 +1,20 @@
 """Training the injection model (`compaction.safety.model`) on the development part of the corpus.
 
 Documents: every turn of every development case (a carrying turn of an injection is positive, anything else
-negative), the carrying turns of a split injection read together, and the same turns rot13-encoded and reversed
-(the disguises a character model cannot read through otherwise; benign turns too, so that the disguise itself
-is not what it learns). Ordinary text that is not the evaluation's ordinary chat (LoCoMo and the demo are kept
-for the evaluation alone) keeps the model quiet on everyday writing: the project's own ordinary sentences, the
-redaction corpus's chat, code and logs, and Faker's sentences in many languages.
+negative; a turn that recurs, such as the ordinary exchange around the cases, once), and each carrying turn read
+together with its neighbours (positive for an injection: a split one is only whole there). Ordinary text that is
+not the evaluation's ordinary chat (LoCoMo and the demo are kept for the evaluation alone) keeps the model quiet
+on everyday writing: the redaction corpus's chat, code and logs, and Faker's sentences in many languages.
 
 The model is a logistic regression on the hashed, length-normalised n-gram counts, fitted by full-batch Adam
-with an L2 penalty, class-balanced. Thresholds come from out-of-fold scores (cases grouped by id into FOLDS
-folds): the lowest logit that keeps the flagged share of benign development cases at most BENIGN_FP and of
-ordinary text at most ORDINARY_FP, for a text alone and for two neighbours read together, and never below 0 (the
-balanced model's own boundary).
+with an L2 penalty, class-balanced. Thresholds come from out-of-fold scores (cases grouped by the phrasing they
+were made from into FOLDS folds, as the corpus splits its parts): the lowest logit that keeps the flagged share
+of benign development turns at most BENIGN_FP and of ordinary text at most ORDINARY_FP, for a text alone and for
+two neighbours read together, and never below 0 (the balanced model's own boundary).
 """
 
 from __future__ import annotations
 
-import codecs
 import dataclasses
 import hashlib
 from collections.abc import Callable
@@ -27,13 +25,14 @@ from compaction.safety import model as injection_model
 from compaction.safety.normalize import fold
 from devtools.injection_data import Case
 
-FOLDS = 5
-EPOCHS = 160
+FOLDS = 3
+EPOCHS = 100
 LEARNING_RATE = 0.05
 L2 = 1e-5
 BENIGN_FP = 0.01  # the goal is 2% on the test part: half of it on development data leaves room for the unseen
 ORDINARY_FP = 0.0003  # the goal is 0.1% on ordinary chat
 GENERIC_WEIGHT = 0.5  # an ordinary sentence weighs half a labelled turn: there are many of them
+PAIR_WEIGHT = 0.5  # two neighbours read together: a second view of turns already counted
 FAKER_LOCALES = (
     "en_US de_DE fr_FR es_ES it_IT pt_BR nl_NL pl_PL ru_RU uk_UA el_GR cs_CZ sv_SE da_DK fi_FI hu_HU ro_RO "
     "vi_VN tl_PH zh_CN ja_JP ko_KR ar_AA he_IL fa_IR th_TH hy_AM ka_GE bn_BD"
@@ -55,25 +54,27 @@ def _fold(case_id: str) -> int:
     return int(hashlib.sha256(case_id.encode()).hexdigest(), 16) % FOLDS
 
 
-def _rot13(text: str) -> str:
-    return codecs.encode(text, "rot13")
-
-
 def case_documents(cases: list[Case], docs: list[Doc]) -> None:
-    """Appends each case's turns, their disguised copies and its neighbours read together to `docs`."""
+    """Appends each case's turns (a turn repeated across cases, such as the ordinary exchange around them, once)
+    and the neighbours read together around its carrying turns to `docs`."""
+    seen: dict[str, int] = {}
     for case in cases:
-        group = _fold(case.id)
+        group = _fold(case.group or case.id)
         targets = set(case.target)
-        first = len(docs)
+        indices = []
         for index, text in enumerate(case.texts):
-            docs.append(Doc(text, int(case.injection and index in targets), 1.0, group, "turn"))
-        for index, text in enumerate(case.texts):
-            if index in targets:
-                label = int(case.injection)
-                docs.append(Doc(_rot13(text), label, 0.5, group, "augmented"))
-                docs.append(Doc(text[::-1], label, 0.5, group, "augmented"))
+            label = int(case.injection and index in targets)
+            if label == 0 and text in seen:
+                indices.append(seen[text])
+                continue
+            indices.append(len(docs))
+            if label == 0:
+                seen[text] = len(docs)
+            docs.append(Doc(text, label, 1.0, group, "turn"))
         for index in range(len(case.texts) - 1):
-            docs.append(Doc("", int(case.injection), 1.0, group, "pair", (first + index, first + index + 1)))
+            if index in targets or index + 1 in targets:
+                label = int(case.injection)
+                docs.append(Doc("", label, PAIR_WEIGHT, group, "pair", (indices[index], indices[index + 1])))
 
 
 def ordinary_documents(texts: list[str], docs: list[Doc]) -> None:
@@ -126,10 +127,11 @@ class Design:
                 pair_buckets.append(buckets[span])
             pair_counts.append(counts[first] + counts[second])
         all_counts = np.concatenate([counts, np.array(pair_counts)])
-        rows = np.concatenate([rows, *pair_rows]).astype(np.int64)
-        buckets = np.concatenate([buckets, *pair_buckets])
+        rows = np.concatenate([rows, *pair_rows]).astype(np.int32)
+        buckets = np.concatenate([buckets, *pair_buckets]).astype(np.int32)
         size = len(texts) + len(pairs)
-        return cls(rows, buckets, 1.0 / np.sqrt(np.maximum(all_counts, 1.0))[rows], size)
+        values = (1.0 / np.sqrt(np.maximum(all_counts, 1.0))).astype(np.float32)[rows]
+        return cls(rows, buckets, values, size)
 
     def margins(self, weights: np.ndarray) -> np.ndarray:
         return np.bincount(self.rows, weights=weights[self.buckets] * self.values, minlength=self.size)

@@ -19,7 +19,7 @@ from compaction import lexicon, transcript
 from compaction.builtins import BUILTIN_PROFILES
 from compaction.services import channel_compact
 from compaction.summarizers.offline import BUILTIN_LAYOUTS, summarize_offline
-from compaction.summarizers.offline.quotes import quotations, unverified
+from compaction.summarizers.offline.quotes import own_voice, quotations, unverified
 from compaction.summarizers.offline.scripts import scripts_of
 from tests.chatcore.factories import ChannelFactory, PersonaFactory
 from tests.compaction.factories import converse
@@ -49,16 +49,7 @@ SCRIPTS = [
     ("Thai", "เราย้ายฐานข้อมูลไปยังเซิร์ฟเวอร์ใหม่เมื่อวันศุกร์ สมชายกำลังตรวจสอบข้อมูลสำรอง"),
     ("Georgian", "პარასკევს მონაცემთა ბაზა ახალ სერვერზე გადავიტანეთ. გიორგი ამოწმებს სარეზერვო ასლებს."),
 ]
-_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _WORD_RE = re.compile(r"[^\W_]+")
-
-
-def _outside_quotations(summary: str) -> str:
-    """The summary's own voice: what is left without its quotations, code spans and quoted blocks."""
-    for quotation in quotations(summary):
-        summary = summary.replace(f"“{quotation}”", " ", 1)
-    summary = _CODE_RE.sub(" ", summary)
-    return "\n".join(line for line in summary.splitlines() if not line.startswith(">"))
 
 
 def _shingles(text: str, size: int = 4) -> set[tuple[str, ...]]:
@@ -89,10 +80,10 @@ def detector(request, monkeypatch):
 
 def _check_structure(summary: str, messages: list[str]) -> None:
     assert unverified(summary, messages) == []  # invariant 10: every quotation is an exact span of one message
-    own_voice = _outside_quotations(summary)
-    leaked = set().union(*(_shingles(message) for message in messages)) & _shingles(own_voice)
+    voice = own_voice(summary)
+    leaked = set().union(*(_shingles(message) for message in messages)) & _shingles(voice)
     assert not leaked, leaked  # no four words of a message outside quotation marks
-    assert PAYLOAD.lower() not in own_voice.lower()
+    assert PAYLOAD.lower() not in voice.lower()
     for line in summary.splitlines():
         if "“" in line and not line.startswith(("- Note:", "#")):
             head = line.split("“", 1)[0]

@@ -59,7 +59,9 @@ def test_json_figures(small):
     assert speed["cal"] == pytest.approx(speed["cpu_ms"] / speed["calibration_ms"])
     e2e = figures["end_to_end"]
     assert e2e["injections"] == 3 and e2e["mixed_conversations"] == 1
-    assert e2e["reached_alone"] == 1 and e2e["reached_mixed"] == 1  # the missed one, quoted as data
+    # the missed one arrives as data, quoted and attributed; nothing reaches the summary's own voice
+    assert e2e["reached_alone"] == 0 and e2e["reached_mixed"] == 0
+    assert e2e["quoted_alone"] == 1 and e2e["quoted_mixed"] == 1
     assert figures["goals"]["recall >= 0.95"] is False
     assert figures["model"]["weights"] == 1 << learned.BITS
 

@@ -62,3 +62,15 @@ def unverified(summary: str, messages: Iterable[str]) -> list[str]:
         if not parts or not any(all(_verbatim_in(part, message) for part in parts) for message in sources):
             bad.append(quotation)
     return bad
+
+
+_CODE_SPAN_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+
+
+def own_voice(summary: str) -> str:
+    """What `summary` says in its own voice: the text left without its quotations, its code spans and its quoted
+    blocks (lines opening with ">"), each of which is someone else's text copied as data."""
+    for quotation in quotations(summary):
+        summary = summary.replace(f"{OPEN}{quotation}{CLOSE}", " ", 1)
+    summary = _CODE_SPAN_RE.sub(" ", summary)
+    return "\n".join(line for line in summary.splitlines() if not line.startswith(">"))

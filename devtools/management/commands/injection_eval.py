@@ -1,4 +1,4 @@
-"""python manage.py injection_eval [--split test|dev] [--json] [--no-end-to-end] [--end-to-end-limit N] [--misses N]
+"""python manage.py injection_eval [--split test|dev] [--json] [--no-end-to-end] [--end-to-end-cases N] [--misses N]
 
 Recall and false positives of the injection detector on a part of the injection corpus (the test part by
 default: the part nobody tunes on), per language and per family; false positives on ordinary chat (LoCoMo and
@@ -25,7 +25,12 @@ class Command(BaseCommand):
         parser.add_argument("--split", choices=injection_data.SPLITS, default="test", help="corpus part (default test)")
         parser.add_argument("--json", action="store_true", help="print the figures as JSON")
         parser.add_argument("--no-end-to-end", action="store_true", help="skip the compactions (the slow part)")
-        parser.add_argument("--end-to-end-limit", type=int, default=None, help="compact at most this many injections")
+        parser.add_argument(
+            "--end-to-end-cases",
+            type=int,
+            default=evaluation.E2E_CASES,
+            help=f"injections compacted end to end, spread over the part (default {evaluation.E2E_CASES}; 0: all)",
+        )
         parser.add_argument("--misses", type=int, default=0, help="show this many misses and alarms (dev part only)")
 
     def handle(self, *args, **options) -> None:
@@ -49,7 +54,7 @@ class Command(BaseCommand):
         if not options["no_end_to_end"]:
             progress = None if options["json"] else self.stderr.write
             figures["end_to_end"] = evaluation.end_to_end(
-                cases, conversations, limit=options["end_to_end_limit"], progress=progress
+                cases, conversations, size=options["end_to_end_cases"], progress=progress
             )
         figures["goals"] = evaluation.goals(figures)
         misses = figures["detector"].pop("_misses"), figures["detector"].pop("_alarms")
@@ -89,9 +94,10 @@ class Command(BaseCommand):
         if "end_to_end" in figures:
             e2e = figures["end_to_end"]
             write(
-                f"end to end (offline summary): {e2e['reached_alone']} of {e2e['injections']} payloads reached the "
-                f"summary alone ({e2e['reached_alone_rate']:.2%}); {e2e['reached_mixed']} in "
-                f"{e2e['mixed_conversations']} mixed conversations ({e2e['reached_mixed_rate']:.2%})"
+                f"end to end (offline summary, {e2e['injections']} injections): payloads in the summary's own voice "
+                f"{e2e['reached_alone']} alone ({e2e['reached_alone_rate']:.2%}) and {e2e['reached_mixed']} in "
+                f"{e2e['mixed_conversations']} mixed conversations ({e2e['reached_mixed_rate']:.2%}); only inside "
+                f"attributed quotations (arrived as data) {e2e['quoted_alone']} alone, {e2e['quoted_mixed']} mixed"
             )
         write(
             "\ngoals: " + "; ".join(f"{name}: {'met' if met else 'NOT met'}" for name, met in figures["goals"].items())
