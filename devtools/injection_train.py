@@ -6,11 +6,12 @@ together with its neighbours (positive for an injection: a split one is only who
 not the evaluation's ordinary chat (LoCoMo and the demo are kept for the evaluation alone) keeps the model quiet
 on everyday writing: the redaction corpus's chat, code and logs, and Faker's sentences in many languages.
 
-The model is a logistic regression on the hashed, length-normalised n-gram counts, fitted by full-batch Adam
-with an L2 penalty, class-balanced. Thresholds come from out-of-fold scores (cases grouped by the phrasing they
-were made from into FOLDS folds, as the corpus splits its parts): the lowest logit that keeps the flagged share
-of benign development turns at most BENIGN_FP and of ordinary text at most ORDINARY_FP, for a text alone and for
-two neighbours read together, and never below 0 (the balanced model's own boundary).
+The model is a logistic regression on the hashed, length-normalised n-gram counts, fitted by Adam on
+mini-batches with an L2 penalty, class-balanced. Thresholds come from held-out scores: cases are grouped by the
+phrasing they were made from into FOLDS folds (as the corpus splits its parts), one fold is left out of a first
+fit, and its scores set the lowest logit that keeps the flagged share of benign development turns at most
+BENIGN_FP and of ordinary text at most ORDINARY_FP, for a text alone and for two neighbours read together, and
+never below 0 (the balanced model's own boundary). The shipped model is then fitted on everything.
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from compaction.safety.normalize import fold
 from devtools.injection_data import Case
 
 FOLDS = 3
-EPOCHS = 100
-LEARNING_RATE = 0.05
+HELD_OUT_FOLD = 0  # the cases of this fold are left out of a first fit, whose scores on them set the thresholds
+EPOCHS = 8
+BATCH_DOCS = 2_048
+LEARNING_RATE = 0.02
+SEED = 29
 L2 = 1e-5
 BENIGN_FP = 0.01  # the goal is 2% on the test part: half of it on development data leaves room for the unseen
 ORDINARY_FP = 0.0003  # the goal is 0.1% on ordinary chat
@@ -138,25 +142,38 @@ class Design:
 
 
 def fit(design: Design, labels: np.ndarray, sample_weights: np.ndarray, *, epochs: int = EPOCHS):
-    """(weights, bias) of a class-balanced, L2-penalised logistic regression, by full-batch Adam."""
+    """(weights, bias) of a class-balanced, L2-penalised logistic regression, by Adam on mini-batches of
+    BATCH_DOCS consecutive documents taken in a shuffled order (a few passes over the data instead of a hundred)."""
     positive = labels == 1
     balance = np.where(positive, 0.5 / max(sample_weights[positive].sum(), 1e-9), 0.5 / sample_weights[~positive].sum())
     scale = sample_weights * balance
     size = 1 << injection_model.BITS
     weights, bias = np.zeros(size), 0.0
     moment, second = np.zeros(size + 1), np.zeros(size + 1)
-    for step in range(1, epochs + 1):
-        margin = design.margins(weights) + bias
-        error = (1.0 / (1.0 + np.exp(-margin)) - labels) * scale
-        gradient = np.empty(size + 1)
-        gradient[:size] = np.bincount(design.buckets, weights=error[design.rows] * design.values, minlength=size)
-        gradient[:size] += L2 * weights
-        gradient[size] = error.sum()
-        moment = 0.9 * moment + 0.1 * gradient
-        second = 0.999 * second + 0.001 * gradient * gradient
-        update = LEARNING_RATE * (moment / (1 - 0.9**step)) / (np.sqrt(second / (1 - 0.999**step)) + 1e-8)
-        weights -= update[:size]
-        bias -= update[size]
+    bounds = np.searchsorted(design.rows, np.arange(design.size + 1))
+    starts = np.arange(0, design.size, BATCH_DOCS)
+    random = np.random.default_rng(SEED)
+    step = 0
+    for _ in range(epochs):
+        for first in random.permutation(starts):
+            last = min(first + BATCH_DOCS, design.size)
+            if not scale[first:last].any():
+                continue
+            step += 1
+            span = slice(bounds[first], bounds[last])
+            rows, buckets, values = design.rows[span] - first, design.buckets[span], design.values[span]
+            margin = np.bincount(rows, weights=weights[buckets] * values, minlength=last - first) + bias
+            # The batch's share of the whole gradient, scaled up to stand for all of it.
+            error = (1.0 / (1.0 + np.exp(-margin)) - labels[first:last]) * scale[first:last]
+            error *= design.size / (last - first)
+            gradient = np.empty(size + 1)
+            gradient[:size] = np.bincount(buckets, weights=error[rows] * values, minlength=size) + L2 * weights
+            gradient[size] = error.sum()
+            moment = 0.9 * moment + 0.1 * gradient
+            second = 0.999 * second + 0.001 * gradient * gradient
+            update = LEARNING_RATE * (moment / (1 - 0.9**step)) / (np.sqrt(second / (1 - 0.999**step)) + 1e-8)
+            weights -= update[:size]
+            bias -= update[size]
     return weights, bias
 
 
@@ -195,11 +212,10 @@ def train(cases: list[Case], ordinary: list[str], *, log: Callable[[str], None] 
     groups = np.array([doc.group for doc in docs])
     kinds = np.array([doc.kind for doc in docs])
     out_of_fold = np.zeros(len(docs))
-    for fold_number in range(FOLDS):
-        held = groups == fold_number
-        log(f"fold {fold_number + 1}/{FOLDS}: {int((~held).sum()):,} documents")
-        fold_weights, fold_bias = fit(design, labels, np.where(held, 0.0, weights))
-        out_of_fold[held] = (design.margins(fold_weights) + fold_bias)[held]
+    held = groups == HELD_OUT_FOLD
+    log(f"fit without fold {HELD_OUT_FOLD + 1} of {FOLDS}: {int((~held).sum()):,} documents")
+    fold_weights, fold_bias = fit(design, labels, np.where(held, 0.0, weights))
+    out_of_fold[held] = (design.margins(fold_weights) + fold_bias)[held]
     log("the final fit on every document")
     final_weights, bias = fit(design, labels, weights)
     in_sample = design.margins(final_weights) + bias
@@ -209,8 +225,8 @@ def train(cases: list[Case], ordinary: list[str], *, log: Callable[[str], None] 
 def _calibrated(weights, bias, out_of_fold, in_sample, labels, kinds, groups) -> Trained:
     """Thresholds from out-of-fold logits of the cases, and in-sample logits of the ordinary text (which every
     fold trained on: its threshold is therefore the stricter of the two figures)."""
-    turn = (kinds == "turn") & (groups >= 0)
-    pair = (kinds == "pair") & (groups >= 0)
+    turn = (kinds == "turn") & (groups == HELD_OUT_FOLD)
+    pair = (kinds == "pair") & (groups == HELD_OUT_FOLD)
     benign_turns = out_of_fold[turn & (labels == 0)]
     benign_pairs = out_of_fold[pair & (labels == 0)]
     ordinary_turns = in_sample[kinds == "ordinary"]

@@ -1,25 +1,39 @@
-"""Text hidden in an encoding a model reads without being asked: hex and base64.
+"""Text hidden in an encoding a model reads without being asked: hex, base64, URL escapes, HTML entities, leet.
 
-A model decodes "49676e6f726520616c6c…" or "SWdub3JlIGFsbC…" on sight, so an
-instruction written that way still reaches it, while patterns and the
-learned model see only digits and letters. `views` returns the decoded
-text of every long enough run that decodes to readable text; the checks
-read it as they read the message. Ordinary text costs one search.
+A model decodes "49676e6f726520616c6c…", "SWdub3JlIGFsbC…", "ignore%20all%20…",
+"&#105;&#103;…" or "1gn0r3 4ll" on sight, so an instruction written that way
+still reaches it, while patterns and the learned model see only digits,
+letters and signs. `views` returns the decoded text: of every long enough
+run that decodes to readable text, and of the whole text when it holds
+several escapes, entities or digits standing for letters inside words; the
+checks read each view as they read the message. Ordinary text costs one
+scan of its batch (`GATE_SCAN`).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import html
 import re
+from urllib.parse import unquote
 
-from compaction.safety.first_pass import found, scan
+from compaction.safety.first_pass import scan
 
 MIN_RUN = 16  # characters of a run worth decoding: shorter ones are ids and hashes, not sentences
 READABLE_SHARE = 0.85  # of the decoded characters, at least this share printable, and a space among them
 _RUN_RE = re.compile(rf"(?:[0-9A-Fa-f]{{2}}[ :]?){{{MIN_RUN // 2},}}|[A-Za-z0-9+/_-]{{{MIN_RUN},}}={{0,2}}")
-# The same runs' shortest form, one linear RE2 scan: most texts have none, and stop there.
-RUN_SCAN = scan(rf"[A-Za-z0-9+/_-]{{{MIN_RUN}}}|(?:[0-9A-Fa-f]{{2}}[ :]){{{MIN_RUN // 2}}}")
+MIN_SIGNS = 3  # URL escapes, entities or leet words a text needs before it is read decoded
+_ESCAPE_RE = re.compile(r"%[0-9A-Fa-f]{2}")
+_ENTITY_RE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+# A digit or sign standing for a letter between two letters of a word ("1gn0r3", "pr3v10u5", "$y$tem" aside).
+_LEET_WORD_RE = re.compile(r"[^\W\d_][0-9@$|!]+[^\W\d_]")
+_LEET = str.maketrans("01345789@$!|", "oieastbgasil")
+# Whatever could make a view, in one linear RE2 scan of a batch: most texts have none, and stop there.
+GATE_SCAN = scan(
+    rf"[A-Za-z0-9+/_-]{{{MIN_RUN}}}|(?:[0-9A-Fa-f]{{2}}[ :]){{{MIN_RUN // 2}}}|%[0-9A-Fa-f]{{2}}|&#?[A-Za-z0-9]+;"
+    r"|[A-Za-z][0-9@$|!][A-Za-z]"
+)
 
 
 def _readable(data: bytes) -> str | None:
@@ -45,7 +59,14 @@ def _decoded(run: str) -> str | None:
 
 
 def views(text: str) -> list[str]:
-    """The readable texts that hex or base64 runs of `text` decode to (none for ordinary text)."""
-    if len(text) < MIN_RUN or not found(RUN_SCAN, text):
-        return []
-    return [view for run in _RUN_RE.findall(text) if (view := _decoded(run.strip())) is not None]
+    """The readable texts hidden in `text` (see the module docstring); none for ordinary text."""
+    found_views = []
+    if len(text) >= MIN_RUN:
+        found_views += [view for run in _RUN_RE.findall(text) if (view := _decoded(run.strip())) is not None]
+    if "%" in text and len(_ESCAPE_RE.findall(text)) >= MIN_SIGNS:
+        found_views.append(unquote(text))
+    if "&" in text and len(_ENTITY_RE.findall(text)) >= MIN_SIGNS:
+        found_views.append(html.unescape(text))
+    if not found_views and len(_LEET_WORD_RE.findall(text)) >= MIN_SIGNS:  # digits of an encoding are no leet
+        found_views.append(text.translate(_LEET))
+    return found_views

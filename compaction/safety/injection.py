@@ -37,11 +37,12 @@ def looks_like_injection(text: str) -> bool:
 
 def injection_flags(texts: Sequence[str], *, neighbours: bool = True) -> list[bool]:
     """Which of `texts` try to instruct a model: the phrase patterns on each text, and the learned model
-    (`model.py`) over the batch, each text read alone and, when `neighbours` (the texts are consecutive messages
-    of one conversation), together with the next one; text hidden in hex or base64 is decoded and read too.
+        (`model.py`) over the batch, each text read alone and, when `neighbours` (the texts are consecutive messages
+        of one conversation), together with the next one; text hidden in hex, base64, URL escapes, HTML entities or
+    leet is decoded and read too (`encoded.views`).
 
-    The patterns' RE2 first passes scan the whole batch once each (`first_pass.Joined`), so that a text none of
-    them matches costs no scan of its own."""
+        The patterns' RE2 first passes scan the whole batch once each (`first_pass.Joined`), so that a text none of
+        them matches costs no scan of its own."""
     if not texts:
         return []
     folded = [fold(text) for text in texts]
@@ -54,7 +55,7 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True) -> list[bo
     if weights is not None:
         scored = learned.flags_folded(weights, folded, neighbours=neighbours)
         found = [rule or bool(flag) for rule, flag in zip(found, scored, strict=True)]
-    maybe_encoded = Joined(list(texts)).hits(encoded.RUN_SCAN)
+    maybe_encoded = Joined(list(texts)).hits(encoded.GATE_SCAN)
     hidden = [
         (index, view) for index in sorted(maybe_encoded) if not found[index] for view in encoded.views(texts[index])
     ]
