@@ -67,6 +67,7 @@ def views(text: str) -> list[str]:
         found_views.append(unquote(text))
     if "&" in text and len(_ENTITY_RE.findall(text)) >= MIN_SIGNS:
         found_views.append(html.unescape(text))
-    if not found_views and len(_LEET_WORD_RE.findall(text)) >= MIN_SIGNS:  # digits of an encoding are no leet
+    # The digits of a hash, an id or an encoding are no leet: long runs are left out of the count.
+    if not found_views and len(_LEET_WORD_RE.findall(_RUN_RE.sub(" ", text))) >= MIN_SIGNS:
         found_views.append(text.translate(_LEET))
-    return found_views
+    return [view for view in found_views if view != text]

@@ -35,7 +35,7 @@ def looks_like_injection(text: str) -> bool:
     return _check(text)
 
 
-def injection_flags(texts: Sequence[str], *, neighbours: bool = True) -> list[bool]:
+def injection_flags(texts: Sequence[str], *, neighbours: bool = True, decode: bool = True) -> list[bool]:
     """Which of `texts` try to instruct a model: the phrase patterns on each text, and the learned model
         (`model.py`) over the batch, each text read alone and, when `neighbours` (the texts are consecutive messages
         of one conversation), together with the next one; text hidden in hex, base64, URL escapes, HTML entities or
@@ -55,12 +55,14 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True) -> list[bo
     if weights is not None:
         scored = learned.flags_folded(weights, folded, neighbours=neighbours)
         found = [rule or bool(flag) for rule, flag in zip(found, scored, strict=True)]
+    if not decode:  # a decoded view is read as it stands: an encoding inside an encoding is not unwrapped
+        return found
     maybe_encoded = Joined(list(texts)).hits(encoded.GATE_SCAN)
     hidden = [
         (index, view) for index in sorted(maybe_encoded) if not found[index] for view in encoded.views(texts[index])
     ]
     if hidden:
-        verdicts = injection_flags([view for _, view in hidden], neighbours=False)
+        verdicts = injection_flags([view for _, view in hidden], neighbours=False, decode=False)
         for (index, _), verdict in zip(hidden, verdicts, strict=True):
             found[index] = found[index] or verdict
     return found
