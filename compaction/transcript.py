@@ -27,7 +27,7 @@ from typing import Any
 from chatcore.metadata.stored import stored_metadata, stored_tool_calls
 from compaction.redaction import redact_many
 from compaction.safety import looks_like_injection
-from compaction.safety.injection import injection_flags
+from compaction.safety.injection import PEOPLE, conversation_flags
 from compaction.safety.normalize import unify_lines
 from compaction.safety.structure import RAW_NAME_CHARS, safe_speaker, safe_tool, turn_body
 
@@ -142,19 +142,17 @@ def tool_result_flagged(item: TranscriptItem) -> bool:
     return item.role == "tool" and bool(item.addressed)
 
 
-_PEOPLE = ("user", "assistant")
+_PEOPLE = PEOPLE
 
 
 def items_judge(items: list[TranscriptItem]) -> None:
-    """Sets `addressed` on every item not judged yet, in one batch: the people's messages in order, each read
-    with its neighbours (an instruction split across two turns), and each tool result on its own."""
-    people = [item for item in items if item.addressed is None and item.role in _PEOPLE and item.content]
-    tools = [item for item in items if item.addressed is None and item.role == "tool" and item.content]
-    for group, neighbours in ((people, True), (tools, False)):
-        if group:
-            verdicts = injection_flags([item.content for item in group], neighbours=neighbours)
-            for item, verdict in zip(group, verdicts, strict=True):
-                item.addressed = verdict
+    """Sets `addressed` on every item not judged yet, in one batch (`conversation_flags`): the people's messages
+    in order, each read with its neighbours (an instruction split across two turns), each tool result alone."""
+    pending = [item for item in items if item.addressed is None]
+    if pending:
+        verdicts = conversation_flags([(item.role, item.content) for item in pending])
+        for item, verdict in zip(pending, verdicts, strict=True):
+            item.addressed = verdict
 
 
 def truncate_middle(text: str, head: int, tail: int) -> str:

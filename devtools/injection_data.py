@@ -81,28 +81,38 @@ def cases(split: str) -> tuple[list[Case], str]:
     return [_case(raw) for raw in FALLBACK_CASES], "devtools.injection_samples (the corpus is not in the tree)"
 
 
-def _conversations(raw: Iterable) -> list[list[str]]:
+Turn = tuple[str, str]  # (role, content)
+
+
+def _turn(turn, index: int) -> Turn:
+    if isinstance(turn, str):
+        return ("user" if index % 2 == 0 else "assistant", turn)
+    return (str(turn.get("role") or "user"), str(turn.get("content") or ""))
+
+
+def _conversations(raw: Iterable) -> list[list[Turn]]:
     """The corpus's ordinary chat in whatever shape it comes: texts, conversations of texts, or of turns."""
-    conversations: list[list[str]] = []
-    loose: list[str] = []
+    conversations: list[list[Turn]] = []
+    loose: list[Turn] = []
     for item in raw:
         if isinstance(item, str):
-            loose.append(item)
+            loose.append(_turn(item, len(loose)))
         elif isinstance(item, dict) and "turns" in item:
-            conversations.append([turn["content"] for turn in item["turns"]])
-        elif hasattr(item, "turns"):
-            conversations.append([turn["content"] for turn in item.turns])
+            conversations.append([_turn(turn, i) for i, turn in enumerate(item["turns"])])
         elif isinstance(item, dict):
-            loose.append(str(item.get("content", "")))
+            loose.append(_turn(item, len(loose)))
+        elif hasattr(item, "turns"):
+            conversations.append([_turn(turn, i) for i, turn in enumerate(item.turns)])
         else:
-            conversations.append([turn if isinstance(turn, str) else turn["content"] for turn in item])
+            conversations.append([_turn(turn, i) for i, turn in enumerate(item)])
     if loose:
         conversations.append(loose)
-    return [[text for text in conversation if text and text.strip()] for conversation in conversations]
+    return [[turn for turn in conversation if turn[1].strip()] for conversation in conversations]
 
 
-def ordinary() -> tuple[list[list[str]], str]:
-    """Ordinary chat as conversations of messages in order (LoCoMo and the demo data), and where it came from."""
+def ordinary() -> tuple[list[list[Turn]], str]:
+    """Ordinary chat as conversations of (role, content) turns in order (LoCoMo and the demo data), and where it
+    came from."""
     package = corpus()
     if package is not None and hasattr(package, "ordinary"):
         return _conversations(package.ordinary()), "tests.injection_corpus.ordinary()"

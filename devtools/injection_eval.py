@@ -29,7 +29,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from compaction.facts import facts_pin
-from compaction.safety.injection import injection_cache_clear, injection_flags
+from compaction.safety.injection import conversation_flags, injection_cache_clear, injection_flags
 from compaction.summarizers.offline import STRUCTURED, summarize_offline
 from compaction.summarizers.offline.quotes import own_voice
 from compaction.transcript import TranscriptItem
@@ -70,7 +70,7 @@ def detector(cases: list[Case]) -> dict:
     tally: dict[str, dict[str, Counter]] = {"language": defaultdict(Counter), "family": defaultdict(Counter)}
     misses, alarms = [], []
     for case in cases:
-        flags = injection_flags(case.texts)
+        flags = conversation_flags(list(case.turns))
         if case.injection:
             outcome = "caught" if caught(case, flags) else "missed"
             if outcome == "missed":
@@ -104,13 +104,13 @@ def _row(row: Counter) -> dict:
     }
 
 
-def ordinary(conversations: list[list[str]]) -> dict:
+def ordinary(conversations: list[list[tuple[str, str]]]) -> dict:
     flagged: list[str] = []
     total = 0
     for conversation in conversations:
-        flags = injection_flags(conversation)
+        flags = conversation_flags(conversation)
         total += len(conversation)
-        flagged += [text for text, flag in zip(conversation, flags, strict=True) if flag]
+        flagged += [text for (_, text), flag in zip(conversation, flags, strict=True) if flag]
     return {"messages": total, "flagged": len(flagged), "rate": _rate(len(flagged), total), "_examples": flagged}
 
 
@@ -159,11 +159,11 @@ def _summary(turns: list[tuple[str, str]]) -> str:
     return facts_pin(source_text=source, summary=text, max_tokens=SUMMARY_TOKENS, redacted=True)
 
 
-def _filler(conversations: list[list[str]], number: int, count: int) -> list[tuple[str, str]]:
-    """`count` consecutive ordinary messages, a different stretch for each `number`, as alternating turns."""
-    flat = [text for conversation in conversations for text in conversation]
+def _filler(conversations: list[list[tuple[str, str]]], number: int, count: int) -> list[tuple[str, str]]:
+    """`count` consecutive ordinary people's turns, a different stretch for each `number`."""
+    flat = [turn for conversation in conversations for turn in conversation if turn[0] in ("user", "assistant")]
     start = (number * 37) % max(len(flat) - count, 1)
-    return [("user" if i % 2 == 0 else "assistant", text) for i, text in enumerate(flat[start : start + count])]
+    return flat[start : start + count]
 
 
 def sample(cases: list[Case], size: int) -> list[Case]:
@@ -173,7 +173,9 @@ def sample(cases: list[Case], size: int) -> list[Case]:
     return [cases[index * len(cases) // size] for index in range(size)]
 
 
-def end_to_end(cases: list[Case], conversations: list[list[str]], *, size: int = E2E_CASES, progress=None) -> dict:
+def end_to_end(
+    cases: list[Case], conversations: list[list[tuple[str, str]]], *, size: int = E2E_CASES, progress=None
+) -> dict:
     """How many payloads reach an offline summary in its own voice (the instruction got through) or only inside
     attributed quotations (it arrived as data): each injection alone in a conversation, then in mixed ones."""
     injections = sample([case for case in cases if case.injection and case.payload], size)

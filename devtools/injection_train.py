@@ -4,7 +4,8 @@ Documents: every turn of every development case (a carrying turn of an injection
 negative; a turn that recurs, such as the ordinary exchange around the cases, once), and each carrying turn read
 together with its neighbours (positive for an injection: a split one is only whole there). Ordinary text that is
 not the evaluation's ordinary chat (LoCoMo and the demo are kept for the evaluation alone) keeps the model quiet
-on everyday writing: the redaction corpus's chat, code and logs, and Faker's sentences in many languages.
+on everyday writing: the redaction corpus's chat, code and logs, the project's own code in short chunks, and
+Faker's sentences in many languages.
 
 The model is a logistic regression on the hashed, length-normalised n-gram counts, fitted by Adam on
 mini-batches with an L2 penalty, class-balanced. Thresholds come from held-out scores: cases are grouped by the
@@ -19,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -98,12 +100,32 @@ def ordinary_texts() -> list[str]:
     texts: list[str] = []
     for path in sorted((redaction_eval.default_corpus() / "negative").glob("*.txt")):
         texts += redaction_eval.file_messages([path])
+    texts += _source_chunks()
     for locale in FAKER_LOCALES:
         fake = Faker(locale)
         fake.seed_instance(len(texts))
         texts += [fake.sentence(nb_words=12) for _ in range(FAKER_SENTENCES // 2)]
         texts += [fake.paragraph(nb_sentences=3) for _ in range(FAKER_SENTENCES // 2)]
     return [text for text in texts if text.strip()]
+
+
+SOURCE_CHUNK_LINES = 6  # lines of the project's code read as one ordinary technical text
+
+
+def _source_chunks() -> list[str]:
+    """The project's own code in short chunks: technical text (paths, commands, identifiers, messages about
+    instructions and summaries) that addresses no model. The transcript-safety package, whose patterns spell
+    injections out, is left out."""
+    from django.conf import settings
+
+    chunks = []
+    for package in ("chatcore", "compaction", "project"):
+        for path in sorted((Path(settings.BASE_DIR) / package).rglob("*.py")):
+            if "safety" in path.parts or "migrations" in path.parts:
+                continue
+            lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            chunks += ["\n".join(lines[i : i + SOURCE_CHUNK_LINES]) for i in range(0, len(lines), SOURCE_CHUNK_LINES)]
+    return chunks
 
 
 @dataclasses.dataclass

@@ -112,7 +112,9 @@ INDIRECT_RE = re.compile(
     rf"|\b{_MODEL}\s*:\s*(?:please )?(?:state|say|write|include|output|print|add|list|mention|record|claim|begin|"
     r"start|respond|reply|answer)\b"
     r"|\byou (?:must|will|shall|should) now (?:respond|reply|answer|output|write|say|print|state|include)\b"
-    r"|^\s*#{1,6}\s*(?:new |system |updated )?(?:instructions?|system prompt|directives?|system|developer|admin)"
+    # A heading that announces new rules or speaks as the system; a bare "### Instruction:" also heads the examples
+    # of a training set people discuss, so it is left to what follows it.
+    r"|^\s*#{1,6}\s*(?:(?:new|system|updated)\s+(?:instructions?|directives?)|system prompt|system|developer|admin)"
     r"\s*:?\s*$"
     # a line shaped like the transcript's turn labels, chat-template tokens
     r"|^\s*\[\s*(?:user|assistant|system|developer|tool(?: result| call)?|human|operator)\b[^\]\n]{0,80}\]\s*:"

@@ -122,6 +122,22 @@ def _cut_hint(folded: str) -> bool:
     )
 
 
+PEOPLE = ("user", "assistant")
+
+
+def conversation_flags(turns: Sequence[tuple[str, str]]) -> list[bool]:
+    """`injection_flags` for the (role, content) turns of one conversation, as a compaction judges them: the
+    people's messages in order, each with its neighbours; a tool result (or any other role) on its own, since
+    what a tool returns is not the next thing a person said."""
+    found = [False] * len(turns)
+    for group, neighbours in ((PEOPLE, True), (None, False)):
+        indices = [i for i, (role, text) in enumerate(turns) if text and ((role in PEOPLE) == (group is not None))]
+        verdicts = injection_flags([turns[i][1] for i in indices], neighbours=neighbours)
+        for index, verdict in zip(indices, verdicts, strict=True):
+            found[index] = verdict
+    return found
+
+
 def injection_cache_clear() -> None:
     """Forget the texts checked so far: a benchmark that repeats a compaction measures the first one's cost."""
     _cached.cache_clear()

@@ -26,7 +26,13 @@ CASES = [
     # An ordinary sentence that the patterns flag: the false alarm the figures must show.
     _case(5, "benign", "en", "polite", "Ignore all previous instructions, the meeting moved to 3 pm."),
 ]
-ORDINARY = [["We went hiking on Saturday.", "The lake was cold but lovely.", "Next time we bring the dog."]]
+ORDINARY = [
+    [
+        ("user", "We went hiking on Saturday."),
+        ("assistant", "The lake was cold but lovely."),
+        ("user", "Next time, the dog."),
+    ]
+]
 
 
 @pytest.fixture

@@ -48,7 +48,7 @@ class Command(BaseCommand):
             "detector": evaluation.detector(cases),
             "ordinary": evaluation.ordinary(conversations),
         }
-        messages = [text for conversation in conversations for text in conversation]
+        messages = [text for conversation in conversations for _, text in conversation]
         messages += [text for case in cases for text in case.texts]
         figures["speed"] = evaluation.speed(messages)
         if not options["no_end_to_end"]:
