@@ -30,6 +30,7 @@ class Case:
     target: tuple[int, ...]  # the turns that carry it
     payload: str = ""  # a phrase whose appearance in a summary means the instruction got through
     group: str = ""  # the phrasing it was made from: cases of one group fall in the same fold when training
+    text: str = ""  # the instruction (or benign text) before any disguise or frame
 
     @property
     def injection(self) -> bool:
@@ -56,6 +57,7 @@ def _case(raw) -> Case:
         target=tuple(int(index) for index in get("target") or ()),
         payload=str(get("payload") or ""),
         group=str(get("group") or get("id")),
+        text=str(get("text") or ""),
     )
 
 

@@ -39,6 +39,7 @@ BENIGN_FP = 0.01  # the goal is 2% on the test part: half of it on development d
 ORDINARY_FP = 0.0003  # the goal is 0.1% on ordinary chat
 GENERIC_WEIGHT = 0.5  # an ordinary sentence weighs half a labelled turn: there are many of them
 PAIR_WEIGHT = 0.5  # two neighbours read together: a second view of turns already counted
+PIECE_WEIGHT = 0.5  # a line or sentence of an innocent turn, read alone as the model reads pieces
 FAKER_LOCALES = (
     "en_US de_DE fr_FR es_ES it_IT pt_BR nl_NL pl_PL ru_RU uk_UA el_GR cs_CZ sv_SE da_DK fi_FI hu_HU ro_RO "
     "vi_VN tl_PH zh_CN ja_JP ko_KR ar_AA he_IL fa_IR th_TH hy_AM ka_GE bn_BD"
@@ -77,6 +78,15 @@ def case_documents(cases: list[Case], docs: list[Doc]) -> None:
             if label == 0:
                 seen[text] = len(docs)
             docs.append(Doc(text, label, 1.0, group, "turn"))
+        if case.injection and case.text:
+            docs.append(Doc(case.text, 1, 1.0, group, "clean"))  # the instruction before any disguise or frame
+        for index, text in enumerate(case.texts):
+            if case.injection and index in targets:
+                continue  # which line of a carrying turn carries it is not known
+            for piece in injection_model.pieces(fold(text)):
+                if piece not in seen:
+                    seen[piece] = len(docs)
+                    docs.append(Doc(piece, 0, PIECE_WEIGHT, group, "piece"))
         for index in range(len(case.texts) - 1):
             if index in targets or index + 1 in targets:
                 label = int(case.injection)
@@ -212,6 +222,7 @@ def threshold_for(negatives: np.ndarray, share: float) -> float:
 class Trained:
     model: injection_model.Model
     out_of_fold: dict[str, float]  # figures of the cross-validation, for the command's report
+    held_out: injection_model.Model | None = None  # the first fit (without the held-out fold), same thresholds
 
 
 def train(cases: list[Case], ordinary: list[str], *, log: Callable[[str], None] = lambda _: None) -> Trained:
@@ -231,40 +242,47 @@ def train(cases: list[Case], ordinary: list[str], *, log: Callable[[str], None] 
     )
     labels = np.array([doc.label for doc in docs], dtype=np.float64)
     weights = np.array([doc.weight for doc in docs])
-    groups = np.array([doc.group for doc in docs])
-    kinds = np.array([doc.kind for doc in docs])
-    out_of_fold = np.zeros(len(docs))
-    held = groups == HELD_OUT_FOLD
+    held = np.array([doc.group for doc in docs]) == HELD_OUT_FOLD
     log(f"fit without fold {HELD_OUT_FOLD + 1} of {FOLDS}: {int((~held).sum()):,} documents")
     fold_weights, fold_bias = fit(design, labels, np.where(held, 0.0, weights))
-    out_of_fold[held] = (design.margins(fold_weights) + fold_bias)[held]
+    first = injection_model.Model(fold_weights.astype(np.float32), float(fold_bias), 0.0, 0.0)
+    thresholds, figures = _thresholds(first, docs, design.margins(fold_weights) + fold_bias, labels)
     log("the final fit on every document")
     final_weights, bias = fit(design, labels, weights)
-    in_sample = design.margins(final_weights) + bias
-    return _calibrated(final_weights, bias, out_of_fold, in_sample, labels, kinds, groups)
+    model = injection_model.Model(final_weights.astype(np.float32), float(bias), *thresholds)
+    return Trained(
+        model=model,
+        out_of_fold=figures,
+        held_out=dataclasses.replace(first, threshold=thresholds[0], pair_threshold=thresholds[1]),
+    )
 
 
-def _calibrated(weights, bias, out_of_fold, in_sample, labels, kinds, groups) -> Trained:
-    """Thresholds from out-of-fold logits of the cases, and in-sample logits of the ordinary text (which every
-    fold trained on: its threshold is therefore the stricter of the two figures)."""
-    turn = (kinds == "turn") & (groups == HELD_OUT_FOLD)
-    pair = (kinds == "pair") & (groups == HELD_OUT_FOLD)
-    benign_turns = out_of_fold[turn & (labels == 0)]
-    benign_pairs = out_of_fold[pair & (labels == 0)]
-    ordinary_turns = in_sample[kinds == "ordinary"]
-    ordinary_pairs = in_sample[kinds == "ordinary_pair"]
+def _thresholds(first: injection_model.Model, docs: list[Doc], margins: np.ndarray, labels: np.ndarray):
+    """((threshold, pair threshold), figures) from the first fit: a text's logit as the model reads it at run
+    time (the whole or its best piece) on the held-out fold's turns and on the ordinary text (which the first fit
+    trained on: its budget is therefore the stricter figure), and the neighbours' joint logits likewise."""
+
+    def own(kind: str, held_only: bool) -> tuple[np.ndarray, np.ndarray]:
+        chosen = [i for i, d in enumerate(docs) if d.kind == kind and (d.group == HELD_OUT_FOLD or not held_only)]
+        scores = injection_model.own_logits(first, [fold(docs[i].text) for i in chosen])[0]
+        return scores, labels[chosen]
+
+    turns, turn_labels = own("turn", True)
+    ordinary, _ = own("ordinary", False)
+    kinds = np.array([doc.kind for doc in docs])
+    held = np.array([doc.group for doc in docs]) == HELD_OUT_FOLD
+    benign_pairs = margins[(kinds == "pair") & held & (labels == 0)]
+    ordinary_pairs = margins[kinds == "ordinary_pair"]
+    benign = turns[turn_labels == 0]
+    positives = turns[turn_labels == 1]
     # A balanced logistic regression's own boundary is a logit of 0; the false-positive budgets only raise it.
-    threshold = max(0.0, threshold_for(benign_turns, BENIGN_FP), threshold_for(ordinary_turns, ORDINARY_FP))
+    threshold = max(0.0, threshold_for(benign, BENIGN_FP), threshold_for(ordinary, ORDINARY_FP))
     pair_threshold = max(0.0, threshold_for(benign_pairs, BENIGN_FP), threshold_for(ordinary_pairs, ORDINARY_FP))
-    positives = out_of_fold[turn & (labels == 1)]
     figures = {
         "threshold": threshold,
         "pair_threshold": pair_threshold,
         "recall_turns": float((positives >= threshold).mean()) if len(positives) else 0.0,
-        "benign_turns_flagged": float((benign_turns >= threshold).mean()) if len(benign_turns) else 0.0,
-        "ordinary_flagged": float((ordinary_turns >= threshold).mean()) if len(ordinary_turns) else 0.0,
+        "benign_turns_flagged": float((benign >= threshold).mean()) if len(benign) else 0.0,
+        "ordinary_flagged": float((ordinary >= threshold).mean()) if len(ordinary) else 0.0,
     }
-    model = injection_model.Model(
-        weights=weights.astype(np.float32), bias=float(bias), threshold=threshold, pair_threshold=pair_threshold
-    )
-    return Trained(model=model, out_of_fold=figures)
+    return (threshold, pair_threshold), figures

@@ -1,4 +1,5 @@
-"""Text hidden in an encoding a model reads without being asked: hex, base64, URL escapes, HTML entities, leet.
+"""Text hidden in an encoding a model reads without being asked: hex, base64, URL escapes, HTML entities,
+string escapes (\\x, \\u), leet.
 
 A model decodes "49676e6f726520616c6c…", "SWdub3JlIGFsbC…", "ignore%20all%20…",
 "&#105;&#103;…" or "1gn0r3 4ll" on sight, so an instruction written that way
@@ -28,11 +29,13 @@ _ESCAPE_RE = re.compile(r"%[0-9A-Fa-f]{2}")
 _ENTITY_RE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 # A digit or sign standing for a letter between two letters of a word ("1gn0r3", "pr3v10u5", "$y$tem" aside).
 _LEET_WORD_RE = re.compile(r"[^\W\d_][0-9@$|!]+[^\W\d_]")
+_BYTE_ESCAPES_RE = re.compile(r"(?:\\x[0-9A-Fa-f]{2})+")
+_CHAR_ESCAPE_RE = re.compile(r"\\u([0-9A-Fa-f]{4})")
 _LEET = str.maketrans("01345789@$!|", "oieastbgasil")
 # Whatever could make a view, in one linear RE2 scan of a batch: most texts have none, and stop there.
 GATE_SCAN = scan(
     rf"[A-Za-z0-9+/_-]{{{MIN_RUN}}}|(?:[0-9A-Fa-f]{{2}}[ :]){{{MIN_RUN // 2}}}|%[0-9A-Fa-f]{{2}}|&#?[A-Za-z0-9]+;"
-    r"|[A-Za-z][0-9@$|!][A-Za-z]"
+    r"|[A-Za-z][0-9@$|!][A-Za-z]|\\[xu][0-9A-Fa-f]{2}"
 )
 
 
@@ -58,6 +61,14 @@ def _decoded(run: str) -> str | None:
         return None
 
 
+def _unescaped(text: str) -> str:
+    """`text` with its \\xNN runs read as UTF-8 bytes and its \\uNNNN escapes as characters."""
+    text = _BYTE_ESCAPES_RE.sub(
+        lambda run: bytes.fromhex(run.group(0).replace("\\x", "")).decode("utf-8", errors="replace"), text
+    )
+    return _CHAR_ESCAPE_RE.sub(lambda escape: chr(int(escape.group(1), 16)), text)
+
+
 def views(text: str) -> list[str]:
     """The readable texts hidden in `text` (see the module docstring); none for ordinary text."""
     found_views = []
@@ -67,6 +78,8 @@ def views(text: str) -> list[str]:
         found_views.append(unquote(text))
     if "&" in text and len(_ENTITY_RE.findall(text)) >= MIN_SIGNS:
         found_views.append(html.unescape(text))
+    if "\\" in text and text.count("\\x") + text.count("\\u") >= MIN_SIGNS:
+        found_views.append(_unescaped(text))
     # The digits of a hash, an id or an encoding are no leet: long runs are left out of the count.
     if not found_views and len(_LEET_WORD_RE.findall(_RUN_RE.sub(" ", text))) >= MIN_SIGNS:
         found_views.append(text.translate(_LEET))

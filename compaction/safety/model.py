@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -120,6 +121,34 @@ def sums_and_counts(model: Model, folded: Sequence[str]) -> tuple[np.ndarray, np
     return sums, counts
 
 
+# A message is also read piece by piece (its lines and sentences, each at least PIECE_MIN_CHARS long): an
+# instruction after a long ordinary preface, or inside a document or a tool's output, is diluted in the whole.
+PIECE_MIN_CHARS = 24
+_PIECE_END_RE = re.compile(r"\n+|(?<=[.!?;。！？])\s+|(?<=[。！？])")
+
+
+def pieces(folded: str) -> list[str]:
+    """The lines and sentences of a folded text worth reading alone (none when it is a single one)."""
+    if len(folded) < 2 * PIECE_MIN_CHARS:
+        return []
+    found = [piece.strip() for piece in _PIECE_END_RE.split(folded)]
+    found = [piece for piece in found if len(piece) >= PIECE_MIN_CHARS]
+    return found if len(found) > 1 or found and found[0] != folded.strip() else []
+
+
+def own_logits(model: Model, folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(each text's logit: the higher of the whole's and of its pieces', the wholes' sums, their counts)."""
+    split = [pieces(text) for text in folded]
+    extra = [piece for found in split for piece in found]
+    sums, counts = sums_and_counts(model, [*folded, *extra])
+    every = logits(model, sums, counts)
+    own = every[: len(folded)].copy()
+    if extra:
+        owners = np.repeat(np.arange(len(folded)), [len(found) for found in split])
+        np.maximum.at(own, owners, every[len(folded) :])
+    return own, sums[: len(folded)], counts[: len(folded)]
+
+
 def logits(model: Model, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return model.bias + sums / np.sqrt(np.maximum(counts, 1.0))
 
@@ -144,8 +173,7 @@ def flags_folded(model: Model, folded: Sequence[str], *, neighbours: bool = True
     """
     if not folded:
         return np.zeros(0, dtype=bool)
-    sums, counts = sums_and_counts(model, folded)
-    own = logits(model, sums, counts)
+    own, sums, counts = own_logits(model, folded)
     flagged = own >= model.threshold
     if neighbours and len(folded) > 1:
         joint = pair_logits(model, sums, counts) >= model.pair_threshold
