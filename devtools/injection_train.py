@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from compaction.safety import model as injection_model
+from compaction.safety.encoded import without_runs
 from compaction.safety.normalize import fold
 from devtools.injection_data import Case
 
@@ -150,7 +151,7 @@ class Design:
 
     @classmethod
     def of(cls, texts: list[str], pairs: list[tuple[int, int]]) -> Design:
-        rows, buckets = injection_model.entries([fold(text) for text in texts])
+        rows, buckets = injection_model.entries([without_runs(fold(text)) for text in texts])
         counts = np.bincount(rows, minlength=len(texts)).astype(np.float64)
         order = np.argsort(rows, kind="stable")
         rows, buckets = rows[order], buckets[order]
@@ -264,7 +265,7 @@ def _thresholds(first: injection_model.Model, docs: list[Doc], margins: np.ndarr
 
     def own(kind: str, held_only: bool) -> tuple[np.ndarray, np.ndarray]:
         chosen = [i for i, d in enumerate(docs) if d.kind == kind and (d.group == HELD_OUT_FOLD or not held_only)]
-        scores = injection_model.own_logits(first, [fold(docs[i].text) for i in chosen])[0]
+        scores = injection_model.own_logits(first, [without_runs(fold(docs[i].text)) for i in chosen])[0]
         return scores, labels[chosen]
 
     turns, turn_labels = own("turn", True)

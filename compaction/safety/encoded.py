@@ -69,6 +69,15 @@ def _unescaped(text: str) -> str:
     return _CHAR_ESCAPE_RE.sub(lambda escape: chr(int(escape.group(1), 16)), text)
 
 
+def without_runs(text: str) -> str:
+    """`text` with its encoded runs that decode to readable text (hex, base64, \\x escapes) made a space: what the
+    learned model reads, since an encoded run says nothing in its letters (its decoded view is read instead)."""
+    if len(text) < MIN_RUN:
+        return text
+    text = _RUN_RE.sub(lambda run: " " if _decoded(run.group(0).strip()) is not None else run.group(0), text)
+    return _BYTE_ESCAPES_RE.sub(" ", text) if "\\x" in text else text
+
+
 def views(text: str) -> list[str]:
     """The readable texts hidden in `text` (see the module docstring); none for ordinary text."""
     found_views = []

@@ -51,13 +51,14 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True, decode: bo
         bool(text) and not _plain(text, know) and _check(text, view, know)
         for text, view, know in zip(texts, folded, known, strict=True)
     ]
+    maybe_encoded = Joined(list(texts)).hits(encoded.GATE_SCAN)
     weights = learned.shipped()
     if weights is not None:
-        scored = learned.flags_folded(weights, folded, neighbours=neighbours)
+        read = [encoded.without_runs(view) if i in maybe_encoded else view for i, view in enumerate(folded)]
+        scored = learned.flags_folded(weights, read, neighbours=neighbours)
         found = [rule or bool(flag) for rule, flag in zip(found, scored, strict=True)]
     if not decode:  # a decoded view is read as it stands: an encoding inside an encoding is not unwrapped
         return found
-    maybe_encoded = Joined(list(texts)).hits(encoded.GATE_SCAN)
     hidden = [
         (index, view) for index in sorted(maybe_encoded) if not found[index] for view in encoded.views(texts[index])
     ]
