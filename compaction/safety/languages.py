@@ -1,5 +1,6 @@
 """The same families in other languages: French, German, Spanish, Italian, Portuguese, Dutch, Russian,
-Polish, Turkish, Chinese, Japanese and Korean.
+Polish, Turkish, Indonesian and Malay, Swedish, Czech, Romanian, Ukrainian, Vietnamese, Tagalog, Swahili,
+Chinese, Japanese and Korean.
 
 Each language gives its words for the parts of a family (languages.toml), and the patterns
 are built from them the same way for all: an override is a verb of
@@ -47,7 +48,7 @@ def _load_words() -> dict[str, Words]:
 
 
 WORDS = _load_words()
-# French, German, Spanish, Italian, Portuguese, Dutch, Russian, Polish and Turkish, in the file's order.
+# The languages written with spaces between words, in the file's order.
 LATIN_AND_CYRILLIC = tuple(WORDS.values())
 
 # A message or note to the model, in any of these languages: "message pour le modèle", "Nachricht an das
