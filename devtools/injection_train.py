@@ -37,7 +37,9 @@ LEARNING_RATE = 0.02
 SEED = 29
 L2 = 1e-5
 BENIGN_FP = 0.01  # the goal is 2% on the test part: half of it on development data leaves room for the unseen
-ORDINARY_FP = 0.0003  # the goal is 0.1% on ordinary chat
+# Of the training's ordinary text, which is far denser in ids, hashes and order numbers than chat (the payloads of
+# injections are such tokens too): chat itself (LoCoMo, the demo) is held out and measured by injection_eval.
+ORDINARY_FP = 0.002
 GENERIC_WEIGHT = 0.5  # an ordinary sentence weighs half a labelled turn: there are many of them
 PAIR_WEIGHT = 0.5  # two neighbours read together: a second view of turns already counted
 PIECE_WEIGHT = 0.5  # a line or sentence of an innocent turn, read alone as the model reads pieces
