@@ -1,11 +1,12 @@
 """Training the injection model (`compaction.safety.model`) on the development part of the corpus.
 
 Documents: every turn of every development case (a carrying turn of an injection is positive, anything else
-negative; a turn that recurs, such as the ordinary exchange around the cases, once), and each carrying turn read
-together with its neighbours (positive for an injection: a split one is only whole there). Ordinary text that is
-not the evaluation's ordinary chat (LoCoMo and the demo are kept for the evaluation alone) keeps the model quiet
-on everyday writing: the redaction corpus's chat, code and logs, the project's own code in short chunks, and
-Faker's sentences in many languages.
+negative; a turn that recurs, such as the ordinary exchange around the cases, once, weighing as often as it
+occurs), each carrying turn read together with its neighbours (positive for an injection: a split one is only
+whole there), the clean instruction of each injection, and the lines and sentences of innocent turns. Ordinary
+text that is not the evaluation's ordinary chat (LoCoMo and the demo are kept for the evaluation alone) keeps the
+model quiet on everyday writing: the redaction corpus's chat, code and logs, the project's own code in short
+chunks, and Faker's sentences in many languages.
 
 The model is a logistic regression on the hashed, length-normalised n-gram counts, fitted by Adam on
 mini-batches with an L2 penalty, class-balanced. Thresholds come from held-out scores: cases are grouped by the
@@ -75,7 +76,10 @@ def case_documents(cases: list[Case], docs: list[Doc]) -> None:
         for index, text in enumerate(case.texts):
             label = int(case.injection and index in targets)
             if label == 0 and text in seen:
+                # Counted again by its weight: the ordinary exchange around a language's cases weighs as often as
+                # it occurs, or the language's script itself would read as an injection.
                 indices.append(seen[text])
+                docs[seen[text]] = dataclasses.replace(docs[seen[text]], weight=docs[seen[text]].weight + 1.0)
                 continue
             indices.append(len(docs))
             if label == 0:
