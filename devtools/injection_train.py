@@ -12,8 +12,9 @@ The model is a logistic regression on the hashed, length-normalised n-gram count
 mini-batches with an L2 penalty, class-balanced. Thresholds come from held-out scores: cases are grouped by the
 phrasing they were made from into FOLDS folds (as the corpus splits its parts), one fold is left out of a first
 fit, and its scores set the lowest logit that keeps the flagged share of benign development turns at most
-BENIGN_FP and of ordinary text at most ORDINARY_FP, for a text alone and for two neighbours read together, and
-never below 0 (the balanced model's own boundary). The shipped model is then fitted on everything.
+BENIGN_FP (and of ordinary text at most ORDINARY_FP, which is no budget now: see there), for a text alone and
+for two neighbours read together, and never below 0 (the balanced model's own boundary). The shipped model is
+then fitted on everything.
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ LEARNING_RATE = 0.02
 SEED = 29
 L2 = 1e-5
 BENIGN_FP = 0.01  # the goal is 2% on the test part: half of it on development data leaves room for the unseen
-# Of the training's ordinary text, which is far denser in ids, hashes and order numbers than chat (the payloads of
-# injections are such tokens too): chat itself (LoCoMo, the demo) is held out and measured by injection_eval.
-ORDINARY_FP = 0.002
+# The training's ordinary text is far denser in ids, hashes and order numbers than chat (and the payloads of
+# injections are such tokens): it teaches the model, but a budget on it set thresholds that left the model a
+# quarter of its held-out recall. Chat itself (LoCoMo, the demo) is held out and measured by injection_eval.
+ORDINARY_FP = 1.0  # no budget: the figure is reported only
 GENERIC_WEIGHT = 0.5  # an ordinary sentence weighs half a labelled turn: there are many of them
 PAIR_WEIGHT = 0.5  # two neighbours read together: a second view of turns already counted
 PIECE_WEIGHT = 0.5  # a line or sentence of an innocent turn, read alone as the model reads pieces
