@@ -1,20 +1,21 @@
 """Training the injection model (`compaction.safety.model`) on the development part of the corpus.
 
 Documents: every turn of every development case (a carrying turn of an injection is positive, anything else
-negative; a turn that recurs, such as the ordinary exchange around the cases, once, weighing as often as it
-occurs), each carrying turn read together with its neighbours (positive for an injection: a split one is only
-whole there), the clean instruction of each injection, and the lines and sentences of innocent turns. Ordinary
-text that is not the evaluation's ordinary chat (LoCoMo and the demo are kept for the evaluation alone) keeps the
-model quiet on everyday writing: the redaction corpus's chat, code and logs, the project's own code in short
-chunks, and Faker's sentences in many languages.
+negative; a turn that recurs, such as the ordinary exchange around the cases, once: weighing it as often as it
+occurs set the thresholds so high that the held-out recall fell by half), each carrying turn read together with
+its neighbours (positive for an injection: a split one is only whole there), the clean instruction of each
+injection, and the lines and sentences of innocent turns. Ordinary text that is not the evaluation's ordinary
+chat (LoCoMo and the demo are kept for the evaluation alone) keeps the model quiet on everyday writing: the
+redaction corpus's chat, code and logs, the project's own code in short chunks, and Faker's sentences in many
+languages.
 
 The model is a logistic regression on the hashed, length-normalised n-gram counts, fitted by Adam on
 mini-batches with an L2 penalty, class-balanced. Thresholds come from held-out scores: cases are grouped by the
 phrasing they were made from into FOLDS folds (as the corpus splits its parts), one fold is left out of a first
-fit, and its scores set the lowest logit that keeps the flagged share of benign development turns at most
-BENIGN_FP (and of ordinary text at most ORDINARY_FP, which is no budget now: see there), for a text alone and
-for two neighbours read together, and never below 0 (the balanced model's own boundary). The shipped model is
-then fitted on everything.
+fit, and its scores (a text read as at run time: whole or its best piece) set the lowest logit that keeps the
+flagged share of benign development turns at most BENIGN_FP and of ordinary text at most ORDINARY_FP, for a text
+alone and for two neighbours read together, and never below 0 (the balanced model's own boundary). The shipped
+model is then fitted on everything.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ LEARNING_RATE = 0.02
 SEED = 29
 L2 = 1e-5
 BENIGN_FP = 0.01  # the goal is 2% on the test part: half of it on development data leaves room for the unseen
-# The training's ordinary text is far denser in ids, hashes and order numbers than chat (and the payloads of
-# injections are such tokens): it teaches the model, but a budget on it set thresholds that left the model a
-# quarter of its held-out recall. Chat itself (LoCoMo, the demo) is held out and measured by injection_eval.
-ORDINARY_FP = 1.0  # no budget: the figure is reported only
+# Of the training's ordinary text, which is far denser in ids, hashes and order numbers than chat (and the payloads
+# of injections are such tokens): a stricter budget on it left the model a quarter of its held-out recall. Chat
+# itself (LoCoMo, the demo) is held out and measured by injection_eval.
+ORDINARY_FP = 0.002
 GENERIC_WEIGHT = 0.5  # an ordinary sentence weighs half a labelled turn: there are many of them
 PAIR_WEIGHT = 0.5  # two neighbours read together: a second view of turns already counted
 PIECE_WEIGHT = 0.5  # a line or sentence of an innocent turn, read alone as the model reads pieces
@@ -78,10 +79,7 @@ def case_documents(cases: list[Case], docs: list[Doc]) -> None:
         for index, text in enumerate(case.texts):
             label = int(case.injection and index in targets)
             if label == 0 and text in seen:
-                # Counted again by its weight: the ordinary exchange around a language's cases weighs as often as
-                # it occurs, or the language's script itself would read as an injection.
                 indices.append(seen[text])
-                docs[seen[text]] = dataclasses.replace(docs[seen[text]], weight=docs[seen[text]].weight + 1.0)
                 continue
             indices.append(len(docs))
             if label == 0:

@@ -40,6 +40,9 @@ _MIX = {order: np.uint32((0x9E3779B1 * (order + 1)) & 0xFFFFFFFF) for order in O
 _SEPARATOR = 0  # code point between two texts (an n-gram starting at one is not counted)
 _SPACE, _DIGIT, _NEWLINE = ord(" "), ord("0"), ord("\n")
 WEIGHTS_FILE = "injection_model.npz"
+# A text read with a flagged neighbour pair is flagged when its own logit is at least this share of the way from
+# the bias to the threshold: the half of a split instruction, not the ordinary message beside one.
+SUSPICIOUS_SHARE = 0.75
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,8 +171,8 @@ def flags_folded(model: Model, folded: Sequence[str], *, neighbours: bool = True
     """Which of `texts` (consecutive messages when `neighbours`) the model flags.
 
     A text is flagged on its own logit, or, when it and a neighbour read together pass `pair_threshold`, if its
-    own logit is at least half way from the bias to the threshold: the half of a split instruction that
-    carries it, not the innocent message beside a flagged one.
+    own logit is at least SUSPICIOUS_SHARE of the way from the bias to the threshold: the half of a split
+    instruction that carries it, not the innocent message beside a flagged one.
     """
     if not folded:
         return np.zeros(0, dtype=bool)
@@ -177,7 +180,7 @@ def flags_folded(model: Model, folded: Sequence[str], *, neighbours: bool = True
     flagged = own >= model.threshold
     if neighbours and len(folded) > 1:
         joint = pair_logits(model, sums, counts) >= model.pair_threshold
-        suspicious = own >= (model.bias + model.threshold) / 2
+        suspicious = own >= model.bias + SUSPICIOUS_SHARE * (model.threshold - model.bias)
         flagged[:-1] |= joint & suspicious[:-1]
         flagged[1:] |= joint & suspicious[1:]
     return flagged
