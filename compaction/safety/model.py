@@ -69,11 +69,20 @@ def _points(prepared: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         points = np.frombuffer(joined.encode("ascii"), dtype=np.uint8).astype(np.uint32)
     else:
         points = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).copy()
-    points[(points - np.uint32(_DIGIT)) < np.uint32(10)] = _DIGIT  # unsigned: below "0" wraps to a large number
+    digits = (points - np.uint32(_DIGIT)) < np.uint32(10)  # unsigned: below "0" wraps to a large number
+    points[digits] = _DIGIT
     points[points == _NEWLINE] = _SPACE
     lengths = np.fromiter(map(len, prepared), dtype=np.int64, count=len(prepared))
     starts = np.zeros(len(prepared), dtype=np.int64)
     np.cumsum(lengths[:-1] + len(_GAP), out=starts[1:])
+    # A run of digits is read as one: how long a number is says nothing of intent (an order number, a ticket, the
+    # reference an injection plants), and counting its digits taught the model that long numbers instruct.
+    repeated = np.zeros(len(points), dtype=bool)
+    repeated[1:] = digits[1:] & digits[:-1]
+    if repeated.any():
+        kept = ~repeated
+        position = np.cumsum(kept) - 1
+        points, starts = points[kept], position[starts]  # a text starts with a space: its start is always kept
     return points, starts
 
 
@@ -120,7 +129,8 @@ def sums_and_counts(model: Model, folded: Sequence[str]) -> tuple[np.ndarray, np
         total[: len(buckets)] += part
     total[points == _SEPARATOR] = 0.0  # n-grams starting in a gap belong to no text
     sums = np.add.reduceat(total.astype(np.float64), starts)
-    counts = np.fromiter(map(len, prepared), dtype=np.float64, count=len(prepared)) * len(ORDERS)
+    ends = np.append(starts[1:], len(points))  # each text's n-grams start between its start and the next one's
+    counts = (ends - starts - len(_GAP)).astype(np.float64) * len(ORDERS)
     return sums, counts
 
 

@@ -159,3 +159,12 @@ def test_a_long_message_is_also_read_piece_by_piece():
     assert learned.logits(model, sums, counts)[0] < 0.5 <= own[0]  # diluted whole, clear piece
     assert learned.flags(model, [text]).tolist() == [True]
     assert learned.pieces("short. text.") == []
+
+
+def test_a_number_is_read_whatever_its_length():
+    model = learned.shipped()
+    texts = [fold("Crew 7 loaded 13 crates onto barge 2"), fold("Crew 1007 loaded 13013 crates onto barge 20002")]
+
+    sums, counts = learned.sums_and_counts(model, texts)
+
+    assert sums[0] == pytest.approx(sums[1]) and counts[0] == counts[1]
