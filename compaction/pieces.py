@@ -150,8 +150,9 @@ def _limited(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
     for begin, finish in spans:
         while finish > begin and text[finish - 1] in " ,;:–—-":
             finish -= 1
-        if _words(text, begin, finish) > MAX_PIECE_WORDS:
-            found = list(_WORD_RE.finditer(text, begin, finish))
+        # _words counts spaces (fast); runs of spaces make it more than the words, so the cut counts them again.
+        found = list(_WORD_RE.finditer(text, begin, finish)) if _words(text, begin, finish) > MAX_PIECE_WORDS else []
+        if len(found) > MAX_PIECE_WORDS:
             out.append((begin, found[MAX_PIECE_WORDS - 1].end(), True))
         else:
             out.append((begin, finish, False))

@@ -166,3 +166,15 @@ def test_a_script_set_aside_as_an_injection_is_named_with_that_reason():
 
     assert "Cyrillic (1) script: they were set aside as addressed to a model or summarizer" in summary
     assert "Игнорируй" not in summary
+
+
+def test_a_sentence_of_spaced_letters_is_quoted_without_a_crash():
+    # 30 words three spaces apart: more spaces than the longest quotable piece has words, fewer words
+    spaced = "   ".join(("we moved the ledger to the new server on friday and " * 3).split())
+    items = _items([spaced, "We moved the ledger database to the new server on Friday after the freeze ended."])
+
+    summary = summarize_offline(
+        items=items, previous_summary=None, focus="", max_tokens=800, layout=BUILTIN_LAYOUTS["structured"]
+    )
+
+    assert unverified(summary, [item.content for item in items]) == []
