@@ -53,9 +53,17 @@ class Model:
     pair_threshold: float  # two neighbours' joint logit at or above this flags the suspicious one of them
 
 
+# A token with a digit, a slash, an underscore, an @ or an inner dot or colon: an id, a path, a URL, a version, a
+# handle. What it names is never the intent of the text around it (the references an injection plants are such
+# tokens, and so is every line of a developers' chat), so the model reads each as one mark.
+_TECHNICAL_RE = re.compile(r"[^\s]*(?:\d|[/_@]|[.:](?=[^\s.:]))[^\s]*")
+TECHNICAL_MARK = "#"
+
+
 def prepare(folded: str) -> str:
-    """A folded text as the model reads it: padded with a space at each end (its first and last words' edges)."""
-    return f" {folded} "
+    """A folded text as the model reads it: technical tokens made one mark, padded with a space at each end (its
+    first and last words' edges)."""
+    return f" {_TECHNICAL_RE.sub(TECHNICAL_MARK, folded)} "
 
 
 # Between two texts: enough separators that no n-gram starting in a text reaches the next one.
