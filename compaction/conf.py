@@ -7,6 +7,10 @@ concurrency, cooldown, ...) are not here: they live in the
 CompactionSettings row, edited in the admin and read afresh at every scan.
 These are deployment constants.
 
+INJECTION_MODEL (COMPACTION_INJECTION_MODEL, default False): whether the learned injection model
+    (compaction/safety/model.py) judges messages beside the phrase patterns. Off by default: as trained now
+    it sets aside developers' messages dense in ids, paths and URLs (the references injections plant look the
+    same), which costs a summary its facts; `manage.py injection_eval --model` measures it on.
 LEASE_SECONDS (COMPACTION_LEASE_SECONDS, default 420): how long a compaction
     holds its channel. A crashed holder's lease runs out after this, and an
     automatic attempt that never reported back is considered abandoned after
@@ -174,6 +178,7 @@ _settings = AppSettings(
         "IMPORT_MAX_MESSAGES": 1_000_000,
         "IMPORT_SLICE_SECONDS": 60,
         "IMPORT_STORAGE": "default",
+        "INJECTION_MODEL": False,
     },
     derived={"DRAIN_SECONDS": _drain_seconds},
 )
@@ -195,6 +200,7 @@ IMPORT_MAX_CONVERSATIONS: int
 IMPORT_MAX_MESSAGES: int
 IMPORT_SLICE_SECONDS: float
 IMPORT_STORAGE: str
+INJECTION_MODEL: bool
 DRAIN_SECONDS: float
 
 __getattr__ = _settings.__getattr__  # PEP 562: `conf.NAME` is read from the settings on each access

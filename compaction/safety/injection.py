@@ -18,6 +18,7 @@ import functools
 import re
 from collections.abc import Sequence
 
+from compaction import conf
 from compaction.safety import encoded, english, languages
 from compaction.safety import model as learned
 from compaction.safety.first_pass import Joined, Layered, found, scan
@@ -52,7 +53,7 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True, decode: bo
         for text, view, know in zip(texts, folded, known, strict=True)
     ]
     maybe_encoded = Joined(list(texts)).hits(encoded.GATE_SCAN)
-    weights = learned.shipped()
+    weights = learned.shipped() if conf.INJECTION_MODEL else None
     if weights is not None:
         read = [encoded.without_runs(view) if i in maybe_encoded else view for i, view in enumerate(folded)]
         scored = learned.flags_folded(weights, read, neighbours=neighbours)

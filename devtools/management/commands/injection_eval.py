@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 
 from django.core.management.base import BaseCommand, CommandError
+from django.test import override_settings
 
+from compaction import conf
 from compaction.safety import model as injection_model
 from devtools import injection_data
 from devtools import injection_eval as evaluation
@@ -32,15 +34,24 @@ class Command(BaseCommand):
             help=f"injections compacted end to end, spread over the part (default {evaluation.E2E_CASES}; 0: all)",
         )
         parser.add_argument("--misses", type=int, default=0, help="show this many misses and alarms (dev part only)")
+        parser.add_argument(
+            "--model", action="store_true", help="judge with the learned model on (COMPACTION_INJECTION_MODEL)"
+        )
 
     def handle(self, *args, **options) -> None:
+        if options["model"]:
+            with override_settings(COMPACTION_INJECTION_MODEL=True):
+                return self._evaluate(options)
+        return self._evaluate(options)
+
+    def _evaluate(self, options) -> None:
         cases, source = injection_data.cases(options["split"])
         if not cases:
             raise CommandError(f"no cases in the {options['split']} part ({source})")
         if options["misses"] and options["split"] == "test":
             raise CommandError("the test part's cases are never shown: use --split dev to read misses")
         conversations, ordinary_source = injection_data.ordinary()
-        shipped = injection_model.shipped()
+        shipped = injection_model.shipped() if conf.INJECTION_MODEL else None
         figures: dict = {
             "split": options["split"],
             "sources": {"cases": source, "ordinary": ordinary_source},
@@ -115,7 +126,7 @@ class Command(BaseCommand):
 
 def _model_figures(model) -> dict:
     if model is None:
-        return {"summary": "no trained weights shipped: patterns only"}
+        return {"summary": "patterns only (the learned model is off: COMPACTION_INJECTION_MODEL, --model)"}
     path = injection_model.weights_path()
     size = path.stat().st_size
     return {
