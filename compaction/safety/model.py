@@ -154,7 +154,7 @@ def pieces(folded: str) -> list[str]:
         return []
     found = [piece.strip() for piece in _PIECE_END_RE.split(folded)]
     found = [piece for piece in found if len(piece) >= PIECE_MIN_CHARS]
-    return found if len(found) > 1 or found and found[0] != folded.strip() else []
+    return found if len(found) > 1 or (found and found[0] != folded.strip()) else []
 
 
 def own_logits(model: Model, folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
