@@ -16,8 +16,8 @@ import re
 
 from chatcore.bounded_json import json_loads_bounded
 from compaction import lexicon
-from compaction.safety.injection import injection_flags
 from compaction.pieces import estimate_tokens
+from compaction.safety.injection import injection_flags
 from compaction.transcript import TranscriptItem, format_date, tool_result_flagged
 
 MAX_OUTCOME_CHARS = 160  # an outcome line is quoted up to this long: the error or the tally, not the log
