@@ -62,6 +62,7 @@ SUMMARY_COLUMNS = {
     "tokens_after": "1200",
     "messages_covered": "40",
     "extracts": "'{{}}'",
+    "purged_quotes": "'{{}}'",
     "edited": "{false}",
     "reverted_at": "CASE WHEN i % 20 = 0 THEN {when} ELSE NULL END",
     "created_by_id": "NULL",
