@@ -12,6 +12,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from devtools.calibration import CAL_SUFFIX
+
 TIME_HINTS = ("_ms", "_s", "seconds", "per_s", "rate")
 
 
@@ -48,7 +50,7 @@ def _generic(ax, name: str, figures: dict) -> None:
     if not rows:
         _text_panel(ax, name, figures)
         return
-    keys = [k for k in rows[0] if all(_number(r.get(k)) for r in rows)]
+    keys = [k for k in rows[0] if not k.endswith(CAL_SUFFIX) and all(_number(r.get(k)) for r in rows)]
     if not keys:
         _text_panel(ax, name, figures)
         return
@@ -73,7 +75,7 @@ def _text_panel(ax, name: str, figures: dict) -> None:
     lines = [
         f"{k}: {v:.4g}" if _number(v) else f"{k}: {v}"
         for k, v in figures.items()
-        if _number(v) or isinstance(v, (str, bool))
+        if not k.endswith(CAL_SUFFIX) and (_number(v) or isinstance(v, (str, bool)))
     ][:14]
     ax.axis("off")
     ax.set_title(name)

@@ -56,6 +56,12 @@ def test_json_figures(db):
     path = figures["scenarios"]["path"]
     assert [(row["messages"], row["cte_queries"], row["walk_queries"]) for row in path["rows"]] == [(100, 1, 100)]
     assert "context:" in err  # the tables went to stderr
+    for scenario in (context, path):
+        assert scenario["calibration_ms"] > 0 and scenario["load_average"] >= 0
+        assert scenario["calibration_ms_start"] > 0 and scenario["calibration_ms_end"] > 0
+    for row in path["rows"]:
+        assert row["cte_ms_cal"] == round(row["cte_ms"] / path["calibration_ms"], 5)
+    assert "calibration: " in err and "rows[0].cte_ms_cal: " in err
 
 
 def test_sizes_follow_the_scale():

@@ -55,6 +55,8 @@ def test_json_figures(tmp_path):
     assert figures["sources"]["locomo"] == [] and figures["sources"]["project_source_files"] == 0
     for speed in (figures["speed"], figures["speed_technical"]):
         assert speed["messages"] > 0 and speed["batch_ms_per_mb"] > 0 and speed["single_text_ms_per_mb"] > 0
+        assert speed["batch_ms_per_mb_cal"] == round(speed["batch_ms_per_mb"] / figures["calibration_ms"], 5)
+    assert figures["calibration_ms"] > 0 and figures["load_average"] >= 0
 
 
 def test_table(tmp_path):
@@ -63,3 +65,4 @@ def test_table(tmp_path):
     assert "LoCoMo: not found" in text
     assert "missed keyword_prose/bare: 'remember: tulip'" in text
     assert "speed (chat):" in text and "speed (developers' chat):" in text
+    assert "cal per MB as a compaction redacts" in text and "calibration: " in text

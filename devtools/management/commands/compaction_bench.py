@@ -4,6 +4,10 @@
     python manage.py compaction_bench --scenario context --scenario path --scale 0.1
     python manage.py compaction_bench --json > figures.json   # tables on stderr, JSON on stdout
 
+Each scenario is timed beside a yardstick (devtools.calibration): its JSON
+carries `calibration_ms`, the load average before the run, and every timing
+also in calibration units (`<name>_cal`), which are printed after its table.
+
 The figures are also drawn into var/bench/compaction_bench.png (under VAR_DIR;
 --chart PATH elsewhere, --no-chart not at all).
 
@@ -21,6 +25,7 @@ from django.db import DatabaseError
 
 from chatcore.throttling import expensive_calls_exempt
 from devtools import benchmarks
+from devtools.calibration import cal_lines, calibration
 
 CHART_NAME = "compaction_bench.png"
 
@@ -67,10 +72,14 @@ class Command(BaseCommand):
             started = time.monotonic()
             try:
                 # Compactions back to back on purpose: not a person's calls, so not under their limit.
-                with expensive_calls_exempt():
-                    results[name] = benchmarks.scenario_run(name, scale=scale, stdout=tables, data=options["data"])
+                with expensive_calls_exempt(), calibration() as yardstick:
+                    figures = benchmarks.scenario_run(name, scale=scale, stdout=tables, data=options["data"])
             except DatabaseError as error:
                 raise CommandError(f"{name}: the database failed: {error}") from error
+            results[name] = yardstick.apply(figures)
+            tables.write(f"  {yardstick.summary()}\n")
+            for line in cal_lines(results[name]):
+                tables.write(f"    {line}\n")
             tables.write(f"  ({name}: {time.monotonic() - started:.1f} s including setup)\n\n")
 
         if not options["no_chart"]:

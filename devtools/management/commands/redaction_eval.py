@@ -5,7 +5,8 @@ Recall per family on a labelled corpus of secrets, the share of ordinary lines t
 alters, and the time to redact 1 MB of chat (devtools.redaction_eval says how each is measured).
 The default corpus is tests/redaction_corpus/ (positive*.jsonl, negative/*.txt); the LoCoMo
 conversations are read from ../shared/bench/locomo/ when present (or from --locomo); the output
-names every source it used.
+names every source it used, the yardstick of devtools.calibration (`calibration_ms`, the load
+average before the run) and each timing also in calibration units (`<name>_cal`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from devtools import redaction_eval as evaluation
+from devtools.calibration import calibration
 
 
 class Command(BaseCommand):
@@ -44,6 +46,18 @@ class Command(BaseCommand):
                 raise CommandError(f"{path}: no such file")
         if not positive:
             raise CommandError(f"no positive*.jsonl in {corpus}")
+        with calibration() as yardstick:
+            figures = self._measure(positive, negative, locomo, code, options["speed_bytes"])
+        figures = yardstick.apply(figures)
+        if options["json"]:
+            self.stdout.write(json.dumps(figures, indent=2, ensure_ascii=False))
+            return
+        self._report(figures, options["misses"])
+        self.stdout.write(yardstick.summary())
+
+    def _measure(
+        self, positive: list[Path], negative: list[Path], locomo: list[Path], code: list[Path], speed_bytes: int
+    ) -> dict:
         samples = evaluation.load_positive(positive)
         sources = {"demo": evaluation.demo_messages()}
         if locomo:
@@ -63,16 +77,11 @@ class Command(BaseCommand):
             "ordinary": evaluation.altered(sources),
         }
         chat = sources.get("locomo", []) + sources["demo"] + sources.get("corpus:chat", [])
-        figures["speed"] = evaluation.speed(evaluation.speed_messages(chat, samples, size=options["speed_bytes"]))
+        figures["speed"] = evaluation.speed(evaluation.speed_messages(chat, samples, size=speed_bytes))
         # Developers' chat: the demo conversation and the corpus's code and logs, far denser in tokens and names.
         technical = sources["demo"] + sources.get("corpus:code", []) + sources.get("corpus:logs", [])
-        figures["speed_technical"] = evaluation.speed(
-            evaluation.speed_messages(technical, samples, size=options["speed_bytes"])
-        )
-        if options["json"]:
-            self.stdout.write(json.dumps(figures, indent=2, ensure_ascii=False))
-            return
-        self._report(figures, options["misses"])
+        figures["speed_technical"] = evaluation.speed(evaluation.speed_messages(technical, samples, size=speed_bytes))
+        return figures
 
     def _report(self, figures: dict, shown: int) -> None:
         write = self.stdout.write
@@ -104,4 +113,8 @@ class Command(BaseCommand):
                 f"({speed['messages']} messages, {speed['megabytes']} MB, redact_many); "
                 f"{speed['single_text_ms_per_mb']:.1f} ms per MB as one text; "
                 f"CPU time, best of {evaluation.SPEED_RUNS}; load average {speed['load_average']:.2f}"
+            )
+            write(
+                f"  in calibration units: {speed['batch_ms_per_mb_cal']:.3f} cal per MB as a compaction redacts, "
+                f"{speed['single_text_ms_per_mb_cal']:.3f} cal per MB as one text"
             )
