@@ -9,7 +9,7 @@ credential existed without seeing it. The layers, strongest first:
    Secret `data`/`stringData` values, Docker `auths`;
 2. known token formats (`tokens.py`): a catalogue of providers' formats
    (prefix + body shape), plus any "prefix_" + random body token;
-3. keyword-anchored values (`keywords.py`): a secret-ish word (password,
+3. keyword-anchored values (`keywords/`): a secret-ish word (password,
    token, secret, Passwort, contraseña, 密码, ...) in an identifier, a header,
    a CLI flag or a sentence, followed by a value: the whole value is hidden,
    quoted or not, symbols included;

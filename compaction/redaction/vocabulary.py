@@ -332,3 +332,77 @@ WORD_COPULAS = (
 )
 # ... and marks, which need none.
 SYMBOL_COPULAS = ":=|->|[:=：—–→是为為は가는은]"
+
+# STRONG words that name a password itself (not credentials in general, nor a secret): what follows them is hidden
+# even when it is short or plain words, and they are never glued into an ordinary word.
+PASSWORD_WORDS = frozenset(
+    (
+        # English, and SQL's CREATE USER … IDENTIFIED BY
+        "password",
+        "passwd",
+        "passphrase",
+        "passcode",
+        "pwd",
+        "pw",
+        "pass",
+        "identified by",
+        # German, Dutch, Scandinavian, Finnish, Polish, Czech, Hungarian, Turkish, Romanian
+        "passwort",
+        "kennwort",
+        "wachtwoord",
+        "lösenord",
+        "losenord",
+        "adgangskode",
+        "kodeord",
+        "passord",
+        "salasana",
+        "hasło",
+        "haslo",
+        "heslo",
+        "jelszó",
+        "jelszo",
+        "şifre",
+        "sifre",
+        "parolă",
+        # French, Spanish, Catalan, Portuguese, Italian
+        "mot de passe",
+        "mdp",
+        "contraseña",
+        "contrasena",
+        "contrasenya",
+        "senha",
+        "palavra-passe",
+        "parola d'ordine",
+        *NON_LATIN_PASSWORD_WORDS,
+    )
+)
+
+# Words that languages glue into compounds (toegangssleutel, Zugangsschlüssel, åtkomstnyckel): a word before them
+# does not make them part of an ordinary word. "pass" and "pwd" are left out: bypass, compass.
+UNGLUED_WORDS = (PASSWORD_WORDS - {"pass", "pwd"}) | frozenset(
+    ("schlüssel", "schluessel", "sleutel", "nyckel", "nøgle", "nøkkel", "avain", "kulcs")
+)
+
+# Words whose value is the rest of the line (a seed phrase is words separated by spaces), and the kind it is.
+WHOLE_LINE_WORDS = {"mnemonic": "seed_phrase", "seed phrase": "seed_phrase", "recovery phrase": "seed_phrase"}
+
+# Words whose value is a list of one-time recovery codes, hidden to the end of the line.
+RECOVERY_CODE_WORDS = frozenset(("recovery code", "recovery codes", "backup code", "backup codes"))
+
+# Words whose value is a short number (a PIN, a card's security code, a one-time code), and the kind it is.
+DIGIT_WORDS = {
+    "pin": "pin",
+    "cvv": "card_security_code",
+    "cvc": "card_security_code",
+    "security code": "card_security_code",
+    "otp": "one_time_code",
+    "totp": "one_time_code",
+    "one-time code": "one_time_code",
+    "one time code": "one_time_code",
+    "2fa code": "one_time_code",
+    "sms code": "one_time_code",
+    "login code": "one_time_code",
+    "otp code": "one_time_code",
+    "mfa code": "one_time_code",
+    "verification code": "one_time_code",
+}
