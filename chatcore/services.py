@@ -49,7 +49,7 @@ def message_size(*, content: str, metadata: dict | None) -> tuple[int, int]:
 
 
 def message_tree_fields(*, parent: Message | None, tokens: int, chars: int) -> dict[str, Any]:
-    """A new message's place under `parent` and its running totals from the root (DESIGN.md, invariant 5),
+    """A new message's place under `parent` and its running totals from the root (docs/design.md, invariant 5),
     as model fields. Worked out here once for every writer (`message_append`, the bulk import, the
     benchmarks' own builders): messages are immutable, so whatever is stored at insert stays."""
     if parent is None:

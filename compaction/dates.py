@@ -5,7 +5,7 @@ the day they were said. A summary is read long after, and its lines are
 pulled out of their day, so the offline summarizer writes the calendar date
 beside each such expression it keeps: "I went to the fair yesterday [7 May
 2023]". The original words stay; the anchor is an editorial insertion in
-square brackets (DESIGN.md, invariant 10: a quote stays a quote) and is
+square brackets (docs/design.md, invariant 10: a quote stays a quote) and is
 computed, never guessed. What each expression is taken to mean:
 
 - "yesterday", "last night": the day before; "the day before yesterday":

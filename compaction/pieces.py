@@ -2,7 +2,7 @@
 
 Every piece is a span of the message's (redacted) text, so whatever the
 summary quotes of it is an exact substring of what the speaker wrote
-(DESIGN.md, invariant 10). Nothing is rewritten here: a piece only starts
+(docs/design.md, invariant 10). Nothing is rewritten here: a piece only starts
 later (after a greeting or an interjection that opens the sentence) or ends
 earlier (a sentence longer than a reader needs is cut at a clause, and the
 renderer marks the cut). Code blocks are not quoted: the commands and paths

@@ -14,6 +14,7 @@ BRITISH = re.compile(r"\b(?:[Ss]ummaris(?:e|ed|es|ing|er|ers|ation)|[Bb]ehaviour
 
 def _files():
     yield ROOT / "README.md"
+    yield from ROOT.glob("docs/**/*.md")
     for pattern in (
         "templates/**/*.html",
         "chatcore/**/*.py",

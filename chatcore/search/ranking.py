@@ -4,7 +4,7 @@ Each query unit (a word or a phrase) weighs its inverse document frequency
 over the messages of the path searched, damped by the message's length
 (BM25 with a term frequency of one: k1 = 1.2, b = 0.5, so that a long
 message is not buried under short replies that happen to repeat a word).
-Then, measured on LoCoMo conversations (README, "Recall"):
+Then, chosen by what the LoCoMo fidelity measure found (docs/benchmarks/fidelity.md):
 
 - a word that is the name of the message's speaker counts as a match of
   the speaker, not of the text: ×1.3 rather than its weight;

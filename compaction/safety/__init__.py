@@ -1,4 +1,4 @@
-"""Transcript integrity: text inside a conversation stays text (DESIGN.md, invariant 7).
+"""Transcript integrity: text inside a conversation stays text (docs/design.md, invariant 7).
 
 Whatever a message, a tool result, a speaker's name or a tool call carries
 is written by someone other than us, and the summarizer reads it. This

@@ -1,6 +1,6 @@
 """Branching: continue in a new channel that starts from a summary.
 
-A branch carries everything after its summary (DESIGN.md, invariant 9): the
+A branch carries everything after its summary (docs/design.md, invariant 9): the
 new channel opens with the summary, shown as a carried-over summary block,
 followed by copies of the messages the summary did not cover (the kept
 ones), in order, each with provenance metadata pointing at its original. So

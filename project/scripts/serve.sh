@@ -3,7 +3,7 @@
 # (compressed, hashed names, served by WhiteNoise), the ASGI server (uvicorn)
 # with WEB_CONCURRENCY worker processes, and one django-q2 cluster beside it.
 # HOST and PORT choose where it listens (default 127.0.0.1:8000), as in run.sh.
-# Every other setting comes from the environment (see the README's "Deploy").
+# Every other setting comes from the environment (see docs/deploy.md).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_venv run
 PY=.venv/bin/python
@@ -23,7 +23,7 @@ if [ -z "${SECRET_KEY:-}" ]; then
     SECRET_KEY="$(cat "$VAR/secret_key")"
     export SECRET_KEY
 fi
-# PostgreSQL: a connection pool per process (see DB_POOL in the README).
+# PostgreSQL: a connection pool per process (see DB_POOL in docs/deploy.md).
 case "${DATABASE_URL:-}" in
     postgres*) export DB_POOL="${DB_POOL:-true}" ;;
 esac

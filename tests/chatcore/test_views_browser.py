@@ -3,14 +3,15 @@ a live server and the loopback model server: chatting, branches, the context
 bar, Summarize & Continue, the summarized-history bar, Undo and Branch.
 
 Screenshots of the channel page before and after a compaction, and of a
-channel branched from a summary, are written to var/screenshots/ for people
-to look at.
+channel branched from a summary, are written to docs/assets/screens/: the
+Getting started page shows them, so a change to the pages shows there with
+the next browser run (commit the new pictures with the change).
 """
 
 import re
+from pathlib import Path
 
 import pytest
-from django.conf import settings
 from playwright.sync_api import expect
 
 from chatcore import services
@@ -25,7 +26,7 @@ from tests.compaction.factories import converse
 # The shipped profiles are written again before each test (migration_rows), whatever ran before.
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("migration_rows")]
 
-SCREENSHOTS = settings.VAR_DIR / "screenshots"
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "assets" / "screens"
 TIMEOUT_MS = 15_000
 expect.set_options(timeout=TIMEOUT_MS)
 

@@ -2,7 +2,7 @@
 
 The browser reaches the server as it would through a TLS-terminating reverse
 proxy: every request carries X-Forwarded-Proto: https, and the origin is
-listed in CSRF_TRUSTED_ORIGINS, as the README's Deploy section says to set.
+listed in CSRF_TRUSTED_ORIGINS, as docs/deploy.md says to set.
 """
 
 import gzip

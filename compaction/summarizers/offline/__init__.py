@@ -1,7 +1,7 @@
 """The offline summarizer: extractive, deterministic, a hand-over someone could take the work over from.
 
 It never writes a sentence of its own about the conversation: it quotes
-what was said (every quotation an exact span of its message; DESIGN.md,
+what was said (every quotation an exact span of its message; docs/design.md,
 invariant 10), says who said it and when, and files it under the sections
 the profile asks for — the goal from the user's requests, decisions with
 who took them, tool calls paired with their outcomes, the key facts day by

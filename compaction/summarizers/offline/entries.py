@@ -1,7 +1,7 @@
 """The lines of the summary and how they are written.
 
 Whatever is attributed to a speaker is written between quotation marks and
-is an exact span of what they wrote (DESIGN.md, invariant 10): pieces of one
+is an exact span of what they wrote (docs/design.md, invariant 10): pieces of one
 message that follow each other are joined by the very text that separates
 them in the message; pieces further apart are joined by a marked ellipsis,
 "[…]", inside the quote; an anchored date is an insertion in square brackets

@@ -1,4 +1,4 @@
-"""Checking DESIGN.md invariant 10 on a summary: a quote is a quote.
+"""Checking docs/design.md invariant 10 on a summary: a quote is a quote.
 
 A quotation runs from “ to its matching ”. Inside it, " […] " joins two
 pieces of the same message (an ellipsis, marked), a final " […]" says the

@@ -16,7 +16,7 @@ class AsgiServer:
     def __init__(self) -> None:
         import uvicorn
 
-        # serve.sh's keep-alive (KEEP_ALIVE_SECONDS, 75 s), not uvicorn's 5 s: see README "Deploy".
+        # serve.sh's keep-alive (KEEP_ALIVE_SECONDS, 75 s), not uvicorn's 5 s: see docs/deploy.md.
         config = uvicorn.Config(
             "project.asgi:application",
             host="127.0.0.1",

@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 MODEL = "loopback-chat"
 # The suite runs 300 turns (past the window several times: background and inline compactions, undo,
 # an edit); the 2,000-turn bar runs with GATEWAY_TEST_TURNS=2000 (about an hour per client
-# kind on this 2-core machine, so not in every CI run; README "OpenAI-compatible gateway" has its figures).
+# kind on this 2-core machine, so not in every CI run; docs/benchmarks has the gateway figures).
 TURNS = int(os.environ.get("GATEWAY_TEST_TURNS", "300"))
 EDIT_AT, EDITED_TURN = TURNS * 3 // 4, TURNS // 2
 WINDOW = 8_000

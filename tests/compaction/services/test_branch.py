@@ -1,6 +1,6 @@
 """Branching into a new channel (compaction/services/branch.py): the summary, then copies of the kept messages.
 
-Invariant 9 of DESIGN.md: the source path is exactly the summary's covered
+Invariant 9 of docs/design.md: the source path is exactly the summary's covered
 messages plus what was copied, each copy pointing at its original.
 """
 

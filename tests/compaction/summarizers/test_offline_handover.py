@@ -1,4 +1,4 @@
-"""The offline hand-over: quotations verbatim (DESIGN.md invariant 10) on LoCoMo and the demo channel,
+"""The offline hand-over: quotations verbatim (docs/design.md invariant 10) on LoCoMo and the demo channel,
 profiles that shape it, the user's instructions word for word."""
 
 import datetime as dt

@@ -1,4 +1,4 @@
-"""Structure before detection (DESIGN.md, invariant 15): whatever the injection detector misses still reaches
+"""Structure before detection (docs/design.md, invariant 15): whatever the injection detector misses still reaches
 the summary only as attributed, quoted data.
 
 Each built-in profile compacts a conversation that mixes ordinary work with injections of every disguise the
