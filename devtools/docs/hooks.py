@@ -1,0 +1,50 @@
+"""MkDocs hook (mkdocs.yml `hooks:`): fills the generated parts of the pages at build time.
+
+A page asks for a part with a marker line, `<!-- generated: NAME -->`, replaced by the part:
+`app-settings` (every prefixed setting of the apps, from their conf modules), `environment` (every
+variable project/settings.py reads) and `openapi` (the REST API from drf-spectacular's schema).
+Problems found while generating are logged as warnings, which `mkdocs build --strict` turns into a
+failed build.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Any
+
+log = logging.getLogger("mkdocs.hooks.generated")
+
+MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
+
+
+def _django() -> None:
+    """Django set up once, with the project's settings (the schema and the conf modules need it)."""
+    import django
+    from django.apps import apps
+
+    if not apps.ready:
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+        django.setup()
+
+
+def _part(name: str, markdown: str) -> str:
+    from devtools.docs import openapi, reference
+
+    _django()
+    if name == "app-settings":
+        text, problems = reference.app_settings_markdown()
+    elif name == "environment":
+        text, problems = reference.environment_markdown(markdown)
+    elif name == "openapi":
+        text, problems = openapi.api_markdown(), []
+    else:
+        text, problems = "", [f"unknown generated part {name!r}"]
+    for problem in problems:
+        log.warning(problem)
+    return text
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    return MARKER.sub(lambda match: _part(match.group(1), markdown), markdown)
