@@ -25,6 +25,7 @@ from django.conf import settings
 
 from compaction.redaction import redact, redact_many
 from compaction.redaction.spans import PLACEHOLDER_RE
+from devtools.locomo import locomo_files
 
 FAMILIES = (
     "provider_token",
@@ -48,10 +49,7 @@ def default_corpus() -> Path:
 
 
 def default_locomo() -> list[Path]:
-    from devtools.benchmarks.tokens import locomo_dir  # beside the checkout, or above a git worktree
-
-    folder = locomo_dir()
-    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+    return locomo_files()  # beside the checkout, or above a git worktree; empty when absent
 
 
 def default_code() -> list[Path]:

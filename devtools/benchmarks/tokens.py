@@ -12,18 +12,16 @@ never copied into the project.
 """
 
 import json
-import os
 import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import CommandError
 
 from chatcore.tokens import count_tokens, estimate_tokens, tokenizer_name
+from devtools.locomo import ENV_VAR, locomo_dir
 
-ENV_VAR = "COMPACTION_BENCH_LOCOMO"
 # Bytes pushed through each counter at scale 1: enough for a stable figure
 # (about two seconds for the tokenizer on a small machine).
 TARGET_BYTES = 8_000_000
@@ -33,21 +31,6 @@ TARGET_BYTES = 8_000_000
 class Conversation:
     name: str
     messages: list[str]
-
-
-def locomo_dir(data: str | os.PathLike | None = None) -> Path:
-    """Where the LoCoMo files are: explicit, then the environment, then beside the project."""
-    if data:
-        return Path(data)
-    if os.environ.get(ENV_VAR):
-        return Path(os.environ[ENV_VAR])
-    # ../shared/bench/locomo from the checkout; a git worktree sits one level deeper.
-    base = Path(settings.BASE_DIR).resolve()
-    for ancestor in base.parents:
-        candidate = ancestor / "shared" / "bench" / "locomo"
-        if candidate.is_dir():
-            return candidate
-    return base.parent / "shared" / "bench" / "locomo"
 
 
 def _turn_text(turn: dict) -> str:

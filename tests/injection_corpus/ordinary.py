@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-LOCOMO = Path(os.environ.get("LOCOMO_DIR", "/work/shared/bench/locomo"))
+from devtools.locomo import locomo_dir
+
+LOCOMO = locomo_dir()  # COMPACTION_BENCH_LOCOMO, or shared/bench/locomo beside the checkout
 _SESSION_RE = re.compile(r"^session_(\d+)$")
 DEMO_START = datetime(2024, 5, 6, 9, 0, tzinfo=UTC)
 

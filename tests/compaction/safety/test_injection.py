@@ -9,6 +9,7 @@ from compaction.safety import fold, looks_like_injection
 from compaction.safety.normalize import INVISIBLE_RE, compact
 from devtools import redaction_eval as corpora
 from tests.compaction.safety.injection_cases import CASES, ORDINARY
+from tests.locomo import locomo_required
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"case{index:02d}" for index in range(len(CASES))])
@@ -21,14 +22,25 @@ def test_ordinary_sentences_about_instructions_and_summaries_are_not(sentence):
     assert not looks_like_injection(sentence)
 
 
-def test_the_false_positive_share_on_ordinary_conversations_is_tiny():
-    """LoCoMo's conversations, the demo data and the redaction corpus's ordinary chat, code and logs."""
-    messages = corpora.locomo_messages(corpora.default_locomo()) + corpora.demo_messages()
+def _flagged(messages: list[str]) -> tuple[list[str], list[str]]:
+    messages = [message for message in messages if message.strip()]
+    return messages, [message for message in messages if looks_like_injection(message)]
+
+
+def test_the_demo_and_the_corpus_ordinary_chat_code_and_logs_are_rarely_flagged():
+    """The project's own ordinary text (the demo's conversations, the redaction corpus's chat, code and logs),
+    which a fresh clone always has: at most one message in five hundred."""
+    messages = corpora.demo_messages()
     for path in sorted((corpora.default_corpus() / "negative").glob("*.txt")):
         messages += corpora.file_messages([path])
-    messages = [message for message in messages if message.strip()]
-    flagged = [message for message in messages if looks_like_injection(message)]
-    assert len(messages) > 3_000
+    messages, flagged = _flagged(messages)
+    assert len(messages) > 500
+    assert len(flagged) / len(messages) <= 0.002, flagged
+
+
+def test_the_false_positive_share_on_locomo_conversations_is_tiny():
+    messages, flagged = _flagged(corpora.locomo_messages(locomo_required()))
+    assert len(messages) > 2_000
     assert len(flagged) / len(messages) <= 0.001, flagged[:5]
 
 

@@ -20,7 +20,7 @@ from compaction.summarizers.offline import summarize_offline
 from compaction.summarizers.offline.profiles import offline_layout, offline_notes
 from compaction.summarizers.offline.quotes import pieces, quotations, unverified
 from compaction.transcript import TranscriptItem, transcript_items
-from devtools.benchmarks.tokens import locomo_dir
+from tests.locomo import locomo_required
 
 DEMO_START = dt.datetime(2026, 11, 29, 9, 0, tzinfo=dt.UTC)
 KEPT = 4
@@ -213,17 +213,9 @@ def test_ellipsis_joins_only_pieces_of_one_message_and_is_marked():
     assert all(len(pieces(q)) >= 2 for q in joined)
 
 
-def locomo_files():
-    directory = locomo_dir()
-    files = sorted(directory.glob("*.json"))
-    if not files:
-        pytest.skip(f"the LoCoMo sample is not at {directory} (set COMPACTION_BENCH_LOCOMO)")
-    return files
-
-
 @pytest.mark.parametrize("ratio", [5, 10])
 def test_every_quotation_of_a_locomo_summary_is_verbatim(ratio):
-    for path in locomo_files():
+    for path in locomo_required():
         turns = locomo_turns(json.loads(path.read_text(encoding="utf-8")))
         items = [TranscriptItem(i, t.role, t.speaker, t.text, t.created_at) for i, t in enumerate(turns)][:-10]
         source = "\n".join(item.content for item in items)
