@@ -1,4 +1,4 @@
-"""Context assembly: its cost must not grow with the history (DESIGN invariant 5).
+"""Context assembly: its cost must not grow with the history (docs/design.md, invariant 5).
 
 For active paths of 100, 1,000, 10,000 and 100,000 messages (times the
 scale, at least 100), each with a summary a few messages before the leaf,

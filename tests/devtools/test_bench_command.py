@@ -49,6 +49,7 @@ def test_json_figures(db):
     out, err = run_bench("--scenario", "context", "--scenario", "path", "--scale", "0.01", "--json")
     figures = json.loads(out)
     assert figures["scale"] == 0.01 and set(figures["scenarios"]) == {"context", "path"}
+    assert set(figures["run"]) == {"date", "commit"}  # the benchmark pages show when and from which code
     context = figures["scenarios"]["context"]
     assert [row["messages"] for row in context["rows"]] == [100, 1_000]
     for row in context["rows"]:

@@ -16,7 +16,9 @@ command exits non-zero only when something goes wrong.
 """
 
 import json
+import subprocess
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from django.conf import settings
@@ -28,6 +30,26 @@ from devtools import benchmarks
 from devtools.calibration import cal_lines, calibration
 
 CHART_NAME = "compaction_bench.png"
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], capture_output=True, text=True, check=True, cwd=settings.BASE_DIR
+    ).stdout.strip()
+
+
+def run_identity() -> dict:
+    """When and from which code the figures come (the benchmark pages show both): the UTC time and the
+    commit checked out, marked when the tree has changes of its own; None outside a git checkout."""
+    try:
+        commit = _git("rev-parse", "--short=12", "HEAD")
+        changed = _git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        commit, changed = None, ""
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": f"{commit}+changes" if commit and changed else commit,
+    }
 
 
 class Command(BaseCommand):
@@ -89,4 +111,5 @@ class Command(BaseCommand):
             path = chart_write(results=results, path=chart)
             tables.write(f"chart: {path}\n")
         if options["json"]:
-            self.stdout.write(json.dumps({"scale": scale, "scenarios": results}, indent=2, default=str))
+            document = {"run": run_identity(), "scale": scale, "scenarios": results}
+            self.stdout.write(json.dumps(document, indent=2, default=str))
