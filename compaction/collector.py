@@ -5,9 +5,9 @@ creates some 100,000 small objects (model instances, transcript items,
 pieces of sentences and their word sets) that stay alive until the summary
 is written. Each batch of them that survives a young collection counts
 towards a full one, and a full collection walks every object of the process:
-left on, the collector ran one or two full collections per compaction,
-about 15% of its CPU (measured 1 December 2026), and freed nothing — these
-objects hold no reference cycles. Paused, the objects are looked at once,
+left on, the collector runs full collections during a compaction that
+take a noticeable share of its CPU and free nothing — these objects hold
+no reference cycles. Paused, the objects are looked at once,
 when it resumes.
 
 Only around stretches that run on the CPU (never around a model call or a
