@@ -271,7 +271,7 @@ def train(cases: list[Case], ordinary: list[str], *, log: Callable[[str], None] 
 def _balanced_by_language(docs: list[Doc]) -> np.ndarray:
     """The documents' weights, scaled so that in each language the injections and the innocent texts weigh the
     same: otherwise a language with more injections than look-alikes teaches the model that its script itself is
-    an instruction (the held-out Thai look-alikes were flagged 87% of the time)."""
+    an instruction (a language whose injections outnumber its look-alikes has its look-alikes flagged)."""
     weights = np.array([doc.weight for doc in docs])
     totals: dict[tuple[str, int], float] = {}
     for doc, weight in zip(docs, weights, strict=True):

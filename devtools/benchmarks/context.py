@@ -4,8 +4,8 @@ For active paths of 100, 1,000, 10,000 and 100,000 messages (times the
 scale, at least 100), each with a summary a few messages before the leaf,
 measure `context_assemble` (the cursor, then the messages after the
 boundary: one recursive query that stops there) against loading the whole
-path root to leaf. Issue 2 asks for the 10,000 / 100 ratio of the context
-time to stay under 2.
+path root to leaf. The goal: the 10,000 / 100 ratio of the context
+time stays under 2.
 
 All channels are built first; the sizes are then measured in turn, several
 rounds over, keeping each size's best median (see `measure_rounds`).
