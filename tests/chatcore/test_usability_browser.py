@@ -1,4 +1,4 @@
-"""Browser tests of issue 16's pages (Debian's Chromium through Playwright):
+"""Browser tests of the pages' usability (Debian's Chromium through Playwright):
 Undo and other in-place actions keep the reading position, the API tokens
 page against the live API. Screenshots go to var/screenshots/."""
 

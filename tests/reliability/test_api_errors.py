@@ -1,4 +1,4 @@
-"""Issue 11 item 6: every /api/ error is the API's JSON body (`detail`, `code`), in DEBUG too;
+"""Every /api/ error is the API's JSON body (`detail`, `code`), in DEBUG too;
 bodies over DATA_UPLOAD_MAX_MEMORY_SIZE are 413 and bodies nested too deep are 400, never 500;
 pages keep Django's HTML."""
 

@@ -1,4 +1,4 @@
-"""Issue 11 item 6: rows written before metadata was checked (or by hand) may hold any JSON;
+"""Rows written before metadata was checked (or by hand) may hold any JSON;
 every reader of a channel still answers: the page, the API's message list and context, the
 exports, the admin, the compaction transcript, a compaction and a branch."""
 

@@ -1,4 +1,4 @@
-"""Issue 11 item 7: the secrets hidden from every message of a compaction are counted by kind in
+"""The secrets hidden from every message of a compaction are counted by kind in
 the result (service and API body), in the audit row and in the admin's audit list."""
 
 import pytest

@@ -1,5 +1,5 @@
-"""The labelled corpus of tests/redaction_corpus/ (generated values, never real secrets): the bar of
-issue 11, held as a regression test. `manage.py redaction_eval` prints the same figures and the speed."""
+"""The labelled corpus of tests/redaction_corpus/ (generated values, never real secrets): the recall
+redaction must keep, held as a regression test. `manage.py redaction_eval` prints the same figures and the speed."""
 
 from pathlib import Path
 

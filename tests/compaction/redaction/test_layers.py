@@ -1,4 +1,4 @@
-"""One test per family of secrets that leaked through the old single-table redaction (issue 11),
+"""One test per family of secrets that leaked through the old single-table redaction,
 plus the ordinary text each layer must leave alone. Values are generated, never real secrets."""
 
 import pytest

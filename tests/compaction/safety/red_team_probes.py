@@ -1,4 +1,4 @@
-"""Adversarial probes written after issue 11's fixes, by someone who had not seen the inputs they were fixed for:
+"""Adversarial probes written after the detectors' fixes, by someone who had not seen the inputs they were fixed for:
 turn labels, fence breakouts and section headings in other spellings, and instructions to the summarizer in
 other disguises. tests/compaction/safety/test_*_probes.py put each where untrusted text enters (a message, a tool
 result, a speaker's name, a tool's name) and assert on the real prompt and the real offline summary.
