@@ -68,7 +68,7 @@ def login_locked_out(
         "username": get_client_username(request, credentials) or "",
         "minutes": max(1, math.ceil(cool_off.total_seconds() / 60)),
     }
-    response = render(request, "registration/locked_out.html", context, status=429)
+    response = render(request, "chatcore/locked_out.html", context, status=429)
     if cool_off:
         response["Retry-After"] = str(int(cool_off.total_seconds()))
     return response

@@ -53,7 +53,7 @@ def confirmed_action(*, description: str, question: str, permissions: Sequence[s
                 "select_across": request.POST.get("select_across", "0"),
                 "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
             }
-            return TemplateResponse(request, "admin/confirm_action.html", context)
+            return TemplateResponse(request, "chatcore/admin/confirm_action.html", context)
 
         confirmed.__name__ = action.__name__
         return admin.action(description=description, permissions=permissions)(confirmed)

@@ -6,7 +6,7 @@ fragment that changed instead of a redirect, and with the error's HTTP
 status so that scripts can tell success from failure. The views that ask
 for a reply are async: their database step runs in a thread, the model is
 awaited in the event loop, and a request that accepts text/event-stream
-(static/web/stream.js) gets the reply piece by piece.
+(static/chatcore/stream.js) gets the reply piece by piece.
 """
 
 from collections.abc import AsyncIterator

@@ -125,7 +125,7 @@ def with_retry_after(response: HttpResponse, error: Exception | None) -> HttpRes
 
 def throttled_page(request: AuthenticatedRequest, channel: Channel, error: Throttled) -> HttpResponse:
     """The limit on model calls was reached: a page that says so (429), not a redirect that hides it.
-    The page script (static/web/stream.js) reads the sentence marked data-throttled from it."""
+    The page script (static/chatcore/stream.js) reads the sentence marked data-throttled from it."""
     response = render(request, "chatcore/throttled.html", {"channel": channel, "error": error}, status=429)
     return with_retry_after(response, error)
 

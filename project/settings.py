@@ -253,7 +253,7 @@ AXES_LOCKOUT_CALLABLE = "chatcore.account_views.login_locked_out"
 
 # Content-Security-Policy (django-csp) on every response, pages and API: scripts, styles,
 # images and requests only from this site; no inline script, style or handler anywhere (the
-# pages' code is in static/web/*.js, their bars are SVG), no plugins, no framing.
+# pages' code is in static/chatcore/*.js, their bars are SVG), no plugins, no framing.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],

@@ -8,7 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 def favicon(request: HttpRequest) -> HttpResponseRedirect:
     """Browsers ask for /favicon.ico on every page (the admin's, the API docs'): answer with the icon."""
-    return HttpResponseRedirect(static("web/favicon.svg"))
+    return HttpResponseRedirect(static("chatcore/favicon.svg"))
 
 
 urlpatterns = [

@@ -17,6 +17,8 @@ def _files():
     yield from ROOT.glob("docs/**/*.md")
     for pattern in (
         "templates/**/*.html",
+        "chatcore/templates/**/*.html",
+        "compaction/templates/**/*.html",
         "chatcore/**/*.py",
         "compaction/**/*.py",
         "devtools/**/*.py",

@@ -4,7 +4,10 @@ at 200% and 400% zoom and at 320 px, and the keyboard path through a long conver
 Screenshots at 200% zoom and 320 px go to var/screenshots/ beside the others.
 """
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 from playwright.sync_api import expect
 
@@ -188,6 +191,26 @@ def test_forms_do_not_scroll_sideways_at_320px(chromium, live_server, user):
         page.goto("/")
         select = page.get_by_label("Model")
         assert select.evaluate("el => el.getBoundingClientRect().right") <= 320
+    finally:
+        page.context.close()
+
+
+def test_the_home_page_with_the_demo_data_fits_320px(chromium, live_server):
+    """The channel list as a newcomer sees it (the demo's channels, personas and gauges): no item is wider
+    than the window, and nothing scrolls sideways."""
+    call_command("seed_demo", stdout=StringIO())
+    page = open_page(chromium, live_server, NARROW)
+    try:
+        page.goto("/login/")
+        page.get_by_label("Username").fill("demo")
+        page.get_by_label("Password").fill("demo-password")
+        page.get_by_role("button", name="Log in").click()
+        expect(page.get_by_role("heading", name="Your channels")).to_be_visible()
+        items = page.locator(".channel-item")
+        assert items.count() >= 3
+        rights = items.evaluate_all("items => items.map(item => item.getBoundingClientRect().right)")
+        assert max(rights) <= NARROW["width"], rights
+        assert no_horizontal_overflow(page), "the channel list scrolls sideways at 320 px"
     finally:
         page.context.close()
 

@@ -106,13 +106,13 @@ def test_serve_sh_serves_the_pages_with_css_and_scripts_at_debug_off(served, chr
     names = sorted(re.sub(r".*/static/", "", url) for url in statics)
     assert statics and set(statics.values()) == {200}, statics
     # Hashed names (cacheable for ever), one per file the page uses.
-    assert all(re.fullmatch(r"web/[\w.-]+\.[0-9a-f]{12}\.(css|js|svg)", name) for name in names), names
-    assert {name.split(".")[0] for name in names} >= {"web/app", "web/htmx"}
+    assert all(re.fullmatch(r"chatcore/[\w.-]+\.[0-9a-f]{12}\.(css|js|svg)", name) for name in names), names
+    assert {name.split(".")[0] for name in names} >= {"chatcore/app", "chatcore/htmx"}
 
 
 def test_static_files_are_compressed_and_cached_for_ever(served):
     page = _get(served.url + "/login/").read().decode()
-    script = re.search(r'src="(/static/web/htmx\.min\.[0-9a-f]{12}\.js)"', page).group(1)
+    script = re.search(r'src="(/static/chatcore/htmx\.min\.[0-9a-f]{12}\.js)"', page).group(1)
     response = _get(served.url + script, **{"Accept-Encoding": "gzip"})
     assert response.headers["Content-Encoding"] == "gzip"
     assert "immutable" in response.headers["Cache-Control"]

@@ -138,4 +138,4 @@ def test_the_api_docs_script_is_served_as_a_file(client_user):
 
     assert '<script src="/api/docs/?script="></script>' in page
     assert script.status_code == 200 and "SwaggerUIBundle" in script.content.decode()
-    assert "/static/web/api-docs.css" in page
+    assert "/static/chatcore/api-docs.css" in page

@@ -81,7 +81,7 @@ def test_a_refused_streamed_or_htmx_send_says_why_with_retry_after(one_a_minute,
     channel = ChannelFactory(owner=user)
     assert send(client_user, channel, "first").status_code == 302
 
-    streamed = send(client_user, channel, "second", **STREAM)  # what static/web/stream.js sends
+    streamed = send(client_user, channel, "second", **STREAM)  # what static/chatcore/stream.js sends
     htmx = send(client_user, channel, "third", **HTMX)
 
     assert streamed.status_code == 429
