@@ -34,6 +34,11 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def _code(text: str) -> str:
+    """Text as a code span in a table cell (a pipe inside backquotes does not end the cell)."""
+    return "`" + " ".join(text.split()) + "`"
+
+
 def _docstring_entry(doc: str, prefix: str, name: str) -> str:
     """The paragraph of a conf docstring that documents NAME (or PREFIX + NAME), without its heading
     (the names, the setting and the default before the first colon that ends them)."""
@@ -75,7 +80,7 @@ def app_settings_markdown() -> tuple[str, list[str]]:
                 text = _docstring_entry(doc, knobs.prefix, name)
                 if not text:
                     problems.append(f"{app}/conf.py: {knobs.prefix}{name} has no entry in the module's docstring")
-                parts.append(f"| `{knobs.prefix}{name}` | `{_cell(default)}` | {_cell(text)} |")
+                parts.append(f"| `{knobs.prefix}{name}` | {_code(default)} | {_cell(text)} |")
             parts.append("")
     return "\n".join(parts), problems
 
@@ -141,7 +146,7 @@ def environment_markdown(page: str) -> tuple[str, list[str]]:
         if variable.name in seen:
             continue
         seen.add(variable.name)
-        rows.append(f"| `{variable.name}` | `{_cell(variable.default)}` | {variable.read_by} |")
+        rows.append(f"| `{variable.name}` | {_code(variable.default)} | {variable.read_by} |")
         if variable.name not in described:
             problems.append(f"configuration.md: the environment variable {variable.name} is read but not described")
     return "\n".join(rows) + "\n", problems
