@@ -2,7 +2,8 @@
 
 A page asks for a part with a marker line, `<!-- generated: NAME -->`, replaced by the part:
 `app-settings` (every prefixed setting of the apps, from their conf modules), `environment` (every
-variable project/settings.py reads) and `openapi` (the REST API from drf-spectacular's schema).
+variable project/settings.py reads), `openapi` (the REST API from drf-spectacular's schema) and
+`offline-samples` (the offline summarizer's hand-overs of the demo channel).
 Problems found while generating are logged as warnings, which `mkdocs build --strict` turns into a
 failed build.
 """
@@ -30,15 +31,17 @@ def _django() -> None:
 
 
 def _part(name: str, markdown: str) -> str:
-    from devtools.docs import openapi, reference
+    _django()  # before the imports: the samples' modules define models
+    from devtools.docs import openapi, reference, samples
 
-    _django()
     if name == "app-settings":
         text, problems = reference.app_settings_markdown()
     elif name == "environment":
         text, problems = reference.environment_markdown(markdown)
     elif name == "openapi":
         text, problems = openapi.api_markdown(), []
+    elif name == "offline-samples":
+        text, problems = samples.offline_samples_markdown(), []
     else:
         text, problems = "", [f"unknown generated part {name!r}"]
     for problem in problems:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from chatcore import conf as chatcore_conf
 from compaction import conf as compaction_conf
-from devtools.docs import openapi, reference
+from devtools.docs import openapi, reference, samples
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGURATION_PAGE = (ROOT / "docs" / "configuration.md").read_text()
@@ -50,3 +50,13 @@ def test_the_api_reference_has_every_operation_of_the_schema():
                 assert f"`{method.upper()} {path}`" in text
     for name in document["components"]["schemas"]:
         assert f"### {name}\n" in text
+
+
+def test_the_offline_samples_are_the_summarizer_s_hand_overs_of_the_demo():
+    text = samples.offline_samples_markdown()
+
+    assert text.count("<details><summary>") == len(samples.SLUGS)
+    for slug in samples.SLUGS:
+        profile = samples.builtin_profile(slug)
+        assert f"<summary>{profile.name} ({profile.max_summary_tokens:,} tokens)</summary>" in text
+    assert text.count("# Hand-over: ") == len(samples.SLUGS)

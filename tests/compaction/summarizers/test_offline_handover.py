@@ -4,11 +4,9 @@ profiles that shape it, the user's instructions word for word."""
 import datetime as dt
 import json
 import re
-from types import SimpleNamespace
 
 import pytest
 
-from chatcore.demo import long_conversation
 from chatcore.tokens import count_tokens
 from compaction.builtins import BUILTIN_BY_SLUG
 from compaction.facts import facts_pin
@@ -19,10 +17,11 @@ from compaction.prompting import messages_build
 from compaction.summarizers.offline import summarize_offline
 from compaction.summarizers.offline.profiles import offline_layout, offline_notes
 from compaction.summarizers.offline.quotes import pieces, quotations, unverified
-from compaction.transcript import TranscriptItem, transcript_items
+from compaction.transcript import TranscriptItem
+from devtools.docs import samples
+from devtools.docs.samples import builtin_profile as builtin
 from tests.locomo import locomo_required
 
-DEMO_START = dt.datetime(2026, 11, 29, 9, 0, tzinfo=dt.UTC)
 KEPT = 4
 # Every instruction and constraint the user gives in the demo channel's summarised part, as written.
 DEMO_INSTRUCTIONS = [
@@ -41,24 +40,8 @@ DEMO_INSTRUCTIONS = [
 
 
 def demo_items(keep: int = KEPT) -> list[TranscriptItem]:
-    """The demo channel's active path, as the summarizer sees it, without the `keep` newest messages."""
-    tree = long_conversation(DEMO_START)
-    path, index = [], len(tree) - 1
-    while index is not None:
-        path.append(index)
-        index = tree[index].parent
-    messages = [
-        SimpleNamespace(
-            pk=i, role=tree[i].role, content=tree[i].content, metadata=tree[i].metadata, created_at=tree[i].created_at
-        )
-        for i in reversed(path)
-    ]
-    return transcript_items(messages[:-keep])
-
-
-def builtin(slug: str) -> CompactionProfile:
-    shipped = BUILTIN_BY_SLUG[slug]
-    return CompactionProfile(**{k: v for k, v in shipped.items() if k != "is_default"}, is_builtin=True)
+    """The demo channel's active path without the `keep` newest messages (the docs' samples read the same)."""
+    return samples.demo_items(keep)
 
 
 def demo_summary(slug: str) -> str:
