@@ -25,6 +25,7 @@ from chatcore.models import (
     UsageEntry,
 )
 from chatcore.permissions import EXPORT_CHANNEL
+from chatcore.teams import admin as teams_admin  # noqa: F401  (registers the team pages)
 from chatcore.widgets import ADMIN_FORMFIELD_OVERRIDES
 
 ENDPOINT_LOCKED = "Changing this needs the permission “Can change an LLM model's provider, base URL and key variable”."

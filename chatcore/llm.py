@@ -133,7 +133,7 @@ def llm_complete(
         return Completion(OFFLINE_REPLY, attempt.model.name, attempt.used_fallback, 0, 0, offline=True)
 
     if candidates is None:
-        candidates = role_models(role=role, override=override)
+        candidates = role_models(role=role, override=override, channel=channel)
     walk = ModelCall(
         role=role, user=user, channel=channel, trigger=trigger, candidates=candidates, names_unset_key=True
     )

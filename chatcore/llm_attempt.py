@@ -74,13 +74,15 @@ def _offline_model() -> LLMModel:
     return LLMModel(name="offline", provider=LLMModel.Provider.OFFLINE, context_window=OFFLINE_CONTEXT_WINDOW)
 
 
-def role_models(*, role: str, override: LLMModel | None = None) -> list[LLMModel]:
-    """Primary then fallback for a role; the offline provider when none is set."""
+def role_models(*, role: str, override: LLMModel | None = None, channel: Channel | None = None) -> list[LLMModel]:
+    """Primary then fallback for a role; the offline provider when none is set. For a team's channel the
+    team's own assignment of the role wins over the site's (`selectors.model_role_get`)."""
+    team_id = channel.team_id if channel is not None else None
     if override is not None:
-        assigned = selectors.model_role_get(role=role)
+        assigned = selectors.model_role_get(role=role, team_id=team_id)
         fallback = assigned.fallback if assigned and assigned.fallback_id != override.pk else None
         return [m for m in (override, fallback) if m is not None]
-    assigned = selectors.model_role_get(role=role)
+    assigned = selectors.model_role_get(role=role, team_id=team_id)
     if assigned is None:
         return [_offline_model()]
     return [m for m in (assigned.primary, assigned.fallback) if m is not None]
@@ -219,7 +221,8 @@ class ModelCall:
     ):
         self.role, self.candidates, self.names_unset_key = role, candidates, names_unset_key
         self.policy = policy
-        self.usage = {"user": user, "channel": channel, "role": role, "trigger": trigger}
+        team_id = channel.team_id if channel is not None else None
+        self.usage = {"user": user, "channel": channel, "team_id": team_id, "role": role, "trigger": trigger}
         self.errors: list[str] = []
         self.upstream_status: int | None = None
 

@@ -137,7 +137,7 @@ async def allm_chat(
         await arecord(attempt, attempt.offline_row())
         return offline_turn(attempt)
 
-    candidates = await sync_to_async(role_models)(role="chat", override=override)
+    candidates = await sync_to_async(role_models)(role="chat", override=override, channel=channel)
     walk = ModelCall(role="chat", user=user, channel=channel, trigger=trigger, candidates=candidates)
     return await walk.arun(call, offline=offline)
 

@@ -87,7 +87,7 @@ class ChatStream:
 
     async def start(self) -> None:
         """Open the stream on the first model that sends a first chunk; ModelCallFailed when none does."""
-        candidates = await sync_to_async(role_models)(role="chat", override=self.override)
+        candidates = await sync_to_async(role_models)(role="chat", override=self.override, channel=self.channel)
         self._walk = ModelCall(
             role="chat", user=self.user, channel=self.channel, trigger=self.trigger, candidates=candidates
         )

@@ -83,6 +83,78 @@ class ModelRole(models.Model):
         return f"{self.get_role_display()}: {self.primary}"
 
 
+class Team(models.Model):
+    """A group of people who share model assignments, model access, profiles and budgets.
+
+    A team never widens access: each channel stays its owner's; the team decides which models
+    answer it, which it may choose, and how much it may spend (chatcore.teams)."""
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100, unique=True)
+    monthly_token_budget = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Tokens (in + out) the team's channels may use per calendar month; empty: no limit.",
+    )
+    monthly_cost_budget = models.DecimalField(
+        max_digits=12,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="What the team's channels may cost per calendar month; empty: no limit.",
+    )
+    hourly_compaction_budget = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Automatic compactions of the team's channels per hour; empty: only the site's hourly budget.",
+    )
+    allowed_models = models.ManyToManyField(
+        LLMModel, blank=True, related_name="+", help_text="The models members may choose; none: every active model."
+    )
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="TeamMembership", related_name="teams")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TeamMembership(models.Model):
+    class Role(models.TextChoices):
+        ADMIN = "admin", "Admin"
+        MEMBER = "member", "Member"
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="team_memberships")
+    role = models.CharField(max_length=8, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["team", "id"]
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="one_membership_per_team_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+
+class TeamModelRole(models.Model):
+    """A team's own assignment of a role: it wins over the site's (ModelRole) for the team's channels."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="model_roles")
+    role = models.CharField(max_length=16, choices=ModelRole.Role.choices)
+    primary = models.ForeignKey(LLMModel, on_delete=models.PROTECT, related_name="+")
+    fallback = models.ForeignKey(LLMModel, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
+
+    class Meta:
+        ordering = ["team", "role"]
+        constraints = [models.UniqueConstraint(fields=["team", "role"], name="one_team_model_role")]
+
+    def __str__(self) -> str:
+        return f"{self.team}: {self.get_role_display()}: {self.primary}"
+
+
 # Channels whose context pressure is watched for automatic compaction: direct,
 # live, not archived, not ephemeral. Written once, as data: the pressure index
 # covers exactly these, `Channel.objects.pressure_watched()` selects them and
@@ -114,6 +186,7 @@ class Channel(models.Model):
     type = models.CharField(max_length=8, choices=Type.choices, default=Type.DIRECT)
     persona = models.ForeignKey(Persona, on_delete=models.SET_NULL, null=True, blank=True, related_name="channels")
     model = models.ForeignKey(LLMModel, on_delete=models.SET_NULL, null=True, blank=True, related_name="channels")
+    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="channels")
     settings = models.JSONField(default=dict, blank=True)
     archived = models.BooleanField(default=False)
     ephemeral = models.BooleanField(default=False)
@@ -272,6 +345,8 @@ class Summary(models.Model):
 class UsageEntry(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     channel = models.ForeignKey(Channel, on_delete=models.SET_NULL, null=True, blank=True)
+    # The channel's team when the call was made: what a team spent stays its own after a channel moves.
+    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     role = models.CharField(max_length=16)
     model = models.CharField(max_length=200)
     input_tokens = models.PositiveIntegerField(default=0)
@@ -287,7 +362,11 @@ class UsageEntry(models.Model):
         ordering = ["-created_at"]
         verbose_name_plural = "usage entries"
         # The usage dashboard reads one role (utility) over a date range.
-        indexes = [models.Index(fields=["role", "created_at"], name="usage_role_created_idx")]
+        indexes = [
+            models.Index(fields=["role", "created_at"], name="usage_role_created_idx"),
+            # A team's spend this month (chatcore.teams.budgets) and the usage list filtered by team.
+            models.Index(fields=["team", "created_at"], name="usage_team_created_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.role} call to {self.model} ({self.input_tokens}+{self.output_tokens} tokens)"
@@ -321,6 +400,8 @@ class ApiToken(AbstractAuthToken):
     digest = models.CharField(max_length=CONSTANTS.DIGEST_LENGTH, unique=True)
     name = models.CharField(max_length=100)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # Calls through a bound token act in this team (channels it creates, /v1 conversations).
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
 
     class Meta:
         ordering = ["-created", "-id"]

@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 
 from chatcore import conf
 from chatcore.errors import NotFound
-from chatcore.models import ApiToken, Channel, Cursor, LLMModel, Message, ModelRole, Summary
+from chatcore.models import ApiToken, Channel, Cursor, LLMModel, Message, ModelRole, Summary, TeamModelRole
 
 
 def channel_list(*, user: User) -> QuerySet[Channel]:
@@ -130,7 +130,15 @@ def message_siblings(*, message: Message) -> QuerySet[Message]:
     return siblings.filter(parent_id=message.parent_id).order_by("id")
 
 
-def model_role_get(*, role: str) -> ModelRole | None:
+def model_role_get(*, role: str, team_id: int | None = None) -> ModelRole | TeamModelRole | None:
+    """Who plays `role`: the team's own assignment when `team_id` names a team that has one (a team
+    channel's), else the site's; None when neither is set (the offline provider)."""
+    if team_id is not None:
+        assigned = (
+            TeamModelRole.objects.select_related("primary", "fallback").filter(team_id=team_id, role=role).first()
+        )
+        if assigned is not None:
+            return assigned
     return ModelRole.objects.select_related("primary", "fallback").filter(role=role).first()
 
 
@@ -142,10 +150,10 @@ def chat_model_default_name() -> str:
 
 
 def channel_context_budget(*, channel: Channel) -> int:
-    """Channel's model → the utility model → the global default."""
+    """Channel's model → the utility model (its team's, else the site's) → the global default."""
     if channel.model is not None and channel.model.context_window:
         return channel.model.context_window
-    utility = model_role_get(role=ModelRole.Role.UTILITY)
+    utility = model_role_get(role=ModelRole.Role.UTILITY, team_id=channel.team_id)
     if utility is not None and utility.primary.context_window:
         return utility.primary.context_window
     return conf.DEFAULT_CONTEXT_BUDGET

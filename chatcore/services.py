@@ -20,8 +20,9 @@ from chatcore.characters import text_problem
 from chatcore.errors import Conflict
 from chatcore.locks import channel_lock, summary_lock
 from chatcore.metadata.validation import metadata_validate
-from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Persona, Summary
+from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Persona, Summary, Team
 from chatcore.provenance import client_metadata_check
+from chatcore.teams.access import channel_team_check, model_allowed_check
 from chatcore.tokens import count_tokens
 
 
@@ -74,17 +75,22 @@ def channel_create(
     type: str = Channel.Type.DIRECT,
     settings: dict | None = None,
     ephemeral: bool = False,
+    team: Team | None = None,
 ) -> Channel:
+    """A channel of `owner`'s, in one of their teams or none (its models then limited to the team's)."""
     title = (title or "").strip()
     if not title:
         raise ValidationError({"title": "Give the channel a title."})
     if type not in Channel.Type.values:
         raise ValidationError({"type": f"Type must be one of: {', '.join(Channel.Type.values)}."})
+    channel_team_check(owner=owner, team=team)
+    model_allowed_check(team=team, model=model)
     channel = Channel(
         owner=owner,
         title=title[:200],
         persona=persona,
         model=model,
+        team=team,
         type=type,
         settings=channel_settings_validate(settings),
         ephemeral=ephemeral,
@@ -97,10 +103,14 @@ def channel_create(
 
 @transaction.atomic
 def channel_update(*, channel: Channel, actor: User, **changes: Any) -> Channel:
-    allowed = {"title", "persona", "model", "settings", "archived"}
+    allowed = {"title", "persona", "model", "settings", "archived", "team"}
     unknown = set(changes) - allowed
     if unknown:
         raise ValidationError(f"Cannot change: {', '.join(sorted(unknown))}.")
+    if "team" in changes:
+        channel_team_check(owner=channel.owner, team=changes["team"])
+    team = changes["team"] if "team" in changes else channel.team
+    model_allowed_check(team=team, model=changes["model"] if "model" in changes else channel.model)
     fields = []
     if "title" in changes:
         title = (changes["title"] or "").strip()
@@ -115,7 +125,7 @@ def channel_update(*, channel: Channel, actor: User, **changes: Any) -> Channel:
         merged = {**channel.settings, **incoming}
         channel.settings = channel_settings_validate({k: v for k, v in merged.items() if v is not None})
         fields.append("settings")
-    for name in ("persona", "model", "archived"):
+    for name in ("persona", "model", "archived", "team"):
         if name in changes:
             setattr(channel, name, changes[name])
             fields.append(name)

@@ -68,6 +68,7 @@ def tool_round_run(
         UsageEntry.objects.create(
             user=plan.user,
             channel=plan.channel,
+            team_id=plan.channel.team_id,
             role="tool",
             model=name[:200],
             success=not error,

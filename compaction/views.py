@@ -33,9 +33,9 @@ from compaction.services.summarize import summarizer_is_offline
 from compaction.summarizers.offline.profiles import offline_notes
 
 
-def _offline_notes(default, profiles) -> list[tuple[object, list[str]]]:
+def _offline_notes(default, profiles, channel) -> list[tuple[object, list[str]]]:
     """(profile, what the offline summarizer makes of it) for each profile, when summaries are written offline."""
-    if not summarizer_is_offline(default):
+    if not summarizer_is_offline(default, channel=channel):
         return []
     return [(profile, offline_notes(profile)) for profile in profiles]
 
@@ -79,7 +79,7 @@ def compact_panel(request: AuthenticatedRequest, channel_id: int) -> HttpRespons
         "profiles": profiles,
         "default_profile": default,
         "stage": "options",
-        "offline_notes": _offline_notes(default, profiles),
+        "offline_notes": _offline_notes(default, profiles, channel),
     }
     if request.method == "GET":
         context["form"] = CompactForm(profiles=profiles)

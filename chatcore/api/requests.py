@@ -8,6 +8,8 @@ from rest_framework.exceptions import NotAuthenticated
 from rest_framework.request import Request
 from rest_framework.serializers import BaseSerializer
 
+from chatcore.models import ApiToken, Team
+
 
 def request_user(request: Request) -> User:
     """The user of a request that passed IsAuthenticated (NotAuthenticated otherwise)."""
@@ -15,6 +17,12 @@ def request_user(request: Request) -> User:
     if not isinstance(user, User):
         raise NotAuthenticated()
     return user
+
+
+def request_team(request: Request) -> Team | None:
+    """The team a request acts in when it came with an API token bound to one (None otherwise)."""
+    token = request.auth
+    return token.team if isinstance(token, ApiToken) and token.team_id is not None else None
 
 
 def request_data(request: Request, serializer_class: type[BaseSerializer], *, partial: bool = False) -> Any:

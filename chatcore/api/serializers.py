@@ -7,7 +7,7 @@ from rest_framework import serializers
 from chatcore import conf, selectors
 from chatcore.bounded_json import json_depth_exceeds
 from chatcore.characters import unstorable_field
-from chatcore.models import Channel, LLMModel, Message, Persona, Summary
+from chatcore.models import Channel, LLMModel, Message, Persona, Summary, Team
 
 
 class JSONField(serializers.JSONField):
@@ -86,6 +86,7 @@ class ChannelSerializer(serializers.ModelSerializer):
             "type",
             "persona",
             "model",
+            "team",
             "settings",
             "archived",
             "ephemeral",
@@ -107,6 +108,12 @@ class _ChannelChoicesSerializer(serializers.Serializer):
         slug_field="name", queryset=LLMModel.objects.filter(is_active=True), required=False, allow_null=True
     )
     settings = JSONField(required=False)
+    team = serializers.PrimaryKeyRelatedField(
+        queryset=Team.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="A team of yours (its model roles, allowed models and budgets apply), or null for none.",
+    )
 
 
 class ChannelCreateSerializer(_ChannelChoicesSerializer):

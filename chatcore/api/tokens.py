@@ -12,7 +12,7 @@ from chatcore import api_tokens, selectors
 from chatcore.api.requests import request_user
 from chatcore.api.schema import request_example
 from chatcore.api_tokens import MAX_EXPIRY_DAYS
-from chatcore.models import ApiToken
+from chatcore.models import ApiToken, Team
 
 
 class ApiTokenSerializer(serializers.ModelSerializer):
@@ -22,7 +22,7 @@ class ApiTokenSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ApiToken
-        fields = ["id", "name", "prefix", "created_at", "expires_at", "last_used_at"]
+        fields = ["id", "name", "prefix", "team", "created_at", "expires_at", "last_used_at"]
         read_only_fields = fields
 
 
@@ -42,6 +42,12 @@ class ApiTokenCreateSerializer(serializers.Serializer):
         min_value=1,
         max_value=MAX_EXPIRY_DAYS,
         help_text="Days until the token stops working; omitted or null: it works until revoked.",
+    )
+    team = serializers.PrimaryKeyRelatedField(
+        queryset=Team.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="A team of yours: calls through the token act in it (its channels and /v1 conversations).",
     )
 
 
@@ -68,7 +74,8 @@ class ApiTokenListView(ListModelMixin, GenericAPIView):
         """Create an API token
 
         A new personal token. The answer's `key` is shown this once (only a digest is stored): keep it safe and send
-        it as `Authorization: Bearer <key>`. Without `expires_in_days` it works until revoked.
+        it as `Authorization: Bearer <key>`. Without `expires_in_days` it works until revoked. With `team` (one of
+        yours) it acts in that team.
         """
         data = ApiTokenCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from chatcore.api import data_control, tokens, views
+from chatcore.api import data_control, teams, tokens, views
 
 # A channel's sub-resources, under channels/<id>/ (the prefix and its converter written once).
 channel_urls = [
@@ -12,9 +12,19 @@ channel_urls = [
     path("export/", data_control.ChannelExportView.as_view(), name="api-channel-export"),
 ]
 
+# A team's sub-resources, under teams/<id>/.
+team_urls = [
+    path("", teams.TeamDetailView.as_view(), name="api-team"),
+    path("members/", teams.TeamMemberListView.as_view(), name="api-team-members"),
+    path("members/<int:user_id>/", teams.TeamMemberDetailView.as_view(), name="api-team-member"),
+    path("roles/<str:role>/", teams.TeamRoleView.as_view(), name="api-team-role"),
+]
+
 urlpatterns = [
     path("channels/", views.ChannelListView.as_view(), name="api-channels"),
     path("channels/<int:channel_id>/", include(channel_urls)),
+    path("teams/", teams.TeamListView.as_view(), name="api-teams"),
+    path("teams/<int:team_id>/", include(team_urls)),
     path("tokens/", tokens.ApiTokenListView.as_view(), name="api-tokens"),
     path("tokens/<int:token_id>/", tokens.ApiTokenDetailView.as_view(), name="api-token"),
     path("summaries/<int:summary_id>/purge/", data_control.SummaryPurgeView.as_view(), name="api-summary-purge"),

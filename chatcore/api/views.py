@@ -12,10 +12,11 @@ from rest_framework.settings import api_settings
 from chatcore import data_control, replies, selectors, services
 from chatcore.api import serializers as s
 from chatcore.api.data_control import purge_flag
-from chatcore.api.requests import request_data, request_user
+from chatcore.api.requests import request_data, request_team, request_user
 from chatcore.api.schema import request_example
 from chatcore.api.streaming import EventStreamRenderer, PendingReply, async_api_view, json_errors, wants_stream
 from chatcore.context import context_assemble
+from chatcore.teams.access import acting_team
 
 
 class ChannelListView(ListModelMixin, GenericAPIView):
@@ -45,9 +46,11 @@ class ChannelListView(ListModelMixin, GenericAPIView):
         """Start a channel
 
         Creates a channel of yours. `persona` is a persona's slug and `model` a model's name from the catalogue;
-        without a model the channel talks to the site's chat model (the answer's `model` says which).
+        without a model the channel talks to the site's chat model (the answer's `model` says which). `team` puts
+        it in one of your teams (400 for a team you are not in, or a model the team does not allow); through an
+        API token bound to a team the channel is in that team.
         """
-        values = request_data(request, s.ChannelCreateSerializer)
+        values = acting_team(bound=request_team(request), values=request_data(request, s.ChannelCreateSerializer))
         channel = services.channel_create(owner=request.user, **values)
         return Response(s.ChannelSerializer(channel).data, status=status.HTTP_201_CREATED)
 
@@ -76,7 +79,8 @@ class ChannelDetailView(GenericAPIView):
     def patch(self, request, channel_id: int):
         """Change a channel
 
-        Title, persona, model, archived, and settings: `auto_compaction` (true/false) and `compaction_threshold` in
+        Title, persona, model, team (one of yours, or null), archived, and settings: `auto_compaction` (true/false)
+        and `compaction_threshold` in
         (0, 1); a settings key set to null goes back to the site default.
         """
         channel = selectors.channel_get(user=request.user, channel_id=channel_id)

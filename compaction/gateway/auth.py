@@ -12,6 +12,7 @@ from django.http import HttpRequest
 from rest_framework.exceptions import AuthenticationFailed
 
 from chatcore.api.authentication import TokenAuthentication
+from chatcore.models import ApiToken
 from compaction.gateway.protocol import ProtocolError
 
 MISSING = (
@@ -23,11 +24,17 @@ WRONG = "Incorrect API key provided. It may have expired or been revoked: create
 
 def gateway_user(request: HttpRequest) -> User:
     """The token's active user; ProtocolError 401 (as OpenAI words it) otherwise."""
+    return gateway_token(request).user
+
+
+def gateway_token(request: HttpRequest) -> ApiToken:
+    """The request's API token, with its active user (and its team, when bound to one); ProtocolError 401
+    otherwise."""
     scheme, _, key = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
         raise ProtocolError(MISSING, status=401, code="invalid_api_key")
     try:
-        user, _token = TokenAuthentication().authenticate_credentials(key.strip().encode())
+        _user, token = TokenAuthentication().authenticate_credentials(key.strip().encode())
     except AuthenticationFailed:
         raise ProtocolError(WRONG, status=401, code="invalid_api_key") from None
-    return user
+    return token

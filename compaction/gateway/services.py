@@ -23,7 +23,7 @@ from chatcore.context import AssembledContext, context_assemble
 from chatcore.errors import Conflict, ModelCallFailed, NotFound, Unprocessable
 from chatcore.llm_chat import ChatTurn
 from chatcore.locks import channel_lock
-from chatcore.models import Channel, LLMModel, Message, Summary
+from chatcore.models import Channel, LLMModel, Message, Summary, Team
 from chatcore.replies import reply_store
 from chatcore.throttling import expensive_call
 from chatcore.timing import Timings
@@ -129,7 +129,7 @@ def _append(
 
 @transaction.atomic
 def _place(
-    *, user: User, request: CompletionRequest, model: LLMModel, pinned: Channel | None
+    *, user: User, request: CompletionRequest, model: LLMModel, pinned: Channel | None, team: Team | None
 ) -> tuple[Channel, Message, bool, int]:
     hashes = chain_hashes(owner_id=user.pk, messages=[(m.role, m.content, m.metadata) for m in request.messages])
     match = deepest_match(user=user, hashes=hashes, channel_id=pinned.pk if pinned else None)
@@ -139,7 +139,7 @@ def _place(
     elif pinned is not None:
         channel = pinned
     else:
-        channel = chatcore_services.channel_create(owner=user, title=_title(request.messages), model=model)
+        channel = chatcore_services.channel_create(owner=user, title=_title(request.messages), model=model, team=team)
         created = True
     # One writer per channel from here: a concurrent identical call finds what this one appends.
     channel_lock(channel_id=channel.pk)
@@ -229,15 +229,18 @@ def _fit(*, channel: Channel, user: User, leaf: Message, limit: int) -> Assemble
             ) from None
 
 
-def turn_prepare(*, user: User, request: CompletionRequest, timings: Timings | None = None) -> Turn:
+def turn_prepare(
+    *, user: User, request: CompletionRequest, timings: Timings | None = None, team: Team | None = None
+) -> Turn:
     """Place the request's history on the tree and make our context for its leaf fit the model; how long
-    each took goes into `timings` ("place", "fit").
+    each took goes into `timings` ("place", "fit"). A conversation that starts a channel starts it in
+    `team` (the API token's, when it is bound to one).
 
     One call of the user's limit on model calls (chatcore.throttling), the inline compactions included;
     a refused turn (Throttled) writes nothing.
     """
     with expensive_call(user=user):
-        return _turn_prepare(user=user, request=request, timings=timings or Timings())
+        return _turn_prepare(user=user, request=request, timings=timings or Timings(), team=team)
 
 
 def _pinned_channel(*, user: User, channel_id: int | None) -> Channel | None:
@@ -251,13 +254,13 @@ def _pinned_channel(*, user: User, channel_id: int | None) -> Channel | None:
         ) from None
 
 
-def _turn_prepare(*, user: User, request: CompletionRequest, timings: Timings) -> Turn:
+def _turn_prepare(*, user: User, request: CompletionRequest, timings: Timings, team: Team | None) -> Turn:
     model = model_for_request(name=request.model)
     pinned = _pinned_channel(user=user, channel_id=request.channel_id)
     # Hashing and appending the history: CPU and a few short queries (the channel's row lock is held only by
     # another call placing its history), never a model call.
     with timings.timed("place"), collector_paused():
-        channel, leaf, created, appended = _place(user=user, request=request, model=model, pinned=pinned)
+        channel, leaf, created, appended = _place(user=user, request=request, model=model, pinned=pinned, team=team)
     with timings.timed("fit"):
         limit, tools_tokens, server_tokens = _limit(model=model, params=request.params)
         assembled = _fit(channel=channel, user=user, leaf=leaf, limit=limit)

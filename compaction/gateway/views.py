@@ -29,7 +29,7 @@ from chatcore.timing import Timings
 from chatcore.tool_rounds import ToolLoop
 from compaction.collector import collector_paused
 from compaction.gateway import conf, legacy
-from compaction.gateway.auth import gateway_user
+from compaction.gateway.auth import gateway_token, gateway_user
 from compaction.gateway.errors import ProtocolError, error_from_validation, protocol_error
 from compaction.gateway.incoming import CompletionRequest
 from compaction.gateway.protocol import completion_request, unstorable_text_refused
@@ -122,11 +122,12 @@ def _prepare(request: HttpRequest, timings: Timings) -> tuple[User, CompletionRe
     """Everything before the model call, in one trip to a thread: auth, parsing, the limit, the tree."""
     with timings.timed("prepare_cpu", clock=time.thread_time):
         with timings.timed("parse"):
-            user = gateway_user(request)
+            token = gateway_token(request)
+            user = token.user
             request.user = user
             with collector_paused():  # a resent history is tens of thousands of objects, none in a cycle
                 completion = completion_request(_payload(request), channel_header=request.headers.get("X-Channel-Id"))
-        turn = turn_prepare(user=user, request=completion, timings=timings)
+        turn = turn_prepare(user=user, request=completion, timings=timings, team=token.team)
     return user, completion, turn
 
 

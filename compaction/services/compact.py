@@ -180,7 +180,7 @@ def compaction_cut(*, channel: Channel, profile_slug: str | None = None, keep_re
         channel=channel,
         keep_recent=keep,
         through_message_id=None,
-        input_budget=input_budget(profile, profile.max_summary_tokens),
+        input_budget=input_budget(profile, profile.max_summary_tokens, channel=channel),
     )
     return plan.to_summarize[-1].pk
 

@@ -198,7 +198,7 @@ PROMPT_FRAME_TOKENS = 1_000
 MIN_INPUT_TOKENS = 1_000
 
 
-def input_budget(profile: CompactionProfile, max_tokens: int) -> int | None:
+def input_budget(profile: CompactionProfile, max_tokens: int, *, channel: Channel | None = None) -> int | None:
     """Tokens of conversation one request may carry, from the summarizing model's window.
 
     None when the summary is written by the offline summarizer: it reads the
@@ -209,7 +209,8 @@ def input_budget(profile: CompactionProfile, max_tokens: int) -> int | None:
     """
     model = profile.model
     if model is None:
-        role = chatcore_selectors.model_role_get(role=ModelRole.Role.UTILITY)
+        team_id = channel.team_id if channel is not None else None
+        role = chatcore_selectors.model_role_get(role=ModelRole.Role.UTILITY, team_id=team_id)
         model = role.primary if role else None
     if model is None or model.provider == LLMModel.Provider.OFFLINE:
         return None
@@ -263,7 +264,7 @@ def draft_make(request: DraftRequest) -> Draft:
             channel=request.channel,
             keep_recent=request.keep,
             through_message_id=request.through_message_id,
-            input_budget=input_budget(request.profile, request.max_tokens),
+            input_budget=input_budget(request.profile, request.max_tokens, channel=request.channel),
         )
         sources = _sources(plan=plan, focus=request.focus)
     previous = plan.boundary

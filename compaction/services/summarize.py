@@ -59,7 +59,7 @@ def summary_generate(request: SummaryRequest) -> Completion:
     its text, the model that wrote it and what it cost, as any model call reports them."""
     channel, profile = request.channel, request.profile
     # Resolved once, before the prompt is built: the offline method needs no prompt.
-    candidates = role_models(role=ModelRole.Role.UTILITY, override=profile.model)
+    candidates = role_models(role=ModelRole.Role.UTILITY, override=profile.model, channel=channel)
     if candidates and candidates[0].provider == LLMModel.Provider.OFFLINE:
         return _summarize_offline(request)
     keep = []
@@ -90,11 +90,13 @@ def summary_generate(request: SummaryRequest) -> Completion:
         return _summarize_offline(request)
 
 
-def summarizer_is_offline(profile: CompactionProfile) -> bool:
-    """Whether the summary would come from the offline method: then no prompt is built for a model."""
+def summarizer_is_offline(profile: CompactionProfile, *, channel: Channel | None = None) -> bool:
+    """Whether the summary would come from the offline method: then no prompt is built for a model.
+    The utility role is the channel's team's when it has one."""
     model = profile.model
     if model is None:
-        role = chatcore_selectors.model_role_get(role=ModelRole.Role.UTILITY)
+        team_id = channel.team_id if channel is not None else None
+        role = chatcore_selectors.model_role_get(role=ModelRole.Role.UTILITY, team_id=team_id)
         model = role.primary if role else None
     return model is None or model.provider == LLMModel.Provider.OFFLINE  # no role set: the offline provider
 
@@ -128,6 +130,7 @@ def _summarize_offline(request: SummaryRequest) -> Completion:
     UsageEntry.objects.create(
         user=request.channel.owner,
         channel=request.channel,
+        team_id=request.channel.team_id,
         role=ModelRole.Role.UTILITY,
         model=OFFLINE_MODEL_NAME,
         trigger=request.trigger,

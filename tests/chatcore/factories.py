@@ -3,7 +3,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
 from chatcore import services
-from chatcore.models import Channel, LLMModel, ModelRole, Persona
+from chatcore.models import Channel, LLMModel, ModelRole, Persona, Team, TeamMembership
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -109,3 +109,19 @@ def tool_round_append(
         channel=channel, user=user, role="tool", content=result, metadata={"tool_call_id": call_id, "name": name}
     )
     return call, answer
+
+
+class TeamFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Team
+
+    name, slug = name_and_slug("Team")
+
+
+class TeamMembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = TeamMembership
+
+    team = factory.SubFactory(TeamFactory)
+    user = factory.SubFactory(UserFactory)
+    role = TeamMembership.Role.MEMBER

@@ -47,6 +47,7 @@ def channel_body(channel: Channel) -> dict:
         if persona is None
         else {"id": persona.pk, "slug": persona.slug, "name": persona.name, "symbol": persona.symbol},
         "model": channel.model.name if channel.model else selectors.chat_model_default_name(),
+        "team": channel.team_id,
         "settings": channel.settings,
         "archived": channel.archived,
         "ephemeral": channel.ephemeral,

@@ -17,7 +17,9 @@ MIN_ONE = "Ensure this value is greater than or equal to 1."
 
 
 def token_body(token: ApiToken) -> dict:
-    return fields_body(token, "id name last_used_at", prefix="token_key", created_at="created", expires_at="expiry")
+    return fields_body(
+        token, "id name last_used_at", prefix="token_key", team="team_id", created_at="created", expires_at="expiry"
+    )
 
 
 def test_create_returns_the_key_once_and_stores_only_its_digest(db, api, user):

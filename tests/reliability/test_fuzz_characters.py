@@ -50,6 +50,11 @@ WRITERS: dict[str, dict] = {
     "api-profile-reset": {"note": "x"},
     "api-profiles-import": {"version": 1, "profiles": [_profile_item()]},
     "api-tokens": {"name": "a script"},
+    "api-teams": {"name": "A team", "slug": "a-team", "allowed_models": ["matrix-model"]},
+    "api-team": {"name": "Renamed", "slug": "renamed"},
+    "api-team-members": {"role": "member", "note": "x"},
+    "api-team-member": {"note": "x"},
+    "api-team-role": {"primary": "matrix-model", "fallback": "matrix-model"},
     "api-token": {"note": "x"},
     "api-imports": {"format": "openai-messages", "export": {"messages": [{"role": "user", "content": "Hi"}]}},
     "v1-chat-completions": {
@@ -139,6 +144,8 @@ def _api_refusal(response, field: str, message: str) -> None:
 
 
 API_WRITES = [(r, m) for r, m in _writes() if r.is_api and m != "DELETE"]
+# Writers for staff only (the others are written by the owner, who is also their team's admin).
+STAFF_WRITERS = ("api-profile", "api-teams", "api-team-role")
 # Writers that never read a body (DRF parses one only when the view asks): nothing of it enters, nothing fails.
 IGNORE_THEIR_BODY = {"api-summary-revert", "api-profile-reset"}
 
@@ -148,7 +155,7 @@ IGNORE_THEIR_BODY = {"api-summary-revert", "api-profile-reset"}
 def test_an_api_writer_refuses_the_character_in_every_field(route, method, bad, world):
     character, escaped, message = BAD[bad]
     client = APIClient()
-    client.force_authenticate(world.staff if route.name.startswith("api-profile") else world.owner)
+    client.force_authenticate(world.staff if route.name.startswith(STAFF_WRITERS) else world.owner)
     url = _url(route, world)
     for field, body in _variants(WRITERS[route.name], character):
         before = _fingerprint(world)
@@ -190,7 +197,7 @@ DELETES = [(r, m) for r, m in _writes() if r.is_api and m == "DELETE"]
 @pytest.mark.parametrize(("route", "method"), DELETES, ids=[f"{r.name}-{m}" for r, m in DELETES])
 def test_a_query_parameter_holding_nul_is_refused(route, method, world):
     client = APIClient()
-    client.force_authenticate(world.staff if route.name.startswith("api-profile") else world.owner)
+    client.force_authenticate(world.staff if route.name.startswith(STAFF_WRITERS) else world.owner)
     before = _fingerprint(world)
     response = client.delete(_url(route, world) + "?purge=%00")
     assert response.status_code == 400, response.content[:300]

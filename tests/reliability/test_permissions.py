@@ -15,6 +15,8 @@ Rules checked for each case:
 - "staff:app.codename,...": staff holding exactly those permissions get through; everyone else gets 403
   with a `detail`: staff with no permission, staff with every permission but those, a user who is not
   staff but holds them, the owner and another user;
+- "teamadmin:app.codename": a team's admins (the owner is one) and staff holding the permission get through;
+  a plain member of the team gets 403 with a `detail`; anyone else (another user, staff without it) 404;
 - "public": everyone gets through;
 - "bearer" (the OpenAI-compatible /v1 endpoints): only `Authorization: Bearer <API token>` gets through;
   anonymous visitors and signed-in sessions get the protocol's 401 error object;
@@ -34,9 +36,20 @@ from rest_framework.test import APIClient
 
 from chatcore import services
 from chatcore.api_tokens import api_token_create
-from chatcore.models import ApiToken, AuditEntry, Channel, Cursor, LLMModel, Message, Summary
+from chatcore.models import (
+    ApiToken,
+    AuditEntry,
+    Channel,
+    Cursor,
+    LLMModel,
+    Message,
+    Summary,
+    Team,
+    TeamMembership,
+    TeamModelRole,
+)
 from compaction.models import CompactionProfile, ConversationImport
-from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
+from tests.chatcore.factories import ChannelFactory, TeamFactory, TeamMembershipFactory, UserFactory, build_path
 from tests.compaction.factories import CompactionProfileFactory
 
 METHODS = ("get", "post", "put", "patch", "delete")
@@ -73,6 +86,10 @@ KWARGS = {
     "token_id": lambda world: world.token.pk,
     "name": lambda world: LLMModel.objects.get_or_create(name="matrix-model")[0].name,
     "import_id": lambda world: _owners_import(world).pk,
+    "team_id": lambda world: world.team.pk,
+    # The plain member, back in the team if an earlier request of the case removed them.
+    "user_id": lambda world: TeamMembership.objects.get_or_create(team=world.team, user=world.member)[0].user_id,
+    "role": lambda world: "utility",
 }
 
 
@@ -147,6 +164,8 @@ class World:
     summary: Summary
     profile: CompactionProfile
     token: ApiToken
+    team: Team  # the owner is its admin
+    member: object  # a plain member of `team`
 
 
 @pytest.fixture
@@ -166,8 +185,21 @@ def world_make() -> World:
     )
     ChannelFactory(owner=other)
     token, _key = api_token_create(user=owner, name="owner's script")
+    team = TeamFactory()
+    TeamMembershipFactory(team=team, user=owner, role=TeamMembership.Role.ADMIN)
+    member = TeamMembershipFactory(team=team).user
     return World(
-        owner, other, staff, UserFactory(is_staff=True), channel, messages, summary, CompactionProfileFactory(), token
+        owner,
+        other,
+        staff,
+        UserFactory(is_staff=True),
+        channel,
+        messages,
+        summary,
+        CompactionProfileFactory(),
+        token,
+        team,
+        member,
     )
 
 
@@ -198,7 +230,11 @@ def _fingerprint(world: World) -> tuple:
         CompactionProfile.objects.count(),
         ApiToken.objects.count(),
         list(CompactionProfile.objects.order_by("pk").values_list("name", "instructions", "is_default")),
+        list(Team.objects.order_by("pk").values_list("name", "slug", "monthly_token_budget", "monthly_cost_budget")),
+        list(TeamMembership.objects.order_by("team_id", "user_id").values_list("team_id", "user_id", "role")),
+        list(TeamModelRole.objects.order_by("pk").values_list("team_id", "role", "primary_id", "fallback_id")),
         channel.title,
+        channel.team_id,
         channel.settings,
         channel.archived,
         channel.deleted_at,
@@ -280,7 +316,17 @@ def test_permission_matrix(route, method, world):
             user_holding(staff=False, names=needed),
         )
         refusals[access] = (strangers, 403, [user_holding(staff=True, names=needed)])
+    if access.startswith("teamadmin:"):
+        needed = access.removeprefix("teamadmin:").split(",")
+        refusals[access] = ((world.member,), 403, [world.owner, world.staff, user_holding(staff=True, names=needed)])
+        refusals["teamadmin-hidden"] = ((world.other, world.bare_staff), 404, [])
     everyone = [world.other, world.staff, world.bare_staff, world.owner]
+    hidden_strangers, _hidden, _none = refusals.get("teamadmin-hidden", ((), 404, []))
+    for stranger in hidden_strangers:
+        before = _fingerprint(world)
+        _assert_refused(route, _request(route, method, world, stranger), 404)
+        if write:
+            assert _fingerprint(world) == before, f"a refused {method} changed the database"
     strangers, status, allowed = refusals.get(access, ((), 0, everyone))
     for stranger in strangers:
         before = _fingerprint(world)

@@ -1,0 +1,45 @@
+"""Which team a person may put a channel in, and which models a team's channels may choose.
+
+Both refusals are a 400 naming the field, so a client sees which value to change."""
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+
+from chatcore.models import LLMModel, Team, TeamMembership
+
+
+def channel_team_check(*, owner: User, team: Team | None) -> None:
+    """A channel may be in one of its owner's own teams (any role), or in none."""
+    if team is not None and not TeamMembership.objects.filter(team=team, user=owner).exists():
+        raise ValidationError({"team": "You can only put a channel in a team you belong to."})
+
+
+def allowed_model_names(*, team: Team | None) -> list[str] | None:
+    """The models a team's channels may choose by name, or None when every active model is allowed."""
+    if team is None:
+        return None
+    names = sorted(model.name for model in team.allowed_models.all())
+    return names or None
+
+
+def model_allowed_check(*, team: Team | None, model: LLMModel | None, field: str = "model") -> None:
+    """A team that restricts its models refuses any other (a 400 naming `field`); no model asked: the role's."""
+    if model is None:
+        return
+    allowed = allowed_model_names(team=team)
+    if allowed is not None and model.name not in allowed:
+        raise ValidationError(
+            {field: f"The team {team} allows only these models: {', '.join(allowed)}; '{model.name}' is not one."}
+        )
+
+
+def acting_team(*, bound: Team | None, values: dict) -> dict:
+    """A call through a token bound to a team acts in that team: `values` get it as their `team` when they name
+    none, and naming another team is a 400 (the token cannot reach beyond its team)."""
+    if bound is None:
+        return values
+    if "team" not in values:
+        return {**values, "team": bound}
+    if values["team"] is None or values["team"].pk != bound.pk:
+        raise ValidationError({"team": f"This API token acts in the team {bound}: its channels belong to it."})
+    return values
