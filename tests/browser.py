@@ -2,6 +2,11 @@
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
+
+# Screenshots the docs show (Getting started, the Admin guide): written by the browser tests on every run, so
+# the pictures stay those of today's pages; commit them with a change to the pages.
+DOCS_SCREENS = Path(__file__).resolve().parents[1] / "docs" / "assets" / "screens"
 
 
 @contextlib.contextmanager

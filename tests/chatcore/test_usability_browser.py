@@ -1,6 +1,7 @@
 """Browser tests of the pages' usability (Debian's Chromium through Playwright):
 Undo and other in-place actions keep the reading position, the API tokens
-page against the live API. Screenshots go to var/screenshots/."""
+page against the live API. Screenshots go to var/screenshots/ (the usage dashboard's to docs/assets/screens/,
+which the Admin guide shows)."""
 
 import json
 import urllib.error
@@ -13,7 +14,7 @@ from playwright.sync_api import expect
 from chatcore import services
 from compaction.services import channel_compact
 from tests.a11y import assert_accessible
-from tests.browser import browser_page
+from tests.browser import DOCS_SCREENS, browser_page
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
 
@@ -259,7 +260,8 @@ def test_dashboard_renders_its_charts(page, busy_site):
     expect(page.locator(".dash-table").first).to_contain_text("timeout")
     expect(page.locator(".dash-table").last).to_contain_text("Quarterly capacity review")
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
-    page.screenshot(path=str(SCREENSHOTS / "usage-dashboard.png"), full_page=True)
+    DOCS_SCREENS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(DOCS_SCREENS / "usage-dashboard.png"), full_page=True)
     assert_accessible(page, "the usage dashboard")
     page.get_by_label("Persona").select_option(index=1)
     page.get_by_role("button", name="Apply").click()

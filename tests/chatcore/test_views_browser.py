@@ -9,7 +9,6 @@ the next browser run (commit the new pictures with the change).
 """
 
 import re
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -19,14 +18,14 @@ from chatcore.models import Channel, Summary
 from compaction.models import CompactionProfile
 from compaction.services import channel_compact
 from devtools.loopback_llm import Reply
-from tests.browser import browser_page
+from tests.browser import DOCS_SCREENS, browser_page
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory
 from tests.compaction.factories import converse
 
 # The shipped profiles are written again before each test (migration_rows), whatever ran before.
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("migration_rows")]
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "assets" / "screens"
+SCREENSHOTS = DOCS_SCREENS
 TIMEOUT_MS = 15_000
 expect.set_options(timeout=TIMEOUT_MS)
 
