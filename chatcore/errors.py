@@ -66,6 +66,11 @@ class Throttled(ServiceError, status_code=429, code="throttled"):
         super().__init__(message, extra={"retry_after": retry_after}, retry_after=retry_after)
 
 
+class BudgetExhausted(Throttled, code="budget_exhausted"):
+    """A team's monthly token or cost budget is spent (chatcore.teams.budgets): model calls for its channels are
+    refused until the budget resets at the start of next month, which `retry_after` counts down to."""
+
+
 class ModelCallFailed(ServiceError, status_code=502, code="model_failed"):
     """The language model did not give a usable answer; nothing was written.
 

@@ -24,6 +24,7 @@ from chatcore.llm import Completion, llm_complete
 from chatcore.llm_chat import ChatTurn
 from chatcore.models import Channel, LLMModel, Message
 from chatcore.services import message_append
+from chatcore.teams.budgets import team_budget_check
 from chatcore.throttling import expensive_call
 from chatcore.tools import ReplyTool, tools_offered
 
@@ -58,6 +59,7 @@ def reply_prepare(
     Counted against the user's limit first (chatcore.throttling): a refused request writes nothing.
     """
     with expensive_call(user=user):
+        team_budget_check(team_id=channel.team_id)
         return _reply_plan(channel=channel, user=user, content=content, parent_id=parent_id)
 
 

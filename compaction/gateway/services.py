@@ -25,6 +25,7 @@ from chatcore.llm_chat import ChatTurn
 from chatcore.locks import channel_lock
 from chatcore.models import Channel, LLMModel, Message, Summary, Team
 from chatcore.replies import reply_store
+from chatcore.teams.budgets import team_budget_check
 from chatcore.throttling import expensive_call
 from chatcore.timing import Timings
 from chatcore.tokens import count_tokens
@@ -141,6 +142,8 @@ def _place(
     else:
         channel = chatcore_services.channel_create(owner=user, title=_title(request.messages), model=model, team=team)
         created = True
+    # A spent budget of the channel's team refuses the turn; the transaction takes back a channel made for it.
+    team_budget_check(team_id=channel.team_id)
     # One writer per channel from here: a concurrent identical call finds what this one appends.
     channel_lock(channel_id=channel.pk)
     if not created:

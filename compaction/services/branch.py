@@ -22,6 +22,7 @@ from chatcore.errors import Conflict, NotFound, Unprocessable
 from chatcore.metadata.stored import metadata_repaired
 from chatcore.models import Channel, Message, Summary
 from chatcore.services import audit_record, channel_create
+from chatcore.teams.budgets import team_budget_check
 from chatcore.throttling import expensive_call
 from compaction import conf
 from compaction.redaction import redact
@@ -75,6 +76,7 @@ def summary_branch(
         raise NotFound("Summary not found.")
     # One call of the limit (chatcore.throttling), a fresh draft's model call included.
     with expensive_call(user=actor or channel.owner):
+        team_budget_check(team_id=channel.team_id)
         if summary is not None:
             through = Message.objects.get(pk=summary.through_message_id)
             text = summary.content

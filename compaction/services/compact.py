@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 
 from chatcore.errors import Conflict, Unprocessable, error_text
 from chatcore.models import Channel, Summary
+from chatcore.teams.budgets import team_budget_check
 from chatcore.throttling import expensive_call
 from compaction import conf, signals
 from compaction.leases import lease_acquire, lease_holder_name, lease_release
@@ -143,6 +144,7 @@ def channel_compact(
         return _compact_with_lease(request=request, actor=actor, dry_run=dry_run, record=record)
     # Whoever asked (a command asks for the channel's owner) pays one call of their limit, before the lease.
     with expensive_call(user=actor or channel.owner):
+        team_budget_check(team_id=channel.team_id)
         return _compact_with_lease(request=request, actor=actor, dry_run=dry_run, record=record)
 
 
