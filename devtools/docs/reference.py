@@ -69,19 +69,22 @@ def app_settings_markdown() -> tuple[str, list[str]]:
         module = importlib.import_module(f"{app}.conf")
         doc = module.__doc__ or ""
         for knobs in _app_settings(module):
-            parts += [
-                f"### `{app}` (`{knobs.prefix}…`, in `{app}/conf.py`)\n",
-                "| setting | default | what it is for |",
-                "|---|---|---|",
-            ]
+            parts += [f"### `{app}` (`{knobs.prefix}…`, in `{app}/conf.py`)", ""]
             names = [(name, repr(default)) for name, default in knobs.defaults.items()]
-            names += [(name, "derived, see the description") for name in knobs.derived]
+            names += [(name, "derived: see the description") for name in knobs.derived]
             for name, default in sorted(names):
                 text = _docstring_entry(doc, knobs.prefix, name)
                 if not text:
                     problems.append(f"{app}/conf.py: {knobs.prefix}{name} has no entry in the module's docstring")
-                parts.append(f"| `{knobs.prefix}{name}` | {_code(default)} | {_cell(text)} |")
-            parts.append("")
+                # One heading per setting: a link to it from anywhere, and names that never wrap in a cell.
+                parts += [
+                    f"#### `{knobs.prefix}{name}`",
+                    "",
+                    f"Default: {_code(default)}",
+                    "",
+                    text[:1].upper() + text[1:],
+                    "",
+                ]
     return "\n".join(parts), problems
 
 

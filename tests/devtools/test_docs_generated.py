@@ -16,8 +16,9 @@ def test_every_app_setting_is_listed_with_its_description():
     assert problems == []
     for knobs in (*reference._app_settings(chatcore_conf), *reference._app_settings(compaction_conf)):
         for name in (*knobs.defaults, *knobs.derived):
-            row = next(line for line in text.splitlines() if line.startswith(f"| `{knobs.prefix}{name}` |"))
-            assert row.rstrip(" |").split("|")[-1].strip(), f"{knobs.prefix}{name} has an empty description"
+            entry = text.split(f"#### `{knobs.prefix}{name}`\n", 1)[1].split("####", 1)[0]
+            default, description = entry.strip().split("\n\n")[:2]
+            assert default.startswith("Default: `") and description.strip(), f"{knobs.prefix}{name}: {entry!r}"
 
 
 def test_an_app_setting_without_a_docstring_entry_is_a_problem():
