@@ -26,9 +26,21 @@ SEARCH_TERM_CAP: a query word matching more messages of the path than this is
     "common": it still counts in the ranking of the candidates the rarer words
     bring, but brings none itself, so a search's cost follows its rare words.
 SEARCH_CANDIDATES: most candidates ranked per search.
+OPENAI_BASE_URL: the endpoint of a catalogue model whose own base URL is
+    empty (an OpenAI-compatible server: vLLM, Ollama, Azure...); empty means
+    OpenAI's own API.
+LLM_TIMEOUT_SECONDS: how long one request to a model may take before it
+    counts as failed (the client's timeout).
+LLM_MAX_RETRIES: how many times the model client retries a failed request
+    itself (with backoff) before the next model is tried.
+THROTTLE_EXPENSIVE_RATE: the per-person limit on operations that call a
+    model, "<requests>/<s|min|hour|day>" (e.g. "30/min"); empty turns it off.
+    Counted in Django's default cache, so every process shares it.
 LLM_KEY_VARIABLES: the environment variables a catalogue model may name as
-    its key variable (shell-style patterns, case-sensitive). Its value is
-    sent to the model's endpoint, so only variables meant for model keys.
+    its key variable (names, or shell-style patterns, case-sensitive). Its
+    value is sent to the model's endpoint, so only variables meant for model
+    keys: the default names the usual providers' variables, never a pattern
+    that would match whatever *_API_KEY a host's process happens to hold.
 LLM_KEY_VARIABLES_DENIED: variables no model may name even when a pattern
     above matches: the ones the server's own settings read (its secret key,
     database and broker URLs...). Widening the patterns cannot reach them.
@@ -81,6 +93,18 @@ SERVER_VARIABLES = [
     "DJANGO_SETTINGS_MODULE",
 ]
 
+# The key variables of the usual OpenAI-compatible providers: what a model may name by default.
+MODEL_KEY_VARIABLES = [
+    "OPENAI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "MISTRAL_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "TOGETHER_API_KEY",
+    "FIREWORKS_API_KEY",
+]
+
 _settings = AppSettings(
     "CHATCORE_",
     {
@@ -95,7 +119,11 @@ _settings = AppSettings(
         "SEARCH_MAX_LIMIT": 50,
         "SEARCH_TERM_CAP": 300,
         "SEARCH_CANDIDATES": 600,
-        "LLM_KEY_VARIABLES": ["*_API_KEY"],
+        "OPENAI_BASE_URL": "",
+        "LLM_TIMEOUT_SECONDS": 60.0,
+        "LLM_MAX_RETRIES": 1,
+        "THROTTLE_EXPENSIVE_RATE": "30/min",
+        "LLM_KEY_VARIABLES": MODEL_KEY_VARIABLES,
         "LLM_KEY_VARIABLES_DENIED": SERVER_VARIABLES,
         "LLM_HTTP_HOSTS": [],
     },
@@ -113,6 +141,10 @@ SEARCH_LANGUAGE: str
 SEARCH_MAX_LIMIT: int
 SEARCH_TERM_CAP: int
 SEARCH_CANDIDATES: int
+OPENAI_BASE_URL: str
+LLM_TIMEOUT_SECONDS: float
+LLM_MAX_RETRIES: int
+THROTTLE_EXPENSIVE_RATE: str
 LLM_KEY_VARIABLES: list[str]
 LLM_KEY_VARIABLES_DENIED: list[str]
 LLM_HTTP_HOSTS: list[str]

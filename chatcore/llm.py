@@ -11,7 +11,6 @@ import functools
 import os
 from typing import TYPE_CHECKING
 
-from django.conf import settings
 from django.contrib.auth.models import User
 
 from chatcore import conf
@@ -76,7 +75,7 @@ def _api_key(model: LLMModel, base_url: str | None) -> str:
 def _client(attempt: Attempt) -> "openai.OpenAI":
     model = attempt.model
     endpoint_check(model)  # before any key is read or request sent: a row may predate the rule
-    base_url = model.base_url or settings.OPENAI_BASE_URL or None
+    base_url = model.base_url or conf.OPENAI_BASE_URL or None
     api_key = _api_key(model, base_url)
     return _cached_client(api_key, base_url, attempt.policy.timeout(), attempt.policy.max_retries())
 

@@ -24,10 +24,9 @@ from decimal import Decimal
 from typing import Any, Protocol, TypeVar
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.contrib.auth.models import User
 
-from chatcore import selectors
+from chatcore import conf, selectors
 from chatcore.endpoints import EndpointRefused
 from chatcore.errors import ModelCallFailed
 from chatcore.models import Channel, LLMModel, UsageEntry
@@ -44,14 +43,14 @@ class MissingApiKey(ValueError):
 
 class AttemptPolicy:
     """How hard a call tries its models: each request within `timeout()` seconds with `max_retries()`
-    of the client's own (bounded, with backoff; settings LLM_TIMEOUT_SECONDS and LLM_MAX_RETRIES), then
-    after a failure of one of `failures()` the next candidate when `falls_back(error)`."""
+    of the client's own (bounded, with backoff; CHATCORE_LLM_TIMEOUT_SECONDS and CHATCORE_LLM_MAX_RETRIES),
+    then after a failure of one of `failures()` the next candidate when `falls_back(error)`."""
 
     def timeout(self) -> float:
-        return float(settings.LLM_TIMEOUT_SECONDS)
+        return float(conf.LLM_TIMEOUT_SECONDS)
 
     def max_retries(self) -> int:
-        return int(settings.LLM_MAX_RETRIES)
+        return int(conf.LLM_MAX_RETRIES)
 
     def failures(self) -> tuple[type[BaseException], ...]:
         """What counts as the model failing (recorded, the next one tried) rather than a fault of ours:

@@ -16,7 +16,6 @@ import weakref
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.contrib.auth.models import User
 
 from chatcore import conf
@@ -66,7 +65,7 @@ def _async_client(attempt: Attempt) -> "openai.AsyncOpenAI":
     model = attempt.model
     endpoint_check(model)  # before any key is read or request sent: a row may predate the rule
     api_key = os.environ.get(model.api_key_env or "", "") or "not-needed"
-    base_url = model.base_url or settings.OPENAI_BASE_URL or None
+    base_url = model.base_url or conf.OPENAI_BASE_URL or None
     key = (api_key, base_url, attempt.policy.timeout(), attempt.policy.max_retries())
     per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
     if key not in per_loop:

@@ -15,7 +15,7 @@ has its own hourly budget (the scanner), so it is not counted here.
 
 The counters live in Django's default cache (the database cache, or Redis when
 REDIS_URL is set), so every web process and machine shares them (invariant 13).
-The rate is read from settings at each call (`THROTTLE_EXPENSIVE_RATE`, e.g.
+The rate is read from settings at each call (`CHATCORE_THROTTLE_EXPENSIVE_RATE`, e.g.
 "30/min"; empty turns the limit off), so it can be changed per deployment and
 per test without re-importing anything.
 """
@@ -26,13 +26,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.cache import cache
 
+from chatcore import conf
 from chatcore.errors import Throttled
 
-DEFAULT_EXPENSIVE_RATE = "30/min"
 REFUSED_WHAT = "requests that call a model"
 _PERIOD_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _PERIOD_WORDS = {1: "a second", 60: "a minute", 3600: "an hour", 86400: "a day"}
@@ -43,7 +42,7 @@ _counted: ContextVar[bool] = ContextVar("expensive_call_counted", default=False)
 
 def expensive_rate() -> tuple[int, int] | None:
     """(calls, seconds) allowed per person, or None when the limit is off."""
-    rate = getattr(settings, "THROTTLE_EXPENSIVE_RATE", DEFAULT_EXPENSIVE_RATE)
+    rate = conf.THROTTLE_EXPENSIVE_RATE
     if not rate:
         return None
     calls, period = rate.split("/")

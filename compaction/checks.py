@@ -10,9 +10,9 @@ def timeouts_nest(app_configs, **kwargs):
     return [
         Warning(
             f"Compaction timeouts: {problem}.",
-            hint="Adjust LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES, "
-            "Q_TASK_TIMEOUT_SECONDS, Q_RETRY_SECONDS, COMPACTION_LEASE_SECONDS and "
-            "COMPACTION_DRAIN_SECONDS.",
+            hint="Adjust CHATCORE_LLM_TIMEOUT_SECONDS, CHATCORE_LLM_MAX_RETRIES, the cluster's timeout and "
+            "retry (Q_CLUSTER, or COMPACTION_TASK_TIMEOUT_SECONDS and COMPACTION_RETRY_SECONDS), "
+            "COMPACTION_LEASE_SECONDS and COMPACTION_DRAIN_SECONDS.",
             id="compaction.W001",
         )
         for problem in conf.timeouts_problems()

@@ -37,20 +37,25 @@ DRAIN_SECONDS (COMPACTION_DRAIN_SECONDS, default: the task timeout minus the
     and DRAIN_MARGIN_SECONDS (30 s) added, stays inside the task timeout: a
     larger setting is cut to that (and `manage.py check` says so); 0 turns
     this off.
-TASK_TIMEOUT_SECONDS, RETRY_SECONDS, LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES:
-    read from the project settings (Q_TASK_TIMEOUT_SECONDS, Q_RETRY_SECONDS,
-    LLM_TIMEOUT_SECONDS, LLM_MAX_RETRIES); `timeouts_problems()` checks
-    they nest: the longest model call (primary and fallback, each with its
-    retries) < the task timeout < the broker's retry < the lease. Then a slow
-    call is cut by the task timeout before the broker hands the task to a
-    second worker, and even a redelivered task finds the lease still held.
+TASK_TIMEOUT_SECONDS (COMPACTION_TASK_TIMEOUT_SECONDS, default: the django-q2
+    cluster's `timeout` in Q_CLUSTER, else 300): how long a background task may
+    run before the cluster stops it.
+RETRY_SECONDS (COMPACTION_RETRY_SECONDS, default: the cluster's `retry` in
+    Q_CLUSTER, else 360): after how long the broker hands an unacknowledged
+    task to another worker. Together with the model calls' timeout and
+    retries (chatcore's CHATCORE_LLM_TIMEOUT_SECONDS, CHATCORE_LLM_MAX_RETRIES),
+    `timeouts_problems()` checks they nest: the longest model call (primary
+    and fallback, each with its retries) < the task timeout < the broker's
+    retry < the lease. Then a slow call is cut by the task timeout before the
+    broker hands the task to a second worker, and even a redelivered task
+    finds the lease still held.
 
 Compaction service constants:
 
 COMPACTION_MIN_NEW_MESSAGES (4): fewer new messages than this after the
     boundary (once the newest `keep_recent` are set aside) is not worth a
     model call; the service refuses with the reason.
-COMPACTION_LEASE_SECONDS (420, from project settings): how long one
+COMPACTION_LEASE_SECONDS (420): how long one
     compaction may hold a channel; longer than any model call and task
     timeout, so a live holder is never overtaken, while a crashed one's
     lease simply expires.
@@ -89,14 +94,22 @@ COMPACTION_IMPORT_STORAGE ("default"): the alias in STORAGES where an
     shared volume). The file is removed when the import ends.
 """
 
+from collections.abc import Callable
+
 from django.conf import settings
 
+from chatcore import conf as chatcore_conf
 from chatcore.appsettings import AppSettings
 
 # Time a compaction needs beyond its model calls (database, redaction, the
 # offline summarizer, the refill tick), kept free when a draining worker
 # decides whether one more compaction still fits in its task timeout.
 DRAIN_MARGIN_SECONDS = 30.0
+
+# A task's timeout and the broker's retry when the cluster's configuration names none: they nest
+# around the longest model call of chatcore's defaults and inside the lease.
+DEFAULT_TASK_TIMEOUT = 300.0
+DEFAULT_RETRY = 360.0
 
 SCAN_TASK = "compaction.tasks.scan"
 AUTO_COMPACT_TASK = "compaction.tasks.auto_compact"
@@ -117,16 +130,27 @@ def _drain_seconds() -> float:
     return min(max(0.0, float(configured)), drain_limit())
 
 
+def _cluster_value(name: str, setting: str, default: float) -> Callable[[], float]:
+    """A knob whose default is the django-q2 cluster's own value (Q_CLUSTER[name]), else `default`."""
+
+    def value() -> float:
+        configured = getattr(settings, setting, None)
+        if configured is not None:
+            return float(configured)
+        return float((getattr(settings, "Q_CLUSTER", None) or {}).get(name) or default)
+
+    return value
+
+
 def timeouts() -> dict[str, float]:
-    q_cluster = getattr(settings, "Q_CLUSTER", {})
-    llm_timeout = float(getattr(settings, "LLM_TIMEOUT_SECONDS", 60))
-    llm_retries = int(getattr(settings, "LLM_MAX_RETRIES", 0))
+    llm_timeout = float(chatcore_conf.LLM_TIMEOUT_SECONDS)
+    llm_retries = int(chatcore_conf.LLM_MAX_RETRIES)
     return {
         "llm_timeout": llm_timeout,
         # Primary then fallback, each tried 1 + retries times.
         "longest_model_call": llm_timeout * (llm_retries + 1) * 2,
-        "task_timeout": float(q_cluster.get("timeout") or getattr(settings, "Q_TASK_TIMEOUT_SECONDS", 300) or 300),
-        "retry": float(q_cluster.get("retry") or getattr(settings, "Q_RETRY_SECONDS", 360) or 360),
+        "task_timeout": float(_settings.TASK_TIMEOUT_SECONDS),
+        "retry": float(_settings.RETRY_SECONDS),
         "lease": float(_settings.LEASE_SECONDS),
     }
 
@@ -137,7 +161,8 @@ def timeouts_problems() -> list[str]:
     problems = []
     if not t["longest_model_call"] < t["task_timeout"]:
         problems.append(
-            f"the longest model call ({t['longest_model_call']:g}s: LLM_TIMEOUT_SECONDS x (LLM_MAX_RETRIES + 1) "
+            f"the longest model call ({t['longest_model_call']:g}s: CHATCORE_LLM_TIMEOUT_SECONDS x "
+            f"(CHATCORE_LLM_MAX_RETRIES + 1) "
             f"x 2 models) must be shorter than the task timeout ({t['task_timeout']:g}s)"
         )
     if not t["task_timeout"] < t["retry"]:
@@ -180,7 +205,11 @@ _settings = AppSettings(
         "IMPORT_STORAGE": "default",
         "INJECTION_MODEL": False,
     },
-    derived={"DRAIN_SECONDS": _drain_seconds},
+    derived={
+        "DRAIN_SECONDS": _drain_seconds,
+        "TASK_TIMEOUT_SECONDS": _cluster_value("timeout", "COMPACTION_TASK_TIMEOUT_SECONDS", DEFAULT_TASK_TIMEOUT),
+        "RETRY_SECONDS": _cluster_value("retry", "COMPACTION_RETRY_SECONDS", DEFAULT_RETRY),
+    },
 )
 
 # Declared for type checkers; the values come from `__getattr__` on each access.
@@ -202,5 +231,7 @@ IMPORT_SLICE_SECONDS: float
 IMPORT_STORAGE: str
 INJECTION_MODEL: bool
 DRAIN_SECONDS: float
+TASK_TIMEOUT_SECONDS: float
+RETRY_SECONDS: float
 
 __getattr__ = _settings.__getattr__  # PEP 562: `conf.NAME` is read from the settings on each access

@@ -23,15 +23,26 @@ from collections import deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from chatcore.conf import MODEL_KEY_VARIABLES
+
 LOOPBACK_HOST = "127.0.0.1"
+# The key variable the test suite's loopback models name (the server takes any key, or none).
+LOOPBACK_KEY_VARIABLE = "LOOPBACK_TEST_API_KEY"
+
+
+def _listed(environ: dict[str, str], name: str, default: list[str], item: str) -> str:
+    listed = [value.strip() for value in environ.get(name, "").split(",") if value.strip()] or default
+    return ",".join(listed if item in listed else [*listed, item])
 
 
 def loopback_env(environ: dict[str, str]) -> dict[str, str]:
     """The variables a child process needs to call a loopback model with DEBUG off: this host
-    added to the hosts a model may reach over plain http (chatcore.endpoints), beside any the
-    environment lists already."""
-    listed = [host.strip() for host in environ.get("LLM_HTTP_HOSTS", "").split(",") if host.strip()]
-    return {"LLM_HTTP_HOSTS": ",".join(listed if LOOPBACK_HOST in listed else [*listed, LOOPBACK_HOST])}
+    added to the hosts a model may reach over plain http (chatcore.endpoints), and the test models'
+    key variable to the variables a model may name, beside any the environment lists already."""
+    return {
+        "LLM_HTTP_HOSTS": _listed(environ, "LLM_HTTP_HOSTS", [], LOOPBACK_HOST),
+        "LLM_KEY_VARIABLES": _listed(environ, "LLM_KEY_VARIABLES", MODEL_KEY_VARIABLES, LOOPBACK_KEY_VARIABLE),
+    }
 
 
 @dataclasses.dataclass

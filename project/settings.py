@@ -230,9 +230,9 @@ REST_KNOX = {"TOKEN_TTL": None, "TOKEN_PREFIX": "cmp_", "AUTH_HEADER_PREFIX": "T
 
 # Endpoints that call a model (reply, compact) are throttled per user with a
 # counter in the shared cache: "<requests>/<sec|min|hour|day>", empty = off.
-THROTTLE_EXPENSIVE_RATE = os.environ.get("THROTTLE_EXPENSIVE_RATE", "30/min").strip()
-if THROTTLE_EXPENSIVE_RATE and not re.fullmatch(
-    r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", THROTTLE_EXPENSIVE_RATE
+CHATCORE_THROTTLE_EXPENSIVE_RATE = os.environ.get("THROTTLE_EXPENSIVE_RATE", "30/min").strip()
+if CHATCORE_THROTTLE_EXPENSIVE_RATE and not re.fullmatch(
+    r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", CHATCORE_THROTTLE_EXPENSIVE_RATE
 ):
     raise ImproperlyConfigured("THROTTLE_EXPENSIVE_RATE must look like 30/min (or be empty to turn it off).")
 
@@ -283,8 +283,9 @@ SPECTACULAR_SETTINGS = {
 # Model calls: the client timeout must stay below the task timeout, which
 # stays below the broker's retry, which stays below the compaction lease, so
 # that a slow call is never handed to a second worker while the first lives.
-LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
-LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 1)
+CHATCORE_LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
+CHATCORE_LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 1)
+# The apps read the task timeout and the broker's retry from Q_CLUSTER below.
 Q_TASK_TIMEOUT_SECONDS = env_int("Q_TASK_TIMEOUT_SECONDS", 300)
 Q_RETRY_SECONDS = env_int("Q_RETRY_SECONDS", 360)
 COMPACTION_LEASE_SECONDS = env_int("COMPACTION_LEASE_SECONDS", 420)
@@ -307,8 +308,9 @@ if os.environ.get("REDIS_URL"):
 else:
     Q_CLUSTER["orm"] = "default"
 
-OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
-OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
+# Models whose base URL is empty call this endpoint (empty: OpenAI's own). Their key is read from the
+# variable each model names (OPENAI_API_KEY unless staff chose another) when the call is made.
+CHATCORE_OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 # Where catalogue models may send their keys (chatcore/endpoints.py; defaults in chatcore/conf.py):
 # hosts reachable over plain http, and the key variables models may name, comma-separated.
 if "LLM_HTTP_HOSTS" in os.environ:

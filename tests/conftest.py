@@ -8,8 +8,9 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from chatcore import signals
+from chatcore.conf import MODEL_KEY_VARIABLES
 from chatcore.models import ModelRole
-from devtools.loopback_llm import LOOPBACK_HOST, LoopbackLLM
+from devtools.loopback_llm import LOOPBACK_HOST, LOOPBACK_KEY_VARIABLE, LoopbackLLM
 from tests.chatcore.factories import LLMModelFactory, ModelRoleFactory, UserFactory
 
 
@@ -98,15 +99,17 @@ def _loopback_models(settings):
     """pytest-django turns DEBUG off, under which a model may not call this machine
     (chatcore.endpoints): the loopback OpenAI server's host is allowed by name, as an
     operator lists an in-house server, so that the rule itself stays as in production.
-    Child processes get the same through `devtools.loopback_llm.loopback_env`."""
+    Child processes get the same through `devtools.loopback_llm.loopback_env`. So is the key
+    variable the test models name (tests.chatcore.factories), beside the usual providers'."""
     settings.CHATCORE_LLM_HTTP_HOSTS = [LOOPBACK_HOST]
+    settings.CHATCORE_LLM_KEY_VARIABLES = [*MODEL_KEY_VARIABLES, LOOPBACK_KEY_VARIABLE]
 
 
 @pytest.fixture(autouse=True)
 def _expensive_rate(settings):
     """The throttle stays on in every test, at a rate no test reaches;
     tests/reliability/test_throttling.py lowers it to check it."""
-    settings.THROTTLE_EXPENSIVE_RATE = "100000/min"
+    settings.CHATCORE_THROTTLE_EXPENSIVE_RATE = "100000/min"
 
 
 @pytest.fixture(scope="session")

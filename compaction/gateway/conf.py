@@ -1,26 +1,27 @@
-"""Knobs of the OpenAI-compatible gateway, each overridable in Django settings.
+"""Knobs of the OpenAI-compatible gateway, each overridable in Django settings
+(COMPACTION_GATEWAY_<NAME>).
 
-GATEWAY_MAX_REQUEST_BYTES (32 MiB): largest request body accepted (clients
+COMPACTION_GATEWAY_MAX_REQUEST_BYTES (32 MiB): largest request body accepted (clients
     resend whole histories: 10,000 messages are about 2 MB).
-GATEWAY_OUTPUT_RESERVE_SHARE (0.125): share of the model's context window
+COMPACTION_GATEWAY_OUTPUT_RESERVE_SHARE (0.125): share of the model's context window
     kept free for the answer when the request names no `max_tokens` /
     `max_completion_tokens` (capped at the model's `max_output_tokens`).
-GATEWAY_TAIL_PROBE (8): how many of the newest incoming hashes the first
+COMPACTION_GATEWAY_TAIL_PROBE (8): how many of the newest incoming hashes the first
     lookup tries; a client that adds a turn to what it was answered is found
     by it, an edit further back takes one more lookup over every hash.
-GATEWAY_LOOKUP_CHUNK (10,000): hashes per query in that second lookup
+COMPACTION_GATEWAY_LOOKUP_CHUNK (10,000): hashes per query in that second lookup
     (PostgreSQL takes at most 65,535 parameters, SQLite 32,766).
-GATEWAY_COMPACT_ATTEMPTS (6): inline compactions tried for one call before
+COMPACTION_GATEWAY_COMPACT_ATTEMPTS (6): inline compactions tried for one call before
     answering 400 `context_length_exceeded` (each summarizes what the
     summarizing model can read; a long stretch may take several).
-GATEWAY_LEASE_WAIT_SECONDS (60): how long a call waits for a compaction of
+COMPACTION_GATEWAY_LEASE_WAIT_SECONDS (60): how long a call waits for a compaction of
     its channel that another process holds before answering 503.
 """
 
 from chatcore.appsettings import AppSettings
 
 _settings = AppSettings(
-    "GATEWAY_",
+    "COMPACTION_GATEWAY_",
     {
         "MAX_REQUEST_BYTES": 32 * 1024 * 1024,
         "OUTPUT_RESERVE_SHARE": 0.125,

@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 TITLE_CHARS = 60  # a new channel's title: the opening of its first question, as much as a channel list shows
 KEEP_STEPS = (None, 2, 1)  # the profile's keep_recent, then fewer; never 0: the newest turn is the question
 # Compactions that succeed but leave the context too long may run this many times the failures allowed
-# (GATEWAY_COMPACT_ATTEMPTS): each pass summarizes what the summarizing model can read, so a long stretch
+# (COMPACTION_GATEWAY_COMPACT_ATTEMPTS): each pass summarizes what the summarizing model can read, so a long stretch
 # takes several, but a history that never gets under the window must end.
 COMPACTIONS_PER_ATTEMPT = 20
 LEASE_POLL_SECONDS = 0.25  # a call waiting for another process's compaction (seconds of work) looks this often

@@ -14,7 +14,8 @@ from pathlib import Path
 from chatcore.appsettings import AppSettings
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ("chatcore", "compaction")
+# The apps' conf modules: every prefixed setting the apps read is declared in one of them.
+CONF_MODULES = ("chatcore.conf", "compaction.conf", "compaction.gateway.conf")
 SETTINGS_FILE = ROOT / "project" / "settings.py"
 SCRIPTS = (ROOT / "project" / "scripts" / "serve.sh", ROOT / "project" / "scripts" / "run.sh")
 # The helpers of project/settings.py that read one variable: name first, default second.
@@ -65,17 +66,18 @@ def app_settings_markdown() -> tuple[str, list[str]]:
     """One table per app: every prefixed setting, its default and what it is for."""
     parts: list[str] = []
     problems: list[str] = []
-    for app in APPS:
-        module = importlib.import_module(f"{app}.conf")
+    for module_name in CONF_MODULES:
+        module = importlib.import_module(module_name)
+        path = module_name.replace(".", "/") + ".py"
         doc = module.__doc__ or ""
         for knobs in _app_settings(module):
-            parts += [f"### `{app}` (`{knobs.prefix}…`, in `{app}/conf.py`)", ""]
+            parts += [f"### `{knobs.prefix}…` (in `{path}`)", ""]
             names = [(name, repr(default)) for name, default in knobs.defaults.items()]
             names += [(name, "derived: see the description") for name in knobs.derived]
             for name, default in sorted(names):
                 text = _docstring_entry(doc, knobs.prefix, name)
                 if not text:
-                    problems.append(f"{app}/conf.py: {knobs.prefix}{name} has no entry in the module's docstring")
+                    problems.append(f"{path}: {knobs.prefix}{name} has no entry in the module's docstring")
                 # One heading per setting: a link to it from anywhere, and names that never wrap in a cell.
                 parts += [
                     f"#### `{knobs.prefix}{name}`",

@@ -4,6 +4,7 @@ from django.contrib.auth.models import Permission
 
 from chatcore import services
 from chatcore.models import Channel, LLMModel, ModelRole, Persona, Team, TeamMembership
+from devtools.loopback_llm import LOOPBACK_KEY_VARIABLE
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -51,7 +52,7 @@ class LLMModelFactory(factory.django.DjangoModelFactory):
     name = factory.Sequence(lambda n: f"model-{n}")
     provider = LLMModel.Provider.OPENAI
     base_url = "http://127.0.0.1:9/v1"
-    api_key_env = "LOOPBACK_TEST_API_KEY"
+    api_key_env = LOOPBACK_KEY_VARIABLE
     context_window = 8_000
     max_output_tokens = 1_000
 

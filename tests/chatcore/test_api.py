@@ -419,7 +419,7 @@ def test_cursor_to_a_message_of_another_channel(api, channel, foreign):
 
 @pytest.fixture
 def served_channel(channel, chat_model, settings):
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
     Channel.objects.filter(pk=channel.pk).update(model=chat_model)
     channel.refresh_from_db()
     return channel

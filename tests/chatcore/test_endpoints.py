@@ -118,7 +118,9 @@ def test_the_servers_own_settings_are_never_a_key_even_with_a_wide_allow_list(se
 def test_key_variables_must_match_the_allow_list(settings):
     assert [key_variable_problem(name) for name in ("OPENAI_API_KEY", "MISTRAL_API_KEY", "")] == [None, None, None]
     assert key_variable_problem("HOME") == (
-        "HOME is not a variable models may use (allowed: *_API_KEY; setting CHATCORE_LLM_KEY_VARIABLES)."
+        "HOME is not a variable models may use (allowed: OPENAI_API_KEY, AZURE_OPENAI_API_KEY, OPENROUTER_API_KEY, "
+        "GROQ_API_KEY, MISTRAL_API_KEY, DEEPSEEK_API_KEY, TOGETHER_API_KEY, FIREWORKS_API_KEY, LOOPBACK_TEST_API_KEY; "
+        "setting CHATCORE_LLM_KEY_VARIABLES)."
     )
     assert key_variable_problem("AWS_SECRET_ACCESS_KEY") is not None
     assert key_variable_problem("sk-proj-abc123") == "This looks like a key; give the variable's name instead."
@@ -158,8 +160,8 @@ def test_model_clean_refuses_the_secret_key_and_a_metadata_endpoint(db):
 
 @pytest.fixture
 def no_retries(settings):
-    settings.LLM_MAX_RETRIES = 0
-    settings.LLM_TIMEOUT_SECONDS = 5
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_TIMEOUT_SECONDS = 5
 
 
 def _bypassing_clean(url: str, **fields) -> LLMModel:

@@ -24,8 +24,8 @@ def chat_call_error(user, model: LLMModel | None = None, messages: list[dict] = 
 
 @pytest.fixture(autouse=True)
 def _no_retries(settings):
-    settings.LLM_MAX_RETRIES = 0
-    settings.LLM_TIMEOUT_SECONDS = 5
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_TIMEOUT_SECONDS = 5
 
 
 @pytest.fixture
@@ -104,7 +104,7 @@ def test_failures_are_recorded_with_their_cause(chat_model, llm_server, user, re
 
 
 def test_timeout_is_a_clear_failure(chat_model, llm_server, user, settings):
-    settings.LLM_TIMEOUT_SECONDS = 0.3
+    settings.CHATCORE_LLM_TIMEOUT_SECONDS = 0.3
     llm_server.script(Reply(content="too late", delay=1.5))
     error = chat_call_error(user)
     assert error.extra == {"errors": ["loopback-chat: timeout: the model did not answer in time"]}
@@ -125,7 +125,7 @@ def test_fallback_model_answers_when_the_primary_fails(fallback_model, llm_serve
 
 
 def test_both_failing_raises_with_both_causes(fallback_model, llm_server, fallback_server, user, settings):
-    settings.LLM_TIMEOUT_SECONDS = 0.3
+    settings.CHATCORE_LLM_TIMEOUT_SECONDS = 0.3
     llm_server.script(Reply(status=500))
     fallback_server.script(Reply(delay=1.0))
     error = chat_call_error(user)
@@ -136,7 +136,7 @@ def test_both_failing_raises_with_both_causes(fallback_model, llm_server, fallba
 
 
 def test_bounded_retries_recover_from_a_transient_error(chat_model, llm_server, user, settings):
-    settings.LLM_MAX_RETRIES = 1
+    settings.CHATCORE_LLM_MAX_RETRIES = 1
     llm_server.script(Reply(status=500), Reply(content="Second time lucky."))
     assert llm_complete(role="chat", messages=MESSAGES, user=user, channel=None).content == "Second time lucky."
     assert len(llm_server.requests) == 2
@@ -144,7 +144,7 @@ def test_bounded_retries_recover_from_a_transient_error(chat_model, llm_server, 
 
 
 def test_retries_are_bounded(chat_model, llm_server, user, settings):
-    settings.LLM_MAX_RETRIES = 1
+    settings.CHATCORE_LLM_MAX_RETRIES = 1
     llm_server.script(Reply(status=500), Reply(status=500), Reply(content="never reached"))
     with pytest.raises(ModelCallFailed):
         llm_complete(role="chat", messages=MESSAGES, user=user, channel=None)
@@ -183,7 +183,7 @@ def test_offline_utility_role_tells_the_caller(db, user):
 @pytest.mark.parametrize("variable", ["OPENAI_API_KEY", ""])
 def test_missing_key_for_openai_itself_is_named_before_any_call(db, user, settings, monkeypatch, variable):
     """No base URL anywhere means OpenAI's API: an unset key variable is the error, not a DNS failure."""
-    settings.OPENAI_BASE_URL = ""
+    settings.CHATCORE_OPENAI_BASE_URL = ""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     model = LLMModelFactory(name="gpt-x", base_url="", api_key_env=variable)
     error = chat_call_error(user, model)

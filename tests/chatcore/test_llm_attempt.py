@@ -54,8 +54,8 @@ class OneRetry(AttemptPolicy):
 
 @pytest.fixture(autouse=True)
 def _no_retries(settings):
-    settings.LLM_MAX_RETRIES = 0
-    settings.LLM_TIMEOUT_SECONDS = 5
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_TIMEOUT_SECONDS = 5
 
 
 @pytest.fixture

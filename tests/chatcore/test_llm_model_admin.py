@@ -143,13 +143,13 @@ def test_the_admin_form_refuses_a_forbidden_endpoint_even_for_a_superuser(superu
 
 def test_an_endpoint_change_by_a_permitted_member_is_audited(catalogued):
     operator = logged_in("change_llmmodel", "view_llmmodel", "change_llmmodel_endpoint")
-    data = {**FORM, "base_url": "https://llm.example.com/v1", "api_key_env": "EXAMPLE_API_KEY"}
+    data = {**FORM, "base_url": "https://llm.example.com/v1", "api_key_env": "MISTRAL_API_KEY"}
     assert operator.post(change_url(catalogued), data).status_code == 302
-    assert endpoint_of(catalogued) == ("openai", "https://llm.example.com/v1", "EXAMPLE_API_KEY")
+    assert endpoint_of(catalogued) == ("openai", "https://llm.example.com/v1", "MISTRAL_API_KEY")
     entry = the_audit_entry(operator.user, "llm_model.endpoint_change", catalogued)
     assert entry.details["changes"] == {
         "base_url": {"from": "https://api.openai.com/v1", "to": "https://llm.example.com/v1"},
-        "api_key_env": {"from": "OPENAI_API_KEY", "to": "EXAMPLE_API_KEY"},
+        "api_key_env": {"from": "OPENAI_API_KEY", "to": "MISTRAL_API_KEY"},
     }
 
 

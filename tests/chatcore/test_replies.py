@@ -14,7 +14,7 @@ from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFac
 
 @pytest.fixture(autouse=True)
 def _no_retries(settings):
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ ANSWER = "Use a rolling restart: drain one node, deploy, check health, then the 
 
 @pytest.fixture(autouse=True)
 def _no_retries(settings):
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
 
 
 @pytest.fixture

@@ -102,7 +102,7 @@ def test_the_admin_and_the_api_docs_work_under_the_policy(page, staff_user):
 
 
 def test_a_refused_send_says_why_and_gives_the_words_back(page, settings, user, chat_model):
-    settings.THROTTLE_EXPENSIVE_RATE = "1/min"
+    settings.CHATCORE_THROTTLE_EXPENSIVE_RATE = "1/min"
     channel = ChannelFactory(owner=user, title="Ledger")
     log_in(page, user)
     page.goto(f"/channels/{channel.pk}/")

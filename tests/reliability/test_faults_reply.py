@@ -75,7 +75,7 @@ def test_reply_falls_back_to_the_fallback_model(name, fast_faults, llm_server, c
 
 
 def test_429_with_retry_after_is_honoured_by_the_client_retry(settings, llm_server, chat_model, user, api):
-    settings.LLM_MAX_RETRIES = 1
+    settings.CHATCORE_LLM_MAX_RETRIES = 1
     channel = ChannelFactory(owner=user)
     llm_server.script(Reply(status=429, headers={"Retry-After": "1"}), Reply(content="After waiting."))
 

@@ -13,7 +13,7 @@ from tests.chatcore.factories import ChannelFactory
 
 @pytest.fixture
 def low_rate(settings):
-    settings.THROTTLE_EXPENSIVE_RATE = "2/min"
+    settings.CHATCORE_THROTTLE_EXPENSIVE_RATE = "2/min"
 
 
 def _client(user) -> APIClient:
@@ -66,7 +66,7 @@ def test_cheap_endpoints_are_not_throttled(low_rate, user):
 
 
 def test_empty_rate_turns_the_throttle_off(settings, chat_model, user):
-    settings.THROTTLE_EXPENSIVE_RATE = ""
+    settings.CHATCORE_THROTTLE_EXPENSIVE_RATE = ""
     channel = ChannelFactory(owner=user)
     client = _client(user)
     for index in range(4):

@@ -26,12 +26,12 @@ COMPACT_NOW = {"action": "now", "profile": "structured", "keep_recent": "4"}
 
 @pytest.fixture
 def three_a_minute(settings):
-    settings.THROTTLE_EXPENSIVE_RATE = "3/min"
+    settings.CHATCORE_THROTTLE_EXPENSIVE_RATE = "3/min"
 
 
 @pytest.fixture
 def one_a_minute(settings):
-    settings.THROTTLE_EXPENSIVE_RATE = "1/min"
+    settings.CHATCORE_THROTTLE_EXPENSIVE_RATE = "1/min"
 
 
 def refusal(wait: int, limit: int = 3) -> str:
@@ -94,7 +94,7 @@ def test_a_refused_streamed_or_htmx_send_says_why_with_retry_after(one_a_minute,
 
 
 def test_regenerate_edit_compact_and_branch_share_the_bucket_with_the_api(settings, client_user, user, chat_model):
-    settings.THROTTLE_EXPENSIVE_RATE = "4/min"
+    settings.CHATCORE_THROTTLE_EXPENSIVE_RATE = "4/min"
     channel = ChannelFactory(owner=user, title="Ledger work")
     *_, question, last = converse(channel, 16)
     assert client_user.post(reverse("chat:regenerate", args=[channel.pk, last.pk])).status_code == 302

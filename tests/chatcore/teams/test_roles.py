@@ -14,7 +14,7 @@ from tests.compaction.factories import converse
 
 @pytest.fixture(autouse=True)
 def _no_retries(settings):
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
 
 
 @pytest.fixture

@@ -232,7 +232,7 @@ def test_compact_422_reports_the_profiles_keep_recent_when_none_is_given(api, us
 
 
 def test_compact_502_when_the_model_fails_and_nothing_is_written(api, channel, utility_model, llm_server, settings):
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
     llm_server.script(Reply(status=500))
     response = api.post(f"/api/channels/{channel.pk}/compact/", {}, format="json")
     assert response.status_code == 502

@@ -215,7 +215,7 @@ def test_a_malformed_request_is_400_naming_the_field(openai_client, chat_model, 
 
 
 def test_a_failing_model_is_502_with_the_user_turn_kept(openai_client, chat_model, llm_server, settings):
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
     llm_server.script(Reply(status=500))
     with pytest.raises(openai.InternalServerError) as caught:
         openai_client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "Hi"}])

@@ -20,7 +20,7 @@ ANSWER = "The kiwi deployment uses port 8443."
 
 @pytest.fixture
 def channel(user, chat_model, settings):
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
     return summarized_channel(user=user, model=chat_model)
 
 
@@ -218,7 +218,7 @@ def test_turned_off_globally_or_for_the_channel(openai_client, user, channel, ll
 
 def test_rounds_are_bounded_by_the_window(openai_client, user, chat_model, llm_server, settings):
     """Results are cut to what the window leaves, and no round offers the tool once that is spent."""
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
     chat_model.context_window = 900
     chat_model.save(update_fields=["context_window"])
     channel = summarized_channel(user=user, model=chat_model, opening=40)

@@ -20,7 +20,7 @@ WINDOW = 2_000  # tokens: the answer's reserve is an eighth of it
 
 @pytest.fixture(autouse=True)
 def _no_retries(settings):
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ def test_a_streamed_answer_s_timing_header_has_the_steps_before_it(chat_model, l
 
 
 def test_a_compaction_held_elsewhere_is_503_with_a_retry_hint(small_model, llm_server, token, user, settings):
-    settings.GATEWAY_LEASE_WAIT_SECONDS = 0
+    settings.COMPACTION_GATEWAY_LEASE_WAIT_SECONDS = 0
     channel = ChannelFactory(owner=user, model=small_model)
     assert lease_acquire(channel_id=channel.pk, holder="another process", seconds=60)
     response = post(token, history(61), **{"X-Channel-Id": str(channel.pk)})

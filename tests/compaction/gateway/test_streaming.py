@@ -85,7 +85,7 @@ def test_a_failure_mid_stream_sends_an_error_event_and_stores_nothing(openai_cli
 
 
 def test_a_model_failing_before_its_first_token_is_an_http_error(openai_client, chat_model, llm_server, settings):
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
     llm_server.script(Reply(status=503))
     with pytest.raises(openai.InternalServerError) as caught:
         openai_client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "Go"}], stream=True)

@@ -250,7 +250,7 @@ def test_a_lone_surrogate_in_a_field_is_a_400_naming_it(api, body, field, messag
 
 
 def test_imports_count_against_the_limit_on_expensive_operations(api, user, settings):
-    settings.THROTTLE_EXPENSIVE_RATE = "2/min"
+    settings.CHATCORE_THROTTLE_EXPENSIVE_RATE = "2/min"
     raw = json.dumps(conversations(1)).encode()
     for _ in range(2):
         assert post(api, raw).status_code == 202
@@ -269,7 +269,7 @@ def test_imports_count_against_the_limit_on_expensive_operations(api, user, sett
 
 
 def test_the_upload_page_says_when_the_limit_is_reached(client_user, settings):
-    settings.THROTTLE_EXPENSIVE_RATE = "1/min"
+    settings.CHATCORE_THROTTLE_EXPENSIVE_RATE = "1/min"
     raw = json.dumps(conversations(1)).encode()
     first = client_user.post("/imports/", {"format": "openai-messages", "file": SimpleUploadedFile("a.json", raw)})
     assert first.status_code == 302

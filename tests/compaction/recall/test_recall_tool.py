@@ -12,7 +12,7 @@ from tests.compaction.recall_calls import recall_call, summarized_channel
 
 @pytest.fixture
 def channel(user, chat_model, settings):
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
     return summarized_channel(user=user, model=chat_model)
 
 

@@ -22,7 +22,7 @@ ANSWER = "The kiwi deployment uses port 8443, as you said back then."
 
 @pytest.fixture
 def channel(user, chat_model, settings):
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
     return summarized_channel(user=user, model=chat_model)
 
 
@@ -162,7 +162,7 @@ def test_a_reader_that_goes_away_during_the_answer_leaves_it_interrupted_under_t
 def test_query_count_of_a_streamed_reply_with_a_recall_round_does_not_grow_with_the_channel(
     api, user, chat_model, llm_server, settings
 ):
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
     counts = []
     for opening in (1, 60):
         channel = summarized_channel(user=user, model=chat_model, opening=opening)

@@ -449,6 +449,16 @@ def test_timeouts_nest(settings):
     ]
 
 
+def test_without_a_cluster_configuration_the_apps_defaults_nest(settings):
+    """A host that leaves Q_CLUSTER unset gets the apps' own timeouts, and no warning."""
+    del settings.Q_CLUSTER
+    assert (conf.TASK_TIMEOUT_SECONDS, conf.RETRY_SECONDS) == (300, 360)
+    assert conf.timeouts_problems() == []
+    settings.COMPACTION_TASK_TIMEOUT_SECONDS = 400  # named for the apps: it comes before the cluster's
+    settings.Q_CLUSTER = {"timeout": 100, "retry": 200}
+    assert (conf.TASK_TIMEOUT_SECONDS, conf.RETRY_SECONDS) == (400, 200)
+
+
 def test_a_worker_drains_only_while_the_longest_model_call_still_fits_its_task_timeout(settings):
     # shipped: 300 s task timeout - 240 s longest model call (60 s x 2 tries x 2 models) - 30 s margin
     assert conf.DRAIN_SECONDS == 30
@@ -461,7 +471,7 @@ def test_a_worker_drains_only_while_the_longest_model_call_still_fits_its_task_t
         "COMPACTION_DRAIN_SECONDS (120s) is longer than the task timeout leaves after the longest model call "
         "and a 30s margin (30s); it is cut to that"
     ]
-    settings.LLM_TIMEOUT_SECONDS = 70
+    settings.CHATCORE_LLM_TIMEOUT_SECONDS = 70
     assert conf.DRAIN_SECONDS == 0
 
 

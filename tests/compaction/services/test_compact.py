@@ -197,7 +197,7 @@ def test_empty_channel_is_refused(db):
     ],
 )
 def test_model_failure_writes_nothing_and_records_the_error(utility_model, llm_server, settings, replies, reason):
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
     channel = ChannelFactory()
     converse(channel, 12)
     before = _channel_state(channel)
@@ -214,8 +214,8 @@ def test_model_failure_writes_nothing_and_records_the_error(utility_model, llm_s
 
 
 def test_timeout_writes_nothing(utility_model, llm_server, settings):
-    settings.LLM_MAX_RETRIES = 0
-    settings.LLM_TIMEOUT_SECONDS = 0.3
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_TIMEOUT_SECONDS = 0.3
     channel = ChannelFactory()
     converse(channel, 10)
     before = _channel_state(channel)
@@ -231,7 +231,7 @@ def test_fallback_model_is_used_and_recorded(utility_model, llm_server, settings
     from chatcore.models import ModelRole
     from tests.chatcore.factories import LLMModelFactory
 
-    settings.LLM_MAX_RETRIES = 0
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
     fallback = LLMModelFactory(name="loopback-fallback", base_url=llm_server.url)
     ModelRole.objects.filter(role="utility").update(fallback=fallback)
     channel = ChannelFactory()
