@@ -19,6 +19,7 @@ import math
 import re
 from collections import Counter
 
+from compaction.redaction.public import decodes_to_text, labelled_public
 from compaction.redaction.spans import Scan, Spans
 
 CONTEXT_CHARS = 80  # a secret-ish word counts on the token's line up to this far before it
@@ -147,5 +148,7 @@ def find(scan: Scan, spans: Spans) -> None:
                 random
                 and not _NOT_SECRET_BEFORE.search(text, max(0, start - NOT_SECRET_CHARS), start)
                 and not _SRI.match(token)
+                and not decodes_to_text(token)
+                and not labelled_public(scan, start)
             ):
                 spans.add(start, end, "high_entropy_secret")

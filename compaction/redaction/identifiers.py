@@ -71,6 +71,8 @@ _NATIONAL: list[tuple[str, tuple[int, ...], str | None, bool]] = [
     ("hr.oib", (11,), None, False),
     ("ar.cuit", (11,), None, False),
     ("us.itin", (9,), None, False),
+    ("gr.amka", (11,), None, False),
+    ("ru.inn", (10, 12), None, False),
 ]
 
 
@@ -142,7 +144,11 @@ _CONTEXT = re.compile(
     r"medicare|\btfn\b|\bsin\b|\bahv\b|\bavs\b|\brrn\b|resident registration|kimlik|\bcnp\b|\begn\b|\boib\b|"
     r"kennitala|\brut\b|cuit|cuil|curp|\brfc\b|passport|id (?:number|no|card|#)|identity (?:number|card)|"
     r"personal (?:number|id|code)|citizen|ausweis|carte d.identit|c[ée]dula|documento|my ?number|"
-    r"マイナンバー|身份证|주민등록번호|pps|itin|\bid\b"
+    r"マイナンバー|身份证|주민등록번호|pps|itin|\bid\b|"
+    # the same labels in the scripts of the validated countries: Hebrew, Greek, Cyrillic, CJK, Devanagari, Thai,
+    # Arabic
+    r"תעודת זהות|ת\.ז|ת\"ז|ת״ז|מספר זהות|αμκα|αφμ|αριθμός ταυτότητας|инн|снилс|паспорт|身份證|身分證|居民身份|"
+    r"주민번호|주민 등록|आधार|पैन|पहचान संख्या|บัตรประชาชน|เลขประจำตัว|الهوية|رقم قومي|الرقم القومي"
 )
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import re2
 
 from compaction.redaction.entropy import looks_random, parts
+from compaction.redaction.public import labelled_public
 from compaction.redaction.spans import Scan, Spans, re2_group, re2_spans
 
 _UUID = r"[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}"
@@ -282,5 +283,5 @@ def find(scan: Scan, spans: Spans) -> None:
             if len(body) < MIN_BODY_ALONE and max(len(part) for part in parts(body)) < MIN_RANDOM_PART:
                 continue  # short parts joined: a name
             hex_key = len(body) >= HEX_KEY_CHARS and all(c in "0123456789abcdefABCDEF" for c in body)
-            if looks_random(body, strict=False) or hex_key:
+            if (looks_random(body, strict=False) or hex_key) and not labelled_public(scan, start + match.start()):
                 spans.add(start + match.start(), start + match.end(), "prefixed_token")

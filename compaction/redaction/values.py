@@ -172,6 +172,8 @@ def is_reference(value: str) -> bool:
         return True
     if set(bare) <= _MASK_CHARS or lowered.startswith(("your_", "your-", "your ", "my_", "<")):
         return True
+    if bare.endswith(("...", "…")) and len(bare.rstrip(".…")) <= MAX_ELIDED_PREFIX:
+        return True  # a prefix and an ellipsis (sk-..., ghp_…): a placeholder, not a key
     return lowered.startswith(("example", "dummy", "fake", "test123", "placeholder", "changeme", "xxx"))
 
 
@@ -221,6 +223,7 @@ MIN_CASE_PIECES = 4  # a generated value splits into at least this many case pie
 SHORT_PIECE = 3  # a case piece shorter than this is no word
 MAX_ODD_SHARE = 0.4  # beyond this share of letters in pieces that are no words, the value is generated
 MIN_CREDENTIAL_CHARS = 8  # a shorter value is a word or a code, not a credential on its own
+MAX_ELIDED_PREFIX = 8  # "sk-..." stands for a key; a longer start before the dots may be a real key cut short
 MIN_CODE_NAME = 3  # `get_password()`: a call or subscript has a name at least this long before it
 MIN_PASSPHRASE_WORDS, MAX_PASSPHRASE_WORDS = 3, 8  # a passphrase's plain words: fewer is a phrase, more prose
 

@@ -29,6 +29,8 @@ _ASCII_LETTERS = re.compile(r"[A-Za-z]*")
 _TAILS = frozenset(("token", "key", "secret", "id", "pass", "auth"))
 # Words whose plural is an ordinary word of its own (tokens, keys, passes, pins: counted, not a secret).
 _NO_PLURAL = frozenset(("token", "key", "pass", "pin"))
+# An abbreviation this short glued after letters is a piece of another word or of a random token (…9E8zspwI).
+MAX_GLUED_ABBREVIATION = 3
 # A qualifier glued before the word keeps it a secret (apikey, accesstoken, sessionsecret).
 _QUALIFIER_ENDINGS = tuple(QUALIFIERS)
 
@@ -70,6 +72,6 @@ def glued(text: str, lower: str, start: int, end: int, word: str) -> bool:
         head_start -= 1
     camel_head = text[start].isupper() and start > 0 and text[start - 1].islower()
     head = "" if camel_head else lower[head_start:start]
-    if not head or word in UNGLUED_WORDS:
+    if not head or (word in UNGLUED_WORDS and len(word) > MAX_GLUED_ABBREVIATION):
         return False
     return not head.endswith(_QUALIFIER_ENDINGS)

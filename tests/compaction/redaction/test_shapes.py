@@ -1,9 +1,10 @@
-"""The shapes a red team's held-out probes found leaking (each failed before its mechanism landed), and
-the ordinary lines those mechanisms must leave alone. Values are generated, never real secrets."""
+"""The shapes a red team's held-out probes found leaking (each failed before its mechanism landed), the ordinary
+lines those mechanisms must leave alone, and the secrets known by their structure. Values are generated."""
 
 import pytest
 
 from compaction.redaction import redact
+from compaction.redaction.shapes import bip39_checksum_ok, bip39_words
 from compaction.redaction.values import credential_like, gibberish, is_reference
 
 
@@ -83,3 +84,105 @@ def test_gibberish_tells_generated_letters_from_names():
 def test_a_call_is_code_only_when_it_reads_as_code():
     assert is_reference("get_password(user)") and is_reference('re.compile(r"[^\\W_]+')
     assert not is_reference("iX(aI(Li;rgy&f") and not is_reference("flFNf9P(^Rxpc_")
+
+
+# Secrets known by their structure (compaction.redaction.shapes): BIP39 seed phrases checked against the word
+# list and its checksum, Solana keypair arrays, BitLocker keys, OTP seeds, chat webhooks, Algolia keys in a client
+# call, bank accounts beside a routing or sort code.
+
+# BIP39's own test vectors: entropy of zeros (12 and 24 words) and of 0x7f bytes.
+VALID_12 = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"
+VALID_24 = " ".join(["abandon"] * 23 + ["art"])
+VALID_12_B = "legal winner thank year wave sausage worth useful legal winner thank yellow"
+
+
+def test_the_word_list_is_bip39_english():
+    words = bip39_words()
+    assert len(words) == 2048
+    assert (words["abandon"], words["zoo"]) == (0, 2047)
+
+
+def test_checksum():
+    assert bip39_checksum_ok(VALID_12.split())
+    assert bip39_checksum_ok(VALID_24.split())
+    assert bip39_checksum_ok(VALID_12_B.split())
+    assert not bip39_checksum_ok(("abandon " * 12).split())
+    assert not bip39_checksum_ok(VALID_12.split()[:11])
+
+
+@pytest.mark.parametrize("phrase", [VALID_12, VALID_24, VALID_12_B])
+def test_an_unlabelled_phrase_with_a_valid_checksum_is_hidden_whole(phrase):
+    result = redact(f"found this on a sticky note in the drawer: {phrase}")
+    assert result.text == "found this on a sticky note in the drawer: [REDACTED:seed_phrase]"
+
+
+def test_numbered_words_are_hidden_and_the_numbers_stay():
+    text = "my words:\n" + "\n".join(f"{n}. {word}" for n, word in enumerate(VALID_12_B.split(), 1))
+    result = redact(text)
+    assert result.counts == {"seed_phrase": 12}
+    assert "1. [REDACTED:seed_phrase]\n2. [REDACTED:seed_phrase]" in result.text
+
+
+def test_list_words_with_a_bad_checksum_count_only_beside_a_wallet_word():
+    words = " ".join(["abandon"] * 12)
+    assert redact(f"the drawer note said {words}").text == f"the drawer note said {words}"
+    assert redact(f"my ledger seed: {words}").counts == {"seed_phrase": 1}
+
+
+def test_ordinary_sentences_of_list_words_stay():
+    text = "we will abandon the plan about the budget and ability to absorb the access of the account today"
+    assert redact(text).text == text
+
+
+def test_solana_keypair_array():
+    numbers = ",".join(str(n * 7 % 256) for n in range(64))
+    assert redact(f"cat ~/.config/solana/id.json\n[{numbers}]").text == (
+        "cat ~/.config/solana/id.json\n[REDACTED:solana_keypair]"
+    )
+    not_bytes = ",".join(str(n * 5) for n in range(64))  # numbers above 255: no keypair
+    assert redact(f"[{not_bytes}]").text == f"[{not_bytes}]"
+
+
+def test_bitlocker_key_groups_are_multiples_of_eleven():
+    key = "-".join(f"{n * 11:06d}" for n in (1021, 3, 50_000, 777, 12_345, 9, 4_242, 65_535))
+    assert redact(f"IT sent me this for the locked drive:\n{key}").counts == {"bitlocker_recovery_key": 1}
+    other = "123456-234567-345678-456789-567890-678901-789012-890123"
+    assert redact(f"serials {other}").text == f"serials {other}"
+
+
+def test_otpauth_secret():
+    text = "otpauth://totp/Acme:alice@example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DP&issuer=Acme"
+    result = redact(text)
+    assert "JBSWY3DPEHPK3PXP" not in result.text
+    assert result.total == 1
+
+
+def test_chat_webhook_path():
+    text = 'curl -X POST -d \'payload={"text": "hi"}\' https://chat.acme.io/hooks/19ijtgdbsej1w5ovbt4p5j54bq'
+    assert redact(text).text.endswith("/hooks/[REDACTED:webhook_url]")
+    words = "see https://chat.acme.io/hooks/deploy-notifications-channel"
+    assert redact(words).text == words
+
+
+def test_algolia_admin_key_in_a_client_call_and_the_search_only_key_stays():
+    admin = "const client = algoliasearch('LMVICS9882', '62e5889aabef3db92f04b8a04a009bf1');"
+    assert redact(admin).text == "const client = algoliasearch('LMVICS9882', '[REDACTED:algolia_api_key]');"
+    search = "const searchClient = algoliasearch('LMVICS9882', '62e5889aabef3db92f04b8a04a009bf1'); // search-only"
+    assert redact(search).text == search
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("wire to Chase, routing 021000021, account 1554880871", "account [REDACTED:bank_account]"),
+        ("Sort code 20-00-00, account number 41186393 (Barclays)", "account number [REDACTED:bank_account]"),
+        ("BSB 062-000 acct 123456789", "acct [REDACTED:bank_account]"),
+    ],
+)
+def test_account_beside_a_bank_code(text, expected):
+    assert expected in redact(text).text
+
+
+def test_account_number_alone_stays():
+    text = "my account 1554880871 was charged twice"
+    assert redact(text).text == text

@@ -1,0 +1,149 @@
+"""Values labelled by a phrase: the word that names the secret is a few words before the colon.
+
+"recovery codes here just in case: …", "Backup-Code (einmalig verwendbar): …",
+"WLAN-Schlüssel fürs Gäste-Netz: …", "BitLocker recovery key for LAPTOP-0231: …",
+"here's the Zoom secret, don't share it: …". The keyword layer reads a value
+right after its word or after a word or two that qualify it; here the label
+is the phrase before a colon (from the start of its line or sentence, a few
+words long), and it is enough that it holds a word naming a secret. What
+follows the colon is taken when it reads as a credential: random, mixed
+letters and digits or symbols, a code in groups (`abcd-efgh-ijkl-mnop`,
+`PI90-TPYS-PIJG-NAUM`), a run of digits after a word for a code or a PIN, or
+a list of such codes. A label that says its value is public, or a value that
+points elsewhere (`${VAR}`, a placeholder), stays.
+"""
+
+from __future__ import annotations
+
+import re
+
+from compaction.redaction.entropy import looks_random
+from compaction.redaction.spans import Scan, Spans
+from compaction.redaction.values import credential_like, is_reference, short_password
+from compaction.redaction.vocabulary import PASSWORD_WORDS, STRONG_WORDS
+
+# Words in a label that name a secret (besides every STRONG word): keys, codes, PINs, in several languages.
+_LABEL_WORDS = (
+    "secret|password|passwort|passphrase|passcode|private key|recovery key|recovery code|backup[ \\-]?code|"
+    "backup key|setup key|security key|product key|license key|licence key|activation code|claim code|"
+    "access key|api key|api token|auth token|access token|bearer token|token|\\bkey\\b|schlüssel|schluessel|"
+    "clé|clave|chiave|chave|sleutel|nyckel|nøgle|klucz|anahtar|\\bpin\\b|\\bpuk\\b|combination|"
+    "door code|gate code|alarm code|disarm code|unlock code|wifi|wi-fi|wlan"
+)
+_LABEL_RE = re.compile(
+    "|".join(sorted((re.escape(word) for word in STRONG_WORDS), key=len, reverse=True)) + "|" + _LABEL_WORDS
+)
+# Words of a label for a short numeric code (a PIN or a door code is a secret of a few digits).
+_CODE_LABEL = re.compile(r"\bpin\b|\bpuk\b|code|combination|passcode|kod|codice|código")
+# A label that names something public or a property of the secret, not the secret.
+_NOT_SECRET_LABEL = re.compile(
+    r"public|publishable|fingerprint|\bid\b|\bids\b|length|expir|rotat|policy|format|hint|reset|strength|"
+    r"\bhash\b|checksum|usage|requirement|url|endpoint|name\b|guidance|guide|rules|tips|advice|example|file"
+)
+# An apostrophe inside a word (here's, don't) is prose, not a quote.
+_APOSTROPHE = re.compile(r"(?<=[^\W\d_])['’](?=[^\W\d_])")
+# Characters of code, never of a prose label: quotes, brackets, operators, another colon before this one.
+_CODE_CHARS = frozenset("\"'`{}[]<>=|;\\?:$%*")
+MAX_LABEL_CHARS = 80  # a label is a phrase: only this much of the text before a colon is read ...
+MAX_LABEL_WORDS = 10  # ... and only its last words
+# A code written in groups: three or more groups of 4 to 6 letters or digits (app passwords, product keys).
+_GROUPED = re.compile(r"[A-Za-z0-9]{4,6}(?:[\- ][A-Za-z0-9]{4,6}){2,}")
+MIN_CODE_DIGITS, MAX_CODE_DIGITS = 4, 10  # a PIN, a PUK, a door or backup code
+_CODE = re.compile(rf"\d{{{MIN_CODE_DIGITS},{MAX_CODE_DIGITS}}}#?")
+# One or more codes in a list: hex or alphanumeric groups joined by a dash (a1b2c-3d4e5), or digits in two halves.
+_LISTED_CODE = re.compile(r"[A-Za-z0-9]{4,10}-[A-Za-z0-9]{4,10}|\d{4} \d{4}")
+# Where a label starts: the line's start or the end of a sentence.
+_SENTENCE_END = re.compile(r"[.!?。！？][ \t]+")
+_COLONS = (":", "：")
+MAX_CODE_LINES = 16  # a list of codes on the lines after a label ending with a colon
+
+
+def _label(scan: Scan, colon: int) -> tuple[int, str] | None:
+    line_start = scan.text.rfind("\n", 0, colon) + 1
+    start = max(line_start, colon - MAX_LABEL_CHARS)
+    for match in _SENTENCE_END.finditer(scan.text, start, colon):
+        start = match.end()
+    label = scan.lower[start:colon]
+    if not label.strip() or any(char in _CODE_CHARS for char in _APOSTROPHE.sub("", label)):
+        return None
+    words = label.split()
+    if len(words) > MAX_LABEL_WORDS:
+        label = " " + " ".join(words[-MAX_LABEL_WORDS:])
+    return start, label
+
+
+def _credential(value: str, *, code_label: bool, strong: bool) -> bool:
+    bare = value.strip("\"'`“”«»「」()[]")
+    if not bare or is_reference(bare):
+        return False
+    if credential_like(bare) or looks_random(bare, strict=False):
+        return True
+    if code_label and _CODE.fullmatch(bare):
+        return True
+    return strong and short_password(bare)
+
+
+def find(scan: Scan, spans: Spans) -> None:
+    """Values after a colon whose label, a few words before it, names a secret."""
+    text = scan.text
+    for colon_char in _COLONS:
+        colon = text.find(colon_char)
+        while colon != -1:
+            _after_label(scan, spans, colon)
+            colon = text.find(colon_char, colon + 1)
+
+
+def _after_label(scan: Scan, spans: Spans, colon: int) -> None:
+    text = scan.text
+    if text[colon] == ":" and text[colon + 1 : colon + 2] not in ("", " ", "\t", "\n"):
+        return  # a label is followed by a blank (postgres:16, a URL's scheme, a time are not labels)
+    found = _label(scan, colon)
+    if found is None:
+        return
+    _, label = found
+    words = list(_LABEL_RE.finditer(label))
+    if not words or _NOT_SECRET_LABEL.search(label, words[-1].end()):
+        return
+    strong = any(word.group() in PASSWORD_WORDS or "secret" in word.group() for word in words)
+    code_label = bool(_CODE_LABEL.search(label))
+    line_end = scan.line_bounds(colon)[1]
+    start = colon + 1
+    while start < line_end and text[start] in " \t":
+        start += 1
+    if start >= line_end:
+        _codes_below(scan, spans, line_end, code_label=code_label or "code" in label)
+        return
+    if spans.covered(start, line_end):
+        return  # the keyword layer read this value already
+    rest = text[start:line_end]
+    grouped = _GROUPED.match(rest)
+    if grouped is not None and (any(c.isdigit() for c in grouped.group()) or code_label or strong or "key" in label):
+        spans.add(start, start + grouped.end(), "secret", swallow=True)
+        return
+    listed = list(_LISTED_CODE.finditer(rest))
+    if "code" in label and listed and listed[0].start() == 0:
+        for match in listed:
+            spans.add(start + match.start(), start + match.end(), "recovery_code", swallow=True)
+        return
+    value = rest.split()[0].rstrip(".,;)")
+    if _credential(value, code_label=code_label, strong=strong):
+        offset = text.index(value, start)
+        spans.add(offset, offset + len(value), "password" if strong else "secret", swallow=True)
+
+
+def _codes_below(scan: Scan, spans: Spans, position: int, *, code_label: bool) -> None:
+    """A label ending its line with a colon, then codes one a line (backup codes, recovery codes)."""
+    if not code_label:
+        return
+    text = scan.text
+    for _ in range(MAX_CODE_LINES):
+        if position >= len(text):
+            return
+        line_start = position + 1
+        line_end = scan.line_bounds(line_start)[1]
+        line = text[line_start:line_end].strip()
+        if not (_CODE.fullmatch(line) or _LISTED_CODE.fullmatch(line)):
+            return
+        offset = text.index(line, line_start)
+        spans.add(offset, offset + len(line), "recovery_code", swallow=True)
+        position = line_end

@@ -1,0 +1,58 @@
+"""Values a few words after the word that names them, up to a colon; and labels in other scripts."""
+
+import pytest
+
+from compaction.redaction import redact
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("recovery codes here just in case: 3f9a1-b27c4 9e0d2-71aa3 c4b8e-05f19", "3f9a1-b27c4"),
+        ("Backup-Code (einmalig verwendbar): 4821 7730", "4821 7730"),
+        ("WLAN-Schlüssel fürs Gäste-Netz: Tr4ube!Sonne77", "Tr4ube!Sonne77"),
+        ("BitLocker recovery key for LAPTOP-0231: 011231-000033-550000-008547-135795-000099-046662-720885", "011231"),
+        ("here's the Zoom secret, don't share it: dv9GmYQlI1eQcdaz2IrU9riJRMaIBT96", "dv9GmYQlI1eQ"),
+        ("couldn't scan the QR so I typed the setup key manually: JIZLVGZL5QDVASEDSEKXWMJK4FX5N4DK", "JIZLVGZL"),
+        ("FileVault recovery key (from the MDM): PI90-TPYS-PIJG-NAUM-EROH-V97N", "PI90-TPYS"),
+        ("the SIM is locked, PUK code: 96399810", "96399810"),
+        ("كلمة المرور الجديدة: IqBa!27+iNh_", "IqBa!27"),
+    ],
+)
+def test_value_after_a_labelled_phrase(text, value):
+    result = redact(text)
+    assert value not in result.text
+    assert result.total >= 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Key takeaway: ship the importer first",
+        "token budget: 8192 for the summary",
+        "Our passphrase guidance: at-least-12-characters, no reuse.",
+        '{"detail": "Authentication credentials were not provided.", "code": "not_authenticated"}',
+        "export function login(username: string, password: string): Promise<void> {",
+        "5be2f90 ci: pin postgres:16 release 0.9.4",
+        "the password policy: 12 characters, one digit",
+    ],
+)
+def test_labels_of_code_or_of_no_value_stay(text):
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("מספר תעודת זהות: 430675371", "430675371"),
+        ("ΑΜΚΑ: 19076538495", "19076538495"),
+        ("ИНН физлица: 906753355576", "906753355576"),
+    ],
+)
+def test_national_id_labelled_in_its_own_script(text, number):
+    assert redact(text).text == text.replace(number, "[REDACTED:national_id]")
+
+
+def test_the_same_numbers_without_a_label_stay():
+    for number in ("430675371", "19076538495", "906753355576"):
+        assert redact(f"ticket {number} closed").text == f"ticket {number} closed"
