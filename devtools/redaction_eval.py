@@ -222,3 +222,93 @@ def speed(messages: list[str]) -> dict:
         "single_text_ms_per_mb": single / megabytes,
         "load_average": os.getloadavg()[0],
     }
+
+
+# The held-out corpus (tests/redaction_corpus/heldout/): secrets and ordinary look-alikes, split by kind into a
+# development part (tuned on) and a test part (never looked at case by case: only its figures are printed).
+HELDOUT_FOLDER = "heldout"
+HELDOUT_PARTS = ("dev", "test")
+# The goals on the test part: recall on kinds never seen, look-alikes altered, ordinary chat altered.
+GOAL_RECALL = 0.98
+GOAL_LOOKALIKES_ALTERED = 0.02
+GOAL_CHAT_ALTERED = 0.002
+
+
+def load_lookalikes(path: Path) -> list[dict]:
+    """Ordinary look-alike entries (JSON lines: family, kind, text); each must come out of redaction unaltered."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def lookalikes_altered(entries: list[dict]) -> dict:
+    """How many look-alike entries redaction altered (an entry is one line or one block, such as a PEM key)."""
+    results = redact_many([entry["text"] for entry in entries])
+    examples = [
+        {"kind": entry["kind"], "text": entry["text"], "redacted": result.text}
+        for entry, result in zip(entries, results, strict=True)
+        if result.text != entry["text"]
+    ]
+    return {
+        "kinds": len({entry["kind"] for entry in entries}),
+        "entries": len(entries),
+        "altered": len(examples),
+        "share": len(examples) / len(entries) if entries else 0.0,
+        "examples": examples,
+    }
+
+
+def heldout(folder: Path) -> dict | None:
+    """Recall and look-alikes altered on each part of the held-out corpus in `folder` (None when it is absent).
+
+    The test part's kinds must not appear in the development part; the test part carries no cases, only figures."""
+    parts: dict[str, dict] = {}
+    kinds: dict[str, set[str]] = {}
+    for part in HELDOUT_PARTS:
+        secrets_path, lookalikes_path = folder / f"secrets_{part}.jsonl", folder / f"lookalikes_{part}.jsonl"
+        if not (secrets_path.is_file() and lookalikes_path.is_file()):
+            return None
+        samples = load_positive([secrets_path])
+        entries = load_lookalikes(lookalikes_path)
+        kinds[part] = {sample["kind"] for sample in samples} | {entry["kind"] for entry in entries}
+        found, kept = recall(samples), lookalikes_altered(entries)
+        parts[part] = {
+            "secret_kinds": found["kinds"],
+            "secrets": found["secrets"],
+            "recall": found["recall"],
+            "families": found["families"],
+            "lookalike_kinds": kept["kinds"],
+            "lookalikes": kept["entries"],
+            "lookalikes_altered": kept["altered"],
+            "lookalikes_altered_share": kept["share"],
+        }
+        if part == "dev":
+            parts[part]["misses"] = found["misses"]
+            parts[part]["altered_examples"] = kept["examples"]
+    shared = kinds["dev"] & kinds["test"]
+    if shared:
+        raise ValueError(f"held-out kinds in both parts: {sorted(shared)[:5]}")
+    return parts
+
+
+def heldout_goals(test: dict, chat: dict) -> dict:
+    """Each goal on the test part and on ordinary chat, with its figure and whether it is met."""
+    return {
+        "recall_unseen_kinds": {"goal": GOAL_RECALL, "figure": test["recall"], "met": test["recall"] >= GOAL_RECALL},
+        "lookalikes_altered": {
+            "goal": GOAL_LOOKALIKES_ALTERED,
+            "figure": test["lookalikes_altered_share"],
+            "met": test["lookalikes_altered_share"] <= GOAL_LOOKALIKES_ALTERED,
+        },
+        "ordinary_chat_altered": {
+            "goal": GOAL_CHAT_ALTERED,
+            "figure": chat["share"],
+            "met": chat["share"] <= GOAL_CHAT_ALTERED,
+        },
+    }
+
+
+def chat_altered(ordinary: dict) -> dict:
+    """Ordinary chat (LoCoMo and the demo) out of the figures of `altered`: lines and the share altered."""
+    rows = [row for name, row in ordinary["sources"].items() if name in ("locomo", "demo")]
+    lines = sum(row["lines"] for row in rows)
+    changed = sum(row["altered"] for row in rows)
+    return {"lines": lines, "altered": changed, "share": changed / lines if lines else 0.0}

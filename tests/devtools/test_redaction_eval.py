@@ -21,7 +21,7 @@ NEGATIVE = "an ordinary line\n%%\nanother one, with a password=hunter22 that is 
 
 def _run(tmp_path, *extra):
     (tmp_path / "positive.jsonl").write_text("\n".join(json.dumps(s) for s in POSITIVE) + "\n")
-    (tmp_path / "negative").mkdir()
+    (tmp_path / "negative").mkdir(exist_ok=True)
     (tmp_path / "negative" / "chat.txt").write_text(NEGATIVE)
     out = StringIO()
     call_command(
@@ -66,3 +66,43 @@ def test_table(tmp_path):
     assert "missed keyword_prose/bare: 'remember: tulip'" in text
     assert "speed (chat):" in text and "speed (developers' chat):" in text
     assert "cal per MB as a compaction redacts" in text and "calibration: " in text
+
+
+def _heldout(tmp_path, *, test_kind="unseen"):
+    folder = tmp_path / "heldout"
+    folder.mkdir()
+    secret = {"family": "f", "kind": "seen", "text": "DB_PASSWORD=p@ss;w0rd!x", "secrets": ["p@ss;w0rd!x"]}
+    unseen = {"family": "f", "kind": test_kind, "text": "remember: tulip", "secrets": ["tulip"]}
+    (folder / "secrets_dev.jsonl").write_text(json.dumps(secret) + "\n")
+    (folder / "secrets_test.jsonl").write_text(json.dumps(unseen) + "\n")
+    lookalike = {"family": "p", "kind": "pk", "text": "NEXT_PUBLIC_STRIPE_KEY=pk_test_TYooMQauvdEDq54NiTphI7jx"}
+    altered = {"family": "p", "kind": "odd", "text": "password=hunter22x"}
+    (folder / "lookalikes_dev.jsonl").write_text(json.dumps(lookalike) + "\n")
+    (folder / "lookalikes_test.jsonl").write_text(json.dumps(altered) + "\n")
+
+
+def test_heldout_parts_reported_separately_test_part_without_cases(tmp_path):
+    _heldout(tmp_path)
+    figures = json.loads(_run(tmp_path, "--json"))["heldout"]
+    assert (figures["dev"]["recall"], figures["dev"]["lookalikes_altered_share"]) == (1.0, 0.0)
+    assert (figures["test"]["recall"], figures["test"]["lookalikes_altered"]) == (0.0, 1)
+    assert "misses" not in figures["test"] and "altered_examples" not in figures["test"]
+    assert figures["goals"]["recall_unseen_kinds"] == {"goal": 0.98, "figure": 0.0, "met": False}
+    assert figures["goals"]["ordinary_chat_altered"]["met"] is True
+    text = _run(tmp_path)
+    assert "test  recall 0.0000 (1 secrets, 1 kinds); look-alikes altered 1 of 1 (100.00%, 1 kinds)" in text
+    assert "goal recall_unseen_kinds: 0.0000 against 0.98 — NOT met" in text
+    assert "tulip" not in text.split("held-out corpus")[1]
+
+
+def test_heldout_kinds_must_not_cross_parts(tmp_path):
+    import pytest
+
+    _heldout(tmp_path, test_kind="seen")
+    with pytest.raises(ValueError, match="in both parts"):
+        _run(tmp_path, "--json")
+
+
+def test_without_heldout_corpus_the_section_says_so(tmp_path):
+    assert json.loads(_run(tmp_path, "--json"))["heldout"] is None
+    assert "held-out corpus: not found" in _run(tmp_path)

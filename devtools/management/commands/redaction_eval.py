@@ -3,7 +3,9 @@
 
 Recall per family on a labelled corpus of secrets, the share of ordinary lines that redaction
 alters, and the time to redact 1 MB of chat (devtools.redaction_eval says how each is measured).
-The default corpus is tests/redaction_corpus/ (positive*.jsonl, negative/*.txt); the LoCoMo
+The default corpus is tests/redaction_corpus/ (positive*.jsonl, negative/*.txt, and the held-out
+corpus in heldout/: its development and test parts, split by kind, the test part shown only as
+figures and measured against the goals); the LoCoMo
 conversations are read from ../shared/bench/locomo/ when present (or from --locomo); the output
 names every source it used, the yardstick of devtools.calibration (`calibration_ms`, the load
 average before the run) and each timing also in calibration units (`<name>_cal`).
@@ -48,6 +50,7 @@ class Command(BaseCommand):
             raise CommandError(f"no positive*.jsonl in {corpus}")
         with calibration() as yardstick:
             figures = self._measure(positive, negative, locomo, code, options["speed_bytes"])
+            figures["heldout"] = self._heldout(corpus / evaluation.HELDOUT_FOLDER, figures["ordinary"])
         figures = yardstick.apply(figures)
         if options["json"]:
             self.stdout.write(json.dumps(figures, indent=2, ensure_ascii=False))
@@ -83,6 +86,42 @@ class Command(BaseCommand):
         figures["speed_technical"] = evaluation.speed(evaluation.speed_messages(technical, samples, size=speed_bytes))
         return figures
 
+    def _heldout(self, folder: Path, ordinary: dict) -> dict | None:
+        parts = evaluation.heldout(folder)
+        if parts is None:
+            return None
+        chat = evaluation.chat_altered(ordinary)
+        return {
+            "folder": str(folder),
+            **parts,
+            "ordinary_chat": chat,
+            "goals": evaluation.heldout_goals(parts["test"], chat),
+        }
+
+    def _report_heldout(self, heldout: dict | None, shown: int) -> None:
+        write = self.stdout.write
+        if heldout is None:
+            write("\nheld-out corpus: not found")
+            return
+        write(f"\nheld-out corpus ({heldout['folder']}), split by kind; the test part's cases are never shown:")
+        for part in evaluation.HELDOUT_PARTS:
+            row = heldout[part]
+            write(
+                f"  {part:<5} recall {row['recall']:.4f} ({row['secrets']} secrets, {row['secret_kinds']} kinds); "
+                f"look-alikes altered {row['lookalikes_altered']} of {row['lookalikes']} "
+                f"({row['lookalikes_altered_share']:.2%}, {row['lookalike_kinds']} kinds)"
+            )
+        chat = heldout["ordinary_chat"]
+        write(
+            f"  ordinary chat (LoCoMo, demo): {chat['altered']} of {chat['lines']} lines altered ({chat['share']:.3%})"
+        )
+        for name, goal in heldout["goals"].items():
+            write(f"  goal {name}: {goal['figure']:.4f} against {goal['goal']} — {'met' if goal['met'] else 'NOT met'}")
+        for miss in heldout["dev"]["misses"][:shown]:
+            write(f"  dev missed {miss['family']}/{miss['kind']}: {miss['out'][:160]!r}")
+        for example in heldout["dev"]["altered_examples"][:shown]:
+            write(f"  dev altered {example['kind']}: {example['redacted'][:160]!r}")
+
     def _report(self, figures: dict, shown: int) -> None:
         write = self.stdout.write
         sources = figures["sources"]
@@ -107,6 +146,7 @@ class Command(BaseCommand):
             write(f"  {name:<22}{row['messages']:>7} messages{row['lines']:>8} lines{row['altered']:>6} altered")
         for example in ordinary["examples"][:shown]:
             write(f"  altered ({example['source']}): {example['redacted'][:160]!r}")
+        self._report_heldout(figures.get("heldout"), shown)
         for label, speed in (("chat", figures["speed"]), ("developers' chat", figures["speed_technical"])):
             write(
                 f"\nspeed ({label}): {speed['batch_ms_per_mb']:.1f} ms per MB as a compaction redacts "
