@@ -1,9 +1,13 @@
 """Form parsing for the chat pages. Parsing only: rules live in the services."""
 
+from typing import Any
+
 from django import forms
+from django.contrib.auth.models import User
 
 from chatcore import selectors
-from chatcore.models import Persona
+from chatcore.models import Persona, Team
+from chatcore.teams.selectors import member_teams
 
 
 class ChannelCreateForm(forms.Form):
@@ -17,6 +21,21 @@ class ChannelCreateForm(forms.Form):
     model = forms.ModelChoiceField(
         queryset=selectors.llm_models_active(), required=False, empty_label="Default chat model"
     )
+    team = forms.ModelChoiceField(
+        queryset=Team.objects.none(),
+        required=False,
+        empty_label="No team",
+        help_text="The team's models, model access and budget apply; the channel stays yours alone.",
+    )
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        """Offers the person's own teams, and no team field to someone in none."""
+        super().__init__(*args, **kwargs)
+        teams = member_teams(user=user)
+        if teams.exists():
+            self.fields["team"].queryset = teams  # type: ignore[attr-defined]
+        else:
+            del self.fields["team"]
 
 
 class MessageForm(forms.Form):

@@ -11,7 +11,18 @@ from django.db.models import QuerySet
 
 from chatcore import conf
 from chatcore.errors import NotFound
-from chatcore.models import ApiToken, Channel, Cursor, LLMModel, Message, ModelRole, Summary, TeamModelRole
+from chatcore.models import (
+    ApiToken,
+    Channel,
+    Cursor,
+    LLMModel,
+    Message,
+    ModelRole,
+    Summary,
+    Team,
+    TeamModelRole,
+    UsageEntry,
+)
 
 
 def channel_list(*, user: User) -> QuerySet[Channel]:
@@ -198,3 +209,10 @@ def api_token_get(*, user: User, token_id: int) -> ApiToken:
         return api_token_list(user=user).get(pk=token_id)
     except (ApiToken.DoesNotExist, ValueError, TypeError):
         raise NotFound("Token not found.") from None
+
+
+def usage_list(*, user: User, team: Team | None = None) -> QuerySet[UsageEntry]:
+    """A person's own usage rows, newest first; with `team` (whose usage the caller may read), every row
+    of the team's channels, whoever made them."""
+    rows = UsageEntry.objects.filter(team=team) if team is not None else UsageEntry.objects.filter(user=user)
+    return rows.order_by("-created_at", "-id")

@@ -44,7 +44,7 @@ CHANNEL_LIST_LIMIT = 200  # the channel list shows at most this many: the page s
 @login_required
 @require_http_methods(["GET", "POST"])
 def channel_list(request: AuthenticatedRequest) -> HttpResponse:
-    form = ChannelCreateForm(request.POST or None)
+    form = ChannelCreateForm(request.POST or None, user=request.user)
     channel, status = form_submit(request, form, lambda values: services.channel_create(owner=request.user, **values))
     if channel is not None:
         return redirect("chat:channel", channel.pk)

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from chatcore.api import data_control, teams, tokens, views
+from chatcore.api import data_control, teams, tokens, usage, views
 
 # A channel's sub-resources, under channels/<id>/ (the prefix and its converter written once).
 channel_urls = [
@@ -25,6 +25,7 @@ urlpatterns = [
     path("channels/<int:channel_id>/", include(channel_urls)),
     path("teams/", teams.TeamListView.as_view(), name="api-teams"),
     path("teams/<int:team_id>/", include(team_urls)),
+    path("usage/", usage.UsageListView.as_view(), name="api-usage"),
     path("tokens/", tokens.ApiTokenListView.as_view(), name="api-tokens"),
     path("tokens/<int:token_id>/", tokens.ApiTokenDetailView.as_view(), name="api-token"),
     path("summaries/<int:summary_id>/purge/", data_control.SummaryPurgeView.as_view(), name="api-summary-purge"),

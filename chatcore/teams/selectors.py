@@ -67,3 +67,18 @@ def member_teams(*, user: User) -> QuerySet[Team]:
 
 def team_model_role_get(*, team_id: int, role: str) -> TeamModelRole | None:
     return TeamModelRole.objects.select_related("primary", "fallback").filter(team_id=team_id, role=role).first()
+
+
+def team_usage_get(*, user: User, team_id: object) -> Team:
+    """A team whose usage `user` may read: its admins and staff who manage teams. To anyone else, a plain
+    member included, it does not exist (404): what each member spent is the admins' to see."""
+    try:
+        team_pk = int(str(team_id))
+    except ValueError:
+        raise NotFound("Team not found.") from None
+    team = Team.objects.filter(pk=team_pk).first()
+    if team is None or not (
+        is_team_staff(user) or membership_role(team_id=team.pk, user=user) == TeamMembership.Role.ADMIN
+    ):
+        raise NotFound("Team not found.")
+    return team

@@ -4,7 +4,7 @@ nothing written on refusal; channels and tokens in a team."""
 import pytest
 
 from chatcore.api_tokens import api_token_create
-from chatcore.models import ApiToken, AuditEntry, Channel, Team, TeamMembership, TeamModelRole
+from chatcore.models import ApiToken, AuditEntry, Channel, Team, TeamMembership, TeamModelRole, UsageEntry
 from tests.chatcore.factories import (
     ChannelFactory,
     LLMModelFactory,
@@ -260,3 +260,35 @@ def test_a_token_bound_to_a_team_creates_its_channels_there(db, team, member):
     elsewhere = bound.post("/api/channels/", {"title": "x", "team": other_team.pk}, format="json")
     assert elsewhere.status_code == 400 and list(elsewhere.json()["errors"]) == ["team"]
     assert Channel.objects.count() == 1
+
+
+def usage_body(row: UsageEntry) -> dict:
+    body = fields_body(row, "id created_at role model trigger input_tokens output_tokens success error duration_ms")
+    body |= {"user": row.user_id, "channel": row.channel_id, "team": row.team_id, "cost": float(row.cost)}
+    order = ["id", "created_at", "user", "channel", "team", "role", "model", "trigger", "input_tokens"]
+    return {key: body[key] for key in [*order, "output_tokens", "cost", "success", "error", "duration_ms"]}
+
+
+def _usage(user, team, tokens: int) -> UsageEntry:
+    return UsageEntry.objects.create(user=user, team=team, role="chat", model="m", input_tokens=tokens, cost="0.25")
+
+
+def test_usage_lists_your_own_calls_and_a_teams_for_its_admins(db, team, admin, member):
+    mine = _usage(member, team, 10)
+    admins = _usage(admin, team, 20)
+    _usage(member, TeamFactory(), 30)
+    _usage(UserFactory(), None, 40)
+    own = api_client(member).get("/api/usage/")
+    assert (own.status_code, own.json()["count"]) == (200, 2)
+    assert own.json()["results"][1] == usage_body(mine)
+    listing = api_client(admin).get(f"/api/usage/?team={team.pk}")
+    assert (listing.status_code, listing.json()) == (200, page([usage_body(admins), usage_body(mine)]))
+
+
+def test_a_teams_usage_is_hidden_from_its_members_and_everyone_else(db, team, admin, member):
+    _usage(admin, team, 20)
+    other_team = TeamFactory()
+    TeamMembershipFactory(team=other_team, user=member, role=TeamMembership.Role.ADMIN)
+    for user, team_id in ((member, team.pk), (admin, other_team.pk), (UserFactory(), team.pk), (admin, "x")):
+        response = api_client(user).get(f"/api/usage/?team={team_id}")
+        assert (response.status_code, response.json()) == (404, {"detail": "Team not found.", "code": "not_found"})

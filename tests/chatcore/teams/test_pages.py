@@ -1,0 +1,40 @@
+"""Teams in the chat pages: a channel is created in one of the person's teams, under its model access."""
+
+from django.urls import reverse
+
+from chatcore.models import Channel
+from tests.chatcore.factories import LLMModelFactory, TeamFactory, TeamMembershipFactory
+
+
+def test_the_new_channel_form_offers_only_the_persons_teams(db, user, client_user):
+    assert 'name="team"' not in client_user.get(reverse("chat:channels")).content.decode()
+    mine, _theirs = TeamFactory(name="Mine"), TeamFactory(name="Theirs")
+    TeamMembershipFactory(team=mine, user=user)
+    body = client_user.get(reverse("chat:channels")).content.decode()
+    assert f'<option value="{mine.pk}">Mine</option>' in body and "Theirs" not in body
+
+
+def test_a_channel_created_in_a_team_is_in_it(db, user, client_user):
+    team = TeamFactory()
+    TeamMembershipFactory(team=team, user=user)
+    response = client_user.post(reverse("chat:channels"), {"title": "Plans", "team": team.pk})
+    channel = Channel.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("chat:channel", args=[channel.pk])
+    assert (channel.owner, channel.team) == (user, team)
+
+
+def test_a_model_the_team_does_not_allow_is_refused_on_the_form(db, user, client_user):
+    team = TeamFactory(name="Research")
+    TeamMembershipFactory(team=team, user=user)
+    allowed, other = LLMModelFactory(name="allowed-model"), LLMModelFactory(name="other-model")
+    team.allowed_models.set([allowed])
+    response = client_user.post(reverse("chat:channels"), {"title": "Plans", "team": team.pk, "model": other.pk})
+    assert response.status_code == 400
+    assert "The team Research allows only these models: allowed-model" in response.content.decode()
+    assert not Channel.objects.exists()
+
+
+def test_another_teams_id_is_not_a_choice(db, user, client_user):
+    TeamMembershipFactory(user=user)
+    response = client_user.post(reverse("chat:channels"), {"title": "Plans", "team": TeamFactory().pk})
+    assert response.status_code == 400 and not Channel.objects.exists()
