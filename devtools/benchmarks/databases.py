@@ -6,6 +6,7 @@ the default database, so data migrations land in it, not in the project's.
 """
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,15 +19,27 @@ from devtools.processes import database_url
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# PostgreSQL's longest identifier.
+NAME_MAX = 63
+
+
+def server_name(alias: str) -> str:
+    """The throwaway database's name on a shared server: the alias followed by the default database's name,
+    so that runs against different databases (a checkout's, a test run's) never drop one another's."""
+    default = re.sub(r"[^a-z0-9_]", "_", str(connections.databases["default"]["NAME"]).lower())
+    return f"{alias}_{default}"[:NAME_MAX]
+
+
 def database_open(alias: str) -> dict:
     """Create an empty database beside the default one, register it as `alias`,
     migrate it in a child process (where it is the default), return its config."""
     config = dict(connections.databases["default"])
     if connections["default"].vendor == "postgresql":
+        name = server_name(alias)
         with connections["default"]._nodb_cursor() as cursor:
-            cursor.execute(f"DROP DATABASE IF EXISTS {alias} WITH (FORCE)")
-            cursor.execute(f"CREATE DATABASE {alias}")
-        config["NAME"] = alias
+            cursor.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            cursor.execute(f"CREATE DATABASE {name}")
+        config["NAME"] = name
     else:
         path = Path(django_settings.VAR_DIR) / f"{alias}.sqlite3"
         for suffix in ("", "-wal", "-shm"):

@@ -23,9 +23,9 @@ from django.utils import timezone
 
 from compaction.models import CompactionSettings
 from compaction.scanner.selectors import scan_candidates
-from devtools.benchmarks.databases import database_close, database_open
+from devtools.benchmarks.databases import database_close, database_open, server_name
 
-ALIAS = DB_NAME = "compaction_bench"
+ALIAS = "compaction_bench"
 
 CHANNELS = 100_000
 MESSAGES_LARGE = 5_000_000
@@ -54,7 +54,10 @@ def _generate(*, channels: int, messages: int, hot: int, stale_hot: int) -> None
 
     Channel i has m(i) messages of length L(i), all in one chain; message k
     (0-based) of it has depth k, tokens L/4 + 4 and running totals (k+1)
-    times those. Ids are laid out contiguously per channel so that a parent
+    times those, and a distinct chain hash (the md5 of i and k: the scanner
+    never reads it, but its index costs what it costs with real hashes).
+    Every NOT NULL column without a database default is filled here, since
+    Django's defaults do not apply to raw SQL. Ids are laid out contiguously per channel so that a parent
     is simply the previous id.
     """
     background = channels - hot - stale_hot
@@ -109,11 +112,11 @@ def _generate(*, channels: int, messages: int, hot: int, stale_hot: int) -> None
         """)
         cursor.execute("""
             INSERT INTO chatcore_message (id, channel_id, parent_id, role, content, metadata, created_at, depth,
-                                          tokens, chars, path_tokens, path_chars)
+                                          tokens, chars, path_tokens, path_chars, chain_hash)
             SELECT g.offset_id + k + 1, g.i, CASE WHEN k = 0 THEN NULL ELSE g.offset_id + k END,
                    CASE WHEN k % 2 = 0 THEN 'user' ELSE 'assistant' END,
                    left(repeat('lorem ipsum dolor sit amet ', 5), g.l), '{}', now() - interval '1 day', k,
-                   g.tokens, g.l, (k + 1) * g.tokens, (k + 1) * g.l
+                   g.tokens, g.l, (k + 1) * g.tokens, (k + 1) * g.l, md5(g.i || '/' || k)
             FROM bench_layout g, generate_series(0, g.m - 1) k
         """)
         cursor.execute("""
@@ -198,7 +201,7 @@ def run(*, scale: float, stdout) -> dict:
         stdout.write("scanner: needs PostgreSQL (set DATABASE_URL=postgres://...); skipped.\n")
         return {"skipped": "needs PostgreSQL"}
     channels = max(1_000, int(CHANNELS * scale))
-    large, small = max(100_000, int(MESSAGES_LARGE * scale)), max(10_000, int(MESSAGES_SMALL * scale))
+    large, small = max(10_000, int(MESSAGES_LARGE * scale)), max(5_000, int(MESSAGES_SMALL * scale))
     hot, stale_hot = min(HOT, channels // 20), min(STALE_HOT, channels // 40)
     large, small = (
         max(large, (hot + stale_hot) * HOT_MESSAGES * 2),
@@ -206,7 +209,8 @@ def run(*, scale: float, stdout) -> dict:
     )
     settings = CompactionSettings(enabled=True, idle_minutes=2, active_within_days=7, batch_size=50)
     stdout.write(
-        f"scanner: candidate selection, {channels:,} channels, {hot} hot (+{stale_hot} stale), database {DB_NAME}\n"
+        f"scanner: candidate selection, {channels:,} channels, {hot} hot (+{stale_hot} stale), "
+        f"database {server_name(ALIAS)}\n"
     )
     config = database_open(ALIAS)
     try:

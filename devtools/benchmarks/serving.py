@@ -18,6 +18,10 @@ a fixed time. Figures per round:
 - CPU per request: the server's processes (user + system, from /proc),
   and, for context, the model's and the client's;
 - the machine's load average before the round.
+
+Below scale 1 the concurrencies shrink with the scale (at least two
+conversations) and the rounds are shorter: a small run to profile, or the
+suite's check that the scenario still runs; the goals are read at scale 1.
 """
 
 import json
@@ -45,6 +49,13 @@ FIRST_TOKEN, TOKENS, RATE = 0.2, 41, 50.0
 LATENCY = FIRST_TOKEN + (TOKENS - 1) / RATE  # 1.0 s
 CONCURRENCIES = (50, 200, 500)
 TICK = os.sysconf("SC_CLK_TCK")
+# The least concurrency of a round at a small scale: two conversations still overlap.
+MIN_CONCURRENCY = 2
+
+
+def concurrencies_for(scale: float) -> list[int]:
+    """The rounds' concurrencies: 50, 200 and 500 at scale 1 (the goals are read there), fewer below."""
+    return sorted({max(MIN_CONCURRENCY, round(c * min(scale, 1.0))) for c in CONCURRENCIES})
 
 
 def _free_port() -> int:
@@ -186,8 +197,9 @@ def _round(*, kind: str, concurrency: int, plan: dict, server: subprocess.Popen,
 
 
 def run(*, scale: float, stdout) -> dict:
-    duration = max(5.0, 20.0 * scale)
-    warmup = max(2.0, 4.0 * min(scale, 1.0))
+    duration = max(3.0, 20.0 * scale)
+    warmup = max(1.0, 4.0 * min(scale, 1.0))
+    concurrencies = concurrencies_for(scale)
     logs = Path(django_settings.VAR_DIR) / "bench"
     logs.mkdir(parents=True, exist_ok=True)
     stdout.write(
@@ -203,7 +215,7 @@ def run(*, scale: float, stdout) -> dict:
             "host": "127.0.0.1",
             "warmup": warmup,
             "duration": duration,
-            "conversations": _fill(conversations=max(CONCURRENCIES), model_url=f"http://127.0.0.1:{model_port}/v1"),
+            "conversations": _fill(conversations=max(concurrencies), model_url=f"http://127.0.0.1:{model_port}/v1"),
         }
         for kind in ("uvicorn", "runserver"):
             port = _free_port()
@@ -211,7 +223,7 @@ def run(*, scale: float, stdout) -> dict:
             server = _server(kind, port=port, config=config, log=log)
             try:
                 port_wait(port, server, timeout=180, log=log)
-                for concurrency in CONCURRENCIES:
+                for concurrency in concurrencies:
                     row = _round(
                         kind=kind, concurrency=concurrency, plan={**plan, "port": port}, server=server, model=model
                     )

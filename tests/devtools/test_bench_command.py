@@ -85,43 +85,6 @@ def test_bad_arguments_are_errors(db, args, message):
         run_bench(*args)
 
 
-def test_dashboard_scenario_times_the_page_with_a_constant_query_count(tmp_path):
-    """A small run of the 1,000,000-row benchmark, as a user runs it (its own process and database):
-    the same query count for every range, and the throwaway database gone afterwards."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=root, env=env, check=True)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "manage.py",
-            "compaction_bench",
-            "--scenario",
-            "dashboard",
-            "--scale",
-            "0.002",
-            "--json",
-            "--no-chart",
-        ],
-        cwd=root,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    figures = json.loads(done.stdout)["scenarios"]["dashboard"]
-    assert figures["usage_rows"] == 2_000 and figures["summaries"] == 200
-    ranges = [figures[name] for name in ("last 30 days", "last 365 days", "365 days, persona + model")]
-    assert len({r["queries"] for r in ranges}) == 1 and all(r["ms"] > 0 for r in ranges)
-    assert "dashboard: 2,000 usage rows" in done.stderr
-    assert not list(tmp_path.glob("dashboard_bench*"))
-
-
 def test_search_scenario_prints_both_goals_against_the_like_baseline(db):
     before = counts()
     out, _ = run_bench("--scenario", "search", "--scale", "0.005", "--json")
