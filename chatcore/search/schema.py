@@ -11,6 +11,12 @@ transaction, and a purge (which blanks a message's content) drops its words.
   message per depth, so a path from the root is a handful of (segment, last
   depth) pairs, one per branch point, and "is this message on my path?" is
   an index lookup, not a walk of the whole path.
+  The triggers work it out for a row that arrives without one (two index
+  lookups per row); a writer that inserts many rows at once gives it
+  (`chatcore.bulk` knows the whole tree it writes), because per-row lookups
+  into a table growing inside the same statement made a bulk import slow
+  down as it grew (PostgreSQL keeps the trigger's plan from when the table
+  was small).
 - **PostgreSQL.** A `search_vector tsvector` column on the message (content
   weighted A, the speaker's name B) computed by a BEFORE INSERT/UPDATE
   trigger with the configured text search configuration, and a GIN index.
@@ -51,19 +57,32 @@ _SEGMENT_CASE = f"""CASE WHEN NEW.parent_id IS NULL OR EXISTS (
         THEN NEW.id ELSE (SELECT p.segment FROM {TABLE} p WHERE p.id = NEW.parent_id) END"""
 
 
-def _postgresql(language: str) -> list[str]:
+def _pg_function(language: str) -> str:
     config = f"'{_checked(language)}'::regconfig"
-    return [
-        f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS search_vector tsvector",
-        f"""CREATE OR REPLACE FUNCTION {PG_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$
+    return f"""CREATE OR REPLACE FUNCTION {PG_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            IF TG_OP = 'INSERT' THEN
+            IF TG_OP = 'INSERT' AND NEW.segment IS NULL THEN
                 NEW.segment := {_SEGMENT_CASE};
             END IF;
             NEW.search_vector := setweight(to_tsvector({config}, coalesce(NEW.content, '')), 'A')
                 || setweight(to_tsvector({config}, coalesce(NEW.metadata->>'speaker', '')), 'B');
             RETURN NEW;
-        END $$""",
+        END $$"""
+
+
+def _sqlite_insert_trigger() -> str:
+    speaker = "coalesce(json_extract(NEW.metadata, '$.speaker'), '')"
+    return f"""CREATE TRIGGER {FTS_TABLE}_insert AFTER INSERT ON {TABLE} BEGIN
+            UPDATE {TABLE} SET segment = {_SEGMENT_CASE} WHERE id = NEW.id AND NEW.segment IS NULL;
+            INSERT INTO {FTS_TABLE}(rowid, content, speaker) VALUES (NEW.id, NEW.content, {speaker});
+        END"""
+
+
+def _postgresql(language: str) -> list[str]:
+    config = f"'{_checked(language)}'::regconfig"
+    return [
+        f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS search_vector tsvector",
+        _pg_function(language),
         f"COMMENT ON FUNCTION {PG_FUNCTION}() IS '{language}'",
         f"DROP TRIGGER IF EXISTS {PG_FUNCTION} ON {TABLE}",
         f"""CREATE TRIGGER {PG_FUNCTION} BEFORE INSERT OR UPDATE OF content, metadata ON {TABLE}
@@ -79,10 +98,7 @@ def _sqlite(language: str) -> list[str]:
     speaker = "coalesce(json_extract(NEW.metadata, '$.speaker'), '')"
     return [
         f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(content, speaker, tokenize = '{sqlite_tokenizer(language)}')",
-        f"""CREATE TRIGGER {FTS_TABLE}_insert AFTER INSERT ON {TABLE} BEGIN
-            UPDATE {TABLE} SET segment = {_SEGMENT_CASE} WHERE id = NEW.id;
-            INSERT INTO {FTS_TABLE}(rowid, content, speaker) VALUES (NEW.id, NEW.content, {speaker});
-        END""",
+        _sqlite_insert_trigger(),
         f"""CREATE TRIGGER {FTS_TABLE}_update AFTER UPDATE OF content, metadata ON {TABLE} BEGIN
             DELETE FROM {FTS_TABLE} WHERE rowid = OLD.id;
             INSERT INTO {FTS_TABLE}(rowid, content, speaker) VALUES (NEW.id, NEW.content, {speaker});
@@ -100,6 +116,24 @@ def install_statements(vendor: str, language: str) -> list[str]:
         return _postgresql(language)
     if vendor == "sqlite":
         return _sqlite(language)
+    return []
+
+
+def installed_language(cursor, vendor: str, default: str) -> str:
+    """The language the installed index was built with (PostgreSQL keeps it in its function's comment)."""
+    if vendor != "postgresql":
+        return default
+    cursor.execute("SELECT obj_description(%s::regproc, 'pg_proc')", [PG_FUNCTION])
+    row = cursor.fetchone()
+    return row[0] if row and row[0] else default
+
+
+def segment_trigger_statements(vendor: str, language: str) -> list[str]:
+    """The insert triggers again, as `install_statements` makes them, leaving the index's data alone."""
+    if vendor == "postgresql":
+        return [_pg_function(language)]
+    if vendor == "sqlite":
+        return [f"DROP TRIGGER IF EXISTS {FTS_TABLE}_insert", _sqlite_insert_trigger()]
     return []
 
 

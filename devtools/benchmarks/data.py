@@ -49,10 +49,15 @@ class BenchData:
         self.channels: list[Channel] = []
         self._sizes = [services.message_size(content=text, metadata=None) for _, text in TEXTS]
 
-    def chain(self, count: int, *, title: str = "benchmark") -> tuple[Channel, list[Message]]:
-        """One channel whose active path is a chain of `count` messages."""
+    def channel(self, *, title: str = "benchmark") -> Channel:
+        """An empty channel of the run's user, removed with the rest."""
         channel = services.channel_create(owner=self.user, title=title)
         self.channels.append(channel)
+        return channel
+
+    def chain(self, count: int, *, title: str = "benchmark") -> tuple[Channel, list[Message]]:
+        """One channel whose active path is a chain of `count` messages."""
+        channel = self.channel(title=title)
         items = []
         for index in range(count):
             role, text = TEXTS[index % len(TEXTS)]

@@ -222,3 +222,46 @@ def test_the_boundary_and_the_windows_are_loaded_as_the_orm_loads_them(
         loaded = {pk: (m.created_at, m.metadata, m.author, m.content, m.depth) for pk, m in shown.items()}
     assert loaded == {pk: (m.created_at, m.metadata, m.author, m.content, m.depth) for pk, m in expected.items()}
     assert ({"speaker": "Ana"}, channel.owner) in [(metadata, author) for _at, metadata, author, *_ in loaded.values()]
+
+
+def expected_segments(channel) -> dict[int, int]:
+    """The rule of chatcore.search.schema worked out from the stored tree: in id order, a parent's first
+    child continues its segment, every other message starts its own."""
+    segment: dict[int, int] = {}
+    parents_with_a_child: set[int] = set()
+    for message_id, parent_id in Message.objects.filter(channel=channel).order_by("id").values_list("id", "parent"):
+        first = parent_id is not None and parent_id not in parents_with_a_child
+        segment[message_id] = segment[parent_id] if first else message_id
+        if parent_id is not None:
+            parents_with_a_child.add(parent_id)
+    return segment
+
+
+def test_a_bulk_import_gives_the_segments_the_triggers_would(channel):
+    u0, a1 = build_path(channel, 2)
+    say(channel, "user", "An earlier reply to the answer.", parent_id=a1.pk)
+    # Under a1, which has a child already: the import's first message starts a segment; under its own
+    # items, a first child continues its parent's segment and a second one (an edit) starts one.
+    items = [NewMessage(role="user", content="Second try.")]
+    items += [NewMessage(role="assistant", content="Answer.", parent=0)]
+    items += [NewMessage(role="assistant", content="Regenerated answer.", parent=0)]
+    items += [NewMessage(role="user", content="Go on.", parent=2), NewMessage(role="user", content="Again.", parent=1)]
+    built = messages_bulk_import(channel=channel, user=channel.owner, items=items, under=a1)
+    # Under a leaf (no child yet): the first imported message continues its segment.
+    more = messages_bulk_import(
+        channel=channel, user=channel.owner, items=[NewMessage(role="assistant", content="Fine.")], under=built[3]
+    )
+    stored = dict(Message.objects.filter(channel=channel).values_list("id", "segment"))
+    assert stored == expected_segments(channel)
+    # Given by the import itself (the rows it returns carry them), not left to the triggers' lookups.
+    assert [m.segment for m in built + more] == [stored[m.pk] for m in built + more]
+    assert [stored[m.pk] for m in built] == [built[0].pk, built[0].pk, built[2].pk, built[2].pk, built[0].pk]
+    assert stored[more[0].pk] == built[2].pk and stored[u0.pk] == u0.pk
+    # The imported roots of a new channel start their own segments too.
+    other = ChannelFactory(owner=channel.owner)
+    roots = messages_bulk_import(
+        channel=other,
+        user=other.owner,
+        items=[NewMessage(role="user", content="One."), NewMessage(role="user", content="Two.")],
+    )
+    assert [Message.objects.get(pk=m.pk).segment for m in roots] == [roots[0].pk, roots[1].pk]

@@ -94,9 +94,12 @@ def test_search_scenario_prints_both_goals_against_the_like_baseline(db):
     for key in ("search_p95_ms", "recall_p95_ms", "like_p95_ms", "append_upkeep", "bulk_upkeep"):
         assert key in figures
     assert figures["append_ms_with_index"] > 0 and figures["append_ms_without_index"] > 0
+    assert figures["import_ms_per_message_first"] > 0 and figures["import_ms_per_message_last"] > 0
+    assert figures["import_growth"] > 0 and figures["build_seconds_cal"] >= 0
     assert counts() == before
     table, _ = run_bench("--scenario", "search", "--scale", "0.005")
     assert "LIKE %word% scan (baseline)" in table and "index upkeep: message_append" in table
+    assert "import of the channel: " in table and " ms per message at 1,000, " in table
     # the index's triggers came back after the rounds without them
     chatcore_channel = ChannelFactory()
     message = build_path(chatcore_channel, 1)[0]
