@@ -19,7 +19,7 @@ def triggers_replace(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("chatcore", "0003_summary_purged_quotes"),
+        ("chatcore", "0004_teams"),
     ]
 
     operations = [
