@@ -66,6 +66,10 @@ _FLAGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "convertto-securestring": (("-String", "-string"), ()),
     "ssh-keygen": (("-N", "-P"), ()),
     "openssl": (("-k", "-K"), ()),
+    "snmpwalk": (("-c",), ()),
+    "snmpget": (("-c",), ()),
+    "snmpbulkwalk": (("-c",), ()),
+    "snmpset": (("-c",), ()),
     "keytool": (("-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass", "-destkeypass"), ()),
 }
 _USER_FLAGS = ("-u", "--user", "-U", "--proxy-user", "--http-user", "/user")

@@ -9,8 +9,10 @@ words long), and it is enough that it holds a word naming a secret. What
 follows the colon is taken when it reads as a credential: random, mixed
 letters and digits or symbols, a code in groups (`abcd-efgh-ijkl-mnop`,
 `PI90-TPYS-PIJG-NAUM`), a run of digits after a word for a code or a PIN, or
-a list of such codes. A label that says its value is public, or a value that
-points elsewhere (`${VAR}`, a placeholder), stays.
+a list of such codes; a line that ends with a colon and says what follows
+("keep these somewhere safe:") then codes of one shape, one a line. A label
+that says its value is public, or a value that points elsewhere (`${VAR}`, a
+placeholder), stays.
 """
 
 from __future__ import annotations
@@ -55,7 +57,14 @@ _LISTED_CODE = re.compile(r"[A-Za-z0-9]{4,10}-[A-Za-z0-9]{4,10}|\d{4} \d{4}")
 # Where a label starts: the line's start or the end of a sentence.
 _SENTENCE_END = re.compile(r"[.!?。！？][ \t]+")
 _COLONS = (":", "：")
-MAX_CODE_LINES = 16  # a list of codes on the lines after a label ending with a colon
+MAX_CODE_LINES = 16  # a list of codes on the lines after a label ending with a colon ...
+MIN_LISTED_CODES = 3  # ... at least this many, all of one shape (a list of one or two is anything)
+# The line before such a list says what they are (or how to keep them).
+_CODE_INTRO = re.compile(
+    r"code|backup|recovery|safe|keep|2fa|mfa|otp|one[ \-]time|authenticator|verification|einmal|sicherung|"
+    r"secours|respaldo|recupera"
+)
+_SHAPE = re.compile(r"[0-9]|[A-Za-z]")
 
 
 def _label(scan: Scan, colon: int) -> tuple[int, str] | None:
@@ -101,23 +110,24 @@ def _after_label(scan: Scan, spans: Spans, colon: int) -> None:
     if found is None:
         return
     _, label = found
+    line_end = scan.line_bounds(colon)[1]
+    if not text[colon + 1 : line_end].strip():
+        if _CODE_INTRO.search(label):
+            _codes_below(scan, spans, line_end)  # "keep these somewhere safe:" then a code a line
+        return
     words = list(_LABEL_RE.finditer(label))
     if not words or _NOT_SECRET_LABEL.search(label, words[-1].end()):
         return
     strong = any(word.group() in PASSWORD_WORDS or "secret" in word.group() for word in words)
     code_label = bool(_CODE_LABEL.search(label))
-    line_end = scan.line_bounds(colon)[1]
     start = colon + 1
     while start < line_end and text[start] in " \t":
         start += 1
-    if start >= line_end:
-        _codes_below(scan, spans, line_end, code_label=code_label or "code" in label)
-        return
     if spans.covered(start, line_end):
         return  # the keyword layer read this value already
     rest = text[start:line_end]
     grouped = _GROUPED.match(rest)
-    if grouped is not None and (any(c.isdigit() for c in grouped.group()) or code_label or strong or "key" in label):
+    if grouped is not None and (any(c.isdigit() for c in grouped.group()) or code_label or strong):
         spans.add(start, start + grouped.end(), "secret", swallow=True)
         return
     listed = list(_LISTED_CODE.finditer(rest))
@@ -131,19 +141,25 @@ def _after_label(scan: Scan, spans: Spans, colon: int) -> None:
         spans.add(offset, offset + len(value), "password" if strong else "secret", swallow=True)
 
 
-def _codes_below(scan: Scan, spans: Spans, position: int, *, code_label: bool) -> None:
-    """A label ending its line with a colon, then codes one a line (backup codes, recovery codes)."""
-    if not code_label:
-        return
+def _codes_below(scan: Scan, spans: Spans, position: int) -> None:
+    """Codes one a line, all of one shape, after a line that ends with a colon (backup codes, recovery codes)."""
     text = scan.text
-    for _ in range(MAX_CODE_LINES):
-        if position >= len(text):
-            return
+    found: list[tuple[int, int]] = []
+    shapes = set()
+    while position < len(text) and len(found) < MAX_CODE_LINES:
         line_start = position + 1
         line_end = scan.line_bounds(line_start)[1]
         line = text[line_start:line_end].strip()
         if not (_CODE.fullmatch(line) or _LISTED_CODE.fullmatch(line)):
-            return
+            break
         offset = text.index(line, line_start)
-        spans.add(offset, offset + len(line), "recovery_code", swallow=True)
+        found.append((offset, offset + len(line)))
+        shapes.add(_SHAPE.sub(_shape_of, line))
         position = line_end
+    if len(found) >= MIN_LISTED_CODES and len(shapes) == 1:
+        for start, end in found:
+            spans.add(start, end, "recovery_code", swallow=True)
+
+
+def _shape_of(match: re.Match) -> str:
+    return "9" if match.group().isdigit() else "a"

@@ -33,7 +33,7 @@ import re
 from compaction.redaction import cli
 from compaction.redaction.keywords.identifier import SEGMENT, extent, glued, letters_end
 from compaction.redaction.keywords.reading import header_position, plausible, value_before, value_span
-from compaction.redaction.keywords.strength import STRONG, WEAK, kind, level
+from compaction.redaction.keywords.strength import MEDIUM, STRONG, WEAK, kind, level
 from compaction.redaction.spans import KEYWORD_RE, Scan, Spans
 from compaction.redaction.values import is_reference, passphrase
 from compaction.redaction.vocabulary import CLI_COMMANDS, NOT_SECRET_AFTER, NOT_SECRET_BEFORE
@@ -58,6 +58,9 @@ _COLON = re.compile(r"[ \t]*\]?[ \t]*:(?![:/=])")
 _COMPOUND_HEADER = re.compile(r"[ \t]*(?:if|elif|while|for|with|def|class|lambda|except|match|case|assert)\b")
 # An assignment after "pass": "pass: Zq8$Lm3@Kt" names a password, "First pass: ledger totals" does not.
 _ASSIGNMENT = re.compile(r"[\"']?[ \t]*(?::=|=>|=)")
+# A group of an app password (Google's "abcd efgh ijkl mnop", WordPress's six groups), and the groups after it.
+_GROUP = re.compile(r"[A-Za-z0-9]{4}")
+_GROUPS_AFTER = re.compile(r"(?:[ ][A-Za-z0-9]{4}){2,}(?![A-Za-z0-9])")
 # Credentials words whose value may be "user / password" or "user:password" (the user stays).
 _USER_PASS_WORDS = frozenset(("credential", "credentials", "creds", "login", "zugangsdaten", "identifiants"))
 # "admin / s3cr3t" or "admin:s3cr3t" after a credentials word (not "credentials here: a browser's…").
@@ -81,8 +84,8 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
     """Look at one secret-ish word; take its value if it has one. Returns where the next look may start."""
     text, lower = scan.text, scan.lower
     word = lower[start:end]
-    if word in _CLI:
-        return cli.command(scan, spans, start, end, word)
+    if word in _CLI and not (word.isalpha() and text[end : end + 1] == "="):
+        return cli.command(scan, spans, start, end, word)  # (SSHPASS='…' is a variable that holds the password)
     if word.isascii() and glued(text, lower, start, end, word):
         # The scan's hits do not overlap: "otp" in "rootPassword" hides "password". Look again just after.
         overlapping = KEYWORD_RE.search(lower[start + 1 : end + OVERLAP_CHARS])
@@ -119,7 +122,10 @@ def _analyse(scan: Scan, spans: Spans, start: int, end: int) -> int:
     if word == "pass" and ident.lower() == "pass" and not _ASSIGNMENT.match(text, b):
         strength = WEAK  # "First pass: ledger totals" is prose; "pass: Zq8$Lm3@Kt" is not
     value = text[value_start:value_end]
-    if word in _USER_PASS_WORDS and _USER_PASS.match(text, value_end):
+    grouped = _GROUPS_AFTER.match(text, value_end) if _GROUP.fullmatch(value) else None
+    if grouped is not None and strength >= MEDIUM:
+        value_end = grouped.end()  # an app password in groups: every group is the value
+    elif word in _USER_PASS_WORDS and _USER_PASS.match(text, value_end):
         pass  # the value is a user name; the password after it is taken below
     elif not plausible(value, word=word, level=strength, form=form, is_quoted=is_quoted):
         if strength == STRONG and form == "prose" and not is_quoted:

@@ -65,6 +65,6 @@ def test_heldout_development_part_holds_its_level():
     figures = evaluation.heldout(HELDOUT)
     assert figures is not None
     dev = figures["dev"]
-    assert dev["recall"] >= 0.9, [(miss["kind"], miss["out"]) for miss in dev["misses"]][:10]
+    assert dev["recall"] >= 0.95, [(miss["kind"], miss["out"]) for miss in dev["misses"]][:10]
     assert dev["lookalikes_altered_share"] <= 0.02, [row["redacted"] for row in dev["altered_examples"]][:10]
     assert set(figures["test"]) >= {"recall", "lookalikes_altered_share"} and "misses" not in figures["test"]

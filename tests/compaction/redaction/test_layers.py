@@ -184,3 +184,23 @@ def test_merge_counts_adds_and_sorts():
         "aws_access_key": 2,
         "password": 3,
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "hidden"),
+    [
+        ("setx GMAIL_APP_PASSWORD npdo lsbd vcgj smho", "npdo lsbd vcgj smho"),
+        ("WP_APP_PASSWORD=6nS3 7CaY lsl2 kjFH gZJy 0aQ1", "6nS3 7CaY lsl2 kjFH gZJy 0aQ1"),
+        ("SSHPASS='CrU_~+a1x3Ml' sshpass -e ssh deploy@bastion", "CrU_~+a1x3Ml"),
+        ("snmpwalk -v2c -c w#RXva_Df$v3 10.1.1.1 system", "w#RXva_Df$v3"),
+    ],
+)
+def test_app_passwords_in_groups_command_variables_and_snmp_communities(text, hidden):
+    result = redact(text)
+    assert hidden not in result.text
+    assert result.total == 1
+
+
+def test_groups_after_a_weak_word_stay():
+    text = "key: abcd efgh ijkl"  # a weak word's value of plain letter groups is no credential
+    assert redact(text).text == text

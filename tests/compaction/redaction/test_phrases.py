@@ -56,3 +56,17 @@ def test_national_id_labelled_in_its_own_script(text, number):
 def test_the_same_numbers_without_a_label_stay():
     for number in ("430675371", "19076538495", "906753355576"):
         assert redact(f"ticket {number} closed").text == f"ticket {number} closed"
+
+
+def test_codes_one_a_line_after_a_line_that_says_what_they_are():
+    codes = ["50831261", "88660147", "14536475", "86623242"]
+    result = redact("Google gave me these, keep them somewhere safe:\n" + "\n".join(codes))
+    assert result.counts == {"recovery_code": 4}
+    assert not any(code in result.text for code in codes)
+
+
+def test_numbers_a_line_after_an_ordinary_colon_stay():
+    orders = "orders shipped today:\n10360246\n54982838\n98713470"
+    assert redact(orders).text == orders
+    mixed = "keep these:\n10360246\nab12-cd34\n98713470"  # not one shape: not a list of codes
+    assert redact(mixed).text == mixed
