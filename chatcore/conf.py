@@ -49,6 +49,13 @@ LLM_HTTP_HOSTS: hosts a model's base URL may reach over plain http (an
     (127.0.0.1, localhost) is refused unless listed here or DEBUG is on.
     Link-local and cloud metadata addresses are refused whatever the lists
     say (chatcore/endpoints.py).
+MAX_REQUESTS_IN_FLIGHT: most HTTP requests one web process serves at a time
+    (a streamed reply counts until it ends), when the host wraps its ASGI
+    application in `chatcore.overload.InFlightLimit`; the next ones get a 503
+    with Retry-After at once rather than a timeout, and a 500, later. 0: no
+    limit. Each in flight needs little but its share of the process's
+    database pool and CPU: 100 keeps a two-core process answering.
+OVERLOAD_RETRY_AFTER_SECONDS: the Retry-After of that 503.
 """
 
 from chatcore.appsettings import AppSettings
@@ -86,6 +93,7 @@ SERVER_VARIABLES = [
     "COMPACTION_LEASE_SECONDS",
     "COMPACTION_DRAIN_SECONDS",
     "SEARCH_LANGUAGE",
+    "MAX_REQUESTS_IN_FLIGHT",
     "LOG_LEVEL",
     "SECURE_SSL_REDIRECT",
     "SECURE_HSTS_SECONDS",
@@ -126,6 +134,8 @@ _settings = AppSettings(
         "LLM_KEY_VARIABLES": MODEL_KEY_VARIABLES,
         "LLM_KEY_VARIABLES_DENIED": SERVER_VARIABLES,
         "LLM_HTTP_HOSTS": [],
+        "MAX_REQUESTS_IN_FLIGHT": 100,
+        "OVERLOAD_RETRY_AFTER_SECONDS": 1,
     },
 )
 
@@ -148,5 +158,7 @@ THROTTLE_EXPENSIVE_RATE: str
 LLM_KEY_VARIABLES: list[str]
 LLM_KEY_VARIABLES_DENIED: list[str]
 LLM_HTTP_HOSTS: list[str]
+MAX_REQUESTS_IN_FLIGHT: int
+OVERLOAD_RETRY_AFTER_SECONDS: int
 
 __getattr__ = _settings.__getattr__  # PEP 562: `conf.NAME` is read from the settings on each access

@@ -77,6 +77,11 @@ class Conversation:
         return sent, first, done, status, outcome
 
 
+# A full server's refusal, and how long a client waits before asking again (the server's Retry-After).
+REFUSED = 503
+RETRY_AFTER_SECONDS = 1.0
+
+
 async def run(plan: dict) -> dict:
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -95,7 +100,9 @@ async def run(plan: dict) -> dict:
                 conversation.writer = None
                 await asyncio.sleep(0.05)
                 continue
-            if outcome or status >= 400:
+            if status == REFUSED:
+                pass  # a full server's answer, counted apart from errors; the pause below is its Retry-After
+            elif outcome or status >= 400:
                 errors.append(outcome or f"HTTP {status}")
             records.append(
                 [
@@ -105,6 +112,8 @@ async def run(plan: dict) -> dict:
                     status,
                 ]
             )
+            if status == REFUSED:
+                await asyncio.sleep(RETRY_AFTER_SECONDS)
 
     cpu = time.process_time()
     await asyncio.gather(*(converse(channel_id, token) for channel_id, token in plan["conversations"]))

@@ -7,7 +7,13 @@ import warnings
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
-application = get_asgi_application()
+django_application = get_asgi_application()
+
+from chatcore.overload import InFlightLimit  # noqa: E402 (after Django is set up)
+from project.errors import overload_refusal  # noqa: E402
+
+# Outermost: a full process refuses a request (503, Retry-After) before Django reads any of it.
+application = InFlightLimit(django_application, refusal=overload_refusal)
 
 # The web tier calls models: load the client library now, in each worker as it starts, rather than
 # inside the event loop at the first reply (it takes a second or more to import, during which a

@@ -13,6 +13,7 @@ instead, as OpenAI answers a path it does not serve:
 `{"error": {"message": "Invalid URL (POST /v1/embeddings)", "type", "param", "code": "unknown_url"}}`.
 """
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ from django.http.response import HttpResponseBase
 from django.views import defaults
 
 from chatcore.api.exceptions import too_large_body
+from chatcore.overload import OVERLOADED_DETAIL, api_refusal
 
 NOT_FOUND = {"detail": "Not found: no API endpoint at this address.", "code": "not_found"}
 SERVER_ERROR = {
@@ -117,3 +119,15 @@ class ApiJsonErrorsMiddleware:
             if response.has_header(name):
                 replaced[name] = response[name]
         return replaced
+
+
+def overload_refusal(path: str) -> tuple[str, bytes]:
+    """The body of the 503 a full web process answers (chatcore.overload.InFlightLimit): the protocol's error
+    object under /v1, the API's JSON under /api/, a short page elsewhere."""
+    if path == "/v1" or path.startswith("/v1/"):
+        error = {"message": OVERLOADED_DETAIL, "type": "server_error", "param": None, "code": "overloaded"}
+        return "application/json", json.dumps({"error": error}).encode()
+    if path.startswith("/api/"):
+        return api_refusal(path)
+    page = f"<!doctype html><html lang=en><title>Busy</title><h1>The server is busy</h1><p>{OVERLOADED_DETAIL}</p>"
+    return "text/html; charset=utf-8", page.encode()

@@ -191,6 +191,9 @@ def _round(*, kind: str, concurrency: int, plan: dict, server: subprocess.Popen,
         "model_cpu_ms_per_request": round(model_cpu * 1000 / requests, 2),
         "client_cpu_ms_per_request": round(measured["client_cpu_seconds"] * 1000 / requests, 2),
         "errors": measured["error_count"],
+        # Refusals of a full server (503, Retry-After) apart from failures; a 500 is always a failure.
+        "refused_503": sum(1 for r in measured["records"] if r[3] == 503),
+        "http_500": sum(1 for r in measured["records"] if r[3] >= 500 and r[3] != 503),
         "error_examples": measured["errors"][:3],
         "load_before": round(load, 2),
     }
@@ -230,7 +233,8 @@ def run(*, scale: float, stdout) -> dict:
                     rows.append(row)
                     stdout.write(
                         f"  {kind} c={concurrency}: {row['per_second']}/s ({row['share_of_limit']:.1%} of c/L), "
-                        f"first +{row['added_first_ms']['p99']} ms p99, {row['errors']} errors"
+                        f"first +{row['added_first_ms']['p99']} ms p99, {row['errors']} errors, "
+                        f"{row['http_500']} HTTP 5xx, {row['refused_503']} refused (503)"
                         + (f" (e.g. {row['error_examples'][0]})" if row["error_examples"] else "")
                         + "\n"
                     )
