@@ -9,7 +9,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
-from chatcore.models import Channel, LLMModel, Persona, UsageEntry
+from chatcore.models import Channel, LLMModel, Persona, Team, UsageEntry
 from compaction import conf
 
 # The range of a summary's token limit. Below the least, a section heading and one fact no longer fit, so the
@@ -54,10 +54,20 @@ class CompactionProfile(models.Model):
         null=True,
         blank=True,
         related_name="compaction_profiles",
-        help_text="Empty: a global profile.",
+        help_text="Empty: a global profile (or the team's, with a team).",
+    )
+    team = models.ForeignKey(
+        Team,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="compaction_profiles",
+        help_text="A profile of this team's channels; its default is theirs unless their persona has one.",
     )
     is_builtin = models.BooleanField(default=False, editable=False)
-    is_default = models.BooleanField(default=False, help_text="The default of its scope (global or the persona).")
+    is_default = models.BooleanField(
+        default=False, help_text="The default of its scope (global, the team or the persona)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -70,10 +80,17 @@ class CompactionProfile(models.Model):
                 name="one_default_profile_per_persona",
             ),
             models.UniqueConstraint(
+                fields=["team"],
+                condition=Q(is_default=True, team__isnull=False),
+                name="one_default_profile_per_team",
+            ),
+            models.UniqueConstraint(
                 fields=["is_default"],
-                condition=Q(is_default=True, persona__isnull=True),
+                condition=Q(is_default=True, persona__isnull=True, team__isnull=True),
                 name="one_global_default_profile",
             ),
+            # One scope: global, a team's or a persona's.
+            models.CheckConstraint(condition=Q(persona__isnull=True) | Q(team__isnull=True), name="profile_one_scope"),
         ]
 
     def __str__(self) -> str:

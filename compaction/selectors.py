@@ -4,7 +4,7 @@ from django.contrib.auth.models import User
 from django.db.models import F, Q, QuerySet
 
 from chatcore.errors import NotFound
-from chatcore.models import Channel, Persona, Summary
+from chatcore.models import Channel, Persona, Summary, Team
 from compaction.models import CompactionProfile, ConversationImport, ImportedChannel
 
 
@@ -15,20 +15,25 @@ def profile_list() -> QuerySet[CompactionProfile]:
 def profiles_visible(
     *, user: User | None = None, channel: Channel | None = None, persona: Persona | None = None
 ) -> QuerySet[CompactionProfile]:
-    """Profiles a user may pick: global ones, plus those of the persona in question.
+    """Profiles a user may pick: global ones, plus those of the persona and the team in question.
 
     Personas are a shared catalogue (anyone may start a channel with any of
-    them), so without a channel or persona every profile is listed; for a
-    channel, only the global ones and those of its persona apply.
+    them), so without a channel or persona every persona's profile is listed,
+    with the teams' of the teams the user is in; for a channel, only the
+    global ones, those of its persona and those of its team apply.
     """
     profiles = profile_list()
     if channel is not None:
         persona = channel.persona
     if channel is not None or persona is not None:
-        scope = Q(persona__isnull=True)
+        scope = Q(persona__isnull=True, team__isnull=True)
         if persona is not None:
             scope |= Q(persona=persona)
+        if channel is not None and channel.team_id is not None:
+            scope |= Q(team_id=channel.team_id)
         profiles = profiles.filter(scope)
+    elif user is not None:
+        profiles = profiles.filter(Q(team__isnull=True) | Q(team__in=Team.objects.filter(memberships__user=user)))
     # Global profiles first on every database (PostgreSQL sorts NULL last by default).
     return profiles.order_by(F("persona_id").asc(nulls_first=True), "-is_default", "name")
 

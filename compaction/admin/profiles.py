@@ -46,12 +46,12 @@ class CompactionProfileAdmin(admin.ModelAdmin):
         "model",
     ]
     list_display_links = ["__str__"]
-    list_filter = ["is_builtin", "is_default", "persona"]
-    list_select_related = ["persona", "model"]
+    list_filter = ["is_builtin", "is_default", "persona", "team"]
+    list_select_related = ["persona", "team", "model"]
     search_fields = ["name", "slug", "description", "instructions"]
     readonly_fields = ["is_builtin", "created_at", "updated_at", "offline_rendering"]
     fieldsets = [
-        (None, {"fields": ["name", "slug", "symbol", "description", "persona", "is_default", "is_builtin"]}),
+        (None, {"fields": ["name", "slug", "symbol", "description", "persona", "team", "is_default", "is_builtin"]}),
         (
             "Prompt",
             {
@@ -117,7 +117,9 @@ class CompactionProfileAdmin(admin.ModelAdmin):
 
     @admin.display(description="Scope", ordering="persona__name")
     def scope(self, obj: CompactionProfile) -> str:
-        return f"persona {obj.persona}" if obj.persona_id else "global"
+        if obj.persona_id:
+            return f"persona {obj.persona}"
+        return f"team {obj.team}" if obj.team_id else "global"
 
     @confirmed_action(
         description="Reset selected built-in profiles to their shipped text",

@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from chatcore.api.serializers import OptionalIdField, SummarySerializer, VerbatimTextField
-from chatcore.models import LLMModel, Persona
+from chatcore.models import LLMModel, Persona, Team
 from compaction.models import MAX_SUMMARY_TOKENS, MIN_SUMMARY_TOKENS, CompactionProfile
 from compaction.services.profiles import EDITABLE_FIELDS
 
@@ -101,6 +101,7 @@ class BranchRequestSerializer(serializers.Serializer):
 class ProfileSerializer(serializers.ModelSerializer):
     model: "serializers.SlugRelatedField[LLMModel]" = serializers.SlugRelatedField(slug_field="name", read_only=True)
     persona: "serializers.SlugRelatedField[Persona]" = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    team: "serializers.SlugRelatedField[Team]" = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     offline_notes = serializers.SerializerMethodField(
         help_text="What the offline summarizer does with this profile, in plain words: the sections it writes, "
         "and which of the profile's instructions only a model can follow."
@@ -137,6 +138,13 @@ class ProfileWriteSerializer(serializers.Serializer):
     )
     persona = serializers.SlugRelatedField(
         slug_field="slug", queryset=Persona.objects.all(), required=False, allow_null=True
+    )
+    team = serializers.SlugRelatedField(
+        slug_field="slug",
+        queryset=Team.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="A team's slug: the profile applies to that team's channels (its default is theirs).",
     )
     is_default = serializers.BooleanField(required=False)
 

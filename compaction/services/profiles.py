@@ -10,7 +10,7 @@ from django.utils.text import slugify
 from chatcore.bounded_json import json_loads_bounded
 from chatcore.characters import unstorable_field
 from chatcore.errors import Conflict
-from chatcore.models import Channel, LLMModel, Persona
+from chatcore.models import Channel, LLMModel, Persona, Team
 from chatcore.permissions import StaffRule
 from chatcore.services import audit_record
 from compaction import builtins, selectors
@@ -19,13 +19,14 @@ from compaction.models import CompactionProfile
 EDITABLE_FIELDS = [
     *("name", "slug", "description", "symbol", "system_prompt", "instructions"),
     *builtins.OPTION_FIELDS,
-    *("model", "persona", "is_default"),
+    *("model", "persona", "team", "is_default"),
 ]
 EXPORT_VERSION = 1
 # The related rows a profile file names rather than numbers: field -> (model, the field naming it, what a miss says).
-_NAMED_RELATIONS: dict[str, tuple[type[LLMModel] | type[Persona], str, str]] = {
+_NAMED_RELATIONS: dict[str, tuple[type[LLMModel] | type[Persona] | type[Team], str, str]] = {
     "model": (LLMModel, "name", "no model named"),
     "persona": (Persona, "slug", "no persona"),
+    "team": (Team, "slug", "no team"),
 }
 
 
@@ -41,7 +42,7 @@ EXPORT = StaffRule(("compaction.view_compactionprofile",), "export compaction pr
 
 
 def profile_resolve(*, channel: Channel, user: User | None, slug: str | None = None) -> CompactionProfile:
-    """The profile asked for → the channel persona's default → the global default.
+    """The profile asked for → the channel persona's default → its team's default → the global default.
 
     A slug that names no profile visible for this channel is an error rather
     than a silent fallback: the caller asked for something specific.
@@ -58,12 +59,11 @@ def profile_resolve(*, channel: Channel, user: User | None, slug: str | None = N
             )
         return profile
     defaults = [p for p in visible.filter(is_default=True)]
-    for profile in defaults:
-        if profile.persona_id is not None:
-            return profile
-    if defaults:
-        return defaults[0]
-    fallback = visible.filter(persona__isnull=True).order_by("-is_builtin", "pk").first()
+    for scoped in (lambda p: p.persona_id is not None, lambda p: p.team_id is not None, lambda p: True):
+        for profile in defaults:
+            if scoped(profile):
+                return profile
+    fallback = visible.filter(persona__isnull=True, team__isnull=True).order_by("-is_builtin", "pk").first()
     if fallback is not None:
         return fallback
     # Nothing configured at all (every profile deleted): the shipped default, unsaved.
@@ -74,7 +74,7 @@ def profile_resolve(*, channel: Channel, user: User | None, slug: str | None = N
 def _clear_other_defaults(profile: CompactionProfile) -> None:
     if profile.is_default:
         (
-            CompactionProfile.objects.filter(persona=profile.persona_id, is_default=True)
+            CompactionProfile.objects.filter(persona=profile.persona_id, team=profile.team_id, is_default=True)
             .exclude(pk=profile.pk)
             .update(is_default=False)
         )
@@ -82,6 +82,8 @@ def _clear_other_defaults(profile: CompactionProfile) -> None:
 
 def _save(profile: CompactionProfile) -> CompactionProfile:
     """Validate, then make it the only default of its scope if it is one."""
+    if profile.persona_id is not None and profile.team_id is not None:
+        raise ValidationError({"team": "A profile is global, a team's or a persona's: not a team's and a persona's."})
     profile.full_clean(validate_constraints=False)
     if profile.is_default:
         _clear_other_defaults(profile)
@@ -119,10 +121,10 @@ def profile_update(*, profile: CompactionProfile, actor: User | None, **changes:
         raise ValidationError(f"Unknown profile field(s): {', '.join(sorted(unknown))}.")
     if profile.is_builtin and "slug" in changes and changes["slug"] != profile.slug:
         raise ValidationError({"slug": "The slug of a built-in profile cannot change."})
-    was_global_default = profile.is_default and profile.persona_id is None
+    was_global_default = profile.is_default and profile.persona_id is None and profile.team_id is None
     for name, value in changes.items():
         setattr(profile, name, value)
-    if was_global_default and not (profile.is_default and profile.persona_id is None):
+    if was_global_default and not (profile.is_default and profile.persona_id is None and profile.team_id is None):
         raise ValidationError(
             {"is_default": "There must be a global default: make another profile the global default instead."}
         )

@@ -48,6 +48,7 @@ def profile_body(profile: CompactionProfile) -> dict:
         "offline_notes": offline_notes(profile),
         "model": profile.model.name if profile.model_id else None,
         "persona": profile.persona.slug if profile.persona_id else None,
+        "team": profile.team.slug if profile.team_id else None,
     }
 
 
@@ -558,6 +559,7 @@ def test_profiles_export_and_import_round_trip(staff_api, api):
         "protect_first_n": 0,
         "model": None,
         "persona": "analyst",
+        "team": None,
         "is_default": True,
     }
     CompactionProfile.objects.filter(slug="analyst-notes").delete()
