@@ -1,7 +1,7 @@
 """Personal API tokens: create (the key is shown once), revoke.
 
-Keys are made and hashed by django-rest-knox; the database keeps a SHA-512
-digest and the first characters only, so a lost key cannot be shown again:
+Keys are made and hashed by chatcore/token_keys.py; the database keeps a
+SHA-512 digest and the first characters only, so a lost key cannot be shown again:
 the person revokes it and creates another.
 """
 
@@ -10,9 +10,11 @@ from datetime import timedelta
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from chatcore.models import ApiToken, Team, TeamMembership
 from chatcore.services import audit_record
+from chatcore.token_keys import key_make
 
 # One person's live tokens: plenty for scripts and agents, few enough that a
 # leaked session cannot mint an unbounded number.
@@ -40,8 +42,9 @@ def api_token_create(
         raise ValidationError(errors)
     if ApiToken.objects.select_for_update().filter(user=user).count() >= MAX_TOKENS_PER_USER:
         raise ValidationError({"name": f"You have {MAX_TOKENS_PER_USER} tokens already: revoke one first."})
-    expiry = timedelta(days=expires_in_days) if expires_in_days else None
-    token, key = ApiToken.objects.create(user=user, expiry=expiry, name=name, team=team)
+    expiry = timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None
+    key, lookup, digest = key_make()
+    token = ApiToken.objects.create(user=user, token_key=lookup, digest=digest, expiry=expiry, name=name, team=team)
     audit_record(
         actor=user,
         action="token.create",

@@ -11,10 +11,9 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
-from knox.models import AbstractAuthToken
-from knox.settings import CONSTANTS
 
 from chatcore.endpoints import endpoint_validate
+from chatcore.token_keys import DIGEST_LENGTH, LOOKUP_MAX_LENGTH
 
 
 class Persona(models.Model):
@@ -388,16 +387,22 @@ class AuditEntry(models.Model):
         return f"{self.actor_label} {self.action} {self.resource}"
 
 
-class ApiToken(AbstractAuthToken):
-    """A personal API token (django-rest-knox's model, swapped in by
-    KNOX_TOKEN_MODEL): only a SHA-512 digest and the first characters are
-    stored, so the key is shown once, at creation, and never again.
+class ApiToken(models.Model):
+    """A personal API token: only a SHA-512 digest and the first characters
+    are stored (chatcore/token_keys.py), so the key is shown once, at
+    creation, and never again.
 
-    An integer id (knox keys rows by the digest) lets a token be revoked by
-    URL without exposing its digest; a name tells a person's tokens apart."""
+    The apps' own model, so that a host keeps whatever token apps it uses for
+    its own API (knox, DRF's tokens) as they are. An integer id lets a token
+    be revoked by URL without exposing its digest; a name tells a person's
+    tokens apart."""
 
     id = models.BigAutoField(primary_key=True)
-    digest = models.CharField(max_length=CONSTANTS.DIGEST_LENGTH, unique=True)
+    digest = models.CharField(max_length=DIGEST_LENGTH, unique=True)
+    token_key = models.CharField(max_length=LOOKUP_MAX_LENGTH, db_index=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    created = models.DateTimeField(auto_now_add=True)
+    expiry = models.DateTimeField(null=True, blank=True)
     name = models.CharField(max_length=100)
     last_used_at = models.DateTimeField(null=True, blank=True)
     # Calls through a bound token act in this team (channels it creates, /v1 conversations).
@@ -412,5 +417,5 @@ class ApiToken(AbstractAuthToken):
 
     @property
     def prefix(self) -> str:
-        """The key's first characters (knox's lookup key): enough to recognize it, useless to use it."""
+        """The key's first characters (its lookup): enough to recognize it, useless to use it."""
         return self.token_key

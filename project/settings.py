@@ -67,7 +67,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_q",
@@ -196,37 +195,12 @@ CACHES = {
     )
 }
 
+# This site's own DRF defaults. The apps' API views carry their authentication, permissions, parsers,
+# pagination and error bodies themselves (chatcore/api/base.py), so nothing of theirs is set here.
 REST_FRAMEWORK = {
-    # Token first: its WWW-Authenticate header makes a missing or bad credential
-    # a 401 (the client should authenticate), not a 403. It takes personal
-    # tokens (hashed, django-rest-knox) as "Token <key>" or "Bearer <key>".
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "chatcore.api.authentication.TokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
-    ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": [
-        "chatcore.api.parsers.JSONParser",
-        "chatcore.api.parsers.FormParser",
-        "chatcore.api.parsers.MultiPartParser",
-    ],
-    "DEFAULT_SCHEMA_CLASS": "chatcore.api.schema.AutoSchema",
-    "EXCEPTION_HANDLER": "chatcore.api.exceptions.exception_handler",
-    # Every list endpoint: ?limit=&offset= (default 50, at most 500), {count, next, previous, results}.
-    "DEFAULT_PAGINATION_CLASS": "chatcore.api.pagination.Pagination",
-    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 
-# Personal API tokens: django-rest-knox with our model (a name, an integer id,
-# last use). Only a SHA-512 digest is stored; tokens start with "cmp_" so that
-# secret scanners and people recognize them; no expiry unless one is chosen.
-KNOX_TOKEN_MODEL = "chatcore.ApiToken"
-# Knox's own migrations would create its (swapped-out, unused) knox_authtoken
-# table, whose foreign key to auth_user makes PostgreSQL refuse a TRUNCATE of
-# the users (test flushes): the app keeps no migrations, and a swapped model
-# gets no table.
-MIGRATION_MODULES = {"knox": None}
-REST_KNOX = {"TOKEN_TTL": None, "TOKEN_PREFIX": "cmp_", "AUTH_HEADER_PREFIX": "Token"}
 
 # Endpoints that call a model (reply, compact) are throttled per user with a
 # counter in the shared cache: "<requests>/<sec|min|hour|day>", empty = off.

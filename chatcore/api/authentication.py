@@ -1,4 +1,4 @@
-"""API authentication by personal token (django-rest-knox, hashed at rest).
+"""API authentication by personal token (chatcore.models.ApiToken, hashed at rest).
 
 `Authorization: Token <key>` (the scheme this API always had) and
 `Authorization: Bearer <key>` (what OpenAI-style clients send) are the same
@@ -11,14 +11,12 @@ from hmac import compare_digest
 from django.contrib.auth.models import User
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from knox.auth import TokenAuthentication as KnoxTokenAuthentication
-from knox.crypto import hash_token
-from knox.settings import CONSTANTS
 from rest_framework import exceptions
-from rest_framework.authentication import get_authorization_header
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
 
 from chatcore.models import ApiToken
+from chatcore.token_keys import key_digest, key_lookup
 
 SCHEMES = (b"token", b"bearer")
 # How stale "last used" may get before an authentication writes it again:
@@ -26,8 +24,8 @@ SCHEMES = (b"token", b"bearer")
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
-class TokenAuthentication(KnoxTokenAuthentication):
-    """Knox's token check with both header schemes, one query per request
+class TokenAuthentication(BaseAuthentication):
+    """The token check with both header schemes, one query per request
     (the token with its user), expiry enforced and the last use recorded."""
 
     keyword = "Token"
@@ -47,9 +45,9 @@ class TokenAuthentication(KnoxTokenAuthentication):
             key = token.decode("utf-8")
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed("Invalid token.") from None
-        digest = hash_token(key)
+        digest = key_digest(key)
         now = timezone.now()
-        for candidate in ApiToken.objects.filter(token_key=key[: CONSTANTS.TOKEN_KEY_LENGTH]).select_related("user"):
+        for candidate in ApiToken.objects.filter(token_key=key_lookup(key)).select_related("user"):
             if not compare_digest(digest, candidate.digest):
                 continue
             if candidate.expiry is not None and candidate.expiry <= now:

@@ -10,12 +10,12 @@ from typing import Any, cast
 from django.core.exceptions import ValidationError
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from chatcore import data_control, exports, selectors
+from chatcore.api.base import ApiView
 from chatcore.api.permissions import StaffPermissions
 from chatcore.api.requests import request_data
 from chatcore.api.schema import request_example
@@ -47,7 +47,7 @@ class PurgeResultSerializer(serializers.Serializer):
     note = serializers.CharField(help_text="What became of the summaries' quotes, in words (empty: nothing).")
 
 
-class SummaryPurgeView(GenericAPIView):
+class SummaryPurgeView(ApiView):
     serializer_class = PurgeRequestSerializer
     schema_errors = {"post": (409,)}
 
@@ -100,7 +100,7 @@ class _FormatIsOurs(DefaultContentNegotiation):
     settings = cast(Any, SimpleNamespace(URL_FORMAT_OVERRIDE=None))
 
 
-class ChannelExportView(GenericAPIView):
+class ChannelExportView(ApiView):
     """`?format=openai-messages|chatgpt` (`&scope=active|tree`): your channel in a format other tools read.
     Without `format`, staff with `chatcore.export_channel`: any channel, every message of every branch, every
     summary (audited)."""

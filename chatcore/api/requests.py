@@ -14,7 +14,7 @@ from chatcore.models import ApiToken, Team
 def request_user(request: Request) -> User:
     """The user of a request that passed IsAuthenticated (NotAuthenticated otherwise)."""
     user = request.user
-    if not isinstance(user, User):
+    if not user.is_authenticated:  # any user model: the anonymous user is the one that is not
         raise NotAuthenticated()
     return user
 

@@ -7,12 +7,12 @@ models are staff's (the permission the service checks, asked first)."""
 from django.contrib.auth import get_user_model
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.generics import GenericAPIView
 from rest_framework.mixins import ListModelMixin
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from chatcore.api.base import ApiView
 from chatcore.api.permissions import StaffPermissions
 from chatcore.api.requests import request_data, request_user
 from chatcore.api.schema import request_example
@@ -116,7 +116,7 @@ def _fresh(team: Team) -> Team:
     return selectors.team_get(team_id=team.pk)
 
 
-class TeamListView(ListModelMixin, GenericAPIView):
+class TeamListView(ListModelMixin, ApiView):
     permission_classes = [IsAuthenticated, StaffPermissions]
     staff_rules = {"POST": services.CREATE_TEAM}
     serializer_class = TeamSerializer
@@ -153,7 +153,7 @@ class TeamListView(ListModelMixin, GenericAPIView):
         return Response(TeamSerializer(_fresh(team)).data, status=status.HTTP_201_CREATED)
 
 
-class TeamDetailView(GenericAPIView):
+class TeamDetailView(ApiView):
     permission_classes = [IsAuthenticated, StaffPermissions]
     staff_rules = {"DELETE": services.DELETE_TEAM}
     serializer_class = TeamSerializer
@@ -192,7 +192,7 @@ class TeamDetailView(GenericAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class TeamMemberListView(ListModelMixin, GenericAPIView):
+class TeamMemberListView(ListModelMixin, ApiView):
     serializer_class = MemberSerializer
 
     def get(self, request: Request, team_id: int) -> Response:
@@ -222,7 +222,7 @@ class TeamMemberListView(ListModelMixin, GenericAPIView):
         return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
 
 
-class TeamMemberDetailView(GenericAPIView):
+class TeamMemberDetailView(ApiView):
     serializer_class = MemberSerializer
 
     @extend_schema(responses={204: None})
@@ -241,7 +241,7 @@ class TeamMemberDetailView(GenericAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class TeamRoleView(GenericAPIView):
+class TeamRoleView(ApiView):
     permission_classes = [IsAuthenticated, StaffPermissions]
     staff_rules = {"PUT": services.CHANGE_TEAM, "DELETE": services.CHANGE_TEAM}
     serializer_class = RoleAssignSerializer

@@ -3,12 +3,12 @@ in the answer once), revoke."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.generics import GenericAPIView
 from rest_framework.mixins import ListModelMixin
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from chatcore import api_tokens, selectors
+from chatcore.api.base import ApiView
 from chatcore.api.requests import request_user
 from chatcore.api.schema import request_example
 from chatcore.api_tokens import MAX_EXPIRY_DAYS
@@ -51,7 +51,7 @@ class ApiTokenCreateSerializer(serializers.Serializer):
     )
 
 
-class ApiTokenListView(ListModelMixin, GenericAPIView):
+class ApiTokenListView(ListModelMixin, ApiView):
     serializer_class = ApiTokenSerializer
 
     def get_queryset(self):
@@ -80,11 +80,10 @@ class ApiTokenListView(ListModelMixin, GenericAPIView):
         data = ApiTokenCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         token, key = api_tokens.api_token_create(user=request_user(request), **data.validated_data)
-        token.key = key
-        return Response(ApiTokenCreatedSerializer(token).data, status=status.HTTP_201_CREATED)
+        return Response({**ApiTokenSerializer(token).data, "key": key}, status=status.HTTP_201_CREATED)
 
 
-class ApiTokenDetailView(GenericAPIView):
+class ApiTokenDetailView(ApiView):
     serializer_class = ApiTokenSerializer
 
     @extend_schema(responses={204: None})

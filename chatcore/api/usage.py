@@ -2,11 +2,11 @@
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from chatcore import selectors
+from chatcore.api.base import ApiView
 from chatcore.api.requests import request_user
 from chatcore.models import UsageEntry
 from chatcore.teams.selectors import team_usage_get
@@ -39,7 +39,7 @@ class UsageSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class UsageListView(GenericAPIView):
+class UsageListView(ApiView):
     serializer_class = UsageSerializer
     schema_errors = {"get": (404,)}  # ?team= that you do not administer
 

@@ -4,13 +4,12 @@ service, serialise."""
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.generics import GenericAPIView
 from rest_framework.mixins import ListModelMixin
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
 
 from chatcore import data_control, replies, selectors, services
 from chatcore.api import serializers as s
+from chatcore.api.base import RENDERERS, ApiView
 from chatcore.api.data_control import purge_flag
 from chatcore.api.requests import request_data, request_team, request_user
 from chatcore.api.schema import request_example
@@ -19,7 +18,7 @@ from chatcore.context import context_assemble
 from chatcore.teams.access import acting_team
 
 
-class ChannelListView(ListModelMixin, GenericAPIView):
+class ChannelListView(ListModelMixin, ApiView):
     serializer_class = s.ChannelSerializer
 
     def get_queryset(self):
@@ -55,7 +54,7 @@ class ChannelListView(ListModelMixin, GenericAPIView):
         return Response(s.ChannelSerializer(channel).data, status=status.HTTP_201_CREATED)
 
 
-class ChannelDetailView(GenericAPIView):
+class ChannelDetailView(ApiView):
     serializer_class = s.ChannelSerializer
     schema_errors = {"delete": (400,)}
 
@@ -113,7 +112,7 @@ class ChannelDetailView(GenericAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class PathPageMixin(GenericAPIView):
+class PathPageMixin(ApiView):
     """A path (root to leaf) answered as one page of the API's list envelope."""
 
     def path_page(self, path: list) -> Response:
@@ -121,7 +120,7 @@ class PathPageMixin(GenericAPIView):
         return self.get_paginated_response(s.PathMessageSerializer(page, many=True).data)
 
 
-class MessageListView(PathPageMixin, GenericAPIView):
+class MessageListView(PathPageMixin, ApiView):
     serializer_class = s.PathMessageSerializer
 
     @extend_schema(operation_id="channels_messages_list", responses={200: s.PathMessageSerializer(many=True)})
@@ -156,11 +155,11 @@ class MessageListView(PathPageMixin, GenericAPIView):
         return Response(s.MessageSerializer(message).data, status=status.HTTP_201_CREATED)
 
 
-class ReplyView(GenericAPIView):
+class ReplyView(ApiView):
     """Served through `reply_endpoint`: this part runs in a thread, the model is awaited in the event loop."""
 
     serializer_class = s.ReplySerializer
-    renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, EventStreamRenderer]  # type: ignore[list-item]
+    renderer_classes = [*RENDERERS, EventStreamRenderer]
     schema_errors = {"post": (429, 502)}  # 429: the limit on model calls, kept by reply_prepare
 
     @extend_schema(
@@ -199,7 +198,7 @@ class ReplyView(GenericAPIView):
 reply_endpoint = async_api_view(ReplyView)
 
 
-class CursorView(PathPageMixin, GenericAPIView):
+class CursorView(PathPageMixin, ApiView):
     serializer_class = s.CursorSerializer
 
     @extend_schema(
@@ -219,7 +218,7 @@ class CursorView(PathPageMixin, GenericAPIView):
         return self.path_page(selectors.message_path(leaf_id=cursor.leaf_id, with_siblings=True))
 
 
-class ContextView(GenericAPIView):
+class ContextView(ApiView):
     serializer_class = s.ContextSerializer
 
     def get(self, request, channel_id: int):

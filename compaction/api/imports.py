@@ -8,9 +8,9 @@ from django.core.files.base import ContentFile
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
+from chatcore.api.base import ApiView
 from chatcore.api.requests import request_data, request_user
 from chatcore.api.schema import request_example
 from chatcore.api.serializers import JSONField
@@ -78,7 +78,7 @@ def _status_of(job: ConversationImport) -> dict:
     return ImportStatusSerializer(job).data
 
 
-class ImportView(GenericAPIView):
+class ImportView(ApiView):
     serializer_class = ImportRequestSerializer
     schema_errors = {"post": (429,)}  # 429: imports count against the limit on expensive operations
 
@@ -126,7 +126,7 @@ class ImportView(GenericAPIView):
         return response
 
 
-class ImportStatusView(GenericAPIView):
+class ImportStatusView(ApiView):
     serializer_class = ImportStatusSerializer
 
     @extend_schema(responses={200: ImportStatusSerializer})

@@ -8,12 +8,12 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.generics import GenericAPIView
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from chatcore import selectors as chat_selectors
 from chatcore import services as chat_services
+from chatcore.api.base import ApiView
 from chatcore.api.permissions import StaffPermissions
 from chatcore.api.requests import request_data, request_user
 from chatcore.api.schema import request_example
@@ -25,7 +25,7 @@ from compaction.recall.pages import result_url
 from compaction.services import profiles as rules
 
 
-class CompactView(GenericAPIView):
+class CompactView(ApiView):
     serializer_class = s.CompactRequestSerializer
     schema_errors = {"post": (409, 422, 429, 502)}  # 429: the limit on model calls, kept by the service
 
@@ -70,7 +70,7 @@ class CompactView(GenericAPIView):
         )
 
 
-class BranchView(GenericAPIView):
+class BranchView(ApiView):
     serializer_class = s.BranchRequestSerializer
     schema_errors = {"post": (409, 422, 429, 502)}  # 429: the limit on model calls, kept by the service
 
@@ -103,7 +103,7 @@ class BranchView(GenericAPIView):
         return Response(ChannelSerializer(branch).data, status=status.HTTP_201_CREATED)
 
 
-class ChannelSummaryListView(GenericAPIView):
+class ChannelSummaryListView(ApiView):
     serializer_class = SummarySerializer
 
     def get_queryset(self):
@@ -121,7 +121,7 @@ class ChannelSummaryListView(GenericAPIView):
         return self.get_paginated_response(SummarySerializer(page, many=True).data)
 
 
-class SummaryRevertView(GenericAPIView):
+class SummaryRevertView(ApiView):
     serializer_class = SummarySerializer
     schema_errors = {"post": (409,)}
 
@@ -137,7 +137,7 @@ class SummaryRevertView(GenericAPIView):
         return Response(SummarySerializer(summary).data)
 
 
-class ProfileListView(GenericAPIView):
+class ProfileListView(ApiView):
     permission_classes = [IsAuthenticated, StaffPermissions]
     staff_rules = {"POST": rules.CREATE}
     serializer_class = s.ProfileSerializer
@@ -185,7 +185,7 @@ class ProfileListView(GenericAPIView):
         return Response(s.ProfileSerializer(profile).data, status=status.HTTP_201_CREATED)
 
 
-class ProfileDetailView(GenericAPIView):
+class ProfileDetailView(ApiView):
     permission_classes = [IsAuthenticated, StaffPermissions]
     staff_rules = {"PATCH": rules.CHANGE, "DELETE": rules.DELETE}
     serializer_class = s.ProfileSerializer
@@ -224,7 +224,7 @@ class ProfileDetailView(GenericAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class ProfileDuplicateView(GenericAPIView):
+class ProfileDuplicateView(ApiView):
     permission_classes = [IsAuthenticated, StaffPermissions]
     staff_rules = {"POST": rules.DUPLICATE}
     serializer_class = s.ProfileDuplicateSerializer
@@ -248,7 +248,7 @@ class ProfileDuplicateView(GenericAPIView):
         return Response(s.ProfileSerializer(copy).data, status=status.HTTP_201_CREATED)
 
 
-class ProfileResetView(GenericAPIView):
+class ProfileResetView(ApiView):
     permission_classes = [IsAuthenticated, StaffPermissions]
     staff_rules = {"POST": rules.RESET}
     serializer_class = s.ProfileSerializer
@@ -265,7 +265,7 @@ class ProfileResetView(GenericAPIView):
         return Response(s.ProfileSerializer(profile).data)
 
 
-class ProfileExportView(GenericAPIView):
+class ProfileExportView(ApiView):
     permission_classes = [IsAuthenticated, StaffPermissions]
     staff_rules = {"GET": rules.EXPORT}
     serializer_class = s.ProfileImportSerializer
@@ -279,7 +279,7 @@ class ProfileExportView(GenericAPIView):
         return Response(services.profile_export(profiles=selectors.profile_list().order_by("pk")))
 
 
-class ProfileImportView(GenericAPIView):
+class ProfileImportView(ApiView):
     permission_classes = [IsAuthenticated, StaffPermissions]
     staff_rules = {"POST": rules.IMPORT}
     serializer_class = s.ProfileImportSerializer
@@ -338,7 +338,7 @@ def _moment(value: str, field: str, *, end: bool) -> dt.datetime | None:
     return moment if timezone.is_aware(moment) else timezone.make_aware(moment, dt.UTC)
 
 
-class ChannelSearchView(GenericAPIView):
+class ChannelSearchView(ApiView):
     serializer_class = s.SearchResultSerializer
     # Ranked matches, the best `limit` of them: a search answer, not a list to page through.
     pagination_class = None

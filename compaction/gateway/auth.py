@@ -1,7 +1,7 @@
 """Who is calling: `Authorization: Bearer <the user's API token>`.
 
-The gateway's one entry to the project's personal API tokens (django-rest-
-knox, hashed at rest, with expiry: chatcore.api.authentication): the same
+The gateway's one entry to the apps' personal API tokens (hashed at rest,
+with expiry: chatcore.api.authentication): the same
 keys as on /api/, read with the `Bearer` keyword that OpenAI clients send.
 Sessions are not credentials here: a browser's cookie never authorises a
 /v1 call (no CSRF exposure).

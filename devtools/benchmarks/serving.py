@@ -36,10 +36,9 @@ from pathlib import Path
 
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
-from knox.models import get_digest_token
-from knox.settings import CONSTANTS
 
 from chatcore.models import ApiToken, Channel, LLMModel, ModelRole
+from chatcore.token_keys import key_make
 from devtools.benchmarks.databases import database_close, database_open
 from devtools.processes import database_url, port_wait
 
@@ -123,12 +122,12 @@ def _fill(*, conversations: int, model_url: str) -> list[list]:
         Channel(owner=user, title=f"Load {index}", context_budget=1_000_000) for index, user in enumerate(users)
     )
     # Personal tokens (hashed, as the API stores them); the keys go to the clients.
-    made = [get_digest_token() for _ in users]
+    made = [key_make() for _ in users]
     ApiToken.objects.using(db).bulk_create(
-        ApiToken(user=user, name="serving bench", digest=digest, token_key=key[: CONSTANTS.TOKEN_KEY_LENGTH])
-        for user, (digest, key) in zip(users, made, strict=True)
+        ApiToken(user=user, name="serving bench", digest=digest, token_key=lookup)
+        for user, (_key, lookup, digest) in zip(users, made, strict=True)
     )
-    return [[channel.pk, key] for channel, (_digest, key) in zip(channels, made, strict=True)]
+    return [[channel.pk, key] for channel, (key, _lookup, _digest) in zip(channels, made, strict=True)]
 
 
 def _server(kind: str, *, port: int, config: dict, log: Path) -> subprocess.Popen:

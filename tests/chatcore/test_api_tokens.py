@@ -85,6 +85,22 @@ def test_key_authenticates_with_either_scheme_and_records_last_use(db, user, sch
     assert token.last_used_at is not None
 
 
+# A key and the digest django-rest-knox stored for it, when it made the tokens: such rows keep working.
+KNOX_KEY = "cmp_" + "0123456789abcdef" * 4
+KNOX_DIGEST = (
+    "235bfdb16bb0cd52253118feed3c9e9113ddc28e6313eefd83f6b2f7057e2f3e"
+    "9768829b4f902f204af309e831de346494e13dac9c477f8e2b07f511dc637fef"
+)
+
+
+def test_a_key_made_before_the_apps_kept_tokens_themselves_still_authenticates(db, user):
+    ApiToken.objects.create(user=user, name="old script", token_key=KNOX_KEY[:15], digest=KNOX_DIGEST)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {KNOX_KEY}")
+    response = client.get("/api/tokens/")
+    assert (response.status_code, [token["name"] for token in response.json()["results"]]) == (200, ["old script"])
+
+
 def test_expired_and_revoked_and_wrong_keys_are_refused(db, user):
     expired, expired_key = api_token_create(user=user, name="old", expires_in_days=1)
     ApiToken.objects.filter(pk=expired.pk).update(expiry=timezone.now() - timedelta(seconds=1))

@@ -8,7 +8,7 @@ bulk importer, so the whole command takes a few seconds.
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
@@ -31,6 +31,10 @@ PERSONAS = [
         "You are a careful research assistant. Keep track of sources, methods and open questions.",
     ),
 ]
+
+DEMO_LOGIN = "demo"
+DEMO_EMAIL = "demo@example.com"
+DEMO_PASSWORD = "demo-password"
 
 # The offline model's window is small on purpose: the long demo conversation
 # then sits above the 75% warning line, ready to be compacted.
@@ -78,16 +82,31 @@ class Command(BaseCommand):
         )
         self.stdout.write(
             self.style.SUCCESS(
-                f"Demo data ready ({len(made)} conversation(s) created): log in as demo / demo-password."
+                f"Demo data ready ({len(made)} conversation(s) created): log in as {demo_user.get_username()} / "
+                f"{DEMO_PASSWORD}."
             )
         )
 
     def _user(self):
-        demo_user, created = get_user_model().objects.get_or_create(
-            username="demo", defaults={"is_staff": True, "is_superuser": True, "email": "demo@example.com"}
-        )
+        """The demo user, under the site's user model: its log-in field is a name ("demo") or, when the
+        model logs in by e-mail, the demo's address; it needs is_staff and is_superuser (the admin)."""
+        model = get_user_model()
+        login_field = model.USERNAME_FIELD
+        email_field = model.get_email_field_name()
+        fields = {field.name for field in model._meta.fields}
+        missing = [name for name in ("is_staff", "is_superuser") if name not in fields]
+        if missing:
+            raise CommandError(
+                f"seed_demo makes a staff superuser: the user model {model._meta.label} has no "
+                f"{' or '.join(missing)} field (django.contrib.auth's AbstractUser, or PermissionsMixin and is_staff)."
+            )
+        login = DEMO_EMAIL if login_field == email_field else DEMO_LOGIN
+        defaults: dict[str, object] = {"is_staff": True, "is_superuser": True}
+        if login_field != email_field and email_field in fields:
+            defaults[email_field] = DEMO_EMAIL
+        demo_user, created = model.objects.get_or_create(**{login_field: login}, defaults=defaults)
         if created:
-            demo_user.set_password("demo-password")
+            demo_user.set_password(DEMO_PASSWORD)
             demo_user.save(update_fields=["password"])
         return demo_user
 

@@ -25,12 +25,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file")
         parser.add_argument("--format", choices=FORMATS, default="locomo")
-        parser.add_argument("--user", required=True, help="Username of the channels' owner.")
+        parser.add_argument("--user", required=True, help="The owner's log-in name (or e-mail).")
         parser.add_argument("--title", default="", help="Title of the imported channel(s).")
 
     def handle(self, *args, **options):
         try:
-            owner = get_user_model().objects.get(username=options["user"])
+            owner = get_user_model().objects.get_by_natural_key(options["user"])
         except get_user_model().DoesNotExist:
             raise CommandError(f"No user named {options['user']!r}.") from None
         path = Path(options["file"])
