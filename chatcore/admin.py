@@ -108,7 +108,15 @@ class ChannelAdmin(admin.ModelAdmin):
         d.channel_state,
         d.when("last_activity_at", "Last activity"),
     ]
-    list_filter = ["type", "archived", "ephemeral", ("deleted_at", admin.EmptyFieldListFilter), "persona", "model"]
+    list_filter = [
+        "type",
+        "archived",
+        "ephemeral",
+        ("deleted_at", admin.EmptyFieldListFilter),
+        "persona",
+        "model",
+        "team",
+    ]
     date_hierarchy = "last_activity_at"
     list_select_related = ["owner", "persona", "model"]
     search_fields = ["title", "owner__username"]
@@ -322,7 +330,7 @@ class UsageEntryAdmin(ReadOnlyAdmin):
         d.usage_duration,
         d.usage_outcome,
     ]
-    list_filter = ["role", "trigger", "success", "model"]
+    list_filter = ["role", "trigger", "success", "model", "team"]
     list_select_related = ["user", "channel"]
     search_fields = ["model", "error"]
     date_hierarchy = "created_at"

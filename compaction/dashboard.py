@@ -45,8 +45,10 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Cast, Coalesce, Floor, Ln, TruncDate
+from django.utils import timezone
 
-from chatcore.models import Channel, ModelRole, Summary, UsageEntry
+from chatcore.models import Channel, ModelRole, Summary, Team, UsageEntry
+from chatcore.teams.budgets import month_start
 from compaction.models import CompactionSettings
 from compaction.scanner.services import channel_threshold
 
@@ -63,6 +65,7 @@ class Filters:
     end: datetime.date  # inclusive
     persona_id: int | None = None
     model: str = ""
+    team_id: int | None = None
     using: str = "default"  # the database alias (the benchmark reads a database of its own)
 
     @property
@@ -110,6 +113,7 @@ class Dashboard:
     p95_ms: float | None
     calls: int
     nearest: list[dict]
+    teams: "list[TeamSpend]" = dataclasses.field(default_factory=list)
 
     @property
     def totals(self) -> Day:
@@ -133,6 +137,8 @@ def _summaries(filters: Filters):
     rows = Summary.objects.using(filters.using).filter(created_at__gte=filters.since, created_at__lt=filters.until)
     if filters.persona_id:
         rows = rows.filter(channel__persona_id=filters.persona_id)
+    if filters.team_id:
+        rows = rows.filter(channel__team_id=filters.team_id)
     if filters.model:
         rows = rows.filter(model=filters.model)
     return rows
@@ -144,9 +150,50 @@ def _usage(filters: Filters):
     )
     if filters.persona_id:
         rows = rows.filter(channel__persona_id=filters.persona_id)
+    if filters.team_id:
+        rows = rows.filter(team_id=filters.team_id)
     if filters.model:
         rows = rows.filter(model=filters.model)
     return rows
+
+
+@dataclasses.dataclass(frozen=True)
+class TeamSpend:
+    """A team's spend this calendar month (every role, as its budgets count it) against its budgets."""
+
+    team: Team
+    tokens: int
+    cost: Decimal
+
+    @property
+    def token_share(self) -> float | None:
+        budget = self.team.monthly_token_budget
+        return self.tokens / budget if budget else None
+
+    @property
+    def cost_share(self) -> float | None:
+        budget = self.team.monthly_cost_budget
+        return float(self.cost / budget) if budget else None
+
+
+def _team_spend(filters: Filters) -> list[TeamSpend]:
+    """Every team's spend this month, grouped in one aggregate (the (team, created_at) index), with the teams."""
+    teams = Team.objects.using(filters.using).order_by("name", "id")
+    if filters.team_id:
+        teams = teams.filter(pk=filters.team_id)
+    totals = {
+        row["team_id"]: row
+        for row in UsageEntry.objects.using(filters.using)
+        .filter(team__isnull=False, created_at__gte=month_start(timezone.now()))
+        .values("team_id")
+        .annotate(tokens_in=Sum("input_tokens"), tokens_out=Sum("output_tokens"), spent=Sum("cost"))
+    }
+    spends = []
+    for team in teams:
+        row = totals.get(team.pk)
+        tokens = int(row["tokens_in"] or 0) + int(row["tokens_out"] or 0) if row else 0
+        spends.append(TeamSpend(team=team, tokens=tokens, cost=Decimal(row["spent"] or 0) if row else Decimal(0)))
+    return spends
 
 
 def _default_price(using: str) -> Decimal:
@@ -297,6 +344,8 @@ def _nearest(filters: Filters, settings: CompactionSettings) -> list[dict]:
     )
     if filters.persona_id:
         channels = channels.filter(persona_id=filters.persona_id)
+    if filters.team_id:
+        channels = channels.filter(team_id=filters.team_id)
     candidates = channels.select_related("owner", "persona", "model").order_by("-context_ratio")[: NEAREST_CHANNELS * 5]
     rows: list[dict[str, Any]] = []
     for channel in candidates:
@@ -327,4 +376,5 @@ def usage_dashboard(*, filters: Filters, settings: CompactionSettings) -> Dashbo
         p95_ms=p95,
         calls=calls,
         nearest=_nearest(filters, settings),
+        teams=_team_spend(filters),
     )

@@ -7,7 +7,7 @@ from typing import cast
 from django import forms
 from django.utils import timezone
 
-from chatcore.models import LLMModel, Persona
+from chatcore.models import LLMModel, Persona, Team
 
 
 class CompactForm(forms.Form):
@@ -61,6 +61,7 @@ class DashboardFilterForm(forms.Form):
         queryset=Persona.objects.order_by("name"), required=False, empty_label="All personas"
     )
     model = forms.ChoiceField(required=False, label="Model")
+    team = forms.ModelChoiceField(queryset=Team.objects.order_by("name"), required=False, empty_label="All teams")
 
     MAX_DAYS = 366
 

@@ -26,9 +26,13 @@ VIEW_PERMISSION = "compaction.view_usage_dashboard"
 
 def _filters(form: DashboardFilterForm) -> Filters:
     data = form.cleaned_data
-    persona = data.get("persona")
+    persona, team = data.get("persona"), data.get("team")
     return Filters(
-        start=data["start"], end=data["end"], persona_id=persona.pk if persona else None, model=data["model"]
+        start=data["start"],
+        end=data["end"],
+        persona_id=persona.pk if persona else None,
+        model=data["model"],
+        team_id=team.pk if team else None,
     )
 
 

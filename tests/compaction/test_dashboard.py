@@ -10,9 +10,17 @@ from django.test import Client
 from django.utils import timezone
 
 from chatcore.models import Summary, UsageEntry
+from chatcore.teams.budgets import month_start
 from compaction.dashboard import BUCKET_EDGES, Filters, failure_reason, histogram_percentile, usage_dashboard
 from compaction.scanner.selectors import compaction_settings_get
-from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory, UserFactory, build_path
+from tests.chatcore.factories import (
+    ChannelFactory,
+    LLMModelFactory,
+    PersonaFactory,
+    TeamFactory,
+    UserFactory,
+    build_path,
+)
 
 URL = "/admin/compaction/usagedashboard/"
 
@@ -159,8 +167,9 @@ def test_query_count_does_not_depend_on_range_or_rows(world, staff_client, days,
 
 
 # session + user, form (models, persona lookup none), chat role price, 3 day aggregates,
-# failures, histogram, settings, nearest channels, persona choices rendered.
-QUERIES = 11
+# failures, histogram, settings, nearest channels, the teams and their month's spend (2),
+# persona and team choices rendered.
+QUERIES = 14
 
 
 def test_failure_reasons_drop_the_particulars():
@@ -175,3 +184,28 @@ def test_histogram_percentile_interpolates_inside_the_bucket():
     counts = {index: 100}
     value = histogram_percentile(counts, 100, 0.5)
     assert BUCKET_EDGES[index] <= value <= BUCKET_EDGES[index + 1]
+
+
+def test_teams_spend_against_budget_and_the_team_filter(staff_client):
+    team = TeamFactory(name="Research", monthly_token_budget=1_000, monthly_cost_budget=Decimal("4"))
+    quiet = TeamFactory(name="Quiet")
+    channel = ChannelFactory(team=None)
+    UsageEntry.objects.create(team=team, channel=channel, role="chat", model="m", input_tokens=200, output_tokens=50)
+    UsageEntry.objects.create(team=team, role="utility", model="m", input_tokens=50, cost=Decimal("1"))
+    last_month = UsageEntry.objects.create(team=team, role="chat", model="m", input_tokens=10**6)
+    UsageEntry.objects.filter(pk=last_month.pk).update(created_at=month_start(timezone.now()) - datetime.timedelta(1))
+    UsageEntry.objects.create(role="chat", model="m", input_tokens=999)
+
+    today = timezone.now().date()
+    data = usage_dashboard(filters=Filters(start=today, end=today), settings=compaction_settings_get())
+    assert [(row.team, row.tokens, row.cost, row.token_share, row.cost_share) for row in data.teams] == [
+        (quiet, 0, Decimal(0), None, None),
+        (team, 300, Decimal(1), 0.3, 0.25),
+    ]
+    only = usage_dashboard(filters=Filters(start=today, end=today, team_id=team.pk), settings=compaction_settings_get())
+    assert [row.team for row in only.teams] == [team]
+    assert only.calls == 1  # the team's one summarizing call in range
+
+    page = staff_client.get(URL, {"team": team.pk}).content.decode()
+    assert "Teams this month: spend against budget" in page and "· team Research" in page
+    assert '<td class="num">300</td>\n          <td class="num">1,000</td>\n          <td class="num">30.0%</td>' in page
