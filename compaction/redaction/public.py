@@ -36,7 +36,9 @@ import binascii
 import json
 import re
 
-from compaction.redaction.spans import Scan, Spans
+import re2
+
+from compaction.redaction.spans import Scan, Spans, re2_spans
 
 # Blocks that carry public material between their armour lines (the private ones are the structure layer's).
 _PUBLIC_BLOCK = re.compile(
@@ -50,12 +52,12 @@ _SSH_PUBLIC = re.compile(
     r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d{3}|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)"
     r"[ \t]+(AAAA[A-Za-z0-9+/]{20,}={0,2})"
 )
-_SSH_MARK = ("ssh-", "ecdsa-sha2-", "sk-ssh-", "sk-ecdsa-")
+# The marks of the blocks, SSH keys and JWKs, found in one RE2 pass over the text's ASCII image.
+_MARKS = re2.compile(rb'-----BEGIN |ssh-|ecdsa-sha2-|sk-ssh-|sk-ecdsa-|"kty"')
 # Extended public keys of BIP32 wallets (mainnet and testnet, each address type), base58.
 _EXTENDED_PUBLIC = re.compile(
     r"(?<![A-Za-z0-9])(?:[xyzXYZtuvUV]pub|Ltub|Mtub)[1-9A-HJ-NP-Za-km-z]{100,112}(?![A-Za-z0-9])"
 )
-_PUB_MARKS = ("pub", "Ltub", "Mtub")
 # Publishable keys: made to be embedded in web pages and apps.
 _PUBLISHABLE = re.compile(
     r"(?<![A-Za-z0-9_\-])(?:pk_(?:live|test)_[A-Za-z0-9]{16,}|pk-lf-[0-9a-f\-]{36}|pk\.eyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+|"
@@ -83,22 +85,15 @@ _CONTENT_HASH = re.compile(
     r"|baf[a-z][a-z2-7]{50,})(?![A-Za-z0-9])"
     r"|/nix/store/[0-9a-z]{32}-"
 )
-_HASH_MARKS = ("h1:", "sha", "md5", "blake", "Qm", "baf", "/nix/store/")
+_TOKEN_SHAPED = (_EXTENDED_PUBLIC, _PUBLISHABLE, _OBJECT_ID, _TWILIO_SID, _CONTENT_HASH)
 # Placeholders: a token with a separator whose last part is one character repeated (sk_live_xxxx…, ghp_XXXX…), or
 # that holds, as a word of its own, what people put where a key goes (xoxb-your-bot-token, your-api-key-here).
-_PLACEHOLDER_MARKS = (
-    "xxxxxxxx",
-    "00000000",
-    "********",
-    "your",
-    "example",
-    "replace",
-    "dummy",
-    "placeholder",
-    "changeme",
+# Where a placeholder may be (RE2 on the text's ASCII image): a run of one character, or a placeholder word joined
+# to the rest of its token (xoxb-your-bot-token, <YOUR_API_KEY>), not the same word in a sentence.
+_PLACEHOLDER_WORDS = rb"(?:your|example|replace|dummy|placeholder|changeme)"
+_PLACEHOLDER_HINT = re2.compile(
+    rb"(?i)xxxxxxxx|00000000|\*{8}|[_\-<]" + _PLACEHOLDER_WORDS + rb"|" + _PLACEHOLDER_WORDS + rb"[_\->]"
 )
-# A placeholder word is joined to the rest of its token by one of these (xoxb-your-bot-token, <YOUR_API_KEY>).
-_JOINERS = frozenset("_-<>")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.*/+")
 _REPEATED = re.compile(r"[_\-.]([xX0*.])\1{7,}$")
 _PLACEHOLDER_WORD = re.compile(r"(?<![a-z])(?:your|example|replace|dummy|placeholder|changeme)(?![a-z])")
@@ -113,15 +108,11 @@ def placeholder(token: str) -> bool:
 
 
 def _placeholders(scan: Scan, spans: Spans) -> None:
-    text, lower = scan.text, scan.lower
-    for mark in _PLACEHOLDER_MARKS:
-        position = lower.find(mark)
-        while position != -1:
-            after = position + len(mark)
-            joined = text[position - 1 : position] in _JOINERS or text[after : after + 1] in _JOINERS
-            if not mark.isalpha() or joined:  # not an ordinary word ("your", "example") in a sentence
-                after = _placeholder_at(text, spans, position)
-            position = lower.find(mark, after)
+    text = scan.text
+    searched = 0
+    for start, _ in re2_spans(_PLACEHOLDER_HINT, scan.image):
+        if start >= searched:
+            searched = _placeholder_at(text, spans, start + (text[start] not in _TOKEN_CHARS))
 
 
 def _placeholder_at(text: str, spans: Spans, position: int) -> int:
@@ -144,32 +135,21 @@ _JWK_PUBLIC = re.compile(r"\"(?:n|e|x|y|x5c|x5t|x5t#S256)\"\s*:\s*(?:\[\s*)?\"([
 
 def find(scan: Scan, spans: Spans) -> None:
     """Protect every public span of the text, so that no layer takes it."""
-    text, lower = scan.text, scan.lower
-    if "-----BEGIN " in text:
+    text = scan.text
+    marks = {match.group()[:3] for match in _MARKS.finditer(scan.image)}
+    if b"---" in marks:
         for match in _PUBLIC_BLOCK.finditer(text):
             spans.protect(match.start(), match.end())
-    if any(mark in text for mark in _SSH_MARK):
+    if marks - {b"---", b'"kt'}:
         for match in _SSH_PUBLIC.finditer(text):
             spans.protect(match.start(1), match.end(1))
     # The token-shaped ones are read only inside the runs of token characters the shared scan found.
-    expressions = [
-        expression
-        for expression, present in (
-            (_EXTENDED_PUBLIC, any(mark in text for mark in _PUB_MARKS)),
-            (_PUBLISHABLE, "pk_" in text or "pk-lf-" in text or "pk.eyJ" in text or "phc_" in text),
-            (_OBJECT_ID, "_" in text or "-" in text),
-            (_TWILIO_SID, True),
-            (_CONTENT_HASH, any(mark in text for mark in _HASH_MARKS)),
-        )
-        if present
-    ]
-    for start, end in scan.runs if expressions else ():
-        for expression in expressions:
+    for start, end in scan.runs:
+        for expression in _TOKEN_SHAPED:
             for match in expression.finditer(text, start, end):
                 spans.protect(match.start(), match.end())
-    if any(mark in lower for mark in _PLACEHOLDER_MARKS):
-        _placeholders(scan, spans)
-    if '"kty"' in text and '"d"' not in text:
+    _placeholders(scan, spans)
+    if b'"kt' in marks and '"d"' not in text:
         for match in _JWK_PUBLIC.finditer(text):
             spans.protect(match.start(1), match.end(1))
 

@@ -63,12 +63,12 @@ _WALLET_WORDS = re.compile(
 )
 
 
-def _seed_phrases(scan: Scan, spans: Spans) -> None:
+def _seed_phrases(scan: Scan, spans: Spans, word_runs: list[tuple[int, int]], numbered_lists: bool) -> None:
     text = scan.text
     indices = bip39_words()
     wallet = None
     runs: list[list[tuple[int, int]]] = []
-    for run_start, run_end in re2_spans(_WORD_RUN_RE2, scan.image):
+    for run_start, run_end in word_runs:
         run: list[tuple[int, int]] = []
         for word in _WORD.finditer(text, run_start, run_end):
             if word.group() in indices:
@@ -77,7 +77,7 @@ def _seed_phrases(scan: Scan, spans: Spans) -> None:
                 runs.append(run)
                 run = []
         runs.append(run)
-    if re2_spans(_NUMBERED_RE2, scan.image):
+    if numbered_lists:
         numbered = list(_NUMBERED.finditer(text))
         run = []
         for previous, current in zip([None, *numbered], numbered, strict=False):
@@ -164,31 +164,52 @@ def suspicious(scan: Scan) -> bool:
     return _UNSEEN_RE.search(scan.image) is not None
 
 
+# The marks of the shapes below, found in one RE2 pass over the text's ASCII image (a search of the text for
+# each would cost a pass each).
+_MARKS = re2.compile(rb"(?i)otpauth:|/hooks/|algolia|searchclient|account|acct|a/c|konto|compte|cuenta|conto")
+_BANK_MARKS = frozenset((b"acc", b"a/c", b"kon", b"com", b"cue", b"con"))
+
+
 def find(scan: Scan, spans: Spans) -> None:
     """Seed phrases, keypair arrays, BitLocker keys, OTP seeds, webhook paths, Algolia keys, bank accounts."""
     text, lower = scan.text, scan.lower
-    _seed_phrases(scan, spans)
-    for start, end in re2_spans(_BYTE_ARRAY, scan.image) if "[" in text else ():
+    # One pass finds all four shapes (leftmost first, each alternative as greedy as alone); what a match starts
+    # with says which it is: a letter a run of words, a bracket an array, a digit a numbered list or a key.
+    word_runs, arrays, keys = [], [], []
+    numbered_lists = False
+    for start, end in re2_spans(_UNSEEN_RE, scan.image):
+        first = text[start]
+        if first == "[":
+            arrays.append((start, end))
+        elif not first.isdigit():
+            word_runs.append((start, end))
+        elif "\n" in text[start:end]:
+            numbered_lists = True
+        else:
+            keys.append((start, end))
+    _seed_phrases(scan, spans, word_runs, numbered_lists)
+    for start, end in arrays:
         if all(int(number) <= BYTE_MAX for number in re.findall(r"\d+", text[start:end])):
             spans.add(start, end, "solana_keypair")
-    for start, end in re2_spans(_BITLOCKER, scan.image) if "-" in text else ():
+    for start, end in keys:
         key = text[start:end]
         alone = (start == 0 or not text[start - 1].isdigit()) and text[end : end + 1] not in _DIGIT_OR_DASH
         if alone and all(int(group) % BITLOCKER_DIVISOR == 0 for group in key.split("-")):
             spans.add(start, end, "bitlocker_recovery_key")
-    if "otpauth:" in lower:
+    marks = {match.group()[:3].lower() for match in _MARKS.finditer(scan.image)}
+    if b"otp" in marks:
         for match in _OTPAUTH.finditer(text):
             spans.add(match.start(1), match.end(1), "one_time_code_seed")
-    if "/hooks/" in lower:
+    if b"/ho" in marks:
         for match in _HOOK_PATH.finditer(text):
             if sum(char.isdigit() for char in match.group(1)) >= MIN_HOOK_DIGITS:
                 spans.add(match.start(1), match.end(1), "webhook_url")
-    if "algolia" in lower or "searchclient" in lower:
+    if b"alg" in marks or b"sea" in marks:
         for match in _ALGOLIA_CLIENT.finditer(text):
             line_start, line_end = scan.line_bounds(match.start())
             if lower.count("search", line_start, line_end) <= lower.count("algoliasearch", line_start, line_end):
                 spans.add(match.start(1), match.end(1), "algolia_api_key")
-    if any(word in lower for word in ("account", "acct", "a/c", "konto", "compte", "cuenta", "conto")):
+    if marks & _BANK_MARKS:
         _bank_accounts(scan, spans)
 
 
