@@ -5,7 +5,7 @@ import datetime
 from django.db.models import Count, F, Q, QuerySet
 
 from chatcore import conf as chatcore_conf
-from chatcore.models import Channel, Cursor, ModelRole, Summary
+from chatcore.models import Channel, Cursor, ModelRole, Summary, Team
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
 
@@ -118,3 +118,25 @@ def auto_attempt_counts(*, now: datetime.datetime) -> tuple[int, int]:
 
 def auto_summaries_count(*, since: datetime.datetime) -> int:
     return Summary.objects.filter(trigger=Summary.Trigger.AUTO, created_at__gte=since).count()
+
+
+def team_hourly_left(*, channels: list[Channel], since: datetime.datetime) -> dict[int, int]:
+    """Automatic compactions each team with an hourly budget of its own may still have, for the teams of
+    `channels` (no query when none is in a team; two otherwise, whatever the number of teams)."""
+    team_ids = {channel.team_id for channel in channels if channel.team_id is not None}
+    if not team_ids:
+        return {}
+    budgets = dict(
+        Team.objects.filter(pk__in=team_ids, hourly_compaction_budget__isnull=False).values_list(
+            "pk", "hourly_compaction_budget"
+        )
+    )
+    if not budgets:
+        return {}
+    used = dict(
+        Summary.objects.filter(trigger=Summary.Trigger.AUTO, created_at__gte=since, channel__team_id__in=budgets)
+        .values("channel__team_id")
+        .annotate(n=Count("id"))
+        .values_list("channel__team_id", "n")
+    )
+    return {team_id: max(0, (budget or 0) - used.get(team_id, 0)) for team_id, budget in budgets.items()}

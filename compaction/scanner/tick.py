@@ -132,6 +132,7 @@ def _evaluate(
     leaves = selectors.owner_leaves(channels=channels)
     utility_window = selectors.utility_context_window()
     slots = _Slots(free=free, budget_left=budget_left, take=take, used=used)
+    slots.team_left = selectors.team_hourly_left(channels=channels, since=now - datetime.timedelta(hours=1))
     for channel in channels:
         if until_full and not slots.open:
             break
@@ -145,7 +146,15 @@ def _evaluate(
             now=now,
         )
         if decision.action == Action.ENQUEUE:
-            _admit(decision=decision, lease=lease, slots=slots, settings=settings, now=now, dry_run=dry_run)
+            _admit(
+                decision=decision,
+                lease=lease,
+                slots=slots,
+                settings=settings,
+                now=now,
+                dry_run=dry_run,
+                team_id=channel.team_id,
+            )
         report.decisions.append(decision)
         if decision.action != Action.SKIP or not until_full:
             logger.info("%s: %s", report.source, decision.log_line())
@@ -159,6 +168,8 @@ class _Slots:
     budget_left: int
     take: int
     used: int
+    # Teams with an hourly budget of their own: what each may still have this hour (team id -> compactions).
+    team_left: dict[int, int] = dataclasses.field(default_factory=dict)
 
     @property
     def open(self) -> bool:
@@ -173,11 +184,17 @@ def _admit(
     settings: CompactionSettings,
     now: datetime.datetime,
     dry_run: bool,
+    team_id: int | None = None,
 ) -> None:
-    """A qualifying channel against the limits: reserved (and enqueued or kept), or skipped with the reason."""
+    """A qualifying channel against the limits (the site's hourly budget, its team's, concurrency): reserved
+    (and enqueued or kept), or skipped with the reason."""
     if slots.budget_left <= 0:
         decision.action, decision.reason = Action.SKIP, "budget"
         decision.detail = f"budget, {slots.used} of {settings.hourly_budget} automatic compactions this hour"
+        return
+    if team_id is not None and slots.team_left.get(team_id, 1) <= 0:
+        decision.action, decision.reason = Action.SKIP, "team budget"
+        decision.detail = f"team budget, team {team_id} has used its automatic compactions this hour"
         return
     if slots.free <= 0:
         decision.action, decision.reason = Action.SKIP, "concurrency"
@@ -196,6 +213,8 @@ def _admit(
         decision.detail = "reserved by another scan a moment ago"
         return
     slots.free, slots.budget_left = slots.free - 1, slots.budget_left - 1
+    if team_id in slots.team_left:
+        slots.team_left[team_id] -= 1
 
 
 def scan_run(
