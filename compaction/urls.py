@@ -1,16 +1,31 @@
-from django.urls import path
+"""Everything the two apps serve, mounted by one include under any prefix:
 
-from compaction import views
-from compaction.imports.pages import conversations_upload, import_progress
-from compaction.recall.pages import channel_search
+    path("chat/", include("compaction.urls"))
 
-app_name = "compaction"
+gives the chat pages (namespace `chat`), the compaction pages (`compaction`),
+the REST API under `chat/api/` and the OpenAI-compatible gateway under
+`chat/v1/`. Every address is reversed by its name, so nothing assumes the
+prefix; a path under `api/` or `v1/` that matches nothing is answered by the
+apps themselves in the API's JSON or the protocol's error object, wherever
+they are mounted, without touching the host's other URLs.
+"""
+
+from django.urls import URLPattern, URLResolver, include, path, re_path
+
+from chatcore.api import urls as chatcore_api_urls
+from chatcore.api.errors import api_not_found
+from compaction.api import urls as compaction_api_urls
+
+# Both apps' endpoints under one api/, then the JSON 404 for any other path there.
+api_patterns: list[URLPattern | URLResolver] = [
+    *chatcore_api_urls.urlpatterns,
+    *compaction_api_urls.urlpatterns,
+    re_path(r"^", api_not_found, name="api-not-found"),
+]
 
 urlpatterns = [
-    path("imports/", conversations_upload, name="import"),
-    path("imports/<int:import_id>/", import_progress, name="import-progress"),
-    path("channels/<int:channel_id>/compact/", views.compact_panel, name="panel"),
-    path("channels/<int:channel_id>/search/", channel_search, name="search"),
-    path("channels/<int:channel_id>/summaries/<int:summary_id>/undo/", views.summary_undo, name="undo"),
-    path("channels/<int:channel_id>/settings/", views.channel_settings, name="settings"),
+    path("api/", include(api_patterns)),
+    path("v1/", include("compaction.gateway.urls")),
+    path("", include("compaction.page_urls")),
+    path("", include("chatcore.urls")),
 ]

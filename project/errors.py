@@ -22,10 +22,10 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.views import defaults
 
+from chatcore.api.errors import NOT_FOUND
 from chatcore.api.exceptions import too_large_body
 from chatcore.overload import OVERLOADED_DETAIL, api_refusal
 
-NOT_FOUND = {"detail": "Not found: no API endpoint at this address.", "code": "not_found"}
 SERVER_ERROR = {
     "detail": "Server error: the request could not be completed; it has been logged.",
     "code": "server_error",

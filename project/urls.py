@@ -18,13 +18,10 @@ urlpatterns = [
     # The split view serves Swagger UI's start-up script as a file (?script), so the page needs no inline
     # script under the Content-Security-Policy; templates/drf_spectacular/swagger_ui.html drops its inline style.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/", include("chatcore.api.urls")),
-    path("api/", include("compaction.api.urls")),
-    path("v1/", include("compaction.gateway.urls")),  # the OpenAI-compatible gateway
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Everything the apps serve, as any host mounts it (here at the root): the pages, api/ and v1/.
     path("", include("compaction.urls")),
-    path("", include("chatcore.urls")),
 ]
 
 handler404 = "project.errors.not_found"

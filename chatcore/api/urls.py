@@ -1,4 +1,4 @@
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 
 from chatcore.api import data_control, teams, tokens, usage, views
 
@@ -20,7 +20,7 @@ team_urls = [
     path("roles/<str:role>/", teams.TeamRoleView.as_view(), name="api-team-role"),
 ]
 
-urlpatterns = [
+urlpatterns: list[URLPattern | URLResolver] = [
     path("channels/", views.ChannelListView.as_view(), name="api-channels"),
     path("channels/<int:channel_id>/", include(channel_urls)),
     path("teams/", teams.TeamListView.as_view(), name="api-teams"),

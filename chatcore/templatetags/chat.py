@@ -3,6 +3,9 @@
 import json
 
 from django import template
+from django.conf import settings
+from django.shortcuts import resolve_url
+from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
@@ -141,3 +144,18 @@ def split_flashes(messages, path) -> dict:
 @register.filter
 def flashes_at(flashes: dict, message_id: int) -> list:
     return flashes["at"].get(message_id, [])
+
+
+@register.simple_tag
+def login_url() -> str:
+    """The site's log-in page (settings.LOGIN_URL, a URL or a URL name): the apps have none of their own."""
+    return resolve_url(settings.LOGIN_URL)
+
+
+@register.simple_tag
+def url_if_mounted(name: str) -> str:
+    """The address of an optional page the host may or may not serve (the API docs): empty when it does not."""
+    try:
+        return reverse(name)
+    except NoReverseMatch:
+        return ""

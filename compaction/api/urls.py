@@ -1,4 +1,4 @@
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 
 from compaction.api import imports, views
 
@@ -17,7 +17,7 @@ profile_urls = [
     path("reset/", views.ProfileResetView.as_view(), name="api-profile-reset"),
 ]
 
-urlpatterns = [
+urlpatterns: list[URLPattern | URLResolver] = [
     path("channels/<int:channel_id>/", include(channel_urls)),
     path("summaries/<int:summary_id>/revert/", views.SummaryRevertView.as_view(), name="api-summary-revert"),
     path("imports/", imports.ImportView.as_view(), name="api-imports"),

@@ -223,3 +223,11 @@ def _model_named(request: HttpRequest, name: str) -> str:
 async def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     """GET /v1/models/{name} (a trailing slash is the client's, not the name's)."""
     return JsonResponse(_model_object(await sync_to_async(_model_named)(request, name.rstrip("/"))))
+
+
+@csrf_exempt  # answers every method with the same 404; nothing is read or written
+def unknown_url(request: HttpRequest, *args: object, **kwargs: object) -> JsonResponse:
+    """A path under /v1 the gateway does not serve, answered as OpenAI answers one (wherever it is mounted)."""
+    return _error_response(
+        ProtocolError(f"Invalid URL ({request.method} {request.path})", status=404, code="unknown_url")
+    )

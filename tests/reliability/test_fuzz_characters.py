@@ -66,6 +66,7 @@ WRITERS: dict[str, dict] = {
     # Pages: form fields.
     "login": {"username": "someone", "password": "pass-word-123"},
     "logout": {"next": "/"},
+    "chat:logout": {"next": "/"},
     "chat:channels": {"title": "A title"},
     "chat:send": {"content": "Hello"},
     "chat:cursor": {"message_id": "1", "step": "1"},

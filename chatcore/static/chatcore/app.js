@@ -186,10 +186,12 @@
     }
   });
 
-  // A session that ended answers with the login page: go there instead of swapping it in.
+  // A session that ended answers with the login page (the site's, named on the body): go there instead of
+  // swapping it in.
   document.addEventListener("htmx:beforeSwap", function (event) {
     var xhr = event.detail.xhr;
-    if (xhr && xhr.responseURL && new URL(xhr.responseURL).pathname === "/login/") {
+    var login = new URL(document.body.dataset.loginUrl || "/login/", window.location.href).pathname;
+    if (xhr && xhr.responseURL && new URL(xhr.responseURL).pathname === login) {
       event.detail.shouldSwap = false;
       window.location.assign(xhr.responseURL);
     }
