@@ -26,6 +26,7 @@ from chatcore.models import (
 )
 from chatcore.permissions import EXPORT_CHANNEL
 from chatcore.teams import admin as teams_admin  # noqa: F401  (registers the team pages)
+from chatcore.teams.selectors import roles_card
 from chatcore.widgets import ADMIN_FORMFIELD_OVERRIDES
 
 ENDPOINT_LOCKED = "Changing this needs the permission “Can change an LLM model's provider, base URL and key variable”."
@@ -93,6 +94,10 @@ class LLMModelAdmin(admin.ModelAdmin):
 class ModelRoleAdmin(admin.ModelAdmin):
     list_display = ["role", "primary", "fallback"]
     list_select_related = ["primary", "fallback"]
+
+    def changelist_view(self, request, extra_context=None):
+        """The site's assignments, and below them every team's beside the site's (teams.selectors.roles_card)."""
+        return super().changelist_view(request, {**(extra_context or {}), "roles_card": roles_card()})
 
 
 @admin.register(Channel)

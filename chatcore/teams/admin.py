@@ -57,6 +57,8 @@ class TeamAdmin(admin.ModelAdmin):
             self._save_inline(request, team, formset)
 
     def _save_inline(self, request, team: Team, formset: BaseInlineFormSet) -> None:
+        # What Django's own formset.save() would leave for the admin's history message; the services wrote.
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
         for inline_form in formset.forms:
             data = inline_form.cleaned_data
             if not data:

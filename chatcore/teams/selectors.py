@@ -4,7 +4,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Prefetch, QuerySet
 
 from chatcore.errors import NotFound, PermissionDenied
-from chatcore.models import Team, TeamMembership, TeamModelRole
+from chatcore.models import ModelRole, Team, TeamMembership, TeamModelRole
 
 MANAGE_TEAMS = "chatcore.change_team"
 
@@ -82,3 +82,27 @@ def team_usage_get(*, user: User, team_id: object) -> Team:
     ):
         raise NotFound("Team not found.")
     return team
+
+
+def roles_card() -> dict:
+    """The admin's model-roles card: a row for the site and one per team, a cell per role, in two queries."""
+    roles = [{"value": value, "label": label} for value, label in ModelRole.Role.choices]
+    site = {r.role: r for r in ModelRole.objects.select_related("primary", "fallback")}
+    by_team: dict[int, dict[str, TeamModelRole]] = {}
+    for assigned in TeamModelRole.objects.select_related("team", "primary", "fallback"):
+        by_team.setdefault(assigned.team_id, {})[assigned.role] = assigned
+    teams = Team.objects.order_by("name", "id")
+
+    def cells(assigned: dict) -> list[dict]:
+        return [
+            {
+                "own": role["value"] in assigned,
+                "primary": assigned[role["value"]].primary if role["value"] in assigned else None,
+                "fallback": assigned[role["value"]].fallback if role["value"] in assigned else None,
+            }
+            for role in roles
+        ]
+
+    rows: list[dict[str, object]] = [{"team": None, "cells": cells(site)}]
+    rows += [{"team": team, "cells": cells(by_team.get(team.pk, {}))} for team in teams]
+    return {"roles": roles, "rows": rows}

@@ -113,6 +113,8 @@ def team_update(*, team: Team, actor: User, **changes: Any) -> Team:
     if unknown:
         raise ValidationError(f"Cannot change: {', '.join(sorted(unknown))}.")
     team_manage_check(team=team, actor=actor)
+    if not changes:
+        return team
     if set(changes) & STAFF_FIELDS:
         CHANGE_TEAM.check(actor)
     values: dict[str, Any] = _clean_name_slug(name=changes.get("name"), slug=changes.get("slug"), team=team)
