@@ -85,7 +85,6 @@ def _reply_plan(*, channel: Channel, user: User, content: str | None, parent_id:
     )
 
 
-@transaction.atomic
 def reply_store(
     *,
     channel: Channel,
@@ -102,7 +101,8 @@ def reply_store(
     else `prompt_tokens_estimate`, our own count of what was sent. `chain_hash_as`: see `message_append`.
 
     Every way a reply arrives (sync, streamed, the gateway) hands over the answer object it got, so what
-    is stored of it is decided here once."""
+    is stored of it is decided here once. One transaction, `message_append`'s (the announcement waits for
+    the caller's commit when there is an outer one); `parent` as the caller holds it is not read again."""
     metadata = {
         "model": answer.model,
         "used_fallback": answer.used_fallback,
@@ -119,6 +119,7 @@ def reply_store(
         role=Message.Role.ASSISTANT,
         content=answer.content,
         parent_id=parent.pk,
+        parent=parent,
         metadata=metadata,
         chain_hash_as=chain_hash_as,
     )

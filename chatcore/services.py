@@ -213,17 +213,24 @@ def message_append(
     move_cursor: bool = True,
     root: bool = False,
     chain_hash_as: str = "",
+    parent: Message | None = None,
 ) -> Message:
     """Append under the active leaf, or under `parent_id` (a new sibling branch).
 
     `root=True` starts a new root (an edit of the first message). `chain_hash_as`: the path's hash as
     a client saw it, when not the stored path (the gateway's answer after server-side tool rounds).
+    `parent`: the message `parent_id` names, when the caller holds it already (a reply answers the
+    message its context ended with): what is read of it (depth, totals, chain hash) never changes.
     """
     _message_check(role=role, content=content, metadata=metadata)
     channel = channel_lock(channel_id=channel.pk)
     cursor = selectors.cursor_get(channel=channel, user=user)
+    if parent is not None and (parent.pk != parent_id or parent.channel_id != channel.pk):
+        raise ValidationError({"parent_id": "No such message in this channel."})
     if root:
         parent = None
+    elif parent is not None:
+        pass
     elif parent_id is not None:
         parent = Message.objects.filter(channel=channel, pk=parent_id).first()
         if parent is None:

@@ -20,6 +20,12 @@ application = InFlightLimit(django_application, refusal=overload_refusal)
 # worker would serve nothing).
 import openai  # noqa: E402, F401
 
+# Likewise the tokenizer (chatcore.tokens): its tables take a second of CPU to load, which the first
+# message counted in a worker would otherwise pay inside the event loop.
+from chatcore.tokens import tokenizer_name  # noqa: E402
+
+tokenizer_name()
+
 # WhiteNoise answers static files with a file iterator, which Django's ASGI handler reads in a thread
 # and warns about on every file. That is fine for files served once per browser (hashed names,
 # cached for a year); the warning would only bury real ones in the server's log.

@@ -27,10 +27,11 @@ def _offered(channel: Channel, user: User) -> bool:
 
     if channel.owner_id != user.pk or channel.settings.get("recall_tool") is False:
         return False
-    if not compaction_settings_get().recall_tool:
-        return False
+    # Most channels have no summary in force: that is read first, and the settings only when there is one.
     cursor = chat_selectors.cursor_get(channel=channel, user=user)
-    return cursor is not None and cursor.summary_id is not None
+    if cursor is None or cursor.summary_id is None:
+        return False
+    return compaction_settings_get().recall_tool
 
 
 def _run(channel: Channel, user: User, arguments: dict) -> str:

@@ -1,0 +1,69 @@
+"""The database statements one reply costs, through the API and the pages, streamed and not.
+
+Counted from the request's arrival to the stored reply (the model on the loopback server). The
+person's limit on model calls is counted in the cache, which is Redis in production: here an
+in-memory cache, so that only the database's own statements are counted. A reply's statements:
+the channel; the user's turn (the channel's row lock, the cursor, the insert, the cursor and the
+channel's pressure); the context (the cursor, the path); the tools on offer (the cursor); the chat
+role's models; the usage row; the reply (the lock, the cursor, the insert, the cursor and the
+pressure). Inside the test's transaction each service's transaction adds a savepoint and its release.
+The aim is at most six; the counts below say where it stands and keep it from growing.
+"""
+
+import pytest
+from django.urls import reverse
+
+from devtools.loopback_llm import Reply
+from tests.chatcore.factories import ChannelFactory, build_path
+from tests.chatcore.test_streaming import parse_events, read_stream
+
+ANSWER = "Drain one node, deploy, check its health, then the next."
+# What every way a reply arrives costs after the channel is read: 15 statements, and two savepoints with
+# their releases here (none in production, where the services' transactions are the outermost).
+REPLY = 19
+# The page's: the session, its user (read twice: by the login check and again for the view), the channel.
+PAGE = REPLY + 4
+
+
+@pytest.fixture(autouse=True)
+def _memory_cache(settings):
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    settings.CHATCORE_LLM_MAX_RETRIES = 0
+
+
+@pytest.fixture
+def channel(chat_model, user, llm_server):
+    llm_server.default = Reply(content=ANSWER)
+    channel = ChannelFactory(owner=user)
+    build_path(channel, 6)
+    return channel
+
+
+def test_an_api_reply_streamed(api, channel, django_assert_num_queries):
+    url = reverse("api-reply", args=[channel.pk])
+    with django_assert_num_queries(REPLY + 1):
+        response = api.post(url, {"content": "And now?", "stream": True}, format="json")
+        events = parse_events(read_stream(response))
+    assert events[-1][0] == "done" and events[-1][1]["message"]["content"] == ANSWER
+
+
+def test_an_api_reply_whole(api, channel, django_assert_num_queries):
+    url = reverse("api-reply", args=[channel.pk])
+    with django_assert_num_queries(REPLY + 1):
+        response = api.post(url, {"content": "And now?"}, format="json")
+    assert response.status_code == 201 and response.json()["content"] == ANSWER
+
+
+def test_a_page_reply_streamed(client_user, channel, django_assert_num_queries):
+    url = reverse("chat:send", args=[channel.pk])
+    with django_assert_num_queries(PAGE):
+        response = client_user.post(url, {"content": "And now?"}, HTTP_ACCEPT="text/event-stream")
+        body = read_stream(response)
+    assert b"event: done" in body
+
+
+def test_a_page_reply_without_javascript(client_user, channel, django_assert_num_queries):
+    url = reverse("chat:send", args=[channel.pk])
+    with django_assert_num_queries(PAGE):
+        response = client_user.post(url, {"content": "And now?"})
+    assert response.status_code == 302
