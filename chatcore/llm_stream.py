@@ -20,6 +20,20 @@ from chatcore.llm_chat import ChatCall, ChatDelta, ChatTurn, _async_client, _che
 from chatcore.models import LLMModel
 
 
+def _without_none(value: Any) -> Any:
+    """A tool call fragment without its null fields, as the SDK's objects dumped it (`exclude_none`)."""
+    if isinstance(value, dict):
+        return {key: _without_none(item) for key, item in value.items() if item is not None}
+    return value
+
+
+def _stream_request(attempt: Attempt, messages: list[dict], params: dict) -> dict:
+    """The request's JSON body: what `_request` gives the SDK's `create`, with the messages in place."""
+    kwargs = _request(attempt, messages, params)
+    body = {key: value for key, value in kwargs.items() if key != "extra_body"}
+    return {**body, **kwargs["extra_body"], "stream": True, "stream_options": {"include_usage": True}}
+
+
 class _Collected:
     """What has arrived: text, tool calls merged by index, finish reason and usage."""
 
@@ -30,14 +44,19 @@ class _Collected:
         self.tokens_in = self.tokens_out = 0
 
     def add(self, chunk: Any) -> ChatDelta | None:
-        if getattr(chunk, "usage", None):
-            self.tokens_in, self.tokens_out = chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
-        if not getattr(chunk, "choices", None):
+        """One chunk as the provider sent it (JSON decoded: dicts and lists, no SDK objects)."""
+        if not isinstance(chunk, dict):
+            raise TypeError(f"A stream chunk is not an object: {type(chunk).__name__}")
+        usage = chunk.get("usage")
+        if usage:
+            self.tokens_in, self.tokens_out = usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
+        choices = chunk.get("choices")
+        if not choices:
             return None
-        choice = chunk.choices[0]
-        delta = choice.delta
-        text = (delta.content if delta is not None else None) or ""
-        fragments = [call.model_dump(exclude_none=True) for call in (delta.tool_calls or [])] if delta else []
+        choice = choices[0]
+        delta = choice.get("delta") or {}
+        text = delta.get("content") or ""
+        fragments = [_without_none(call) for call in delta.get("tool_calls") or []]
         for fragment in fragments:
             call = self.calls.setdefault(
                 fragment.get("index", 0), {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
@@ -49,11 +68,12 @@ class _Collected:
             call["function"]["arguments"] += function.get("arguments") or ""
         if text:
             self.texts.append(text)
-        if choice.finish_reason:
-            self.finish_reason = choice.finish_reason
-        if not text and not fragments and not choice.finish_reason:
+        finish_reason = choice.get("finish_reason")
+        if finish_reason:
+            self.finish_reason = finish_reason
+        if not text and not fragments and not finish_reason:
             return None
-        return ChatDelta(content=text, tool_calls=fragments, finish_reason=choice.finish_reason)
+        return ChatDelta(content=text, tool_calls=fragments, finish_reason=finish_reason)
 
     @property
     def content(self) -> str:
@@ -98,9 +118,19 @@ class ChatStream:
 
     async def _open(self, attempt: Attempt) -> None:
         await self._tried(attempt)
-        request = {**_request(attempt, self.messages, self.params), "stream": True}
-        request["stream_options"] = {"include_usage": True}
-        self._stream = await _async_client(attempt).chat.completions.create(**request)
+        import openai
+
+        # The SDK's request (retries, timeouts, errors, the stream's own error events), with each chunk
+        # left as the decoded JSON it is: `chat.completions.create` builds an object of the SDK's types per
+        # chunk, which costs more CPU than the rest of a reply's streaming.
+        client = _async_client(attempt)
+        self._stream = await client.post(
+            "/chat/completions",
+            cast_to=object,
+            body=_stream_request(attempt, self.messages, self.params),
+            stream=True,
+            stream_cls=openai.AsyncStream[object],
+        )
         self._iterator = self._stream.__aiter__()
         self._first = await self._iterator.__anext__()
 
