@@ -2,12 +2,14 @@
 allowed settings, what may be compacted) live in the services."""
 
 import datetime
-from typing import cast
+from typing import Any, cast
 
 from django import forms
+from django.contrib.auth.models import User
 from django.utils import timezone
 
-from chatcore.models import LLMModel, Persona, Team
+from chatcore.models import Channel, LLMModel, Persona, Team
+from chatcore.teams.selectors import member_teams
 
 
 class CompactForm(forms.Form):
@@ -41,6 +43,23 @@ class ChannelCompactionForm(forms.Form):
     threshold_percent = forms.FloatField(
         required=False, label="Threshold", help_text="Share of the model's context window that starts a compaction."
     )
+    team = forms.ModelChoiceField(queryset=Team.objects.none(), required=False, empty_label="No team")
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        """Offers the person's own teams to move the channel between, and no team field to someone in none."""
+        super().__init__(*args, **kwargs)
+        teams = member_teams(user=user)
+        if teams.exists():
+            cast(forms.ModelChoiceField, self.fields["team"]).queryset = teams
+        else:
+            del self.fields["team"]
+
+    def changes(self, channel: Channel) -> dict:
+        """channel_update's keywords: the settings, and the team when the form has one and it changed."""
+        changes: dict[str, Any] = {"settings": self.settings_value()}
+        if "team" in self.fields and self.cleaned_data.get("team") != channel.team:
+            changes["team"] = self.cleaned_data.get("team")
+        return changes
 
     def settings_value(self) -> dict:
         """The API's `settings` object: None removes a key (back to the site-wide value)."""

@@ -198,14 +198,13 @@ def channel_settings(request: AuthenticatedRequest, channel_id: int) -> HttpResp
         "threshold_percent": (
             round(current["compaction_threshold"] * 100, 2) if current.get("compaction_threshold") is not None else None
         ),
+        "team": channel.team_id,
     }
-    form = ChannelCompactionForm(request.POST or None, initial=initial)
+    form = ChannelCompactionForm(request.POST or None, initial=initial, user=request.user)
     saved, status = form_submit(
         request,
         form,
-        lambda _values: chatcore_services.channel_update(
-            channel=channel, actor=request.user, settings=form.settings_value()
-        ),
+        lambda _values: chatcore_services.channel_update(channel=channel, actor=request.user, **form.changes(channel)),
     )
     if saved is not None:
         messages.success(request, "Settings saved.")

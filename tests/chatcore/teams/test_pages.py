@@ -3,7 +3,7 @@
 from django.urls import reverse
 
 from chatcore.models import Channel
-from tests.chatcore.factories import LLMModelFactory, TeamFactory, TeamMembershipFactory
+from tests.chatcore.factories import ChannelFactory, LLMModelFactory, TeamFactory, TeamMembershipFactory
 
 
 def test_the_new_channel_form_offers_only_the_persons_teams(db, user, client_user):
@@ -38,3 +38,23 @@ def test_another_teams_id_is_not_a_choice(db, user, client_user):
     TeamMembershipFactory(user=user)
     response = client_user.post(reverse("chat:channels"), {"title": "Plans", "team": TeamFactory().pk})
     assert response.status_code == 400 and not Channel.objects.exists()
+
+
+def test_the_owner_moves_a_channel_between_their_teams_on_its_settings_page(db, user, client_user):
+    first, second, foreign = TeamFactory(name="First"), TeamFactory(name="Second"), TeamFactory(name="Foreign")
+    for team in (first, second):
+        TeamMembershipFactory(team=team, user=user)
+    channel = ChannelFactory(owner=user, team=first)
+    url = reverse("compaction:settings", args=[channel.pk])
+    page = client_user.get(url).content.decode()
+    assert f'<option value="{first.pk}" selected>First</option>' in page and "Foreign" not in page
+
+    moved = client_user.post(url, {"auto_compaction": "", "threshold_percent": "", "team": second.pk})
+    channel.refresh_from_db()
+    assert moved.status_code == 302 and channel.team == second
+    refused = client_user.post(url, {"auto_compaction": "", "threshold_percent": "", "team": foreign.pk})
+    channel.refresh_from_db()
+    assert refused.status_code == 400 and channel.team == second
+    left = client_user.post(url, {"auto_compaction": "", "threshold_percent": "", "team": ""})
+    channel.refresh_from_db()
+    assert left.status_code == 302 and channel.team is None
