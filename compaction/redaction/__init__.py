@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from compaction.collector import collector_paused
-from compaction.redaction import entropy, identifiers, keywords, phrases, public, shapes, structure, tokens
+from compaction.redaction import context, entropy, identifiers, keywords, phrases, public, shapes, structure, tokens
 from compaction.redaction.spans import PLACEHOLDER, PLACEHOLDER_RE, Scan, Spans
 
 __all__ = ["PLACEHOLDER", "Redacted", "redact", "redact_many"]
@@ -62,6 +62,7 @@ def _spans(scan: Scan) -> Spans:
     shapes.find(scan, spans)
     keywords.find(scan, spans)
     phrases.find(scan, spans)
+    context.find(scan, spans)
     identifiers.find(scan, spans)
     entropy.find(scan, spans)
     return spans
@@ -94,7 +95,7 @@ def _redact_many(texts: Sequence[str]) -> list[Redacted]:
     # whole batch slow to lower. Equal to lowering the batch unless some text changed length (then Scan folds).
     lowered = _SEPARATOR.join([text.lower() for text in texts])
     scan = Scan(joined, lowered if len(lowered) == len(joined) else None)
-    if not joined or not (scan.suspicious() or shapes.suspicious(scan)):
+    if not joined or not (scan.suspicious() or shapes.suspicious(scan) or context.suspicious(scan)):
         return results
     starts = list(itertools.accumulate((len(text) + len(_SEPARATOR) for text in texts), initial=0))
     by_text: dict[int, list[tuple[int, int, str]]] = {}

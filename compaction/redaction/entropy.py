@@ -21,6 +21,7 @@ from collections import Counter
 
 from compaction.redaction.public import decodes_to_text, labelled_public
 from compaction.redaction.spans import Scan, Spans
+from compaction.redaction.wordness import wordlike
 
 CONTEXT_CHARS = 80  # a secret-ish word counts on the token's line up to this far before it
 MIN_TOKEN_CHARS = 16  # next to such a word, a token this long may be a key (shorter ones are ids and codes)
@@ -70,7 +71,9 @@ def looks_random(token: str, *, strict: bool) -> bool:
         return False
     if letters >= VOWEL_CHECK_LETTERS and sum(map(_VOWELS.__contains__, body)) / letters > MAX_VOWEL_SHARE:
         return False
-    if letters and sum(len(w) for w in _WORD_PIECE.findall(token) if set(w) & _VOWELS) >= MAX_WORD_SHARE * letters:
+    if letters and sum(len(w) for w in _WORD_PIECE.findall(token) if set(w) & _VOWELS and wordlike(w)) >= (
+        MAX_WORD_SHARE * letters
+    ):
         return False  # mostly words: PBKDF2SHA1PasswordHasher, HTTP_101_SWITCHING_PROTOCOLS
     if letters and digits and min(digits, letters) < MIN_MIXED and length < MIN_ALONE_CHARS:
         return False

@@ -38,7 +38,7 @@ _LABEL_RE = re.compile(
 # Words of a label for a short numeric code (a PIN or a door code is a secret of a few digits).
 _CODE_LABEL = re.compile(r"\bpin\b|\bpuk\b|code|combination|passcode|kod|codice|código")
 # A label that names something public or a property of the secret, not the secret.
-_NOT_SECRET_LABEL = re.compile(
+NOT_SECRET_LABEL = re.compile(
     r"public|publishable|fingerprint|\bid\b|\bids\b|length|expir|rotat|policy|format|hint|reset|strength|"
     r"\bhash\b|checksum|usage|requirement|url|endpoint|name\b|guidance|guide|rules|tips|advice|example|file"
 )
@@ -116,7 +116,7 @@ def _after_label(scan: Scan, spans: Spans, colon: int) -> None:
             _codes_below(scan, spans, line_end)  # "keep these somewhere safe:" then a code a line
         return
     words = list(_LABEL_RE.finditer(label))
-    if not words or _NOT_SECRET_LABEL.search(label, words[-1].end()):
+    if not words or NOT_SECRET_LABEL.search(label, words[-1].end()):
         return
     strong = any(word.group() in PASSWORD_WORDS or "secret" in word.group() for word in words)
     code_label = bool(_CODE_LABEL.search(label))

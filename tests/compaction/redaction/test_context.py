@@ -1,0 +1,75 @@
+"""Secret context without a colon: a value a few words after its word, a generated password alone after a
+colon, a shell line that writes a secret into a file or hands it to a command on stdin."""
+
+import pytest
+
+from compaction.redaction import redact
+from compaction.redaction.context import generated
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("the password I set on the router last week is Xk9#mQ2v!pL", "Xk9#mQ2v!pL"),
+        ("Lösenordet till NAS:en är jRzDJkkb?6nv", "jRzDJkkb?6nv"),
+        ("Das Passwort für das Gäste-WLAN im Büro lautet jetzt wQ7!dK2#zL", "wQ7!dK2#zL"),
+        ("la contraseña del servidor de pruebas sigue siendo Tm4$Rp8&Lq", "Tm4$Rp8&Lq"),
+        ("new signing secret for the hooks, rotated today, is P3qL9vXz2Rk8Wm4Ty7Hs1Bn6", "P3qL9vXz2Rk8Wm4Ty7Hs1Bn6"),
+    ],
+)
+def test_value_a_few_words_after_its_word(text, value):
+    result = redact(text)
+    assert value not in result.text
+    assert result.total == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("try this one: Vb7#kP2q!Zm9xR", "Vb7#kP2q!Zm9xR"),
+        ("pasted into the CI settings: qT4=Lw8$Hn2*Jd", "qT4=Lw8$Hn2*Jd"),
+    ],
+)
+def test_generated_password_alone_after_a_colon(text, value):
+    result = redact(text)
+    assert result.text == text.replace(value, "[REDACTED:password]")
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("echo 'nX4%tR8^wQ2!' > ~/.vault_pass.txt && ansible-playbook site.yml", "nX4%tR8^wQ2!"),
+        ('printf "%s" "Hq3Zw8Lp" >> /etc/app/db_password', "Hq3Zw8Lp"),
+        ("echo correcthorse | docker login -u ci --password-stdin registry.example.com", "correcthorse"),
+    ],
+)
+def test_shell_writes_a_secret(text, value):
+    result = redact(text)
+    assert value not in result.text
+    assert result.counts == {"password": 1}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "press the key combination Ctrl+Shift+P",
+        "2024-06-11T09:14:07Z INFO relay.webhook event=invoice.paid invoice=inv_8807 stored=1",
+        "the password policy asks for Upper+lower+digit!2 at least",
+        "my token count for today is 12,480",
+        "Order: ORD-2024-AB12CD shipped",
+        "echo 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAbc alice@laptop' >> ~/.ssh/authorized_keys",
+        "echo $DB_PASSWORD > /run/secrets/db_password",
+        "echo hello > notes.txt",
+        "Reply-To: alice.smith+news@example.com",
+        "release notes: https://example.com/r?id=Ab3!x9Qz&y=1",
+    ],
+)
+def test_ordinary_lines_stay(text):
+    assert redact(text).text == text
+
+
+def test_generated_needs_every_class_or_randomness():
+    assert generated("qd#DFI=8z0z1=+U$oa#bU0", alone=True)
+    assert not generated("Summer2024!", alone=True)  # a word with a number: too few changes of class
+    assert not generated("abcdefgh12345678", alone=True)  # no symbol, no upper case
+    assert not generated("SGVsbG8sIHdvcmxkIQ==")  # base64 of text
