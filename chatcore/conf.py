@@ -56,6 +56,10 @@ MAX_REQUESTS_IN_FLIGHT: most HTTP requests one web process serves at a time
     limit. Each in flight needs little but its share of the process's
     database pool and CPU: 100 keeps a two-core process answering.
 OVERLOAD_RETRY_AFTER_SECONDS: the Retry-After of that 503.
+REQUEST_ID_TRUSTED_PROXIES: addresses or networks (CIDR) whose `X-Request-ID`
+    header is taken as the request's id (chatcore.observability.middleware);
+    anyone else's is replaced by a new id, since a client could forge it. The
+    address compared is the one Django sees (REMOTE_ADDR). Empty: none.
 """
 
 from chatcore.appsettings import AppSettings
@@ -85,6 +89,11 @@ SERVER_VARIABLES = [
     "LLM_HTTP_HOSTS",
     "LLM_KEY_VARIABLES",
     "OPENAI_BASE_URL",
+    "REQUEST_ID_TRUSTED_PROXIES",
+    "LOG_FORMAT",
+    "METRICS_TOKEN",
+    "METRICS_ALLOWED_IPS",
+    "PROMETHEUS_MULTIPROC_DIR",
     "Q_TASK_TIMEOUT_SECONDS",
     "Q_RETRY_SECONDS",
     "Q_CLUSTER_NAME",
@@ -136,6 +145,7 @@ _settings = AppSettings(
         "LLM_HTTP_HOSTS": [],
         "MAX_REQUESTS_IN_FLIGHT": 100,
         "OVERLOAD_RETRY_AFTER_SECONDS": 1,
+        "REQUEST_ID_TRUSTED_PROXIES": [],
     },
 )
 
@@ -160,5 +170,6 @@ LLM_KEY_VARIABLES_DENIED: list[str]
 LLM_HTTP_HOSTS: list[str]
 MAX_REQUESTS_IN_FLIGHT: int
 OVERLOAD_RETRY_AFTER_SECONDS: int
+REQUEST_ID_TRUSTED_PROXIES: list[str]
 
 __getattr__ = _settings.__getattr__  # PEP 562: `conf.NAME` is read from the settings on each access

@@ -87,7 +87,7 @@ def _call(attempt: Attempt, messages: list[dict], max_tokens: int | None, temper
         kwargs["max_tokens"] = min(max_tokens, model.max_output_tokens or max_tokens)
     if temperature is not None:
         kwargs["temperature"] = temperature
-    response = _client(attempt).chat.completions.create(**kwargs)
+    response = _client(attempt).chat.completions.create(**kwargs, extra_headers=attempt.headers())
     if not getattr(response, "choices", None):
         raise ValueError("the response had no choices")
     content = (response.choices[0].message.content or "").strip()

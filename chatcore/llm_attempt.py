@@ -30,6 +30,8 @@ from chatcore import conf, selectors
 from chatcore.endpoints import EndpointRefused
 from chatcore.errors import ModelCallFailed
 from chatcore.models import Channel, LLMModel, UsageEntry
+from chatcore.observability import metrics
+from chatcore.observability.context import current_request_id, model_time_add
 
 logger = logging.getLogger(__name__)
 
@@ -174,10 +176,29 @@ class Attempt:
     def offline_row(self) -> dict[str, Any]:
         return dict(self.usage)
 
+    def headers(self) -> dict[str, str]:
+        """Sent with the request: the id of the request (or task) that caused the call, so that the
+        provider's or a proxy's logs (LiteLLM, vLLM) can be matched with ours."""
+        request_id = current_request_id()
+        return {"X-Request-ID": request_id} if request_id else {}
+
 
 def record(attempt: Attempt, row: dict[str, Any]) -> None:
-    """The one place an attempt's usage row is written, whichever path made it."""
+    """The one place an attempt's usage row is written, whichever path made it; and its metrics counted."""
     UsageEntry.objects.create(**row)
+    if attempt.offline:
+        return
+    seconds = row.get("duration_ms", 0) / 1000
+    model_time_add(seconds)
+    metrics.llm_attempt_observed(
+        model=attempt.model.name,
+        role=str(row.get("role", "")),
+        ok=row.get("success", True),
+        seconds=seconds,
+        tokens_in=row.get("input_tokens", 0),
+        tokens_out=row.get("output_tokens", 0),
+        fallback=attempt.used_fallback,
+    )
 
 
 async def arecord(attempt: Attempt, row: dict[str, Any]) -> None:

@@ -81,6 +81,7 @@ def _request(attempt: Attempt, messages: list[dict], params: dict) -> dict:
     model = attempt.model
     kwargs: dict = {**params, "model": model.name, "messages": []}
     kwargs["extra_body"] = {**(params.get("extra_body") or {}), "messages": messages}
+    kwargs["extra_headers"] = {**(params.get("extra_headers") or {}), **attempt.headers()}
     for name in ("max_tokens", "max_completion_tokens"):
         if kwargs.get(name) and model.max_output_tokens:
             kwargs[name] = min(kwargs[name], model.max_output_tokens)

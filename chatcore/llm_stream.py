@@ -30,7 +30,7 @@ def _without_none(value: Any) -> Any:
 def _stream_request(attempt: Attempt, messages: list[dict], params: dict) -> dict:
     """The request's JSON body: what `_request` gives the SDK's `create`, with the messages in place."""
     kwargs = _request(attempt, messages, params)
-    body = {key: value for key, value in kwargs.items() if key != "extra_body"}
+    body = {key: value for key, value in kwargs.items() if key not in ("extra_body", "extra_headers")}
     return {**body, **kwargs["extra_body"], "stream": True, "stream_options": {"include_usage": True}}
 
 
@@ -128,6 +128,7 @@ class ChatStream:
             "/chat/completions",
             cast_to=object,
             body=_stream_request(attempt, self.messages, self.params),
+            options={"headers": attempt.headers()},
             stream=True,
             stream_cls=openai.AsyncStream[object],
         )

@@ -61,8 +61,10 @@ def unstorable_refusal(request: HttpRequest) -> HttpResponse | None:
     return _refusal(request, field or "query", message)
 
 
-class UnstorableTextMiddleware:
-    """Sync and async alike, without a thread hop: the check is plain CPU work on what Django has read."""
+class EdgeMiddleware:
+    """A middleware that looks at the request before the view (`before`: a response answers at once) and at
+    the response after it (`after`), sync and async alike without a thread hop: both are plain CPU work on
+    what Django has read, so an async view's request stays in the event loop."""
 
     sync_capable = True
     async_capable = True
@@ -73,10 +75,23 @@ class UnstorableTextMiddleware:
         if self.async_mode:
             markcoroutinefunction(self)
 
+    def before(self, request: HttpRequest) -> HttpResponseBase | None:
+        return None
+
+    def after(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+        return response
+
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self._acall(request)
-        return unstorable_refusal(request) or self.get_response(request)
+        return self.before(request) or self.after(request, self.get_response(request))
 
     async def _acall(self, request: HttpRequest) -> HttpResponseBase:
-        return unstorable_refusal(request) or await self.get_response(request)
+        return self.before(request) or self.after(request, await self.get_response(request))
+
+
+class UnstorableTextMiddleware(EdgeMiddleware):
+    """A refusal before anything reads the text."""
+
+    def before(self, request: HttpRequest) -> HttpResponseBase | None:
+        return unstorable_refusal(request)

@@ -37,6 +37,7 @@ from chatcore.errors import ModelCallFailed
 from chatcore.llm_chat import ChatTurn, allm_chat
 from chatcore.llm_stream import ChatStream
 from chatcore.models import Message
+from chatcore.observability.metrics import Outcome, reply_observed
 from chatcore.replies import ReplyPlan, reply_store
 from chatcore.tool_rounds import ToolLoop
 
@@ -101,12 +102,15 @@ def _call_arguments(loop: ToolLoop, trigger: str) -> dict[str, Any]:
     }
 
 
-async def reply_events(*, plan: ReplyPlan, trigger: str = "manual") -> AsyncIterator[ReplyEvent]:
+async def reply_events(
+    *, plan: ReplyPlan, trigger: str = "manual", interface: str = "api"
+) -> AsyncIterator[ReplyEvent]:
     """The reply's events; with tools offered, the rounds of `reply_complete`, each streamed.
 
     Text is passed on as it comes until the turn starts calling tools (the text of a turn that calls
     tools is stored with its calls, and a `ReplyTools` event says the round ran); the answer's text
     follows. A reader that goes away mid-turn leaves that turn's text stored, marked interrupted.
+    `interface` (page, api) is what the reply's metrics say asked for it.
     """
     loop = ToolLoop(plan=plan)
     while True:
@@ -117,9 +121,11 @@ async def reply_events(*, plan: ReplyPlan, trigger: str = "manual") -> AsyncIter
                 if delta.content and not stream.calling_tools:
                     yield ReplyDelta(delta.content)
         except ModelCallFailed as error:
+            reply_observed(interface=interface, stream=True, outcome=Outcome.FAILED)
             yield ReplyFailed(error)
             return
         except (asyncio.CancelledError, GeneratorExit):
+            reply_observed(interface=interface, stream=True, outcome=Outcome.INTERRUPTED)
             # Shielded: a second cancellation must not lose what the reader saw.
             await asyncio.shield(_store_interrupted(loop.plan, stream))
             raise
@@ -129,10 +135,11 @@ async def reply_events(*, plan: ReplyPlan, trigger: str = "manual") -> AsyncIter
             break
         yield ReplyTools(calls=turn.tool_calls, round=loop.rounds)
     message = await sync_to_async(_store)(loop.plan, turn)
+    reply_observed(interface=interface, stream=True, outcome=Outcome.OK)
     yield ReplyDone(message)
 
 
-async def reply_complete(*, plan: ReplyPlan, trigger: str = "manual") -> Message:
+async def reply_complete(*, plan: ReplyPlan, trigger: str = "manual", interface: str = "api") -> Message:
     """The whole reply at once; raises ModelCallFailed (nothing more stored) when every model fails.
 
     With tools offered (`plan.tools`), the model may call them: each round's calls and results are
@@ -140,8 +147,14 @@ async def reply_complete(*, plan: ReplyPlan, trigger: str = "manual") -> Message
     drives the same way), for at most TOOL_ROUNDS rounds; the last round offers no tools.
     """
     loop = ToolLoop(plan=plan)
-    while True:
-        turn = await allm_chat(**_call_arguments(loop, trigger))
-        if not await loop.tools_ran(turn):
-            break
-    return await sync_to_async(_store)(loop.plan, turn)
+    try:
+        while True:
+            turn = await allm_chat(**_call_arguments(loop, trigger))
+            if not await loop.tools_ran(turn):
+                break
+    except ModelCallFailed:
+        reply_observed(interface=interface, stream=False, outcome=Outcome.FAILED)
+        raise
+    message = await sync_to_async(_store)(loop.plan, turn)
+    reply_observed(interface=interface, stream=False, outcome=Outcome.OK)
+    return message

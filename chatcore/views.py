@@ -72,7 +72,7 @@ def wants_stream(request: AuthenticatedRequest) -> bool:
 
 async def page_events(plan: ReplyPlan) -> AsyncIterator[bytes]:
     """The page's stream: the reply's pieces, then `done` (the script then fetches the conversation) or `error`."""
-    async for event in reply_events(plan=plan):
+    async for event in reply_events(plan=plan, interface="page"):
         if isinstance(event, ReplyDelta):
             yield sse("delta", {"content": event.content})
         elif isinstance(event, ReplyTools):
@@ -94,7 +94,7 @@ async def reply_answer(
     if wants_stream(request):
         return StreamingHttpResponse(page_events(step), content_type="text/event-stream", headers=STREAM_HEADERS)
     try:
-        await reply_complete(plan=step)
+        await reply_complete(plan=step, interface="page")
     except ServiceError as error:
         return await sync_to_async(after_change)(request, step.channel, error=error)
     return await sync_to_async(after_change)(request, step.channel, anchor=anchor)

@@ -21,6 +21,7 @@ from chatcore import selectors
 from chatcore.errors import NotFound, ServiceError, Throttled, error_text
 from chatcore.metadata.stored import stored_metadata
 from chatcore.models import Channel, Message, Summary
+from chatcore.observability.metrics import throttled
 
 T = TypeVar("T")
 
@@ -117,8 +118,9 @@ def render_main(request: AuthenticatedRequest, channel: Channel, *, status: int 
 
 
 def with_retry_after(response: HttpResponse, error: Exception | None) -> HttpResponse:
-    """A refused model call (the limit, chatcore.throttling) tells clients when to come back."""
+    """A refused model call (the limit, chatcore.throttling) tells clients when to come back (and is counted)."""
     if isinstance(error, Throttled):
+        throttled.labels(interface="page").inc()
         response["Retry-After"] = str(error.retry_after)
     return response
 

@@ -9,6 +9,7 @@ class CompactionConfig(AppConfig):
 
     def ready(self) -> None:
         from compaction import checks, receivers  # noqa: F401  (registers the checks, connects the receivers)
+        from compaction.observability import tasks  # noqa: F401  (the request id's way into tasks)
         from compaction.recall.tool import recall_tool_register
 
         recall_tool_register()

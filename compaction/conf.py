@@ -37,6 +37,15 @@ DRAIN_SECONDS (COMPACTION_DRAIN_SECONDS, default: the task timeout minus the
     and DRAIN_MARGIN_SECONDS (30 s) added, stays inside the task timeout: a
     larger setting is cut to that (and `manage.py check` says so); 0 turns
     this off.
+METRICS_TOKEN (COMPACTION_METRICS_TOKEN, default ""): the bearer token that opens `/metrics`
+    (compaction.observability.views); empty: no token opens it.
+METRICS_ALLOWED_IPS (COMPACTION_METRICS_ALLOWED_IPS, default loopback only): addresses or networks
+    (CIDR) that may read `/metrics` without the token.
+METRICS_MULTIPROCESS_DIR (COMPACTION_METRICS_MULTIPROCESS_DIR, default ""): the folder where every
+    process writes its metric values (prometheus_client's multi-process mode, which reads
+    PROMETHEUS_MULTIPROC_DIR itself); `/metrics` adds them up. Empty: this process's values alone.
+CLUSTER_SEEN_SECONDS (COMPACTION_CLUSTER_SEEN_SECONDS, default 60): while automatic compaction is on,
+    `/readyz` fails when no task cluster has reported in for this long.
 TASK_TIMEOUT_SECONDS (COMPACTION_TASK_TIMEOUT_SECONDS, default: the django-q2
     cluster's `timeout` in Q_CLUSTER, else 300): how long a background task may
     run before the cluster stops it.
@@ -204,6 +213,10 @@ _settings = AppSettings(
         "IMPORT_SLICE_SECONDS": 60,
         "IMPORT_STORAGE": "default",
         "INJECTION_MODEL": False,
+        "METRICS_TOKEN": "",
+        "METRICS_ALLOWED_IPS": ["127.0.0.1", "::1"],
+        "METRICS_MULTIPROCESS_DIR": "",
+        "CLUSTER_SEEN_SECONDS": 60,
     },
     derived={
         "DRAIN_SECONDS": _drain_seconds,
@@ -230,6 +243,10 @@ IMPORT_MAX_MESSAGES: int
 IMPORT_SLICE_SECONDS: float
 IMPORT_STORAGE: str
 INJECTION_MODEL: bool
+METRICS_TOKEN: str
+METRICS_ALLOWED_IPS: list[str]
+METRICS_MULTIPROCESS_DIR: str
+CLUSTER_SEEN_SECONDS: float
 DRAIN_SECONDS: float
 TASK_TIMEOUT_SECONDS: float
 RETRY_SECONDS: float

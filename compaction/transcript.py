@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from chatcore.metadata.stored import stored_metadata, stored_tool_calls
+from compaction.observability.metrics import injections_flagged
 from compaction.redaction import redact_many
 from compaction.safety import looks_like_injection
 from compaction.safety.injection import PEOPLE, conversation_flags
@@ -153,6 +154,7 @@ def items_judge(items: list[TranscriptItem]) -> None:
         verdicts = conversation_flags([(item.role, item.content) for item in pending])
         for item, verdict in zip(pending, verdicts, strict=True):
             item.addressed = verdict
+        injections_flagged.inc(sum(verdicts))
 
 
 def truncate_middle(text: str, head: int, tail: int) -> str:

@@ -107,6 +107,7 @@ class _Handler(BaseHTTPRequestHandler):
         reply = owner._next(request)
         with owner._lock:
             owner.requests.append(request)
+            owner.request_ids.append(self.headers.get("X-Request-ID", ""))
         if reply.delay:
             time.sleep(reply.delay)
         if reply.fault == "hang":
@@ -236,6 +237,7 @@ class LoopbackLLM:
         self.default = default or Reply()
         self.responder = responder
         self.requests: list[dict] = []
+        self.request_ids: list[str] = []  # each request's X-Request-ID header ("" when none), in order
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._server = _Server((host, port), _Handler)

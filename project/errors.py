@@ -14,16 +14,14 @@ instead, as OpenAI answers a path it does not serve:
 """
 
 import json
-from collections.abc import Callable
-from typing import Any
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.views import defaults
 
 from chatcore.api.errors import NOT_FOUND
 from chatcore.api.exceptions import too_large_body
+from chatcore.middleware import EdgeMiddleware
 from chatcore.overload import OVERLOADED_DETAIL, api_refusal
 
 SERVER_ERROR = {
@@ -81,31 +79,13 @@ def gateway_error_body(request: HttpRequest, response: HttpResponseBase) -> dict
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
-class ApiJsonErrorsMiddleware:
+class ApiJsonErrorsMiddleware(EdgeMiddleware):
     """Every error answered under /api/ and /v1 is JSON: Django's HTML error pages (DEBUG's included)
     are replaced by the API's error body, with the same status and the headers a client acts on.
     Sync and async alike, without a thread hop: it only looks at the response (no I/O), so an
     async view's request stays in the event loop."""
 
-    sync_capable = True
-    async_capable = True
-
-    def __init__(self, get_response: Callable) -> None:
-        self.get_response = get_response
-        self.async_mode = iscoroutinefunction(get_response)
-        if self.async_mode:
-            markcoroutinefunction(self)
-
-    def __call__(self, request: HttpRequest) -> Any:
-        if self.async_mode:
-            return self._acall(request)
-        return self._as_json(request, self.get_response(request))
-
-    async def _acall(self, request: HttpRequest) -> HttpResponseBase:
-        return self._as_json(request, await self.get_response(request))
-
-    @staticmethod
-    def _as_json(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+    def after(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
         if (
             not (_is_api(request) or _is_gateway(request))
             or response.status_code < 400

@@ -80,6 +80,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every response, a redirect or a refusal of the middleware below too, carries the request's id,
+    # and every log line of the request says it (chatcore.observability).
+    "chatcore.observability.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Right after SecurityMiddleware: static files skip the rest of the stack (sessions, auth).
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -299,19 +302,48 @@ if os.environ.get("LLM_KEY_VARIABLES", "").strip():
 CHATCORE_SEARCH_LANGUAGE = os.environ.get("SEARCH_LANGUAGE", "english").strip().lower() or "english"
 
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
+# text (the default: one readable line per record) or json (one JSON object per line, for log shippers).
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text").strip().lower() or "text"
+if LOG_FORMAT not in {"text", "json"}:
+    raise ImproperlyConfigured("LOG_FORMAT must be text or json.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"line": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "line"}},
+    "filters": {"request_context": {"()": "chatcore.observability.logs.RequestContextFilter"}},
+    "formatters": {
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {"()": "chatcore.observability.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_context"]}
+    },
     "loggers": {
         "chatcore": {"handlers": ["console"], "level": LOG_LEVEL},
         "compaction": {"handlers": ["console"], "level": LOG_LEVEL},
+        "django": {"handlers": ["console"], "level": "WARNING" if LOG_LEVEL in {"DEBUG", "INFO"} else LOG_LEVEL},
+        "django-q": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
     },
 }
 
+# The request id a proxy sends in X-Request-ID is kept only from these addresses or networks
+# (comma-separated, CIDR allowed); anyone else's is replaced by a new one.
+CHATCORE_REQUEST_ID_TRUSTED_PROXIES = [
+    a.strip() for a in os.environ.get("REQUEST_ID_TRUSTED_PROXIES", "").split(",") if a.strip()
+]
+# /metrics: a bearer token (unset: no token opens it) and the addresses that need none (default: this machine).
+COMPACTION_METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "").strip()
+if "METRICS_ALLOWED_IPS" in os.environ:
+    COMPACTION_METRICS_ALLOWED_IPS = [a.strip() for a in os.environ["METRICS_ALLOWED_IPS"].split(",") if a.strip()]
+# prometheus_client's multi-process mode: the serve and run scripts point every process (web workers, the
+# task cluster) at one folder, emptied at start; /metrics adds their values up.
+COMPACTION_METRICS_MULTIPROCESS_DIR = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+if COMPACTION_METRICS_MULTIPROCESS_DIR:
+    Path(COMPACTION_METRICS_MULTIPROCESS_DIR).mkdir(parents=True, exist_ok=True)
+
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    # Balancers and Prometheus probe over plain http inside the network: never redirected.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)

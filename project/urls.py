@@ -13,6 +13,8 @@ def favicon(request: HttpRequest) -> HttpResponseRedirect:
 
 urlpatterns = [
     path("favicon.ico", favicon, name="favicon"),
+    # /healthz, /readyz, /metrics: for load balancers and Prometheus.
+    path("", include("compaction.observability.urls")),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves Swagger UI's start-up script as a file (?script), so the page needs no inline

@@ -24,6 +24,28 @@ def database_url() -> str:
     return processes.database_url(connection.settings_dict)
 
 
+def production_env(**env: str) -> dict[str, str]:
+    """The environment of a server process started by a test as in production (DEBUG off, a fresh secret,
+    a cluster of its own, the test database, the loopback model allowed by name), with `env` on top."""
+    import secrets
+    import uuid
+
+    return {
+        **{k: v for k, v in os.environ.items() if k not in {"DJANGO_ALLOW_ASYNC_UNSAFE"}},
+        "DATABASE_URL": database_url(),
+        "Q_CLUSTER_NAME": f"test-{uuid.uuid4().hex[:8]}",
+        "Q_POLL_SECONDS": "0.2",
+        "DEBUG": "false",
+        "SECRET_KEY": secrets.token_urlsafe(40),
+        "SECURE_SSL_REDIRECT": "false",
+        "STATIC_MANIFEST": "false",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "LOG_LEVEL": "WARNING",
+        **loopback_env(dict(os.environ)),  # DEBUG is off: the loopback model is allowed by name
+        **env,
+    }
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

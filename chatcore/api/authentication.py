@@ -16,6 +16,7 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.request import Request
 
 from chatcore.models import ApiToken
+from chatcore.observability.context import work_note
 from chatcore.token_keys import key_digest, key_lookup
 
 SCHEMES = (b"token", b"bearer")
@@ -54,6 +55,7 @@ class TokenAuthentication(BaseAuthentication):
                 raise exceptions.AuthenticationFailed("Token expired.")
             if not candidate.user.is_active:
                 raise exceptions.AuthenticationFailed("User inactive or deleted.")
+            work_note(user_id=candidate.user_id)  # log lines from here on say who
             if candidate.last_used_at is None or now - candidate.last_used_at > LAST_USED_RESOLUTION:
                 ApiToken.objects.filter(pk=candidate.pk).update(last_used_at=now)
                 candidate.last_used_at = now

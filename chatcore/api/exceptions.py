@@ -14,7 +14,8 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from chatcore.errors import ServiceError
+from chatcore.errors import ServiceError, Throttled
+from chatcore.observability.metrics import throttled
 
 
 def _validation_errors(error: DjangoValidationError) -> dict:
@@ -46,6 +47,8 @@ def exception_handler(exc, context):
     if isinstance(exc, RequestDataTooBig):  # Django refuses to read a body over DATA_UPLOAD_MAX_MEMORY_SIZE
         return Response(too_large_body(), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, ServiceError):
+        if isinstance(exc, Throttled):
+            throttled.labels(interface="api").inc()
         body = {"detail": exc.message, "code": exc.code, **exc.extra}
         service_response = Response(body, status=exc.status_code)
         if exc.status_code == 429 and exc.extra.get("retry_after"):

@@ -32,6 +32,7 @@ from django.core.exceptions import ValidationError
 from chatcore import conf
 from chatcore.errors import NotFound
 from chatcore.models import Channel, Message
+from chatcore.observability.metrics import search_observed
 from chatcore.search import engine, ranking, rows
 from chatcore.search.query import ParsedQuery, parse_query
 
@@ -128,6 +129,7 @@ def _windows(hits: list[tuple[int, int]], segments: tuple[engine.Segment, ...], 
     return {m.depth: m for m in rows.messages_at(ranges=ranges)}
 
 
+@search_observed
 def message_search(
     *,
     channel: Channel,

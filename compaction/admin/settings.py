@@ -17,6 +17,7 @@ from chatcore.errors import error_text
 from chatcore.widgets import ADMIN_FORMFIELD_OVERRIDES
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
+from compaction.observability.scheduler import STALE_INTERVALS, scheduler_health
 from compaction.scanner import selectors as scanner_selectors
 from compaction.scanner import services as scanner_services
 
@@ -53,9 +54,9 @@ class CompactionSettingsAdmin(admin.ModelAdmin):
                 "Channels may opt out or set their own threshold in their settings.",
             },
         ),
-        ("Status", {"fields": ["schedule_status", "activity_status", "failure_status"]}),
+        ("Status", {"fields": ["schedule_status", "scheduler_health", "activity_status", "failure_status"]}),
     ]
-    readonly_fields = ["schedule_status", "activity_status", "failure_status"]
+    readonly_fields = ["schedule_status", "scheduler_health", "activity_status", "failure_status"]
 
     def has_add_permission(self, request):
         return False
@@ -86,6 +87,29 @@ class CompactionSettingsAdmin(admin.ModelAdmin):
         return (
             f"Every {schedule.minutes} minute(s); next run {timezone.localtime(schedule.next_run):%Y-%m-%d %H:%M:%S}."
         )
+
+    @admin.display(description="Scheduler")
+    def scheduler_health(self, obj):
+        health = scheduler_health()
+        queued = "unknown (the broker did not answer)" if health.queued is None else str(health.queued)
+        if health.last_started is None:
+            last = "The scanner has not run yet."
+        else:
+            outcome = "" if health.last_success else " and failed"
+            last = (
+                f"The scanner last ran {timezone.localtime(health.last_started):%Y-%m-%d %H:%M:%S}, "
+                f"took {health.last_seconds:.2f} s{outcome}."
+            )
+        text = format_html("{} Tasks waiting in the queue: {}.", last, queued)
+        if health.stale:
+            warning = format_html(
+                "<strong class='errornote'>No scan for {} intervals ({} minutes): is the task cluster "
+                "(manage.py qcluster) running?</strong> ",
+                STALE_INTERVALS,
+                STALE_INTERVALS * health.interval_minutes,
+            )
+            return format_html("{}{}", warning, text)
+        return text
 
     @admin.display(description="Activity")
     def activity_status(self, obj):

@@ -5,6 +5,7 @@ domain errors (`chatcore.errors`, Django's ValidationError) and the views answer
 from django.core.exceptions import ValidationError
 
 from chatcore.errors import BudgetExhausted, Conflict, ModelCallFailed, ServiceError, Throttled, Unprocessable
+from chatcore.observability.metrics import throttled
 
 # The protocol's error type for each status a service error may carry; any other 5xx is a server_error.
 _KINDS = {401: "invalid_request_error", 404: "invalid_request_error", 429: "requests"}
@@ -54,6 +55,7 @@ def protocol_error(error: ServiceError) -> ProtocolError:
             error.message, status=429, type="insufficient_quota", code="insufficient_quota", headers=_retry_after(error)
         )
     if isinstance(error, Throttled):  # the person's limit on model calls, as OpenAI reports a rate limit
+        throttled.labels(interface="v1").inc()
         return ProtocolError(
             error.message, status=429, type="requests", code="rate_limit_exceeded", headers=_retry_after(error)
         )

@@ -31,12 +31,15 @@ from django.contrib.auth.models import User
 from chatcore.errors import ModelCallFailed
 from chatcore.llm_chat import ChatDelta, ChatTurn
 from chatcore.llm_stream import ChatStream
+from chatcore.observability.metrics import Outcome, reply_observed
+from chatcore.timing import Timings
 from chatcore.tool_rounds import ToolLoop
 from compaction.gateway import legacy
 from compaction.gateway.errors import protocol_error
 from compaction.gateway.incoming import CompletionRequest
 from compaction.gateway.rounds import Spent, client_turn, round_stream
 from compaction.gateway.services import Turn, turn_reply_store
+from compaction.observability.metrics import gateway_added_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -130,9 +133,10 @@ class _Relay:
 
 
 async def completion_events(
-    *, user: User, turn: Turn, loop: ToolLoop, stream: ChatStream, request: CompletionRequest
+    *, user: User, turn: Turn, loop: ToolLoop, stream: ChatStream, request: CompletionRequest, prepared_ms: float
 ) -> AsyncIterator[bytes]:
-    """The events of one streamed completion; `stream` (the first round) has been started."""
+    """The events of one streamed completion; `stream` (the first round) has been started. The gateway's added
+    time is `prepared_ms` (what came before the stream) and storing the answer."""
     chunks = _Chunks(stream.model.name if stream.model else turn.model.name, request)
     relay, spent, storing = _Relay(turn), Spent(), False
     try:
@@ -156,15 +160,21 @@ async def completion_events(
             if event := chunks.piece(piece):
                 yield event
         storing = True  # from here the answer is stored (a thread finishes it even if this task is cancelled)
-        await sync_to_async(turn_reply_store)(user=user, turn=turn, result=answer, parent=loop.plan.parent)
+        timings = Timings()
+        with timings.timed("store"):
+            await sync_to_async(turn_reply_store)(user=user, turn=turn, result=answer, parent=loop.plan.parent)
+        reply_observed(interface="v1", stream=True, outcome=Outcome.OK)
+        gateway_added_seconds.observe((prepared_ms + timings.ms["store"]) / 1000)
         yield chunks.choice({}, answer.finish_reason)
         if request.include_usage:
             yield chunks.usage(spent.input_tokens or turn.prompt_tokens, spent.output_tokens)
         yield _event("[DONE]")
     except ModelCallFailed as error:
+        reply_observed(interface="v1", stream=True, outcome=Outcome.FAILED)
         yield _event(protocol_error(error).body())
     except (asyncio.CancelledError, GeneratorExit):
         if not storing:
+            reply_observed(interface="v1", stream=True, outcome=Outcome.INTERRUPTED)
             await _interrupted(user=user, turn=turn, stream=stream, seen=relay, loop=loop)
         raise
 

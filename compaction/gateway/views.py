@@ -23,8 +23,9 @@ from django.views.decorators.csrf import csrf_exempt
 
 from chatcore import selectors as chatcore_selectors
 from chatcore.bounded_json import json_loads_bounded
-from chatcore.errors import ServiceError
+from chatcore.errors import ModelCallFailed, ServiceError
 from chatcore.llm_chat import ChatTurn
+from chatcore.observability.metrics import Outcome, reply_observed
 from chatcore.timing import Timings
 from chatcore.tool_rounds import ToolLoop
 from compaction.collector import collector_paused
@@ -36,6 +37,7 @@ from compaction.gateway.protocol import completion_request, unstorable_text_refu
 from compaction.gateway.rounds import Spent, answer_complete, round_stream, turn_loop
 from compaction.gateway.services import Turn, model_for_request, turn_prepare, turn_reply_store
 from compaction.gateway.streaming import completion_events
+from compaction.observability.metrics import gateway_added_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -169,11 +171,17 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
             return await _streamed(request, user=user, completion=completion, turn=turn, loop=loop, timings=timings)
         spent = Spent()
         with timings.timed("upstream"):
-            result = await answer_complete(user=user, turn=turn, loop=loop, spent=spent)
+            try:
+                result = await answer_complete(user=user, turn=turn, loop=loop, spent=spent)
+            except ModelCallFailed:
+                reply_observed(interface="v1", stream=False, outcome=Outcome.FAILED)
+                raise
             if completion.legacy_functions:
                 result = dataclasses.replace(result, tool_calls=legacy.answer_calls(result.tool_calls))
         with timings.timed("store"):
             await sync_to_async(turn_reply_store)(user=user, turn=turn, result=result, parent=loop.plan.parent)
+    reply_observed(interface="v1", stream=False, outcome=Outcome.OK)
+    gateway_added_seconds.observe(max(0.0, timings.ms["total"] - timings.ms["upstream"]) / 1000)
     body = _completion_body(turn=turn, result=result, spent=spent, legacy_functions=completion.legacy_functions)
     return JsonResponse(body, headers=turn_headers(turn, timings))
 
@@ -182,8 +190,14 @@ async def _streamed(
     request: HttpRequest, *, user: User, completion: CompletionRequest, turn: Turn, loop: ToolLoop, timings: Timings
 ) -> StreamingHttpResponse:
     """`stream: true`: the events (`streaming.py`), the first round opened before the headers go."""
-    stream = await round_stream(user=user, turn=turn, loop=loop)
-    events = completion_events(user=user, turn=turn, loop=loop, stream=stream, request=completion)
+    try:
+        stream = await round_stream(user=user, turn=turn, loop=loop)
+    except ModelCallFailed:
+        reply_observed(interface="v1", stream=True, outcome=Outcome.FAILED)
+        raise
+    events = completion_events(
+        user=user, turn=turn, loop=loop, stream=stream, request=completion, prepared_ms=timings.ms["prepare"]
+    )
     content: AsyncIterator[bytes] | Iterator[bytes] = events
     if not isinstance(request, ASGIRequest):
         # A WSGI server (runserver) cannot stream an async iterator: the events go out together at the end.

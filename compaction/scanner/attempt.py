@@ -26,6 +26,7 @@ from chatcore.errors import Conflict, ModelCallFailed, Unprocessable
 from chatcore.models import Channel
 from compaction import conf
 from compaction.models import CompactionLease
+from compaction.observability.metrics import auto_labelled
 from compaction.scanner import selectors
 from compaction.scanner.decide import Action, channel_budget, channel_opted_out, channel_threshold
 from compaction.scanner.selectors import COOLDOWN_OUTCOMES, NO_LOOP_OUTCOMES, Outcome, compaction_settings_get
@@ -71,6 +72,7 @@ def _finish(*, outcome: AutoOutcome) -> None:
 
 def _attempt(*, channel_id: int, ticket: str | None) -> AutoOutcome:
     """Claim, compact, record the outcome of one reserved (or event-triggered) channel."""
+    event = ticket is None
     if ticket is None:
         decision = auto_compaction_reserve(channel_id=channel_id)
         if decision.action != Action.ENQUEUE:
@@ -82,7 +84,9 @@ def _attempt(*, channel_id: int, ticket: str | None) -> AutoOutcome:
             "auto: channel %s: reservation %s is stale or was already handled; nothing to do", channel_id, ticket
         )
         return AutoOutcome(channel_id, Outcome.STALE, "stale or duplicate delivery")
-    outcome = _compact(channel_id=channel_id)
+    # Counted as "event" when a reply's pressure asked for it (no ticket from a tick), "auto" when the scanner did.
+    with auto_labelled("event" if event else "auto"):
+        outcome = _compact(channel_id=channel_id)
     _finish(outcome=outcome)
     return outcome
 

@@ -23,6 +23,7 @@ from django_q.tasks import async_task
 from chatcore.models import Channel
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
+from compaction.observability.metrics import budget_observed, tick_observed
 from compaction.scanner import selectors
 from compaction.scanner.decide import Action, Decision, decide
 from compaction.scanner.selectors import Outcome, compaction_settings_get
@@ -244,6 +245,10 @@ def scan_run(
             channels = list(selectors.scan_candidates(settings=settings, now=now))
             _evaluate(channels=channels, settings=settings, now=now, report=report, take=take)
     report.duration_ms = (time.monotonic() - started) * 1000
+    if source == "scan" and not dry_run:
+        tick_observed(candidates=len(report.decisions))
+        if settings.enabled:
+            budget_observed(hourly_budget=settings.hourly_budget, used=report.budget_used)
     if not settings.enabled:
         logger.info("%s: tick: auto-compaction is off, nothing done", source)
     else:

@@ -11,6 +11,7 @@ summary, releases the lease and records the error.
 
 import dataclasses
 import logging
+import time
 from collections import Counter
 
 from django.contrib.auth.models import User
@@ -23,6 +24,8 @@ from chatcore.throttling import expensive_call
 from compaction import conf, signals
 from compaction.leases import lease_acquire, lease_holder_name, lease_release
 from compaction.models import MAX_SUMMARY_TOKENS, MIN_SUMMARY_TOKENS, CompactionLease
+from compaction.observability.metrics import Outcome as RunOutcome
+from compaction.observability.metrics import compaction_observed
 from compaction.services.commit import draft_commit
 from compaction.services.draft import DraftRequest, draft_make, input_budget, plan_make
 from compaction.services.origin import DraftOrigin, draft_origin_read, draft_token_make
@@ -151,7 +154,15 @@ def channel_compact(
 def _compact_with_lease(*, request: DraftRequest, actor: User | None, dry_run: bool, record: bool) -> CompactionResult:
     """Take the channel's lease, compact, and give the lease back however it ends (recording why, with `record`)."""
     channel_id, holder = request.channel.pk, lease_holder_name()
+    started = time.monotonic()
+
+    def observed(outcome: str, result: CompactionResult | None = None) -> None:
+        if not dry_run:  # a preview writes nothing: not a run
+            figures = {"tokens_before": result.tokens_before, "tokens_after": result.tokens_after} if result else {}
+            compaction_observed(trigger=request.trigger, outcome=outcome, seconds=time.monotonic() - started, **figures)
+
     if not lease_acquire(channel_id=channel_id, holder=holder, seconds=conf.LEASE_SECONDS):
+        observed(RunOutcome.SKIPPED)
         raise Conflict(
             "A compaction of this channel is already in progress; try again when it has finished.", code="in_progress"
         )
@@ -162,15 +173,18 @@ def _compact_with_lease(*, request: DraftRequest, actor: User | None, dry_run: b
             error.extra.update(profile=request.profile.slug, keep_recent=request.keep)
         outcome = CompactionLease.Outcome.NOTHING
         lease_release(channel_id=channel_id, holder=holder, outcome=outcome, record=record, error=error_text(error))
+        observed(RunOutcome.SKIPPED)
         raise
     except BaseException as error:
         message = error_text(error, name_unexpected=True)
         logger.warning("compaction: channel %s failed (%s)", channel_id, message)
         outcome = CompactionLease.Outcome.FAILED
         lease_release(channel_id=channel_id, holder=holder, outcome=outcome, error=message, record=record)
+        observed(RunOutcome.FAILED)
         raise
     if dry_run:
         lease_release(channel_id=channel_id, holder=holder, record=False)
+    observed(RunOutcome.OK, result)
     return result
 
 

@@ -20,6 +20,7 @@ from compaction.collector import collector_paused
 from compaction.extracts import extracts_collect, extracts_from_text
 from compaction.facts import facts_pin
 from compaction.models import MIN_SUMMARY_TOKENS, CompactionProfile
+from compaction.observability.metrics import redactions_observed
 from compaction.redaction import redact
 from compaction.services.anchor import cut_anchor, cut_check
 from compaction.services.opening import EXTRACTS_KEY, opening_messages, opening_section, without_opening
@@ -298,6 +299,7 @@ def draft_make(request: DraftRequest) -> Draft:
         extracts = extracts_from_text(text, tools=extracts.get("tools", {}))
     if opening:
         extracts[EXTRACTS_KEY] = [m.pk for m in opening]
+    redactions_observed(sources.redactions)
     return Draft(
         plan=plan,
         text=text,

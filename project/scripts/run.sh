@@ -14,6 +14,14 @@ $PY manage.py seed_demo
 # The scanner's django-q2 schedule; the demo switches auto-compaction on (it ships off).
 $PY manage.py setup_schedules --enable
 
+VAR="${VAR_DIR:-$ROOT/var}"
+# Metrics (prometheus_client's multi-process mode): every process, each web worker and the task cluster's
+# workers, writes its values to files in one folder, which /metrics adds up. Emptied at each start, so that
+# the values of an earlier run are not counted again.
+export PROMETHEUS_MULTIPROC_DIR="${PROMETHEUS_MULTIPROC_DIR:-$VAR/prometheus}"
+mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
+find "$PROMETHEUS_MULTIPROC_DIR" -maxdepth 1 -name '*.db' -delete
+
 # Both servers run in the background of this script, so that stopping it
 # (Ctrl-C, or a TERM to this script alone) stops them too. Each runs in a
 # process group of its own (set -m): Ctrl-C reaches this script only, which

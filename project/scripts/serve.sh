@@ -34,6 +34,13 @@ $PY manage.py collectstatic --noinput -v0
 # The scanner's schedule (idempotent); whether auto-compaction is on stays as the admin set it.
 $PY manage.py setup_schedules >/dev/null
 
+# Metrics (prometheus_client's multi-process mode): every process, each web worker and the task cluster's
+# workers, writes its values to files in one folder, which /metrics adds up. Emptied at each start, so that
+# the values of an earlier run are not counted again.
+export PROMETHEUS_MULTIPROC_DIR="${PROMETHEUS_MULTIPROC_DIR:-$VAR/prometheus}"
+mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
+find "$PROMETHEUS_MULTIPROC_DIR" -maxdepth 1 -name '*.db' -delete
+
 # Both run in the background of this script, so that stopping it (Ctrl-C, or
 # a TERM to this script) stops them too: each gets a TERM and time to finish
 # (open streams, a running task), then is killed if it hangs.

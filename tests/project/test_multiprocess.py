@@ -17,7 +17,6 @@ PostgreSQL pass runs it).
 import http.client
 import json
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -33,12 +32,12 @@ from django.db import connection
 from chatcore.api_tokens import api_token_create
 from chatcore.models import Channel, Message, ModelRole, Summary
 from compaction.models import CompactionLease
-from devtools.loopback_llm import LoopbackLLM, Reply, loopback_env
+from devtools.loopback_llm import LoopbackLLM, Reply
 from devtools.processes import port_wait
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, ModelRoleFactory, UserFactory
 from tests.compaction.scanning import auto_settings
 from tests.project.turns import Fate, newest_messages, turn_fate
-from tests.servers import ROOT, database_url, free_port
+from tests.servers import ROOT, free_port, production_env
 
 pytestmark = [pytest.mark.slow]
 
@@ -240,25 +239,15 @@ def test_two_web_processes_and_two_clusters_survive_a_killed_machine(transaction
             channels.append(ChannelFactory(owner=user, model=chat, title=f"Client {index}"))
             tokens.append(api_token_create(user=user, name="test")[1])
 
-        env = {
-            **{k: v for k, v in os.environ.items() if k not in {"DJANGO_ALLOW_ASYNC_UNSAFE"}},
+        env = production_env(
             **SHORT,
-            "DATABASE_URL": database_url(),
-            "DB_POOL": "true",
-            "DB_POOL_MAX_SIZE": "8",
-            "REDIS_URL": redis_url,
-            "Q_CLUSTER_NAME": f"mp-{uuid.uuid4().hex[:8]}",
-            "Q_WORKERS": "2",
-            "Q_POLL_SECONDS": "0.2",
-            "DEBUG": "false",
-            "SECRET_KEY": secrets.token_urlsafe(40),
-            "SECURE_SSL_REDIRECT": "false",
-            "STATIC_MANIFEST": "false",
-            "ALLOWED_HOSTS": "127.0.0.1",
-            "THROTTLE_EXPENSIVE_RATE": "",
-            "LOG_LEVEL": "WARNING",
-            **loopback_env(dict(os.environ)),  # DEBUG is off: the loopback model is allowed by name
-        }
+            DB_POOL="true",
+            DB_POOL_MAX_SIZE="8",
+            REDIS_URL=redis_url,
+            Q_CLUSTER_NAME=f"mp-{uuid.uuid4().hex[:8]}",
+            Q_WORKERS="2",
+            THROTTLE_EXPENSIVE_RATE="",
+        )
         processes = Processes(tmp_path, env)
         ports = [free_port(), free_port()]
         try:

@@ -11,6 +11,7 @@ import json
 import re
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
@@ -25,13 +26,24 @@ from tests.servers import Served
 pytestmark = [pytest.mark.slow]
 
 PROXY = {"X-Forwarded-Proto": "https"}
+
+
+def stale_metrics(server: Served) -> Path:
+    return Path(server.env["VAR_DIR"]) / "prometheus" / "counter_1.db"
+
+
 expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="module")
 def served(django_db_setup, django_db_blocker, tmp_path_factory):
     """One server for the module: it needs only the test database, which the tests fill (committed)."""
-    with django_db_blocker.unblock(), Served(tmp_path=tmp_path_factory.mktemp("serve")) as server:
+    server = Served(tmp_path=tmp_path_factory.mktemp("serve"))
+    # A metrics file left by an earlier run (unreadable, as a torn write would leave it): serve.sh empties the
+    # folder before any process starts, or /metrics would fail on it.
+    stale_metrics(server).parent.mkdir(parents=True)
+    stale_metrics(server).write_bytes(b"left by an earlier run")
+    with django_db_blocker.unblock(), server:
         yield server
 
 
@@ -133,6 +145,21 @@ def test_plain_http_is_redirected_to_https_and_debug_is_off(served):
         _get(served.url + "/no-such-page/")
     assert missing.value.code == 404
     assert b"Traceback" not in missing.value.read()  # no debug page
+
+
+def test_probes_answer_over_plain_http_and_metrics_count_every_process(served):
+    """Balancers and Prometheus ask over plain http inside the network: no redirect to https. serve.sh gives
+    the web workers and the cluster one metrics folder, emptied at start."""
+    for path in ("/healthz", "/readyz"):
+        response = urllib.request.urlopen(served.url + path, timeout=30)
+        assert response.status == 200
+        assert json.loads(response.read())["status"] in ("ok", "ready")
+    metrics = urllib.request.urlopen(served.url + "/metrics", timeout=30).read().decode()  # from this machine
+    assert "# TYPE scanner_ticks_total counter" in metrics and "process_cpu_seconds_total" in metrics
+    assert not stale_metrics(served).exists()
+    folder = stale_metrics(served).parent
+    pids = {path.stem.rsplit("_", 1)[-1] for path in folder.glob("*.db")}
+    assert len(pids) >= 2, sorted(path.name for path in folder.glob("*.db"))  # two web workers, the cluster
 
 
 ANSWER = " ".join(f"word{index}" for index in range(40))

@@ -103,7 +103,10 @@ def test_check_deploy_is_clean_in_serve_sh_configuration():
 
 
 def test_static_files_are_compressed_with_hashed_names_when_debug_is_off():
-    code = "from django.conf import settings as s; print(s.STORAGES['staticfiles']['BACKEND'], s.MIDDLEWARE[1])"
+    code = (
+        "from django.conf import settings as s; m = s.MIDDLEWARE; "
+        "print(s.STORAGES['staticfiles']['BACKEND'], m[m.index('django.middleware.security.SecurityMiddleware') + 1])"
+    )  # WhiteNoise right after SecurityMiddleware
     result = _manage("shell", "-c", code, **PRODUCTION)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1].split() == [
