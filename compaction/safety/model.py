@@ -4,8 +4,10 @@ The phrase patterns (`injection.py`) are exact where they match and blind
 where they were not written: a language without a word table, a paraphrase,
 an instruction cut in two turns. This model reads what the patterns cannot
 enumerate. Each text is folded (`normalize.fold`: NFKC, hidden characters
-removed, look-alike letters made Latin, lower case), digits are read as one
-digit, and every character n-gram of ORDERS (words padded by spaces, so
+removed, look-alike letters made Latin, lower case), technical tokens (ids,
+paths, URLs, versions, handles) are left out, a run of digits, of spaces or
+of one punctuation mark is read as one, and every character n-gram of
+ORDERS (words padded by spaces, so
 short n-grams at a word's edge are word features too) is hashed into one of
 2**BITS weights. The score of a text is the bias plus the sum of its
 n-grams' weights divided by the square root of their count: a linear model
@@ -55,19 +57,27 @@ class Model:
 
 # A token with a digit, a slash, an underscore, an @ or an inner dot or colon: an id, a path, a URL, a version, a
 # handle. What it names is never the intent of the text around it (the references an injection plants are such
-# tokens, and so is every line of a developers' chat), so the model reads each as one mark.
+# tokens, and so is every line of a developers' chat), so the model does not read it at all. Read as one mark, the
+# mark itself was learned: every injection plants a reference, and a line of a developers' chat made of paths,
+# flags, tickets and URLs between a few words scored like one.
 _TECHNICAL_RE = re.compile(r"[^\s]*(?:\d|[/_@]|[.:](?=[^\s.:]))[^\s]*")
-TECHNICAL_MARK = "#"
 
 
 def prepare(folded: str) -> str:
-    """A folded text as the model reads it: technical tokens made one mark, padded with a space at each end (its
-    first and last words' edges)."""
-    return f" {_TECHNICAL_RE.sub(TECHNICAL_MARK, folded)} "
+    """A folded text as the model reads it: technical tokens left out, padded with a space at each end (its first
+    and last words' edges)."""
+    return f" {_TECHNICAL_RE.sub('', folded)} "
 
 
 # Between two texts: enough separators that no n-gram starting in a text reaches the next one.
 _GAP = "\x00" * (max(ORDERS) - 1)
+# The code points whose runs are read as one (the space and ASCII punctuation; never the separator, whose run keeps
+# texts apart, nor "#", whose run is a Markdown heading's level). Indexed by code point, with one last entry (False)
+# that every code point past ASCII reads.
+_RUN_MARKS = np.array(
+    [chr(point) == " " or (32 < point < 127 and not chr(point).isalnum() and chr(point) != "#") for point in range(129)]
+)
+_RUN_MARKS[128] = False
 
 
 def _points(prepared: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -84,9 +94,13 @@ def _points(prepared: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     starts = np.zeros(len(prepared), dtype=np.int64)
     np.cumsum(lengths[:-1] + len(_GAP), out=starts[1:])
     # A run of digits is read as one: how long a number is says nothing of intent (an order number, a ticket, the
-    # reference an injection plants), and counting its digits taught the model that long numbers instruct.
+    # reference an injection plants), and counting its digits taught the model that long numbers instruct. So is a
+    # run of one ASCII punctuation mark or of spaces: a test runner's line of dots, a table's padding, a ruler of
+    # dashes (a line of dots in a test log was flagged as an instruction).
     repeated = np.zeros(len(points), dtype=bool)
     repeated[1:] = digits[1:] & digits[:-1]
+    marks = _RUN_MARKS[np.minimum(points, np.uint32(len(_RUN_MARKS) - 1))]
+    repeated[1:] |= marks[1:] & (points[1:] == points[:-1])
     if repeated.any():
         kept = ~repeated
         position = np.cumsum(kept) - 1

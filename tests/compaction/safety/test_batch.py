@@ -89,6 +89,27 @@ def test_the_model_scores_a_batch_as_it_scores_each_text():
     assert sums[0] > 0 and sums[1] == 0
 
 
+def test_the_model_reads_neither_technical_tokens_nor_the_length_of_a_run():
+    weights = np.random.default_rng(7).normal(size=1 << learned.BITS).astype(np.float32)
+    model = learned.Model(weights=weights, bias=0.0, threshold=1.0, pair_threshold=1.0)
+    pairs = [
+        (
+            "Moved src/module_3/handler.py behind FLAG_3_ON; ticket OPS-5003 at https://ci.example.org/runs/9003.",
+            "Moved behind ticket at",
+        ),
+        ("ask m.novak42@example.com or @kim_lee about v2.4.1", "ask or about"),
+        ("........................................ | 236 passed in 51.02s", ". | passed in"),
+        ("name      ready   status", "name ready status"),
+        ("wait --- what ???", "wait - what ?"),
+    ]
+    for text, read in pairs:
+        sums, counts = learned.sums_and_counts(model, [fold(text), fold(read)])
+        assert sums[0] == pytest.approx(sums[1]) and counts[0] == counts[1], text
+    # a Markdown heading's level is kept: "###" is not "#"
+    sums, _ = learned.sums_and_counts(model, [fold("### System"), fold("# System")])
+    assert sums[0] != pytest.approx(sums[1])
+
+
 def test_neighbours_flag_the_suspicious_half_of_a_split_instruction():
     # alone, each half scores about 0.39 (three 5-grams of 1.2 among 85 n-grams); the halves together about 0.55
     model = _model({"vault": 1.2, "waive": 1.2}, threshold=0.5, pair=0.5, bias=0.0)
