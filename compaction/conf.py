@@ -7,10 +7,11 @@ concurrency, cooldown, ...) are not here: they live in the
 CompactionSettings row, edited in the admin and read afresh at every scan.
 These are deployment constants.
 
-INJECTION_MODEL (COMPACTION_INJECTION_MODEL, default False): whether the learned injection model
-    (compaction/safety/model.py) judges messages beside the phrase patterns. Off by default: as trained now
-    it sets aside developers' messages dense in ids, paths and URLs (the references injections plant look the
-    same), which costs a summary its facts; `manage.py injection_eval --model` measures it on.
+INJECTION_MODEL (COMPACTION_INJECTION_MODEL, default True): whether the learned injection model
+    (compaction/safety/model.py) judges messages beside the phrase patterns. It reads no id, path, URL or
+    version (those count only as length), so developers' detail-heavy messages stay in summaries; a message it
+    flags is set aside from an offline summary with a note, never deleted. Off, the patterns judge alone
+    (`manage.py injection_eval --no-model` measures that).
 LEASE_SECONDS (COMPACTION_LEASE_SECONDS, default 420): how long a compaction
     holds its channel. A crashed holder's lease runs out after this, and an
     automatic attempt that never reported back is considered abandoned after
@@ -212,7 +213,7 @@ _settings = AppSettings(
         "IMPORT_MAX_MESSAGES": 1_000_000,
         "IMPORT_SLICE_SECONDS": 60,
         "IMPORT_STORAGE": "default",
-        "INJECTION_MODEL": False,
+        "INJECTION_MODEL": True,
         "METRICS_TOKEN": "",
         "METRICS_ALLOWED_IPS": ["127.0.0.1", "::1"],
         "METRICS_MULTIPROCESS_DIR": "",

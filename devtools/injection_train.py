@@ -161,8 +161,9 @@ class Design:
 
     @classmethod
     def of(cls, texts: list[str], pairs: list[tuple[int, int]]) -> Design:
-        rows, buckets = injection_model.entries([without_runs(fold(text)) for text in texts])
-        counts = np.bincount(rows, minlength=len(texts)).astype(np.float64)
+        read = [without_runs(fold(text)) for text in texts]
+        rows, buckets = injection_model.entries(read)
+        counts = np.bincount(rows, minlength=len(texts)).astype(np.float64) + injection_model.neutral_counts(read)
         order = np.argsort(rows, kind="stable")
         rows, buckets = rows[order], buckets[order]
         bounds = np.searchsorted(rows, np.arange(len(texts) + 1))

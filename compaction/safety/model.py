@@ -69,6 +69,26 @@ def prepare(folded: str) -> str:
     return f" {_TECHNICAL_RE.sub('', folded)} "
 
 
+# A technical token left out still counts in the text's length, as this many characters of text that weighs nothing
+# at most: a line made of paths, flags and tickets around a few words is about those, and its few words must not
+# be read as if they were all it says (a developers' detail-heavy line was otherwise scored as an instruction). The
+# cap keeps a long URL or hash from diluting the instruction beside it.
+NEUTRAL_CHARS = 16
+
+
+def neutral_counts(folded: Sequence[str]) -> np.ndarray:
+    """Per text, the n-grams its technical tokens stand for (see NEUTRAL_CHARS): added to its count, never to its
+    sum."""
+    counts = np.zeros(len(folded), dtype=np.float64)
+    for index, text in enumerate(folded):
+        if _TECHNICAL_HINT_RE.search(text):
+            counts[index] = sum(min(len(token), NEUTRAL_CHARS) for token in _TECHNICAL_RE.findall(text))
+    return counts * len(ORDERS)
+
+
+_TECHNICAL_HINT_RE = re.compile(r"[\d/_@]|[.:](?=[^\s.:])")  # what every technical token has
+
+
 # Between two texts: enough separators that no n-gram starting in a text reaches the next one.
 _GAP = "\x00" * (max(ORDERS) - 1)
 # The code points whose runs are read as one (the space and ASCII punctuation; never the separator, whose run keeps
@@ -125,7 +145,8 @@ def position_buckets(points: np.ndarray):
 
 
 def entries(folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(text index, bucket) of every n-gram the model counts, for training: what `sums_and_counts` adds up."""
+    """(text index, bucket) of every n-gram the model counts, for training: what `sums_and_counts` adds up (its
+    counts are these n-grams' and `neutral_counts`)."""
     prepared = [prepare(text) for text in folded]
     points, starts = _points(prepared)
     rows, buckets = [], []
@@ -152,7 +173,7 @@ def sums_and_counts(model: Model, folded: Sequence[str]) -> tuple[np.ndarray, np
     total[points == _SEPARATOR] = 0.0  # n-grams starting in a gap belong to no text
     sums = np.add.reduceat(total.astype(np.float64), starts)
     ends = np.append(starts[1:], len(points))  # each text's n-grams start between its start and the next one's
-    counts = (ends - starts - len(_GAP)).astype(np.float64) * len(ORDERS)
+    counts = (ends - starts - len(_GAP)).astype(np.float64) * len(ORDERS) + neutral_counts(folded)
     return sums, counts
 
 

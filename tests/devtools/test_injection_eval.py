@@ -69,13 +69,15 @@ def test_json_figures(small):
     assert e2e["reached_alone"] == 0 and e2e["reached_mixed"] == 0
     assert e2e["quoted_alone"] == 1 and e2e["quoted_mixed"] == 1
     assert figures["goals"]["recall >= 0.95"] is False
-    assert figures["model"]["summary"].startswith("patterns only")  # the learned model is off by default
+    assert figures["model"]["summary"].startswith("hashed character")  # the learned model is on by default
 
 
-def test_the_model_is_measured_when_asked(small):
+def test_the_model_is_measured_on_or_off_when_asked(small):
     figures = json.loads(_run("--json", "--model", "--no-end-to-end"))
+    alone = json.loads(_run("--json", "--no-model", "--no-end-to-end"))
 
     assert figures["model"]["weights"] == 1 << learned.BITS and figures["model"]["threshold"] > 0
+    assert alone["model"]["summary"].startswith("patterns only")
 
 
 def test_the_table_names_every_figure(small):

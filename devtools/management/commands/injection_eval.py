@@ -1,4 +1,5 @@
 """python manage.py injection_eval [--split test|dev] [--json] [--no-end-to-end] [--end-to-end-cases N] [--misses N]
+                                   [--model | --no-model]
 
 Recall and false positives of the injection detector on a part of the injection corpus (the test part by
 default: the part nobody tunes on), per language and per family; false positives on ordinary chat (LoCoMo and
@@ -34,13 +35,15 @@ class Command(BaseCommand):
             help=f"injections compacted end to end, spread over the part (default {evaluation.E2E_CASES}; 0: all)",
         )
         parser.add_argument("--misses", type=int, default=0, help="show this many misses and alarms (dev part only)")
-        parser.add_argument(
+        switch = parser.add_mutually_exclusive_group()
+        switch.add_argument(
             "--model", action="store_true", help="judge with the learned model on (COMPACTION_INJECTION_MODEL)"
         )
+        switch.add_argument("--no-model", action="store_true", help="judge with the phrase patterns alone")
 
     def handle(self, *args, **options) -> None:
-        if options["model"]:
-            with override_settings(COMPACTION_INJECTION_MODEL=True):
+        if options["model"] or options["no_model"]:
+            with override_settings(COMPACTION_INJECTION_MODEL=options["model"]):
                 return self._evaluate(options)
         return self._evaluate(options)
 
@@ -126,7 +129,7 @@ class Command(BaseCommand):
 
 def _model_figures(model) -> dict:
     if model is None:
-        return {"summary": "patterns only (the learned model is off: COMPACTION_INJECTION_MODEL, --model)"}
+        return {"summary": "patterns only (the learned model is off: COMPACTION_INJECTION_MODEL, --no-model)"}
     path = injection_model.weights_path()
     size = path.stat().st_size
     return {
