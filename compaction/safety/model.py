@@ -60,7 +60,8 @@ class Model:
 # tokens, and so is every line of a developers' chat), so the model does not read it at all. Read as one mark, the
 # mark itself was learned: every injection plants a reference, and a line of a developers' chat made of paths,
 # flags, tickets and URLs between a few words scored like one.
-_TECHNICAL_RE = re.compile(r"[^\s]*(?:\d|[/_@]|[.:](?=[^\s.:]))[^\s]*")
+# Anchored at a token's start (where every match begins anyway), so that no other position of a token is tried.
+_TECHNICAL_RE = re.compile(r"(?<!\S)\S*(?:\d|[/_@]|[.:](?=[^\s.:]))\S*")
 
 
 def prepare(folded: str) -> str:
