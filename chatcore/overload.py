@@ -20,7 +20,7 @@ function of the request's path.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Collection, MutableMapping
 from typing import Any
 
 from chatcore import conf
@@ -44,15 +44,18 @@ def api_refusal(path: str) -> tuple[str, bytes]:
 class InFlightLimit:
     """ASGI middleware: at most `CHATCORE_MAX_REQUESTS_IN_FLIGHT` HTTP requests at a time in this process
     (0: no limit); the others are refused with 503 and `Retry-After: CHATCORE_OVERLOAD_RETRY_AFTER_SECONDS`.
-    Other scopes (lifespan, websockets) pass through uncounted. `in_flight` is the current count."""
+    Other scopes (lifespan, websockets) and the `uncounted` paths pass through uncounted: a liveness probe or a
+    metrics scrape must be answered when the process is busiest, or a busy process looks dead. `in_flight` is
+    the current count."""
 
-    def __init__(self, app: ASGIApp, *, refusal: RefusalBody = api_refusal) -> None:
+    def __init__(self, app: ASGIApp, *, refusal: RefusalBody = api_refusal, uncounted: Collection[str] = ()) -> None:
         self.app = app
         self.refusal = refusal
+        self.uncounted = frozenset(uncounted)
         self.in_flight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get("path") in self.uncounted:
             await self.app(scope, receive, send)
             return
         limit = conf.MAX_REQUESTS_IN_FLIGHT

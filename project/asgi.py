@@ -12,8 +12,9 @@ django_application = get_asgi_application()
 from chatcore.overload import InFlightLimit  # noqa: E402 (after Django is set up)
 from project.errors import overload_refusal  # noqa: E402
 
-# Outermost: a full process refuses a request (503, Retry-After) before Django reads any of it.
-application = InFlightLimit(django_application, refusal=overload_refusal)
+# Outermost: a full process refuses a request (503, Retry-After) before Django reads any of it; except the
+# liveness probe and the metrics, which a full process must still answer (its readiness says 503).
+application = InFlightLimit(django_application, refusal=overload_refusal, uncounted=("/healthz", "/metrics"))
 
 # The web tier calls models: load the client library now, in each worker as it starts, rather than
 # inside the event loop at the first reply (it takes a second or more to import, during which a

@@ -61,6 +61,12 @@ def test_past_its_limit_a_worker_answers_503_and_every_accepted_reply_is_stored_
         assert response.headers["Content-Type"] == "application/json"
         assert json.loads(response.read()) == {"detail": OVERLOADED_DETAIL, "code": "overloaded"}
         connection.close()
+    # Full, it still says it is alive and lets its metrics be read; it is not ready for more.
+    for path, status in (("/healthz", 200), ("/metrics", 200), ("/readyz", 503)):
+        connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+        connection.request("GET", path)
+        assert connection.getresponse().status == status, path
+        connection.close()
     channel, token = refused[0]
     request = {"model": chat_model.name, "messages": [{"role": "user", "content": "Hi"}], "stream": True}
     connection, response = _post(served, "/v1/chat/completions", request, f"Bearer {token}")
