@@ -16,6 +16,8 @@ a fixed time. Figures per round:
   client − request sent − 200 ms) and to its last (`done` − sent − 1.0 s),
   p50/p95/p99 in ms;
 - CPU per request: the server's processes (user + system, from /proc),
+  PostgreSQL's backends serving the benchmark's database (`db_cpu_ms_per_request`,
+  from their /proc entries; None on SQLite, which runs inside the server),
   and, for context, the model's and the client's;
 - the machine's load average before the round.
 
@@ -36,6 +38,7 @@ from pathlib import Path
 
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
+from django.db import connections
 
 from chatcore.models import ApiToken, Channel, LLMModel, ModelRole
 from chatcore.token_keys import key_make
@@ -77,6 +80,36 @@ def _group_cpu(pgid: int) -> float:
         if int(fields[2]) == pgid:  # fields after the name: state ppid pgrp ...
             total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
     return total / TICK
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of one process; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(value) for value in fields[11:13]) / TICK
+
+
+def _db_backends() -> dict[int, float]:
+    """PostgreSQL's server processes serving the benchmark's database, and their CPU seconds so far
+    (none on SQLite, nor when the server runs elsewhere and its processes are not in this /proc; a backend
+    a web process opens during the round is counted whole at its end)."""
+    connection = connections[ALIAS]
+    if connection.vendor != "postgresql":
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return {pid: _process_cpu(pid) for (pid,) in cursor.fetchall() if os.path.exists(f"/proc/{pid}")}
+
+
+def _db_cpu_since(before: dict[int, float]) -> float:
+    """CPU seconds the database's backends spent since `before` (a backend that appeared since counts whole;
+    the pooled connections live through a round, so few leave unseen)."""
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in _db_backends().items())
 
 
 def _start(args: list[str], env: dict, log: Path) -> subprocess.Popen:
@@ -164,12 +197,13 @@ def _round(*, kind: str, concurrency: int, plan: dict, server: subprocess.Popen,
     load = os.getloadavg()[0]
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump({**plan, "conversations": plan["conversations"][:concurrency]}, handle)
-    server_cpu, model_cpu = _group_cpu(server.pid), _group_cpu(model.pid)
+    server_cpu, model_cpu, db_before = _group_cpu(server.pid), _group_cpu(model.pid), _db_backends()
     result = subprocess.run(
         [sys.executable, "-m", "devtools.serving_client", handle.name], cwd=ROOT, capture_output=True, check=True
     )
     os.unlink(handle.name)
     server_cpu, model_cpu = _group_cpu(server.pid) - server_cpu, _group_cpu(model.pid) - model_cpu
+    db_cpu = _db_cpu_since(db_before)
     measured = json.loads(result.stdout)
     start, end = measured["window"]
     done = [r for r in measured["records"] if r[2] is not None and start <= r[2] < end and r[3] == 200]
@@ -187,6 +221,11 @@ def _round(*, kind: str, concurrency: int, plan: dict, server: subprocess.Popen,
         "added_first_ms": _percentiles([r[1] - r[0] - FIRST_TOKEN for r in done if r[1] is not None]),
         "added_last_ms": _percentiles([r[2] - r[0] - LATENCY for r in done]),
         "server_cpu_ms_per_request": round(server_cpu * 1000 / requests, 2),
+        # PostgreSQL's own CPU for the replies (its backends' /proc entries); None on SQLite, which runs inside
+        # the server's processes and is counted there.
+        "db_cpu_ms_per_request": round(db_cpu * 1000 / requests, 2)
+        if connections[ALIAS].vendor == "postgresql"
+        else None,
         "model_cpu_ms_per_request": round(model_cpu * 1000 / requests, 2),
         "client_cpu_ms_per_request": round(measured["client_cpu_seconds"] * 1000 / requests, 2),
         "errors": measured["error_count"],
@@ -259,18 +298,21 @@ def run(*, scale: float, stdout) -> dict:
 def _table(rows: list[dict], stdout) -> None:
     stdout.write(
         f"\n  {'server':>9} {'c':>4} {'req/s':>7} {'c/L':>6} {'share':>6}  {'+first p50/p95/p99 ms':>23}  "
-        f"{'+last p50/p95/p99 ms':>23}  {'CPU ms/req':>10} {'model':>6} {'client':>6} {'errors':>6} {'load':>5}\n"
+        f"{'+last p50/p95/p99 ms':>23}  {'CPU ms/req':>10} {'DB':>6} {'model':>6} {'client':>6} {'errors':>6} "
+        f"{'503':>5} {'load':>5}\n"
     )
     for r in rows:
         first = "/".join(f"{v:.0f}" if v is not None else "-" for v in r["added_first_ms"].values())
         last = "/".join(f"{v:.0f}" if v is not None else "-" for v in r["added_last_ms"].values())
+        database = "-" if r["db_cpu_ms_per_request"] is None else f"{r['db_cpu_ms_per_request']:.2f}"
         stdout.write(
             f"  {r['server']:>9} {r['concurrency']:>4} {r['per_second']:>7.1f} {r['limit_per_second']:>6.0f} "
             f"{r['share_of_limit']:>6.1%}  {first:>23}  {last:>23}  {r['server_cpu_ms_per_request']:>10.2f} "
-            f"{r['model_cpu_ms_per_request']:>6.2f} {r['client_cpu_ms_per_request']:>6.2f} {r['errors']:>6} "
-            f"{r['load_before']:>5.2f}\n"
+            f"{database:>6} {r['model_cpu_ms_per_request']:>6.2f} {r['client_cpu_ms_per_request']:>6.2f} "
+            f"{r['errors']:>6} {r['refused_503']:>5} {r['load_before']:>5.2f}\n"
         )
     stdout.write(
         "  (+first: time the server adds to the model's first token; +last: to its last; CPU: server "
-        "processes per finished reply; goal at c=200: share >= 90%, +first p99 <= 50 ms)\n"
+        "processes per finished reply; DB: PostgreSQL's backends per finished reply; 503: refusals of a full "
+        "server; goal at c=200: share >= 90%, +first p99 <= 50 ms)\n"
     )

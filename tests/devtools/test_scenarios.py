@@ -103,6 +103,10 @@ def test_serving(db, tmp_path):
     for row in figures["rows"]:
         assert row["errors"] == row["http_500"] == 0, row["error_examples"]
         assert row["server_cpu_ms_per_request"] > 0
+        if connection.vendor == "postgresql" and row["server"] == "uvicorn" and row["requests"]:
+            assert row["db_cpu_ms_per_request"] > 0
+        elif connection.vendor != "postgresql":
+            assert row["db_cpu_ms_per_request"] is None
     # A round of a few seconds on a busy machine may see no reply end inside its window; each server's do.
     for server in ("uvicorn", "runserver"):
         assert sum(row["requests"] for row in figures["rows"] if row["server"] == server) > 0
