@@ -26,6 +26,7 @@ from chatcore.bounded_json import json_loads_bounded
 from chatcore.errors import ModelCallFailed, ServiceError
 from chatcore.llm_chat import ChatTurn
 from chatcore.observability.metrics import Outcome, reply_observed
+from chatcore.teams.access import allowed_model_names
 from chatcore.timing import Timings
 from chatcore.tool_rounds import ToolLoop
 from compaction.collector import collector_paused
@@ -217,13 +218,16 @@ def _model_object(name: str) -> dict:
 
 
 def _model_names(request: HttpRequest) -> list[str]:
-    gateway_user(request)
-    return list(chatcore_selectors.llm_models_active().values_list("name", flat=True))
+    token = gateway_token(request)
+    names = list(chatcore_selectors.llm_models_active().values_list("name", flat=True))
+    allowed = allowed_model_names(team=token.team)
+    return names if allowed is None else [name for name in names if name in allowed]
 
 
 @protocol_view(("GET",))
 async def models_list(request: HttpRequest) -> HttpResponse:
-    """GET /v1/models: the active models of the catalogue."""
+    """GET /v1/models: the active models of the catalogue (through a token bound to a team that restricts its
+    models, those the team allows)."""
     names = await sync_to_async(_model_names)(request)
     return JsonResponse({"object": "list", "data": [_model_object(name) for name in names]})
 

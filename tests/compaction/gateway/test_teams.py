@@ -48,3 +48,18 @@ def test_a_model_the_team_does_not_allow_is_a_400_naming_model(chat_model, echo_
     assert "the-allowed-one" in body["error"]["message"]
     assert not Channel.objects.exists() and not Message.objects.exists() and not UsageEntry.objects.exists()
     assert echo_llm.requests == []
+
+
+def test_v1_models_offers_a_restricted_team_only_its_models(chat_model, team, user):
+    allowed = LLMModelFactory(name="the-allowed-one")
+    _token, personal = api_token_create(user=user, name="personal")
+    _token, bound = api_token_create(user=user, name="team agent", team=team)
+
+    def names(key: str) -> list[str]:
+        response = Client().get("/v1/models", HTTP_AUTHORIZATION=f"Bearer {key}")
+        return sorted(model["id"] for model in response.json()["data"])
+
+    assert names(bound) == names(personal) == sorted([chat_model.name, allowed.name])
+    team.allowed_models.set([allowed])
+    assert names(bound) == [allowed.name]
+    assert names(personal) == sorted([chat_model.name, allowed.name])
