@@ -10,7 +10,6 @@ cache keeps it.
 import math
 from datetime import timedelta
 
-from axes.helpers import get_client_username, get_cool_off, get_failure_limit
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -61,7 +60,10 @@ def login_locked_out(
     request: HttpRequest, original_response: HttpResponse | None, credentials: dict | None
 ) -> HttpResponse:
     """django-axes' answer once a username and address have failed too often (settings AXES_*): a page
-    that says why and for how long, 429 with Retry-After, for the pages' log-in form and the admin's."""
+    that says why and for how long, 429 with Retry-After, for the pages' log-in form and the admin's.
+    Imported here: log-in throttling is the host's choice, and a host without django-axes never calls it."""
+    from axes.helpers import get_client_username, get_cool_off, get_failure_limit
+
     cool_off = get_cool_off(request) or timedelta(0)
     context = {
         "failure_limit": get_failure_limit(request, credentials),

@@ -19,7 +19,7 @@ ensure_venv() {
     local stamp=.venv/.installed-$(sha1sum pyproject.toml | cut -c1-12)-$1
     if [ ! -f "$stamp" ]; then
         .venv/bin/pip install -q --upgrade pip
-        if [ "$1" = test ]; then .venv/bin/pip install -q -e '.[test,bench,docs]'; else .venv/bin/pip install -q -e .; fi
+        if [ "$1" = test ]; then .venv/bin/pip install -q -e '.[site,test,bench,docs]'; else .venv/bin/pip install -q -e '.[site]'; fi
         touch "$stamp"
     fi
 }

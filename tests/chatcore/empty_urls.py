@@ -1,0 +1,3 @@
+"""A URL conf that mounts nothing of the apps."""
+
+urlpatterns: list = []
