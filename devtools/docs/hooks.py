@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("mkdocs.hooks.generated")
@@ -20,8 +22,15 @@ log = logging.getLogger("mkdocs.hooks.generated")
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
 
 
+# The checkout: the site (project/) and devtools are not installed packages (the wheel holds the apps only),
+# so the build, started as the mkdocs command, imports them from here.
+CHECKOUT = str(Path(__file__).resolve().parents[2])
+
+
 def _django() -> None:
     """Django set up once, with the project's settings (the schema and the conf modules need it)."""
+    if CHECKOUT not in sys.path:
+        sys.path.insert(0, CHECKOUT)
     import django
     from django.apps import apps
 
