@@ -8,9 +8,10 @@ is the phrase before a colon (from the start of its line or sentence, a few
 words long), and it is enough that it holds a word naming a secret. What
 follows the colon is taken when it reads as a credential: random, mixed
 letters and digits or symbols, a code in groups (`abcd-efgh-ijkl-mnop`,
-`PI90-TPYS-PIJG-NAUM`), a run of digits after a word for a code or a PIN, or
-a list of such codes; a line that ends with a colon and says what follows
-("keep these somewhere safe:") then codes of one shape, one a line. A label
+`PI90-TPYS-PIJG-NAUM`; letters alone when they pair as no word does), a run
+of digits after a word for a code or a PIN, or a list of such codes; a line
+that ends with a colon and says what follows ("keep these somewhere safe:")
+then codes of one shape, one a line. A label
 that says its value is public, or a value that points elsewhere (`${VAR}`, a
 placeholder), stays.
 """
@@ -23,6 +24,7 @@ from compaction.redaction.entropy import looks_random
 from compaction.redaction.spans import Scan, Spans
 from compaction.redaction.values import credential_like, is_reference, short_password
 from compaction.redaction.vocabulary import PASSWORD_WORDS, STRONG_WORDS
+from compaction.redaction.wordness import wordlike
 
 # Words in a label that name a secret (besides every STRONG word): keys, codes, PINs, in several languages.
 _LABEL_WORDS = (
@@ -65,6 +67,8 @@ _CODE_INTRO = re.compile(
     r"secours|respaldo|recupera"
 )
 _SHAPE = re.compile(r"[0-9]|[A-Za-z]")
+_LETTERS = re.compile(r"[^A-Za-z]+")  # the separators of a grouped code
+MIN_LETTER_GROUPS = 4  # a code of letters alone in fewer groups is too little to tell from words or a placeholder
 
 
 def _label(scan: Scan, colon: int) -> tuple[int, str] | None:
@@ -127,7 +131,9 @@ def _after_label(scan: Scan, spans: Spans, colon: int) -> None:
         return  # the keyword layer read this value already
     rest = text[start:line_end]
     grouped = _GROUPED.match(rest)
-    if grouped is not None and (any(c.isdigit() for c in grouped.group()) or code_label or strong):
+    if grouped is not None and (
+        any(c.isdigit() for c in grouped.group()) or code_label or strong or _random_letter_groups(grouped.group())
+    ):
         spans.add(start, start + grouped.end(), "secret", swallow=True)
         return
     listed = list(_LISTED_CODE.finditer(rest))
@@ -139,6 +145,19 @@ def _after_label(scan: Scan, spans: Spans, colon: int) -> None:
     if _credential(value, code_label=code_label, strong=strong):
         offset = text.index(value, start)
         spans.add(offset, offset + len(value), "password" if strong else "secret", swallow=True)
+
+
+def _random_letter_groups(code: str) -> bool:
+    """Groups of letters alone (an app-specific password) count when there are enough of them, they pair as no
+    word does and none is a run of the alphabet (`abcd efgh ijkl`, a placeholder)."""
+    groups = _LETTERS.split(code)
+    if len(groups) < MIN_LETTER_GROUPS or any(_alphabet_run(group.lower()) for group in groups):
+        return False
+    return not wordlike("".join(groups))
+
+
+def _alphabet_run(group: str) -> bool:
+    return all(ord(b) - ord(a) == 1 for a, b in zip(group, group[1:], strict=False))
 
 
 def _codes_below(scan: Scan, spans: Spans, position: int) -> None:

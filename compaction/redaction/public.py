@@ -63,13 +63,25 @@ _PUBLISHABLE = re.compile(
     r"(?<![A-Za-z0-9_\-])(?:pk_(?:live|test)_[A-Za-z0-9]{16,}|pk-lf-[0-9a-f\-]{36}|pk\.eyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+|"
     r"phc_[A-Za-z0-9]{32,})(?![A-Za-z0-9_\-])"
 )
+# Ids named by the thing they identify, as many APIs write them (Clerk's user_, Paddle's ctm_/pri_, Vercel's prj_
+# and team_): a noun for an object, never a word for a credential (key, token, secret, session).
+ENTITY_PREFIXES = (
+    "customer|cust|ctm|order|ord|invoice|payment|charge|refund|transfer|payout|product|pri|subscription|"
+    "account|workspace|ws|project|prj|team|member|channel|chan|conversation|conv|message|event|task|job|ticket|"
+    "issue|item|doc|document|page|comment|note|image|img|video|asset|upload|deployment|dpl|build|release|"
+    "agent|device|node|instance|cluster|region|zone|space|folder|record|rec|row|entry|contact|"
+    "lead|deal|company|person|group|role|tenant|site|store|shop|cart|checkout|catalog|sku|variant|location|"
+    "address|addr|shipment|ship|parcel|route|trip|booking|reservation|room|meeting|call|recording|webinar|"
+    "survey|form|response|submission|report|dashboard|chart|query|dataset|model|experiment|trial"
+).split("|")
 # Object ids of well-known APIs: a known prefix, a separator, an id body (never followed by more token characters).
 _OBJECT_ID = re.compile(
     r"(?<![A-Za-z0-9_\-.])"
     r"(?:(?:ch|pi|re|pm|py|po|tr|txn|evt|cus|sub|si|in|ii|il|price|prod|plan|src|seti|acct|ba|card|dp|du|cn|"
     r"cs_(?:live|test)|pyr|fee|ic|tok|ipi|ich|inrel)_[A-Za-z0-9]{8,}"
     r"|(?:chatcmpl|cmpl|file|batch|ftjob|ft|vs|resp)-[A-Za-z0-9]{8,}"
-    r"|(?:asst|thread|run|step|msg|vs|toolu|msgbatch|srvtoolu|call|resp|org|proj|user)_(?:01)?[A-Za-z0-9]{16,})"
+    r"|(?:asst|thread|run|step|msg|vs|toolu|msgbatch|srvtoolu|call|resp|org|proj|user)_(?:01)?[A-Za-z0-9]{16,}"
+    rf"|(?:{'|'.join(ENTITY_PREFIXES)})_[A-Za-z0-9]{{8,}})"
     r"(?![A-Za-z0-9_\-])"
 )
 # Twilio resource SIDs (messages, calls, numbers, ...); its account (AC) and API key (SK) SIDs are left out.
@@ -85,7 +97,10 @@ _CONTENT_HASH = re.compile(
     r"|baf[a-z][a-z2-7]{50,})(?![A-Za-z0-9])"
     r"|/nix/store/[0-9a-z]{32}-"
 )
-_TOKEN_SHAPED = (_EXTENDED_PUBLIC, _PUBLISHABLE, _OBJECT_ID, _TWILIO_SID, _CONTENT_HASH)
+# minisign and signify public keys: base64 of "Ed", an 8-byte key id and a 32-byte Ed25519 key, so always 56
+# characters from "RW" (their secret keys are longer and start "RWRTY0Iy").
+_SIGNIFY_PUBLIC = re.compile(r"(?<![A-Za-z0-9+/])RW[A-Za-z0-9+/]{54}(?![A-Za-z0-9+/=])")
+_TOKEN_SHAPED = (_EXTENDED_PUBLIC, _PUBLISHABLE, _OBJECT_ID, _TWILIO_SID, _CONTENT_HASH, _SIGNIFY_PUBLIC)
 # Placeholders: a token with a separator whose last part is one character repeated (sk_live_xxxx…, ghp_XXXX…), or
 # that holds, as a word of its own, what people put where a key goes (xoxb-your-bot-token, your-api-key-here).
 # Where a placeholder may be (RE2 on the text's ASCII image): a run of one character, or a placeholder word joined

@@ -17,6 +17,7 @@ from compaction.redaction import redact
         ("FileVault recovery key (from the MDM): PI90-TPYS-PIJG-NAUM-EROH-V97N", "PI90-TPYS"),
         ("the SIM is locked, PUK code: 96399810", "96399810"),
         ("كلمة المرور الجديدة: IqBa!27+iNh_", "IqBa!27"),
+        ("app-specific key for the mail client: qmtx-vobr-ekzn-wply", "qmtx-vobr"),
     ],
 )
 def test_value_after_a_labelled_phrase(text, value):
@@ -35,6 +36,7 @@ def test_value_after_a_labelled_phrase(text, value):
         "export function login(username: string, password: string): Promise<void> {",
         "5be2f90 ci: pin postgres:16 release 0.9.4",
         "the password policy: 12 characters, one digit",
+        "Key order: alpha-bravo-charlie-delta",
     ],
 )
 def test_labels_of_code_or_of_no_value_stay(text):

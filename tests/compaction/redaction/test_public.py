@@ -47,6 +47,9 @@ PUBLIC_LINES = [
     "pinned to ipfs://QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG",
     "echo aGVsbG8gZnJvbSB0aGUgc3RhZ2luZyBib3g= | base64 -d",
     "[Peer]\nPublicKey = xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg=\nEndpoint = vpn.acme.io:51820",
+    "minisign -Vm release.tar.gz -P RWTcJiUYjaoLxotFF+NsochegKOVV/+UhTPbDtkx+hQ+uBHlPWZfPDij",
+    "session belongs to user_2NNEqL2nrIRdJ194ndJqAHwEfxC in org_2Z8kQpLm3NvR7tYx4WcB9dHfGs1",
+    "Paddle customer ctm_01hv8x4kq3zt9w2mxr7y5bncde made the purchase",
 ]
 
 
@@ -68,6 +71,13 @@ SECRET_LINES = [
     ("STRIPE_SECRET_KEY=sk_live_51HxYzAbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "51HxYzAbCdEf"),
     ("password: aGVsbG8gZnJvbSB0aGUgc3RhZ2luZyBib3g=", "aGVsbG8gZnJvbSB0"),
     ("OPENAI_API_KEY=sk-proj-4f9Qz81LmXv2Kp0RtYw7...", "4f9Qz81LmXv2"),
+    # A minisign secret key has the public key's start but is longer; a session's id is a credential.
+    (
+        "untrusted comment: minisign encrypted secret key\nRWRCS6EWlvo1N2cdB1KxGfFfDmgp61sMu5+xr4zzgvc/KAvOf5j4HRgh"
+        "dutHtfUpsKaVufqNsoaLH0p49/LEznAy8u0ARv3t9rw4ExsdVvlKKZr3nuxJBNt3+omht0vWHoGltuz3DFbxg0lYPq1mm7s6GnSUY",
+        "RWRCS6EWlvo1",
+    ),
+    ("session token sess_2NNEqL2nrIRdJ194ndJqAHwEfxC", "2NNEqL2nrIRd"),
 ]
 
 
