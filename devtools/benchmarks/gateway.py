@@ -41,6 +41,7 @@ from django.contrib.auth import get_user_model
 from chatcore import conf as chatcore_conf
 from chatcore.chain import chain_hashes
 from chatcore.models import ApiToken, LLMModel, Summary
+from chatcore.token_keys import key_make
 from chatcore.tokens import count_tokens
 from compaction.gateway.protocol import completion_request
 from devtools.benchmarks.databases import database_close, database_open, database_url
@@ -132,7 +133,10 @@ def _setup(llm_url: str) -> tuple[str, int]:
     LLMModel.objects.using(ALIAS).create(
         name=MODEL, base_url=llm_url, api_key_env="", context_window=WINDOW, max_output_tokens=1_000
     )
-    _token, key = ApiToken.objects.db_manager(ALIAS).create(user=user, expiry=None, name="gateway benchmark")
+    key, lookup, digest = key_make()
+    ApiToken.objects.using(ALIAS).create(
+        user=user, token_key=lookup, digest=digest, expiry=None, name="gateway benchmark"
+    )
     return key, user.pk
 
 
