@@ -36,15 +36,18 @@ ENTROPY_SHARE = 0.72  # the least Shannon entropy, as a share of the most a toke
 BASE62 = 62  # letters and digits: the most distinct characters a token's body can have
 NOT_SECRET_CHARS = 24  # an algorithm or an id's name is looked for this far before a token
 _HEX_RE = re.compile(r"[0-9a-fA-F]+")
+# Two to four letters, one of them no hex digit, then 32 or more hex digits: a provider's prefix on a 128-bit key.
+_PREFIXED_HEX = re.compile(r"(?=[a-zA-Z]{0,3}[g-zG-Z])[a-zA-Z]{2,4}[0-9a-f]{32,}")
 _VOWELS = frozenset("aeiouAEIOU")
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_NOT_LETTERS = re.compile(r"[^A-Za-z]+")
 _WORD_PIECE = re.compile(r"[A-Z]?[a-z]{3,}|(?<![A-Za-z])[A-Z]{4,}(?![a-z0-9])")
 
 
 # A fingerprint or digest written with its algorithm (SHA256:nThbg6kX…), or a value named as an id,
-# hash or revision just before it (server_uid 0dfuIz…, cookie hash : …), is not a secret.
+# hash or revision just before it (server_uid 0dfuIz…, cookie hash : …), or a data URI's body, is not a secret.
 _NOT_SECRET_BEFORE = re.compile(
-    r"(?i)(?:(?:sha\d*|md5|blake2\w*)[:=-]|(?<![A-Za-z])(?:uid|uuid|guid|hash|digest|checksum|revision|commit|sha\d*|etag|"
+    r"(?i)(?:(?:sha\d*|md5|blake2\w*)[:=-]|;base64,|(?<![A-Za-z])(?:uid|uuid|guid|hash|digest|checksum|revision|commit|sha\d*|etag|"
     r"fingerprint|(?:trace|span|request|correlation|cluster|node|instance)[ _-]?id|build|version|nonce)\b[\s:=#\"'(]*)$"
 )
 
@@ -61,6 +64,8 @@ def looks_random(token: str, *, strict: bool) -> bool:
     length = len(body)
     if length < (MIN_ALONE_CHARS if strict else MIN_TOKEN_CHARS) or _HEX_RE.fullmatch(body):
         return False
+    if _PREFIXED_HEX.fullmatch(body):
+        return True  # a few letters glued to a hex key (cs3562…): a key's prefix, not a digest's
     digits = sum(map(str.isdigit, body))  # the body is ASCII letters and digits
     upper = sum(map(str.isupper, body))
     lower = length - digits - upper
@@ -69,8 +74,12 @@ def looks_random(token: str, *, strict: bool) -> bool:
         return False
     if not digits and (upper < MIN_OF_EACH_CASE or lower < MIN_OF_EACH_CASE):
         return False
-    if letters >= VOWEL_CHECK_LETTERS and sum(map(_VOWELS.__contains__, body)) / letters > MAX_VOWEL_SHARE:
-        return False
+    if (
+        letters >= VOWEL_CHECK_LETTERS
+        and sum(map(_VOWELS.__contains__, body)) / letters > MAX_VOWEL_SHARE
+        and wordlike(_NOT_LETTERS.sub("", body))
+    ):
+        return False  # a word's share of vowels, and its letters pair as words do
     if letters and sum(len(w) for w in _WORD_PIECE.findall(token) if set(w) & _VOWELS and wordlike(w)) >= (
         MAX_WORD_SHARE * letters
     ):

@@ -73,3 +73,30 @@ def test_generated_needs_every_class_or_randomness():
     assert not generated("Summer2024!", alone=True)  # a word with a number: too few changes of class
     assert not generated("abcdefgh12345678", alone=True)  # no symbol, no upper case
     assert not generated("SGVsbG8sIHdvcmxkIQ==")  # base64 of text
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("here, use this for now: kq3vzt7wplmx9rbn2hdyc4sf", "kq3vzt7wplmx9rbn2hdyc4sf"),
+        ("what the vendor portal gave us: Zu9cTq2Wbe7KoLp4Yxa", "Zu9cTq2Wbe7KoLp4Yxa"),
+    ],
+)
+def test_random_token_handed_over_alone_after_a_colon(text, value):
+    result = redact(text)
+    assert value not in result.text
+    assert result.total == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "request id: kq3vzt7wplmx9rbn2hdyc4sf",
+        "commit: 3f9c2a7b1e0d4c6a8b2e1f0d9c8b7a6e5d4c3b2a",
+        "build version: 20240611-rc2-hotfix-final",
+        "the site's recaptcha sitekey: Zu9cTq2Wbe7KoLp4Yxa",
+        "Topic of the day: GettingStartedWithKubernetes",
+    ],
+)
+def test_names_ids_and_public_values_after_a_colon_stay(text):
+    assert redact(text).text == text
