@@ -1,13 +1,30 @@
 """Form parsing for the chat pages. Parsing only: rules live in the services."""
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib.auth.models import User
 
 from chatcore import selectors
 from chatcore.models import Persona, Team
+from chatcore.teams.access import teams_allowing
 from chatcore.teams.selectors import member_teams
+
+
+class TeamModelSelect(forms.Select):
+    """A model select whose options say which of the person's teams allow them (`data-teams`, space-separated
+    ids), for the page script to offer only the picked team's models. The service still refuses any other."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.teams_by_model: dict[int, list[int]] = {}
+
+    def create_option(self, name: str, value: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        option = super().create_option(name, value, *args, **kwargs)
+        pk = getattr(value, "value", None)
+        if pk in self.teams_by_model:
+            option["attrs"]["data-teams"] = " ".join(str(team) for team in self.teams_by_model[pk])
+        return option
 
 
 class ChannelCreateForm(forms.Form):
@@ -19,7 +36,10 @@ class ChannelCreateForm(forms.Form):
     )
     persona = forms.ModelChoiceField(queryset=Persona.objects.all(), required=False, empty_label="No persona")
     model = forms.ModelChoiceField(
-        queryset=selectors.llm_models_active(), required=False, empty_label="Default chat model"
+        queryset=selectors.llm_models_active(),
+        required=False,
+        empty_label="Default chat model",
+        widget=TeamModelSelect(attrs={"data-team-field": "team"}),
     )
     team = forms.ModelChoiceField(
         queryset=Team.objects.none(),
@@ -29,13 +49,19 @@ class ChannelCreateForm(forms.Form):
     )
 
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
-        """Offers the person's own teams, and no team field to someone in none."""
+        """Offers the person's own teams, and no team field to someone in none; each model says which of those
+        teams allow it (no team: every model)."""
         super().__init__(*args, **kwargs)
-        teams = member_teams(user=user)
-        if teams.exists():
-            self.fields["team"].queryset = teams  # type: ignore[attr-defined]
+        teams = list(member_teams(user=user).prefetch_related("allowed_models"))
+        if teams:
+            self.fields["team"].queryset = member_teams(user=user)  # type: ignore[attr-defined]
+            model = cast(forms.ModelChoiceField, self.fields["model"])
+            cast(TeamModelSelect, model.widget).teams_by_model = teams_allowing(
+                teams=teams, models=model.queryset or ()
+            )
         else:
             del self.fields["team"]
+            del self.fields["model"].widget.attrs["data-team-field"]
 
 
 class MessageForm(forms.Form):

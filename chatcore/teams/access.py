@@ -2,10 +2,14 @@
 
 Both refusals are a 400 naming the field, so a client sees which value to change."""
 
+from collections.abc import Iterable
+
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
 
 from chatcore.models import LLMModel, Team, TeamMembership
+from chatcore.selectors import llm_models_active
 
 
 def channel_team_check(*, owner: User, team: Team | None) -> None:
@@ -20,6 +24,22 @@ def allowed_model_names(*, team: Team | None) -> list[str] | None:
         return None
     names = sorted(model.name for model in team.allowed_models.all())
     return names or None
+
+
+def models_allowed(*, team: Team | None) -> QuerySet[LLMModel]:
+    """The active models a channel in `team` may choose, by the rule model_allowed_check refuses by: what a
+    page offers for a team channel is exactly what its check lets through."""
+    names = allowed_model_names(team=team)
+    models = llm_models_active().order_by("name", "id")
+    return models if names is None else models.filter(name__in=names)
+
+
+def teams_allowing(*, teams: Iterable[Team], models: Iterable[LLMModel]) -> dict[int, list[int]]:
+    """For each model, the ids of the `teams` whose channels may choose it (the same rule), so a page where the
+    team is picked beside the model can offer only the picked team's models. `teams` should have their
+    `allowed_models` prefetched: no query is made per team."""
+    allowed = [(team.pk, allowed_model_names(team=team)) for team in teams]
+    return {model.pk: [pk for pk, names in allowed if names is None or model.name in names] for model in models}
 
 
 def model_allowed_check(*, team: Team | None, model: LLMModel | None, field: str = "model") -> None:

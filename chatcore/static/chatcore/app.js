@@ -250,7 +250,29 @@
     }
   });
 
+  // A model select beside a team select (data-team-field names it) offers only the models the picked team
+  // allows: each option lists those teams in data-teams; the default option has none and stays. A model the
+  // new team does not allow is unselected. The server refuses such a model whatever the page shows.
+  function filterTeamModels(select) {
+    var team = select.form && select.form.elements[select.getAttribute("data-team-field")];
+    if (!team) return;
+    Array.prototype.forEach.call(select.options, function (option) {
+      if (!option.hasAttribute("data-teams")) return;
+      var allowed = !team.value || option.getAttribute("data-teams").split(" ").indexOf(team.value) !== -1;
+      option.hidden = !allowed;
+      option.disabled = !allowed;
+      if (!allowed && option.selected) select.value = "";
+    });
+  }
+
+  document.addEventListener("change", function (event) {
+    var form = event.target.form;
+    if (!form || !event.target.name) return;
+    form.querySelectorAll("select[data-team-field='" + event.target.name + "']").forEach(filterTeamModels);
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("select[data-team-field]").forEach(filterTeamModels);
     var box = dialog();
     if (box) {
       box.addEventListener("close", function () {

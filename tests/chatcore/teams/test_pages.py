@@ -1,8 +1,9 @@
 """Teams in the chat pages: a channel is created in one of the person's teams, under its model access."""
 
+import pytest
 from django.urls import reverse
 
-from chatcore.models import Channel
+from chatcore.models import Channel, LLMModel
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, TeamFactory, TeamMembershipFactory
 
 
@@ -58,3 +59,42 @@ def test_the_owner_moves_a_channel_between_their_teams_on_its_settings_page(db, 
     left = client_user.post(url, {"auto_compaction": "", "threshold_percent": "", "team": ""})
     channel.refresh_from_db()
     assert left.status_code == 302 and channel.team is None
+
+
+def model_select(body: str) -> list[str]:
+    """The new-channel form's model select, whole, a line per tag, as the page sends it."""
+    select = body.split('<select name="model"', 1)[1].split("</select>", 1)[0]
+    return ['<select name="model"' + select.splitlines()[0]] + [
+        line.strip() for line in select.splitlines()[1:] if line.strip()
+    ]
+
+
+@pytest.fixture
+def alpha_beta(db) -> tuple[LLMModel, LLMModel]:
+    LLMModel.objects.all().delete()
+    return LLMModelFactory(name="alpha"), LLMModelFactory(name="beta")
+
+
+def test_each_model_option_names_the_persons_teams_that_allow_it(user, client_user, alpha_beta):
+    alpha, beta = alpha_beta
+    narrow, open_team = TeamFactory(name="Narrow"), TeamFactory(name="Open")
+    narrow.allowed_models.set([alpha])
+    for team in (narrow, open_team):
+        TeamMembershipFactory(team=team, user=user)
+    assert model_select(client_user.get(reverse("chat:channels")).content.decode()) == [
+        '<select name="model" data-team-field="team" id="id_model">',
+        '<option value="" selected>Default chat model</option>',
+        f'<option value="{alpha.pk}" data-teams="{narrow.pk} {open_team.pk}">alpha</option>',
+        f'<option value="{beta.pk}" data-teams="{open_team.pk}">beta</option>',
+    ]
+
+
+def test_someone_in_no_team_is_offered_every_model_unmarked(user, client_user, alpha_beta):
+    alpha, beta = alpha_beta
+    TeamFactory().allowed_models.set([alpha])
+    assert model_select(client_user.get(reverse("chat:channels")).content.decode()) == [
+        '<select name="model" id="id_model">',
+        '<option value="" selected>Default chat model</option>',
+        f'<option value="{alpha.pk}">alpha</option>',
+        f'<option value="{beta.pk}">beta</option>',
+    ]
