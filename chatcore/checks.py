@@ -24,7 +24,7 @@ def required_apps(app_configs, **kwargs):
     return [
         Error(
             f"{name} is not installed; the chat apps need it for {purpose}.",
-            hint=f'Add "{name}" to INSTALLED_APPS (before "chatcore" and "compaction").',
+            hint=f'Add "{name}" to INSTALLED_APPS.',
             id="chatcore.E001",
         )
         for name, purpose in REQUIRED_APPS.items()
