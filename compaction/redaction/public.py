@@ -13,8 +13,8 @@ are (no layer may take them or a piece of them):
   `pk_test_…`, Mapbox `pk.…`, PostHog's project key);
 - documented placeholders: a key's body of one repeated character
   (`sk_live_xxxx…`, `ghp_XXXX…`) or of words (`xoxb-your-bot-token`,
-  `<YOUR_API_KEY>`); AWS's documented example keys (`AKIAIOSFODNN7EXAMPLE`)
-  are not among them: they have a real key's shape, and people paste them as
+  `<YOUR_API_KEY>`, `xoxb-fake-token`, `sample`, `redacted`); AWS's
+  documented example keys (`AKIAIOSFODNN7EXAMPLE`) are not among them: they have a real key's shape, and people paste them as
   stand-ins for their own;
 - object ids of well-known APIs: Stripe's `ch_`, `pi_`, `evt_`, `cus_`, …,
   OpenAI's and Anthropic's `chatcmpl-`, `file-`, `msg_`, …, Twilio's SIDs
@@ -105,13 +105,15 @@ _TOKEN_SHAPED = (_EXTENDED_PUBLIC, _PUBLISHABLE, _OBJECT_ID, _TWILIO_SID, _CONTE
 # that holds, as a word of its own, what people put where a key goes (xoxb-your-bot-token, your-api-key-here).
 # Where a placeholder may be (RE2 on the text's ASCII image): a run of one character, or a placeholder word joined
 # to the rest of its token (xoxb-your-bot-token, <YOUR_API_KEY>), not the same word in a sentence.
-_PLACEHOLDER_WORDS = rb"(?:your|example|replace|dummy|placeholder|changeme)"
+_PLACEHOLDER_WORDS = rb"(?:your|example|replace|dummy|placeholder|changeme|fake|sample|redacted|insert)"
 _PLACEHOLDER_HINT = re2.compile(
     rb"(?i)xxxxxxxx|00000000|\*{8}|[_\-<]" + _PLACEHOLDER_WORDS + rb"|" + _PLACEHOLDER_WORDS + rb"[_\->]"
 )
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.*/+")
 _REPEATED = re.compile(r"[_\-.]([xX0*.])\1{7,}$")
-_PLACEHOLDER_WORD = re.compile(r"(?<![a-z])(?:your|example|replace|dummy|placeholder|changeme)(?![a-z])")
+_PLACEHOLDER_WORD = re.compile(
+    r"(?<![a-z])(?:your|example|replace|dummy|placeholder|changeme|fake|sample|redacted|insert)(?![a-z])"
+)
 MAX_PLACEHOLDER_CHARS = 200  # a longer token is not looked at
 
 

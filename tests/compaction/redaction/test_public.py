@@ -50,6 +50,7 @@ PUBLIC_LINES = [
     "minisign -Vm release.tar.gz -P RWTcJiUYjaoLxotFF+NsochegKOVV/+UhTPbDtkx+hQ+uBHlPWZfPDij",
     "session belongs to user_2NNEqL2nrIRdJ194ndJqAHwEfxC in org_2Z8kQpLm3NvR7tYx4WcB9dHfGs1",
     "Paddle customer ctm_01hv8x4kq3zt9w2mxr7y5bncde made the purchase",
+    "SLACK_TOKEN=xoxb-fake-token-for-tests",
 ]
 
 
