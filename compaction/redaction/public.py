@@ -14,8 +14,8 @@ are (no layer may take them or a piece of them):
 - documented placeholders: a key's body of one repeated character
   (`sk_live_xxxx…`, `ghp_XXXX…`) or of words (`xoxb-your-bot-token`,
   `<YOUR_API_KEY>`, `xoxb-fake-token`, `sample`, `redacted`); AWS's
-  documented example keys (`AKIAIOSFODNN7EXAMPLE`) are not among them: they have a real key's shape, and people paste them as
-  stand-ins for their own;
+  documented example keys (`AKIAIOSFODNN7EXAMPLE`) are not among them: they
+  have a real key's shape, and people paste them as stand-ins for their own;
 - object ids of well-known APIs: Stripe's `ch_`, `pi_`, `evt_`, `cus_`, …,
   OpenAI's and Anthropic's `chatcmpl-`, `file-`, `msg_`, …, Twilio's SIDs
   other than its account and API key SIDs;
