@@ -27,6 +27,19 @@ class TeamModelSelect(forms.Select):
         return option
 
 
+def offer_teams_and_models(form: forms.Form, *, user: User) -> None:
+    """Gives a form's `team` field the person's own teams and marks each option of its `model` field (a
+    TeamModelSelect) with the teams that allow it; someone in no team gets no team field."""
+    teams = list(member_teams(user=user).prefetch_related("allowed_models"))
+    model = cast(forms.ModelChoiceField, form.fields["model"])
+    if teams:
+        cast(forms.ModelChoiceField, form.fields["team"]).queryset = member_teams(user=user)
+        cast(TeamModelSelect, model.widget).teams_by_model = teams_allowing(teams=teams, models=model.queryset or ())
+    else:
+        del form.fields["team"]
+        model.widget.attrs.pop("data-team-field", None)
+
+
 class ChannelCreateForm(forms.Form):
     # Not `required` here: the service says what a missing title means, as for the API.
     title = forms.CharField(
@@ -52,16 +65,7 @@ class ChannelCreateForm(forms.Form):
         """Offers the person's own teams, and no team field to someone in none; each model says which of those
         teams allow it (no team: every model)."""
         super().__init__(*args, **kwargs)
-        teams = list(member_teams(user=user).prefetch_related("allowed_models"))
-        if teams:
-            self.fields["team"].queryset = member_teams(user=user)  # type: ignore[attr-defined]
-            model = cast(forms.ModelChoiceField, self.fields["model"])
-            cast(TeamModelSelect, model.widget).teams_by_model = teams_allowing(
-                teams=teams, models=model.queryset or ()
-            )
-        else:
-            del self.fields["team"]
-            del self.fields["model"].widget.attrs["data-team-field"]
+        offer_teams_and_models(self, user=user)
 
 
 class MessageForm(forms.Form):

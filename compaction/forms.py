@@ -8,8 +8,9 @@ from django import forms
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from chatcore.forms import TeamModelSelect, offer_teams_and_models
 from chatcore.models import Channel, LLMModel, Persona, Team
-from chatcore.teams.selectors import member_teams
+from chatcore.teams.access import models_allowed
 
 
 class CompactForm(forms.Form):
@@ -43,20 +44,27 @@ class ChannelCompactionForm(forms.Form):
     threshold_percent = forms.FloatField(
         required=False, label="Threshold", help_text="Share of the model's context window that starts a compaction."
     )
+    model = forms.ModelChoiceField(
+        queryset=LLMModel.objects.none(),
+        required=False,
+        empty_label="Default chat model",
+        widget=TeamModelSelect(attrs={"data-team-field": "team"}),
+    )
     team = forms.ModelChoiceField(queryset=Team.objects.none(), required=False, empty_label="No team")
 
-    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
-        """Offers the person's own teams to move the channel between, and no team field to someone in none."""
+    def __init__(self, *args: Any, user: User, channel: Channel, **kwargs: Any) -> None:
+        """Offers the models the channel's team allows (every active one outside a team), and the person's own
+        teams to move the channel between (no team field to someone in none)."""
         super().__init__(*args, **kwargs)
-        teams = member_teams(user=user)
-        if teams.exists():
-            cast(forms.ModelChoiceField, self.fields["team"]).queryset = teams
-        else:
-            del self.fields["team"]
+        cast(forms.ModelChoiceField, self.fields["model"]).queryset = models_allowed(team=channel.team)
+        offer_teams_and_models(self, user=user)
 
     def changes(self, channel: Channel) -> dict:
-        """channel_update's keywords: the settings, and the team when the form has one and it changed."""
+        """channel_update's keywords: the settings, and the model and team when they changed. A post without
+        the model field (a script, an older page) leaves the model as it is."""
         changes: dict[str, Any] = {"settings": self.settings_value()}
+        if "model" in self.data and self.cleaned_data.get("model") != channel.model:
+            changes["model"] = self.cleaned_data.get("model")
         if "team" in self.fields and self.cleaned_data.get("team") != channel.team:
             changes["team"] = self.cleaned_data.get("team")
         return changes

@@ -190,7 +190,8 @@ _AUTO_CHOICE: dict[object, str] = {True: "on", False: "off"}
 @login_required
 @require_http_methods(["GET", "POST"])
 def channel_settings(request: AuthenticatedRequest, channel_id: int) -> HttpResponse:
-    """Auto-compaction on/off and threshold, validated by the same service as the API's PATCH."""
+    """Auto-compaction on/off and threshold, the model and the team, validated by the same service as the API's
+    PATCH."""
     channel = own_channel(request, channel_id)
     current = channel.settings or {}
     initial = {
@@ -198,9 +199,10 @@ def channel_settings(request: AuthenticatedRequest, channel_id: int) -> HttpResp
         "threshold_percent": (
             round(current["compaction_threshold"] * 100, 2) if current.get("compaction_threshold") is not None else None
         ),
+        "model": channel.model_id,
         "team": channel.team_id,
     }
-    form = ChannelCompactionForm(request.POST or None, initial=initial, user=request.user)
+    form = ChannelCompactionForm(request.POST or None, initial=initial, user=request.user, channel=channel)
     saved, status = form_submit(
         request,
         form,

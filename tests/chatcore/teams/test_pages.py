@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from chatcore.models import Channel, LLMModel
+from chatcore.models import Channel, LLMModel, Team
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, TeamFactory, TeamMembershipFactory
 
 
@@ -75,12 +75,19 @@ def alpha_beta(db) -> tuple[LLMModel, LLMModel]:
     return LLMModelFactory(name="alpha"), LLMModelFactory(name="beta")
 
 
-def test_each_model_option_names_the_persons_teams_that_allow_it(user, client_user, alpha_beta):
+@pytest.fixture
+def narrow(user, alpha_beta) -> Team:
+    """A team of the user's that allows alpha alone."""
+    team = TeamFactory(name="Narrow")
+    team.allowed_models.set([alpha_beta[0]])
+    TeamMembershipFactory(team=team, user=user)
+    return team
+
+
+def test_each_model_option_names_the_persons_teams_that_allow_it(user, client_user, alpha_beta, narrow):
     alpha, beta = alpha_beta
-    narrow, open_team = TeamFactory(name="Narrow"), TeamFactory(name="Open")
-    narrow.allowed_models.set([alpha])
-    for team in (narrow, open_team):
-        TeamMembershipFactory(team=team, user=user)
+    open_team = TeamFactory(name="Open")
+    TeamMembershipFactory(team=open_team, user=user)
     assert model_select(client_user.get(reverse("chat:channels")).content.decode()) == [
         '<select name="model" data-team-field="team" id="id_model">',
         '<option value="" selected>Default chat model</option>',
@@ -98,3 +105,51 @@ def test_someone_in_no_team_is_offered_every_model_unmarked(user, client_user, a
         f'<option value="{alpha.pk}">alpha</option>',
         f'<option value="{beta.pk}">beta</option>',
     ]
+
+
+def settings_model_select(client, channel: Channel) -> list[str]:
+    return model_select(client.get(reverse("compaction:settings", args=[channel.pk])).content.decode())
+
+
+def test_the_settings_page_offers_a_team_channel_its_teams_models_only(user, client_user, alpha_beta, narrow):
+    alpha, beta = alpha_beta
+    assert settings_model_select(client_user, ChannelFactory(owner=user, team=narrow, model=alpha)) == [
+        '<select name="model" data-team-field="team" id="id_model">',
+        '<option value="">Default chat model</option>',
+        f'<option value="{alpha.pk}" selected data-teams="{narrow.pk}">alpha</option>',
+    ]
+    assert settings_model_select(client_user, ChannelFactory(owner=user, team=None)) == [
+        '<select name="model" data-team-field="team" id="id_model">',
+        '<option value="" selected>Default chat model</option>',
+        f'<option value="{alpha.pk}" data-teams="{narrow.pk}">alpha</option>',
+        f'<option value="{beta.pk}" data-teams="">beta</option>',
+    ]
+
+
+def test_the_settings_page_refuses_a_model_the_channels_team_does_not_allow(user, client_user, alpha_beta, narrow):
+    alpha, beta = alpha_beta
+    team = narrow
+    channel = ChannelFactory(owner=user, team=team, model=None)
+    url = reverse("compaction:settings", args=[channel.pk])
+    fields = {"auto_compaction": "", "threshold_percent": "", "team": team.pk}
+    refused = client_user.post(url, {**fields, "model": beta.pk})
+    channel.refresh_from_db()
+    assert refused.status_code == 400 and channel.model is None
+    assert "Select a valid choice" in refused.content.decode()
+    chosen = client_user.post(url, {**fields, "model": alpha.pk})
+    channel.refresh_from_db()
+    assert chosen.status_code == 302 and channel.model == alpha
+    kept = client_user.post(url, fields)
+    channel.refresh_from_db()
+    assert kept.status_code == 302 and channel.model == alpha
+
+
+def test_moving_a_channel_into_a_team_that_does_not_allow_its_model_is_refused(user, client_user, alpha_beta, narrow):
+    alpha, beta = alpha_beta
+    team = narrow
+    channel = ChannelFactory(owner=user, team=None, model=beta)
+    url = reverse("compaction:settings", args=[channel.pk])
+    refused = client_user.post(url, {"auto_compaction": "", "threshold_percent": "", "team": team.pk, "model": beta.pk})
+    channel.refresh_from_db()
+    assert refused.status_code == 400 and (channel.team, channel.model) == (None, beta)
+    assert "The team Narrow allows only these models: alpha; &#x27;beta&#x27; is not one." in refused.content.decode()
