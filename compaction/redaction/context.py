@@ -13,8 +13,7 @@ merely to follow a word:
   the same sentence that reads as a credential (mixed classes, random);
 - alone after a colon that ends a phrase: one word, the whole rest of the
   line, in a generated password's shape (upper and lower case, digits and a
-  symbol of the kind password generators use), or a random token whose label
-  names no id, hash or version and nothing public;
+  symbol of the kind password generators use);
 - in a shell line: the argument of `echo`/`printf` written into a file whose
   name says it holds a secret, or piped into a `--password-stdin` flag.
 """
@@ -25,14 +24,13 @@ import re
 
 from compaction.redaction.entropy import looks_random
 from compaction.redaction.phrases import NOT_SECRET_LABEL
-from compaction.redaction.public import decodes_to_text, labelled_public
+from compaction.redaction.public import decodes_to_text
 from compaction.redaction.spans import Scan, Spans
 from compaction.redaction.values import credential_like, is_reference
 
 MAX_WORDS_AFTER = 10  # a value in a sentence is at most this many words after the word that names it
 MIN_GENERATED_CHARS = 8  # a generated password is at least this long
 MIN_ALONE_CHARS = 12  # one with no word naming it must be this long
-MIN_KEY_CHARS = 16  # a random token handed over alone after a colon is at least this long (shorter: a code, an id)
 ALL_CLASSES = 4  # upper case, lower case, digits and symbols: a generated password has each
 MIN_TRANSITIONS = 4  # changes of class along the value: words with a number (Summer2024!) change once or twice
 # Symbols password generators add (separators such as - _ . / : are in names, dates and ids too).
@@ -120,24 +118,8 @@ def _alone_after_colon(scan: Scan, spans: Spans) -> None:
     for match in _ALONE.finditer(scan.text):
         value = match.group(1).rstrip(".,;")
         start = match.start(1)
-        if spans.covered(start, start + len(value)):
-            continue
-        if generated(value, alone=True):
+        if not spans.covered(start, start + len(value)) and generated(value, alone=True):
             spans.add(start, start + len(value), "password", swallow=True)
-        elif _handed_over_key(scan, value, start):
-            spans.add(start, start + len(value), "secret", swallow=True)
-
-
-_LABEL_OF_A_NAME = re.compile(r"(?i)\b(?:id|ids|uid|uuid|name|hash|digest|checksum|commit|sha\w*|version|build|ref)\b")
-
-
-def _handed_over_key(scan: Scan, value: str, start: int) -> bool:
-    """A random token that is the whole rest of a line after a colon ("try this one: …"): a key handed over,
-    unless its label says it is public or names an id, a hash or a version."""
-    if len(value) < MIN_KEY_CHARS or "/" in value or not looks_random(value, strict=False) or decodes_to_text(value):
-        return False
-    line_start = scan.text.rfind("\n", 0, start) + 1
-    return not labelled_public(scan, start) and not _LABEL_OF_A_NAME.search(scan.text, line_start, start)
 
 
 # echo/printf of one argument written into a file, or piped into a command reading a password on stdin.
