@@ -68,7 +68,7 @@ class ImportStatusSerializer(serializers.ModelSerializer):
         }
 
     def get_url(self, job: ConversationImport) -> str:
-        return reverse("api-import", args=[job.pk])
+        return reverse("chat_api:import", args=[job.pk])
 
     def get_channels(self, job: ConversationImport) -> list[int]:
         return list(selectors.import_channels(conversation_import=job).values_list("channel_id", flat=True))
@@ -122,7 +122,7 @@ class ImportView(ApiView):
             title=values.get("title") or "",
         )
         response = Response(_status_of(job), status=status.HTTP_202_ACCEPTED)
-        response["Location"] = reverse("api-import", args=[job.pk])
+        response["Location"] = reverse("chat_api:import", args=[job.pk])
         return response
 
 

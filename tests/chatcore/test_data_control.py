@@ -44,7 +44,9 @@ def test_purge_blanks_the_covered_path_only(user, summarized):
     channel.refresh_from_db()
     pressure = (channel.context_tokens, channel.context_messages, channel.context_ratio)
 
-    response = _client(user).post(reverse("api-summary-purge", args=[summary.pk]), {"confirm": True}, format="json")
+    response = _client(user).post(
+        reverse("chat_api:summary-purge", args=[summary.pk]), {"confirm": True}, format="json"
+    )
 
     assert response.status_code == 200
     assert response.json() == {
@@ -99,7 +101,7 @@ def test_purge_twice_reports_what_was_already_gone(user, summarized):
 @pytest.mark.parametrize("body", [{}, {"confirm": False}, {"confirm": "no"}])
 def test_purge_requires_explicit_confirmation(user, summarized, body):
     channel, path, summary, _ = summarized
-    response = _client(user).post(reverse("api-summary-purge", args=[summary.pk]), body, format="json")
+    response = _client(user).post(reverse("chat_api:summary-purge", args=[summary.pk]), body, format="json")
     assert response.status_code == 400
     payload = response.json()
     assert payload["code"] == "invalid" and set(payload["errors"]) == {"confirm"}
@@ -111,7 +113,7 @@ def test_purge_requires_explicit_confirmation(user, summarized, body):
 def test_purge_refuses_another_users_summary_as_not_found(other_user, summarized):
     channel, path, summary, _ = summarized
     response = _client(other_user).post(
-        reverse("api-summary-purge", args=[summary.pk]), {"confirm": True}, format="json"
+        reverse("chat_api:summary-purge", args=[summary.pk]), {"confirm": True}, format="json"
     )
     assert response.status_code == 404
     assert response.json() == {"detail": "Summary not found.", "code": "not_found"}
@@ -121,7 +123,9 @@ def test_purge_refuses_another_users_summary_as_not_found(other_user, summarized
 def test_purge_through_a_reverted_summary_is_a_conflict(user, summarized):
     channel, path, summary, _ = summarized
     services.summary_revert(summary=summary, actor=user)
-    response = _client(user).post(reverse("api-summary-purge", args=[summary.pk]), {"confirm": True}, format="json")
+    response = _client(user).post(
+        reverse("chat_api:summary-purge", args=[summary.pk]), {"confirm": True}, format="json"
+    )
     assert response.status_code == 409
     assert response.json()["code"] == "summary_reverted"
     assert not Message.objects.filter(channel=channel, purged_at__isnull=False).exists()
@@ -141,11 +145,11 @@ def test_delete_with_purge_removes_the_channel_and_everything_in_it(user, summar
     channel, path, summary, _ = summarized
     keep = ChannelFactory(owner=user)
     kept = build_path(keep, 2)
-    _client(user).post(reverse("api-reply", args=[channel.pk]), {"content": "one more"}, format="json")
+    _client(user).post(reverse("chat_api:reply", args=[channel.pk]), {"content": "one more"}, format="json")
     usage_ids = list(UsageEntry.objects.filter(channel=channel).values_list("pk", flat=True))
     assert usage_ids
 
-    response = _client(user).delete(reverse("api-channel", args=[channel.pk]) + "?purge=true")
+    response = _client(user).delete(reverse("chat_api:channel", args=[channel.pk]) + "?purge=true")
 
     assert response.status_code == 204
     assert not Channel.objects.filter(pk=channel.pk).exists()
@@ -166,7 +170,7 @@ def test_delete_with_purge_removes_the_channel_and_everything_in_it(user, summar
 
 def test_delete_without_purge_only_hides(user, summarized):
     channel, *_ = summarized
-    assert _client(user).delete(reverse("api-channel", args=[channel.pk])).status_code == 204
+    assert _client(user).delete(reverse("chat_api:channel", args=[channel.pk])).status_code == 204
     channel.refresh_from_db()
     assert channel.deleted_at is not None
     assert Message.objects.filter(channel=channel).count() == 7
@@ -174,7 +178,7 @@ def test_delete_without_purge_only_hides(user, summarized):
 
 def test_delete_with_an_unclear_purge_flag_is_refused(user, summarized):
     channel, *_ = summarized
-    response = _client(user).delete(reverse("api-channel", args=[channel.pk]) + "?purge=maybe")
+    response = _client(user).delete(reverse("chat_api:channel", args=[channel.pk]) + "?purge=maybe")
     assert response.status_code == 400
     assert response.json() == {
         "detail": "purge: purge must be true or false.",
@@ -189,7 +193,7 @@ def test_staff_export_has_every_branch_and_summary(user, staff_user, summarized)
     channel, path, summary, branch = summarized
     services.summary_revert(summary=summary, actor=user)
 
-    response = _client(staff_user).get(reverse("api-channel-export", args=[channel.pk]))
+    response = _client(staff_user).get(reverse("chat_api:channel-export", args=[channel.pk]))
 
     assert response.status_code == 200
     document = response.json()
@@ -226,7 +230,7 @@ EXPORT_PERMISSION_MISSING = (
 
 def test_the_full_export_needs_staff_with_the_export_permission(user, summarized):
     channel, *_ = summarized
-    url = reverse("api-channel-export", args=[channel.pk])
+    url = reverse("chat_api:channel-export", args=[channel.pk])
     owner = _client(user).get(url)
     assert owner.status_code == 403
     assert owner.json() == {"detail": "Only staff can export any person's channel in full.", "code": "forbidden"}
@@ -253,7 +257,7 @@ def test_the_export_service_refuses_without_the_permission(summarized):
 
 
 def test_export_of_a_missing_channel_is_not_found(staff_user):
-    response = _client(staff_user).get(reverse("api-channel-export", args=[999_999]))
+    response = _client(staff_user).get(reverse("chat_api:channel-export", args=[999_999]))
     assert response.status_code == 404
     assert response.json() == {"detail": "Channel not found.", "code": "not_found"}
 
@@ -324,7 +328,7 @@ def _pressure_is_consistent(channel: Channel, summary: Summary) -> None:
 
 def test_a_purge_says_the_summary_keeps_their_words_and_blanks_them_on_request(user, compacted):
     channel, summary, covered = compacted
-    url = reverse("api-summary-purge", args=[summary.pk])
+    url = reverse("chat_api:summary-purge", args=[summary.pk])
     text, extracts = summary.content, summary.extracts
     assert any(sentence in text for sentence in _sentences(covered))
 
@@ -376,7 +380,7 @@ def test_a_purge_says_the_summary_keeps_their_words_and_blanks_them_on_request(u
 def test_the_confirmation_offers_to_purge_the_quotes_and_nothing_is_written(user, compacted):
     channel, summary, covered = compacted
     body = {"confirm": False, "quotes": True}
-    response = _client(user).post(reverse("api-summary-purge", args=[summary.pk]), body, format="json")
+    response = _client(user).post(reverse("chat_api:summary-purge", args=[summary.pk]), body, format="json")
     assert response.status_code == 400
     detail = response.json()["errors"]["confirm"][0]
     assert detail.startswith("Purging cannot be undone: send confirm=true to go ahead. The summaries of these")

@@ -40,7 +40,7 @@ def channel(chat_model, user, llm_server):
 
 
 def test_an_api_reply_streamed(api, channel, django_assert_num_queries):
-    url = reverse("api-reply", args=[channel.pk])
+    url = reverse("chat_api:reply", args=[channel.pk])
     with django_assert_num_queries(REPLY + 1):
         response = api.post(url, {"content": "And now?", "stream": True}, format="json")
         events = parse_events(read_stream(response))
@@ -48,7 +48,7 @@ def test_an_api_reply_streamed(api, channel, django_assert_num_queries):
 
 
 def test_an_api_reply_whole(api, channel, django_assert_num_queries):
-    url = reverse("api-reply", args=[channel.pk])
+    url = reverse("chat_api:reply", args=[channel.pk])
     with django_assert_num_queries(REPLY + 1):
         response = api.post(url, {"content": "And now?"}, format="json")
     assert response.status_code == 201 and response.json()["content"] == ANSWER

@@ -52,7 +52,7 @@ def read_stream(response) -> bytes:
 
 
 def post_stream(api, channel, payload: dict, **headers):
-    url = reverse("api-reply", args=[channel.pk])
+    url = reverse("chat_api:reply", args=[channel.pk])
     response = api.post(url, payload, format="json", **headers)
     assert response.status_code == 200, getattr(response, "content", b"")
     assert response["Content-Type"] == "text/event-stream"
@@ -100,7 +100,7 @@ def test_accept_event_stream_alone_asks_for_the_stream(api, channel, llm_server)
 
 def test_without_stream_the_answer_is_todays_json(api, channel, llm_server):
     llm_server.script(Reply(content="Plain answer."))
-    response = api.post(reverse("api-reply", args=[channel.pk]), {"content": "Hi"}, format="json")
+    response = api.post(reverse("chat_api:reply", args=[channel.pk]), {"content": "Hi"}, format="json")
     assert response.status_code == 201
     stored = Message.objects.get(channel=channel, role="assistant")
     assert response.json() == json.loads(json.dumps(MessageSerializer(stored).data, default=str).replace("+00:00", "Z"))
@@ -118,7 +118,7 @@ def test_streamed_and_plain_replies_do_the_same_bookkeeping(
         llm_server.script(Reply(content=ANSWER, prompt_tokens=900, completion_tokens=20))
         with django_capture_on_commit_callbacks(execute=True):
             response = api.post(
-                reverse("api-reply", args=[channel.pk]), {"content": "Next?", "stream": stream}, format="json"
+                reverse("chat_api:reply", args=[channel.pk]), {"content": "Next?", "stream": stream}, format="json"
             )
             if stream:
                 read_stream(response)
@@ -168,12 +168,12 @@ def test_a_failure_before_the_first_piece_falls_back_then_errors(api, channel, l
 
 
 def test_bad_input_is_answered_before_any_stream(api, channel, user, other_user):
-    url = reverse("api-reply", args=[channel.pk])
+    url = reverse("chat_api:reply", args=[channel.pk])
     response = api.post(url, {"content": 5, "stream": "perhaps"}, format="json")
     assert response.status_code == 400
     assert response.json()["code"] == "invalid" and "stream" in response.json()["errors"]
     foreign = ChannelFactory(owner=other_user)
-    response = api.post(reverse("api-reply", args=[foreign.pk]), {"content": "x"}, HTTP_ACCEPT="text/event-stream")
+    response = api.post(reverse("chat_api:reply", args=[foreign.pk]), {"content": "x"}, HTTP_ACCEPT="text/event-stream")
     assert response.status_code == 404
     assert response["Content-Type"] == "application/json"  # an error before any stream is plain JSON
     assert response.json() == {"detail": "Channel not found.", "code": "not_found"}

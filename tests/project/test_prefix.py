@@ -17,8 +17,8 @@ def prefixed(settings):
 def test_every_address_is_reversed_under_the_prefix(prefixed):
     assert reverse("chat:channels") == "/chat/"
     assert reverse("compaction:panel", args=[3]) == "/chat/channels/3/compact/"
-    assert reverse("api-channels") == "/chat/api/channels/"
-    assert reverse("v1-models") == "/chat/v1/models"
+    assert reverse("chat_api:channels") == "/chat/api/channels/"
+    assert reverse("chat_v1:models") == "/chat/v1/models"
 
 
 def test_the_api_and_v1_answer_under_the_prefix_with_a_token(prefixed, client, user):

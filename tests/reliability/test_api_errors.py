@@ -35,13 +35,13 @@ def debug(settings):
 
 def test_metadata_five_thousand_levels_deep_is_a_400(channel, api):
     body = '{"role": "user", "content": "hi", "metadata": {"a": ' + DEEP + "}}"
-    response = api.post(reverse("api-messages", args=[channel.pk]), body, content_type="application/json")
+    response = api.post(reverse("chat_api:messages", args=[channel.pk]), body, content_type="application/json")
     assert (response.status_code, response.json()) == (400, TOO_DEEP)
     assert not Message.objects.exists()
 
 
 def test_deep_json_in_a_form_field_is_a_400(channel, api):
-    response = api.patch(reverse("api-channel", args=[channel.pk]), {"settings": DEEP}, format="multipart")
+    response = api.patch(reverse("chat_api:channel", args=[channel.pk]), {"settings": DEEP}, format="multipart")
     assert response.status_code == 400
     assert response.json()["errors"] == {"settings": ["The JSON is nested more than 64 levels deep."]}
     assert Channel.objects.get(pk=channel.pk).settings == channel.settings
@@ -50,7 +50,7 @@ def test_deep_json_in_a_form_field_is_a_400(channel, api):
 def test_a_deep_import_file_is_a_400(api):
     upload = io.BytesIO(DEEP.encode())
     upload.name = "conversations.json"
-    response = api.post(reverse("api-imports"), {"format": "openai-messages", "file": upload}, format="multipart")
+    response = api.post(reverse("chat_api:imports"), {"format": "openai-messages", "file": upload}, format="multipart")
     assert response.status_code == 400
     assert "nested more than 64 levels deep" in response.json()["detail"]
     assert not Channel.objects.exists()
@@ -70,7 +70,7 @@ def test_a_deep_gateway_body_is_a_400_in_the_protocols_shape(user):
 
 def test_a_body_over_the_limit_is_a_413_in_the_apis_shape(channel, api):
     body = json.dumps({"role": "user", "content": "x" * 3_000_000})
-    response = api.post(reverse("api-messages", args=[channel.pk]), body, content_type="application/json")
+    response = api.post(reverse("chat_api:messages", args=[channel.pk]), body, content_type="application/json")
     assert (response.status_code, response.json()) == (413, TOO_LARGE)
     assert response["Content-Type"] == "application/json"
     assert not Message.objects.exists()
@@ -85,7 +85,9 @@ def test_a_large_file_upload_is_not_a_body_over_the_limit(api, user, tasks_run):
     upload.name = "chat.json"
     assert len(upload.getvalue()) > 3_000_000
     with tasks_run():
-        response = api.post(reverse("api-imports"), {"format": "openai-messages", "file": upload}, format="multipart")
+        response = api.post(
+            reverse("chat_api:imports"), {"format": "openai-messages", "file": upload}, format="multipart"
+        )
     assert response.status_code == 202, response.content[:300]
     assert Message.objects.filter(channel__owner=user).count() == 4
 
@@ -102,7 +104,7 @@ def test_an_unknown_api_path_is_a_json_404_without_debug(api):
 
 
 def test_a_method_not_allowed_is_json_in_debug(debug, channel, api):
-    response = api.put(reverse("api-messages", args=[channel.pk]), {}, format="json")
+    response = api.put(reverse("chat_api:messages", args=[channel.pk]), {}, format="json")
     assert response.status_code == 405
     assert response.json() == {"detail": 'Method "PUT" not allowed.', "code": "method_not_allowed"}
     assert "GET" in response["Allow"]
@@ -116,7 +118,7 @@ def test_a_server_error_under_api_is_json_in_debug_and_pages_keep_html(debug, us
     client.force_login(user)
     post_save.connect(fail, sender=AuditEntry, dispatch_uid="test-fail")
     try:
-        response = client.post(reverse("api-channels"), {"title": "t"}, content_type="application/json")
+        response = client.post(reverse("chat_api:channels"), {"title": "t"}, content_type="application/json")
     finally:
         post_save.disconnect(dispatch_uid="test-fail", sender=AuditEntry)
     assert response.status_code == 500

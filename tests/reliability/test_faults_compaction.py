@@ -46,7 +46,7 @@ def test_compaction_fails_cleanly_with_its_cause_then_recovers(
     name, fast_faults, llm_server, long_channel, api, caplog
 ):
     fault, cause = FAULTS[name]
-    url = reverse("api-compact", args=[long_channel.pk])
+    url = reverse("chat_api:compact", args=[long_channel.pk])
     before = _state(long_channel)
     llm_server.script(fault)
 
@@ -89,7 +89,7 @@ def test_compaction_falls_back_to_the_fallback_model(name, fast_faults, llm_serv
     ModelRole.objects.filter(role=ModelRole.Role.UTILITY).update(fallback=fallback)
     llm_server.script(fault, Reply(content=GOOD_SUMMARY))
 
-    response = api.post(reverse("api-compact", args=[long_channel.pk]), {}, format="json")
+    response = api.post(reverse("chat_api:compact", args=[long_channel.pk]), {}, format="json")
 
     assert response.status_code == 201, response.json()
     summary = Summary.objects.get(channel=long_channel)
@@ -105,7 +105,7 @@ def test_compaction_falls_back_to_the_fallback_model(name, fast_faults, llm_serv
 def test_a_summary_longer_than_what_it_replaces_is_refused(llm_server, long_channel, api):
     before = _state(long_channel)
     llm_server.script(Reply(content="padding " * 4_000))
-    response = api.post(reverse("api-compact", args=[long_channel.pk]), {}, format="json")
+    response = api.post(reverse("chat_api:compact", args=[long_channel.pk]), {}, format="json")
     assert response.status_code == 502
     assert response.json()["code"] == "unusable_summary"
     assert _state(long_channel) == before

@@ -17,7 +17,7 @@ from tests.reliability.faults import FAULTS
 def test_reply_fails_cleanly_with_its_cause_then_recovers(name, fast_faults, llm_server, chat_model, user, api, caplog):
     fault, cause = FAULTS[name]
     channel = ChannelFactory(owner=user)
-    url = reverse("api-reply", args=[channel.pk])
+    url = reverse("chat_api:reply", args=[channel.pk])
     llm_server.script(fault)
 
     with caplog.at_level(logging.WARNING, logger="chatcore"):
@@ -62,7 +62,7 @@ def test_reply_falls_back_to_the_fallback_model(name, fast_faults, llm_server, c
     channel = ChannelFactory(owner=user)
     llm_server.script(fault, Reply(content="From the fallback."))
 
-    response = api.post(reverse("api-reply", args=[channel.pk]), {"content": "hello"}, format="json")
+    response = api.post(reverse("chat_api:reply", args=[channel.pk]), {"content": "hello"}, format="json")
 
     assert response.status_code == 201
     reply = response.json()
@@ -79,7 +79,7 @@ def test_429_with_retry_after_is_honoured_by_the_client_retry(settings, llm_serv
     channel = ChannelFactory(owner=user)
     llm_server.script(Reply(status=429, headers={"Retry-After": "1"}), Reply(content="After waiting."))
 
-    response = api.post(reverse("api-reply", args=[channel.pk]), {"content": "hello"}, format="json")
+    response = api.post(reverse("chat_api:reply", args=[channel.pk]), {"content": "hello"}, format="json")
 
     assert response.status_code == 201 and response.json()["content"] == "After waiting."
     assert len(llm_server.requests) == 2
@@ -89,5 +89,5 @@ def test_429_with_retry_after_is_honoured_by_the_client_retry(settings, llm_serv
 def test_a_slow_but_steady_body_is_read_whole(fast_faults, llm_server, chat_model, user, api):
     channel = ChannelFactory(owner=user)
     llm_server.script(Reply(content="Slowly but surely.", fault="slow_body", chunk_delay=0.01))
-    response = api.post(reverse("api-reply", args=[channel.pk]), {"content": "hello"}, format="json")
+    response = api.post(reverse("chat_api:reply", args=[channel.pk]), {"content": "hello"}, format="json")
     assert response.status_code == 201 and response.json()["content"] == "Slowly but surely."

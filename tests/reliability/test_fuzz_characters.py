@@ -35,29 +35,29 @@ def _profile_item() -> dict:
 
 # route name -> a body the writer takes (JSON for the API and /v1, form fields for the pages).
 WRITERS: dict[str, dict] = {
-    "api-channels": {"title": "A title", "persona": "", "model": "", "settings": {"auto_compaction": True}},
-    "api-channel": {"title": "A title", "settings": {"compaction_threshold": 0.5}},
-    "api-messages": {"role": "user", "content": "Hello", "metadata": {"note": "mine", "tags": ["a"]}},
-    "api-reply": {"content": "Hello"},
-    "api-cursor": {"message_id": 1, "note": "x"},
-    "api-summary-purge": {"confirm": False, "note": "x"},
-    "api-compact": {"profile": "", "focus": "the ledger", "content": "A draft.", "draft_token": ""},
-    "api-branch": {"profile": "", "focus": "the ledger", "content": "A draft."},
-    "api-summary-revert": {"note": "x"},
-    "api-profiles": {**_profile_item(), "description": "d", "symbol": "S"},
-    "api-profile": {"name": "Renamed", "description": "d"},
-    "api-profile-duplicate": {"name": "A copy"},
-    "api-profile-reset": {"note": "x"},
-    "api-profiles-import": {"version": 1, "profiles": [_profile_item()]},
-    "api-tokens": {"name": "a script"},
-    "api-teams": {"name": "A team", "slug": "a-team", "allowed_models": ["matrix-model"]},
-    "api-team": {"name": "Renamed", "slug": "renamed"},
-    "api-team-members": {"role": "member", "note": "x"},
-    "api-team-member": {"note": "x"},
-    "api-team-role": {"primary": "matrix-model", "fallback": "matrix-model"},
-    "api-token": {"note": "x"},
-    "api-imports": {"format": "openai-messages", "export": {"messages": [{"role": "user", "content": "Hi"}]}},
-    "v1-chat-completions": {
+    "chat_api:channels": {"title": "A title", "persona": "", "model": "", "settings": {"auto_compaction": True}},
+    "chat_api:channel": {"title": "A title", "settings": {"compaction_threshold": 0.5}},
+    "chat_api:messages": {"role": "user", "content": "Hello", "metadata": {"note": "mine", "tags": ["a"]}},
+    "chat_api:reply": {"content": "Hello"},
+    "chat_api:cursor": {"message_id": 1, "note": "x"},
+    "chat_api:summary-purge": {"confirm": False, "note": "x"},
+    "chat_api:compact": {"profile": "", "focus": "the ledger", "content": "A draft.", "draft_token": ""},
+    "chat_api:branch": {"profile": "", "focus": "the ledger", "content": "A draft."},
+    "chat_api:summary-revert": {"note": "x"},
+    "chat_api:profiles": {**_profile_item(), "description": "d", "symbol": "S"},
+    "chat_api:profile": {"name": "Renamed", "description": "d"},
+    "chat_api:profile-duplicate": {"name": "A copy"},
+    "chat_api:profile-reset": {"note": "x"},
+    "chat_api:profiles-import": {"version": 1, "profiles": [_profile_item()]},
+    "chat_api:tokens": {"name": "a script"},
+    "chat_api:teams": {"name": "A team", "slug": "a-team", "allowed_models": ["matrix-model"]},
+    "chat_api:team": {"name": "Renamed", "slug": "renamed"},
+    "chat_api:team-members": {"role": "member", "note": "x"},
+    "chat_api:team-member": {"note": "x"},
+    "chat_api:team-role": {"primary": "matrix-model", "fallback": "matrix-model"},
+    "chat_api:token": {"note": "x"},
+    "chat_api:imports": {"format": "openai-messages", "export": {"messages": [{"role": "user", "content": "Hi"}]}},
+    "chat_v1:chat-completions": {
         "model": "matrix-model",
         "messages": [{"role": "user", "content": "Hello", "name": "ann"}],
         "user": "someone",
@@ -146,9 +146,9 @@ def _api_refusal(response, field: str, message: str) -> None:
 
 API_WRITES = [(r, m) for r, m in _writes() if r.is_api and m != "DELETE"]
 # Writers for staff only (the others are written by the owner, who is also their team's admin).
-STAFF_WRITERS = ("api-profile", "api-teams", "api-team-role")
+STAFF_WRITERS = ("chat_api:profile", "chat_api:teams", "chat_api:team-role")
 # Writers that never read a body (DRF parses one only when the view asks): nothing of it enters, nothing fails.
-IGNORE_THEIR_BODY = {"api-summary-revert", "api-profile-reset"}
+IGNORE_THEIR_BODY = {"chat_api:summary-revert", "chat_api:profile-reset"}
 
 
 @pytest.mark.parametrize("bad", list(BAD))
@@ -174,7 +174,7 @@ def test_the_gateway_refuses_the_character_in_every_field(bad, world):
     character, escaped, message = BAD[bad]
     LLMModel.objects.get_or_create(name="matrix-model")
     _token, key = api_token_create(user=world.owner, name="fuzz")
-    for field, body in _variants(WRITERS["v1-chat-completions"], character):
+    for field, body in _variants(WRITERS["chat_v1:chat-completions"], character):
         before = _fingerprint(world)
         response = Client().post(
             "/v1/chat/completions",
@@ -229,7 +229,7 @@ def test_a_page_form_refuses_nul_in_every_field(route, method, world):
         assert _fingerprint(world) == before
 
 
-UPLOADS = [("api-imports", "export"), ("compaction:import", "file"), ("api-profiles-import", "profiles")]
+UPLOADS = [("chat_api:imports", "export"), ("compaction:import", "file"), ("chat_api:profiles-import", "profiles")]
 
 
 @pytest.mark.parametrize("bad", list(BAD))
@@ -238,7 +238,10 @@ def test_an_uploaded_file_holding_the_character_is_refused(bad, world):
     client = Client()
     client.force_login(world.staff)
     text = json.dumps({"messages": [{"role": "user", "content": "Hi"}]}).replace("Hi", f"H{escaped}i")
-    for url, extra in [(reverse("api-imports"), {"format": "openai-messages"}), (reverse("compaction:import"), {})]:
+    for url, extra in [
+        (reverse("chat_api:imports"), {"format": "openai-messages"}),
+        (reverse("compaction:import"), {}),
+    ]:
         before = _fingerprint(world)
         data = {"format": "openai-messages", "file": io.BytesIO(text.encode()), **extra}
         response = client.post(url, data)

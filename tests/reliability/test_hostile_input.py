@@ -32,9 +32,9 @@ def channel(user):
 
 @pytest.mark.parametrize("text", UNICODE)
 def test_unicode_round_trips_exactly(text, channel, api):
-    posted = api.post(reverse("api-messages", args=[channel.pk]), {"role": "user", "content": text}, format="json")
+    posted = api.post(reverse("chat_api:messages", args=[channel.pk]), {"role": "user", "content": text}, format="json")
     assert posted.status_code == 201 and posted.json()["content"] == text
-    path = api.get(reverse("api-messages", args=[channel.pk])).json()["results"]
+    path = api.get(reverse("chat_api:messages", args=[channel.pk])).json()["results"]
     assert path[-1]["content"] == text
     assert Message.objects.get(pk=posted.json()["id"]).content == text
 
@@ -47,7 +47,7 @@ def test_unicode_round_trips_exactly(text, channel, api):
     ],
 )
 def test_nul_characters_are_refused_with_a_message(body, channel, api):
-    response = api.post(reverse("api-messages", args=[channel.pk]), body, format="json")
+    response = api.post(reverse("chat_api:messages", args=[channel.pk]), body, format="json")
     assert response.status_code == 400
     payload = response.json()
     assert payload["code"] == "invalid" and NUL_MESSAGE in payload["detail"]
@@ -56,7 +56,7 @@ def test_nul_characters_are_refused_with_a_message(body, channel, api):
 
 
 def test_nul_in_a_lookup_is_refused_not_crashing(api):
-    response = api.post(reverse("api-channels"), {"title": "x", "persona": "a\x00b"}, format="json")
+    response = api.post(reverse("chat_api:channels"), {"title": "x", "persona": "a\x00b"}, format="json")
     assert response.status_code == 400
     assert response.json()["errors"] == {"persona": [NUL_MESSAGE]}
 
@@ -64,11 +64,13 @@ def test_nul_in_a_lookup_is_refused_not_crashing(api):
 def test_very_long_messages_up_to_the_limit(channel, api, settings):
     settings.CHATCORE_MAX_MESSAGE_CHARS = 300_000
     long_text = ("A long line of log output, again and again. " * 7_000)[:300_000]
-    ok = api.post(reverse("api-messages", args=[channel.pk]), {"role": "tool", "content": long_text}, format="json")
+    ok = api.post(
+        reverse("chat_api:messages", args=[channel.pk]), {"role": "tool", "content": long_text}, format="json"
+    )
     assert ok.status_code == 201
     assert Message.objects.get(pk=ok.json()["id"]).content == long_text
     too_long = api.post(
-        reverse("api-messages", args=[channel.pk]), {"role": "user", "content": long_text + "!"}, format="json"
+        reverse("chat_api:messages", args=[channel.pk]), {"role": "user", "content": long_text + "!"}, format="json"
     )
     assert too_long.status_code == 400
     assert too_long.json()["errors"] == {"content": ["Content is longer than 300,000 characters."]}
@@ -83,21 +85,21 @@ def test_a_tree_ten_thousand_levels_deep(channel, api, user):
     messages_bulk_import(channel=channel, user=user, items=items)
 
     # The path is paginated like every list: its first and its last page.
-    path = api.get(reverse("api-messages", args=[channel.pk]), {"limit": 500})
+    path = api.get(reverse("chat_api:messages", args=[channel.pk]), {"limit": 500})
     assert path.status_code == 200
     body = path.json()
     assert body["count"] == 10_000 and len(body["results"]) == 500 and body["results"][0]["content"] == "level 0"
-    last = api.get(reverse("api-messages", args=[channel.pk]), {"limit": 500, "offset": 9_500}).json()
+    last = api.get(reverse("chat_api:messages", args=[channel.pk]), {"limit": 500, "offset": 9_500}).json()
     assert last["results"][-1]["depth"] == 9_999 and last["next"] is None
-    context = api.get(reverse("api-context", args=[channel.pk]))
+    context = api.get(reverse("chat_api:context", args=[channel.pk]))
     assert context.status_code == 200 and len(context.json()["messages"]) == 10_000
     appended = api.post(
-        reverse("api-messages", args=[channel.pk]), {"role": "user", "content": "deeper"}, format="json"
+        reverse("chat_api:messages", args=[channel.pk]), {"role": "user", "content": "deeper"}, format="json"
     )
     assert appended.status_code == 201 and appended.json()["depth"] == 10_000
     leaf = Message.objects.get(pk=appended.json()["id"])
     assert leaf.path_tokens == sum(Message.objects.filter(channel=channel).values_list("tokens", flat=True))
-    gone = api.delete(reverse("api-channel", args=[channel.pk]) + "?purge=true")
+    gone = api.delete(reverse("chat_api:channel", args=[channel.pk]) + "?purge=true")
     assert gone.status_code == 204
     assert not Message.objects.filter(channel_id=channel.pk).exists()
 
@@ -144,7 +146,7 @@ def test_html_and_script_in_messages_and_summaries_are_inert_in_pages(user, chan
 def test_hostile_profile_templates_are_refused_with_a_field_message(instructions, fragment, staff_api):
     before = CompactionProfile.objects.count()
     response = staff_api.post(
-        reverse("api-profiles"),
+        reverse("chat_api:profiles"),
         {"name": "Hostile", "slug": "hostile", "system_prompt": "You summarize.", "instructions": instructions},
         format="json",
     )
@@ -167,7 +169,7 @@ def test_hostile_profile_templates_are_refused_with_a_field_message(instructions
 )
 def test_profile_numbers_out_of_range_are_refused(field, value, staff_api):
     response = staff_api.post(
-        reverse("api-profiles"),
+        reverse("chat_api:profiles"),
         {
             "name": "Numbers",
             "slug": "numbers",
@@ -212,7 +214,7 @@ def test_global_settings_out_of_range_are_refused(field, value, staff_user):
     ],
 )
 def test_channel_settings_out_of_range_are_refused(value, channel, api):
-    response = api.patch(reverse("api-channel", args=[channel.pk]), {"settings": value}, format="json")
+    response = api.patch(reverse("chat_api:channel", args=[channel.pk]), {"settings": value}, format="json")
     assert response.status_code == 400
     assert "settings" in response.json()["errors"]
     channel.refresh_from_db()

@@ -114,7 +114,7 @@ def _view_methods(pattern: URLPattern, name: str) -> tuple[str, ...]:
 
 
 # The last route under api/ and v1/: a 404 in the apps' shapes for every caller (tests/project/test_prefix.py).
-CATCH_ALL = {"api-not-found", "v1-unknown-url"}
+CATCH_ALL = {"chat_api:not-found", "chat_v1:unknown-url"}
 
 
 def _walk(patterns, prefix: str = "", namespace: str = "", kwargs: tuple[str, ...] = ()):
@@ -128,9 +128,9 @@ def _walk(patterns, prefix: str = "", namespace: str = "", kwargs: tuple[str, ..
             yield from _walk(pattern.url_patterns, prefix + str(pattern.pattern), inner, outer)
         elif isinstance(pattern, URLPattern):
             route = prefix + str(pattern.pattern)
-            if route.startswith(("static/", "media/", "__")) or pattern.name in CATCH_ALL:
-                continue
             name = f"{namespace}{pattern.name}" if pattern.name else route
+            if route.startswith(("static/", "media/", "__")) or name in CATCH_ALL:
+                continue
             yield Route(
                 name=name,
                 route=route,
@@ -369,7 +369,7 @@ def test_session_writes_need_a_csrf_token(route, method, world):
 def test_lists_show_only_the_users_own_rows(world):
     client = APIClient()
     client.force_authenticate(world.other)
-    ids = [c["id"] for c in client.get(reverse("api-channels")).json()["results"]]
+    ids = [c["id"] for c in client.get(reverse("chat_api:channels")).json()["results"]]
     assert world.channel.pk not in ids and len(ids) == 1
 
 

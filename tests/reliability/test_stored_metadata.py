@@ -75,11 +75,11 @@ def test_the_channel_page_renders(channel, client_user):
 
 
 def test_the_api_message_list_and_context_answer(channel, api):
-    listed = api.get(reverse("api-messages", args=[channel.pk]), {"limit": 500})
+    listed = api.get(reverse("chat_api:messages", args=[channel.pk]), {"limit": 500})
     assert listed.status_code == 200
     by_content = {m["content"]: m["metadata"] for m in listed.json()["results"]}
     assert all(by_content[content] == metadata for _, content, metadata in STORED)
-    context = api.get(reverse("api-context", args=[channel.pk]))
+    context = api.get(reverse("chat_api:context", args=[channel.pk]))
     assert context.status_code == 200
     sent_calls = [m["tool_calls"] for m in context.json()["messages"] if m.get("tool_calls")]
     assert {"id": "", "type": "function", "function": {"name": "x", "arguments": ""}} in sent_calls[0]
@@ -87,7 +87,7 @@ def test_the_api_message_list_and_context_answer(channel, api):
 
 
 def test_search_finds_them(channel, api):
-    response = api.get(reverse("api-channel-search", args=[channel.pk]), {"q": "kiwi output"})
+    response = api.get(reverse("chat_api:channel-search", args=[channel.pk]), {"q": "kiwi output"})
     assert response.status_code == 200
     [hit] = response.json()["results"]
     assert hit["speaker"] == "tool"
@@ -95,7 +95,7 @@ def test_search_finds_them(channel, api):
 
 @pytest.mark.parametrize(("format", "scope"), [("openai-messages", "active"), ("chatgpt", "tree")])
 def test_the_exports_answer(format, scope, channel, api):
-    response = api.get(reverse("api-channel-export", args=[channel.pk]), {"format": format, "scope": scope})
+    response = api.get(reverse("chat_api:channel-export", args=[channel.pk]), {"format": format, "scope": scope})
     assert response.status_code == 200
     if format == "openai-messages":
         calls = [c for m in response.json()["messages"] for c in m.get("tool_calls") or []]

@@ -26,7 +26,7 @@ def test_reply_is_throttled_per_user_with_retry_after(low_rate, chat_model, user
     channel = ChannelFactory(owner=user)
     other_channel = ChannelFactory(owner=other_user)
     client = _client(user)
-    url = reverse("api-reply", args=[channel.pk])
+    url = reverse("chat_api:reply", args=[channel.pk])
     for index in range(2):
         assert client.post(url, {"content": f"hello {index}"}, format="json").status_code == 201
 
@@ -44,13 +44,15 @@ def test_reply_is_throttled_per_user_with_retry_after(low_rate, chat_model, user
     # The refused request wrote nothing: 2 user turns and 2 replies.
     assert Message.objects.filter(channel=channel).count() == 4
     # Another user has a bucket of their own.
-    other = _client(other_user).post(reverse("api-reply", args=[other_channel.pk]), {"content": "hi"}, format="json")
+    other = _client(other_user).post(
+        reverse("chat_api:reply", args=[other_channel.pk]), {"content": "hi"}, format="json"
+    )
     assert other.status_code == 201
 
 
 def test_throttle_counter_lives_in_the_shared_cache(low_rate, chat_model, user):
     channel = ChannelFactory(owner=user)
-    _client(user).post(reverse("api-reply", args=[channel.pk]), {"content": "hello"}, format="json")
+    _client(user).post(reverse("chat_api:reply", args=[channel.pk]), {"content": "hello"}, format="json")
 
     backend = django_settings.CACHES["default"]["BACKEND"]
     assert backend in {"django.core.cache.backends.db.DatabaseCache", "django.core.cache.backends.redis.RedisCache"}
@@ -62,7 +64,7 @@ def test_cheap_endpoints_are_not_throttled(low_rate, user):
     channel = ChannelFactory(owner=user)
     client = _client(user)
     for _ in range(5):
-        assert client.get(reverse("api-channel", args=[channel.pk])).status_code == 200
+        assert client.get(reverse("chat_api:channel", args=[channel.pk])).status_code == 200
 
 
 def test_empty_rate_turns_the_throttle_off(settings, chat_model, user):
@@ -71,6 +73,8 @@ def test_empty_rate_turns_the_throttle_off(settings, chat_model, user):
     client = _client(user)
     for index in range(4):
         assert (
-            client.post(reverse("api-reply", args=[channel.pk]), {"content": f"m{index}"}, format="json").status_code
+            client.post(
+                reverse("chat_api:reply", args=[channel.pk]), {"content": f"m{index}"}, format="json"
+            ).status_code
             == 201
         )

@@ -112,7 +112,7 @@ def test_regenerate_edit_compact_and_branch_share_the_bucket_with_the_api(settin
     regenerate = client_user.post(reverse("chat:regenerate", args=[channel.pk, last.pk]))
     api = APIClient()
     api.force_authenticate(user)
-    reply = api.post(reverse("api-reply", args=[channel.pk]), {"content": "And now?"}, format="json")
+    reply = api.post(reverse("chat_api:reply", args=[channel.pk]), {"content": "And now?"}, format="json")
 
     for response in (compact, branch, preview, regenerate):
         assert response.status_code == 429

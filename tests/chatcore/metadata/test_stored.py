@@ -53,7 +53,7 @@ def test_the_reported_row_already_stored_renders_on_the_page_and_in_the_api(chan
     Message.objects.filter(pk=row.pk).update(metadata={"tool_calls": [{"function": "x"}]})
     page = client_user.get(reverse("chat:channel", args=[channel.pk]))
     assert page.status_code == 200 and "Tool call <code>x</code>" in page.content.decode()
-    listed = api.get(reverse("api-messages", args=[channel.pk]))
+    listed = api.get(reverse("chat_api:messages", args=[channel.pk]))
     assert listed.status_code == 200
     assert listed.json()["results"][-1]["metadata"] == {"tool_calls": [{"function": "x"}]}
     assert Message.objects.get(pk=row.pk).metadata == {"tool_calls": [{"function": "x"}]}

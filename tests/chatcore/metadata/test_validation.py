@@ -42,7 +42,7 @@ def channel(user):
 )
 def test_malformed_tool_calls_are_refused_by_the_api_and_nothing_is_written(tool_calls, problem, channel, api):
     body = {"role": "assistant", "content": "Looking.", "metadata": {"tool_calls": tool_calls}}
-    response = api.post(reverse("api-messages", args=[channel.pk]), body, format="json")
+    response = api.post(reverse("chat_api:messages", args=[channel.pk]), body, format="json")
     assert response.status_code == 400
     payload = response.json()
     assert set(payload) == {"detail", "code", "errors"} and payload["code"] == "invalid"
@@ -54,7 +54,7 @@ def test_malformed_tool_calls_are_refused_by_the_api_and_nothing_is_written(tool
 
 def test_the_reported_call_is_refused_with_the_whole_body(channel, api):
     body = {"role": "assistant", "content": "x", "metadata": {"tool_calls": [{"function": "x"}]}}
-    response = api.post(reverse("api-messages", args=[channel.pk]), body, format="json")
+    response = api.post(reverse("chat_api:messages", args=[channel.pk]), body, format="json")
     message = f"tool_calls[0] needs an id that is a string: each tool call is {SHAPE}."
     assert (response.status_code, response.json()) == (
         400,
@@ -64,7 +64,7 @@ def test_the_reported_call_is_refused_with_the_whole_body(channel, api):
 
 
 def test_well_formed_tool_calls_and_results_are_stored_as_sent(channel, api):
-    url = reverse("api-messages", args=[channel.pk])
+    url = reverse("chat_api:messages", args=[channel.pk])
     call = api.post(url, {"role": "assistant", "content": "", "metadata": {"tool_calls": [CALL]}}, format="json")
     result = api.post(url, {"role": "tool", "content": "hello", "metadata": {"tool_call_id": "call_1"}}, format="json")
     assert (call.status_code, result.status_code) == (201, 201)
@@ -99,7 +99,7 @@ def test_depth_is_limited_to_twenty_levels(channel, user, api):
     kept = services.message_append(channel=channel, user=user, role="user", content="a", metadata=_nested(MAX_DEPTH))
     assert kept.metadata == _nested(MAX_DEPTH)
     response = api.post(
-        reverse("api-messages", args=[channel.pk]),
+        reverse("chat_api:messages", args=[channel.pk]),
         {"role": "user", "content": "b", "metadata": _nested(MAX_DEPTH + 1)},
         format="json",
     )

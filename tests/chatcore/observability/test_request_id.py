@@ -41,7 +41,7 @@ def test_one_id_in_the_response_header_the_json_log_line_and_the_upstream_reques
 ):
     channel = ChannelFactory(owner=user, model=chat_model)
     llm_server.script(Reply(content="Use a rolling restart.", prompt_tokens=40, completion_tokens=5))
-    response = api.post(reverse("api-reply", args=[channel.pk]), {"content": "How to deploy?"}, format="json")
+    response = api.post(reverse("chat_api:reply", args=[channel.pk]), {"content": "How to deploy?"}, format="json")
     assert response.status_code == 201, response.json()
     request_id = response["X-Request-ID"]
     assert len(request_id) == 32 and int(request_id, 16) >= 0  # made here: a UUID's hex
@@ -70,7 +70,7 @@ def test_a_streamed_reply_sends_the_id_upstream_as_a_header(api, user, chat_mode
 def test_a_trusted_proxy_s_id_is_kept_and_reaches_the_model(api, user, chat_model, llm_server, settings):
     settings.CHATCORE_REQUEST_ID_TRUSTED_PROXIES = ["10.0.0.0/8"]
     channel = ChannelFactory(owner=user, model=chat_model)
-    url = reverse("api-reply", args=[channel.pk])
+    url = reverse("chat_api:reply", args=[channel.pk])
     response = api.post(url, {"content": "Hi"}, format="json", REMOTE_ADDR="10.1.2.3", HTTP_X_REQUEST_ID="edge-7f3a.42")
     assert (response.status_code, response["X-Request-ID"]) == (201, "edge-7f3a.42")
     assert llm_server.request_ids == ["edge-7f3a.42"]
