@@ -321,7 +321,9 @@ LOGGING = {
         "chatcore": {"handlers": ["console"], "level": LOG_LEVEL},
         "compaction": {"handlers": ["console"], "level": LOG_LEVEL},
         "django": {"handlers": ["console"], "level": "WARNING" if LOG_LEVEL in {"DEBUG", "INFO"} else LOG_LEVEL},
-        "django-q": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+        # The cluster's own lines stay at INFO whatever LOG_LEVEL says: its "starting", "running" and
+        # "stopped" lines are what the run script, process supervisors and the benchmarks wait for.
+        "django-q": {"handlers": ["console"], "level": "DEBUG" if LOG_LEVEL == "DEBUG" else "INFO", "propagate": False},
     },
 }
 

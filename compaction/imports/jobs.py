@@ -28,7 +28,7 @@ from typing import IO
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.files import File
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -49,6 +49,12 @@ logger = logging.getLogger("compaction.imports")
 
 # Failures in a row (of the database, a worker) after which an import stops trying and is failed.
 MAX_FAILURES = 3
+# SQLite has one writer at a time, and a waiting writer retries on a back-off of up to a tenth of a second:
+# an import that starts its next conversation as soon as the last one commits can keep everyone else
+# waiting to the end. After this long of writing, an import on SQLite leaves a gap longer than that
+# back-off, so the people writing beside it wait about this long at most.
+SQLITE_WRITE_BURST_SECONDS = 0.5
+SQLITE_WRITER_GAP_SECONDS = 0.12
 
 
 def _hold_until():
@@ -162,6 +168,8 @@ def _write_one(*, job: ConversationImport, holder: str, position: int, prepared)
 def _write_from(*, job: ConversationImport, holder: str, deadline: float | None) -> bool:
     """Write the conversations after the last one written, until the end (True) or the deadline (False)."""
     position = job.conversations_done
+    one_writer = connection.vendor == "sqlite"
+    burst_started = time.monotonic()
     with job.file.open("rb") as file:
         conversations = conversations_read(file=file, name=job.file_name, format=job.format, title=job.title)
         for index, conversation in enumerate(conversations):
@@ -171,6 +179,9 @@ def _write_from(*, job: ConversationImport, holder: str, deadline: float | None)
                 return False  # at least one conversation per run, however short its slice
             prepared = conversation_prepare(conversation=conversation, source=job.format, owner_id=job.owner_id)
             _write_one(job=job, holder=holder, position=index, prepared=prepared)
+            if one_writer and time.monotonic() - burst_started >= SQLITE_WRITE_BURST_SECONDS:
+                time.sleep(SQLITE_WRITER_GAP_SECONDS)
+                burst_started = time.monotonic()
     return True
 
 

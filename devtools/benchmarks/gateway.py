@@ -253,6 +253,7 @@ def run(*, scale: float, stdout) -> dict:
             summaries = Summary.objects.using(ALIAS).count()
     finally:
         database_close(ALIAS, config)
+        log.unlink(missing_ok=True)  # read into the error above when the server failed; nothing is left behind
     load = os.getloadavg()
     stdout.write(f"Gateway: the openai client resends a growing conversation (model window {WINDOW:,} tokens)\n")
     stdout.write(f"  load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; {elapsed:.0f} s; {summaries} summaries\n")
