@@ -79,7 +79,7 @@ NEUTRAL_CHARS = 16
 
 def neutral_counts(folded: Sequence[str]) -> np.ndarray:
     """Per text, the n-grams its technical tokens stand for (see NEUTRAL_CHARS): added to its count, never to its
-    sum."""
+    sum. Text by text, as `prepare` reads it; a batch is read by `_read`, which finds the same."""
     counts = np.zeros(len(folded), dtype=np.float64)
     for index, text in enumerate(folded):
         if _TECHNICAL_HINT_RE.search(text):
@@ -101,19 +101,32 @@ _RUN_MARKS = np.array(
 _RUN_MARKS[128] = False
 
 
+def _codes(joined: str) -> np.ndarray:
+    """The code points of `joined` as uint32."""
+    if joined.isascii():  # one byte a character: four times less to copy than UTF-32
+        return np.frombuffer(joined.encode("ascii"), dtype=np.uint8).astype(np.uint32)
+    return np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).copy()
+
+
+def _starts(lengths: Sequence[int]) -> np.ndarray:
+    """Where each of texts of these lengths starts once they are joined by _GAP."""
+    sizes = np.fromiter(lengths, dtype=np.int64, count=len(lengths))
+    starts = np.zeros(len(sizes), dtype=np.int64)
+    np.cumsum(sizes[:-1] + len(_GAP), out=starts[1:])
+    return starts
+
+
 def _points(prepared: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """(code points of the texts joined by _GAP, each newline a space and each digit "0"; each text's start)."""
-    joined = _GAP.join(prepared) + _GAP
-    if joined.isascii():  # one byte a character: four times less to copy than UTF-32
-        points = np.frombuffer(joined.encode("ascii"), dtype=np.uint8).astype(np.uint32)
-    else:
-        points = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).copy()
+    return _squeezed(_codes(_GAP.join(prepared) + _GAP), _starts([len(text) for text in prepared]))
+
+
+def _squeezed(points: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`points` (texts joined by _GAP, each starting with a space, at `starts`) with each newline a space, each digit
+    "0" and the runs below read as one; and each text's start in the result."""
     digits = (points - np.uint32(_DIGIT)) < np.uint32(10)  # unsigned: below "0" wraps to a large number
     points[digits] = _DIGIT
     points[points == _NEWLINE] = _SPACE
-    lengths = np.fromiter(map(len, prepared), dtype=np.int64, count=len(prepared))
-    starts = np.zeros(len(prepared), dtype=np.int64)
-    np.cumsum(lengths[:-1] + len(_GAP), out=starts[1:])
     # A run of digits is read as one: how long a number is says nothing of intent (an order number, a ticket, the
     # reference an injection plants), and counting its digits taught the model that long numbers instruct. So is a
     # run of one ASCII punctuation mark or of spaces: a test runner's line of dots, a table's padding, a ruler of
@@ -127,6 +140,56 @@ def _points(prepared: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         position = np.cumsum(kept) - 1
         points, starts = points[kept], position[starts]  # a text starts with a space: its start is always kept
     return points, starts
+
+
+# Python's \s and \d (str.isspace, str.isdecimal) on ASCII, by code point; other code points are asked one by one.
+_ASCII_SPACES = np.array([chr(point).isspace() for point in range(128)])
+_ASCII_DIGITS = np.array([chr(point).isdecimal() for point in range(128)])
+_TECHNICAL_MARKS = np.array([chr(point) in "/_@" for point in range(128)])  # a technical token's mark on its own
+_INNER_MARKS = np.array([chr(point) in ".:" for point in range(128)])  # one when a character other than these follows
+
+
+def _classified(points: np.ndarray, ascii_table: np.ndarray, test) -> np.ndarray:
+    """`ascii_table[point]` for ASCII points, `test(chr(point))` for the others (each distinct one asked once)."""
+    high = points >= 128
+    found = ascii_table[np.minimum(points, 127)] & ~high
+    if high.any():
+        distinct, inverse = np.unique(points[high], return_inverse=True)
+        found[high] = np.array([test(chr(point)) for point in distinct.tolist()], dtype=bool)[inverse]
+    return found
+
+
+def _read(folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(`_points` of the texts as `prepare` makes them, their starts, `neutral_counts`), for the whole batch in a few
+    array operations: `prepare` and `neutral_counts` read each text with a regular expression, several times the
+    cost of everything else the model does. Exactly the tokens `_TECHNICAL_RE` finds are left out: runs of
+    characters that are not spaces (str.isspace, as the expression reads \\s) holding a digit (str.isdecimal, its
+    \\d), a slash, an underscore, an @, or a dot or colon followed by another character of the token than a dot or
+    a colon."""
+    padded = [f" {text} " for text in folded]
+    points, starts = _codes(_GAP.join(padded) + _GAP), _starts([len(text) for text in padded])
+    space = _classified(points, _ASCII_SPACES, str.isspace)
+    small = np.minimum(points, 127)
+    inner = _INNER_MARKS[small] & (points < 128)
+    marked = _classified(points, _ASCII_DIGITS, str.isdecimal) | (_TECHNICAL_MARKS[small] & (points < 128))
+    marked[:-1] |= inner[:-1] & ~space[1:] & ~inner[1:]  # the joined text ends with _GAP: nothing is lost at its end
+    opens = ~space
+    opens[1:] &= space[:-1]  # the first character of a token (the joined text starts with a space)
+    token = np.cumsum(opens) - 1  # of each character that is not a space, its token
+    technical = np.zeros(int(opens.sum()), dtype=bool)
+    technical[token[marked]] = True
+    removed = ~space & technical[np.maximum(token, 0)]
+    neutral = np.zeros(len(folded), dtype=np.float64)
+    if technical.any():
+        lengths = np.bincount(token[~space], minlength=len(technical))
+        owners = np.searchsorted(starts, np.flatnonzero(opens)[technical], side="right") - 1
+        neutral = np.bincount(
+            owners, weights=np.minimum(lengths[technical], NEUTRAL_CHARS), minlength=len(folded)
+        ).astype(np.float64)
+        kept = ~removed
+        points, starts = points[kept], (np.cumsum(kept) - 1)[starts]  # a text starts with a space, always kept
+    points, starts = _squeezed(points, starts)
+    return points, starts, neutral * len(ORDERS)
 
 
 def position_buckets(points: np.ndarray):
@@ -148,8 +211,7 @@ def position_buckets(points: np.ndarray):
 def entries(folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """(text index, bucket) of every n-gram the model counts, for training: what `sums_and_counts` adds up (its
     counts are these n-grams' and `neutral_counts`)."""
-    prepared = [prepare(text) for text in folded]
-    points, starts = _points(prepared)
+    points, starts, _ = _read(folded)
     rows, buckets = [], []
     for _, found in position_buckets(points):
         keep = np.flatnonzero(points[: len(found)] != _SEPARATOR)
@@ -163,8 +225,7 @@ def sums_and_counts(model: Model, folded: Sequence[str]) -> tuple[np.ndarray, np
     counted for the text it starts in; those that run into the gap after it read the text's end."""
     if not folded:
         return np.zeros(0), np.zeros(0)
-    prepared = [prepare(text) for text in folded]
-    points, starts = _points(prepared)
+    points, starts, neutral = _read(folded)
     total = np.zeros(len(points), dtype=np.float32)
     gathered = np.empty(len(points), dtype=np.float32)
     for _, buckets in position_buckets(points):
@@ -174,7 +235,7 @@ def sums_and_counts(model: Model, folded: Sequence[str]) -> tuple[np.ndarray, np
     total[points == _SEPARATOR] = 0.0  # n-grams starting in a gap belong to no text
     sums = np.add.reduceat(total.astype(np.float64), starts)
     ends = np.append(starts[1:], len(points))  # each text's n-grams start between its start and the next one's
-    counts = (ends - starts - len(_GAP)).astype(np.float64) * len(ORDERS) + neutral_counts(folded)
+    counts = (ends - starts - len(_GAP)).astype(np.float64) * len(ORDERS) + neutral
     return sums, counts
 
 

@@ -196,3 +196,29 @@ def test_a_number_is_read_whatever_its_length():
     # what a number says is nothing: only its length counts, as text that weighs nothing
     assert sums[0] == pytest.approx(sums[1])
     assert counts[1] - counts[0] == (4 + 5 + 5 - 1 - 2 - 1) * len(learned.ORDERS)
+
+
+def test_the_batch_reading_leaves_out_exactly_what_the_technical_pattern_finds():
+    texts = [
+        "a.b c:d e..f g:: h. i:",
+        "x ١٢٣ y and ٣rd",  # Arabic-Indic digits are digits to \d
+        "tab\there 3rd\u00a0nbsp\u2003em x_y",  # spaces beyond ASCII are spaces to \s
+        "",
+        "   ",
+        "@ / _ . :",
+        "a.:b ..a a.. :a",
+        "x\x00y1 z",
+        "ümlaut.co ünï1 ✓@x",
+        "\n\na1\nb\r\nc.d\x1ce2",
+        "Moved src/module_3/handler.py behind FLAG_3_ON; ticket OPS-5003 at https://ci.example.org/runs/9003.",
+        "a" * 40 + "/" + "b" * 40 + " short",
+        "plain words only",
+    ]
+    folded = [fold(text) for text in texts]
+
+    points, starts, neutral = learned._read(folded)
+
+    expected_points, expected_starts = learned._points([learned.prepare(text) for text in folded])
+    assert points.tolist() == expected_points.tolist() and starts.tolist() == expected_starts.tolist()
+    assert neutral.tolist() == learned.neutral_counts(folded).tolist()
+    assert neutral[-1] == 0 and neutral[-2] == learned.NEUTRAL_CHARS * len(learned.ORDERS)
