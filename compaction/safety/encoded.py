@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import html
 import re
 from urllib.parse import unquote
@@ -37,6 +38,9 @@ GATE_SCAN = scan(
     rf"[A-Za-z0-9+/_-]{{{MIN_RUN}}}|(?:[0-9A-Fa-f]{{2}}[ :]){{{MIN_RUN // 2}}}|%[0-9A-Fa-f]{{2}}|&#?[A-Za-z0-9]+;"
     r"|[A-Za-z][0-9@$|!][A-Za-z]|\\[xu][0-9A-Fa-f]{2}"
 )
+# Every text in which _LEET_WORD_RE finds a word, and more (any character beyond ASCII read as a letter), in one scan
+# of a batch: most texts with digits have none of them between two letters, and skip that search.
+LEET_SCAN = scan(r"(?:[A-Za-z]|[^\x00-\x7f])[0-9@$|!]+(?:[A-Za-z]|[^\x00-\x7f])")
 
 
 def _readable(data: bytes) -> str | None:
@@ -47,6 +51,7 @@ def _readable(data: bytes) -> str | None:
     return text if printable >= READABLE_SHARE * len(text) else None
 
 
+@functools.lru_cache(maxsize=4_096)  # the same paths, ids and hashes come back in message after message
 def _decoded(run: str) -> str | None:
     compact = run.replace(" ", "").replace(":", "")
     if len(compact) % 2 == 0 and all(c in "0123456789abcdefABCDEF" for c in compact):
@@ -69,20 +74,48 @@ def _unescaped(text: str) -> str:
     return _CHAR_ESCAPE_RE.sub(lambda escape: chr(int(escape.group(1), 16)), text)
 
 
-def without_runs(text: str) -> str:
+Span = tuple[int, int]
+
+
+def runs(text: str) -> list[Span]:
+    """Where the runs that could be encoded text are in `text` (`_RUN_RE`). Its classes are the same in either case,
+    so they are where they are in the text's lower-case spelling too: a batch finds them once for `views` of a text
+    and `without_runs` of its fold."""
+    return [match.span() for match in _RUN_RE.finditer(text)] if len(text) >= MIN_RUN else []
+
+
+def without_runs(text: str, spans: list[Span] | None = None) -> str:
     """`text` with its encoded runs that decode to readable text (hex, base64, \\x escapes) made a space: what the
-    learned model reads, since an encoded run says nothing in its letters (its decoded view is read instead)."""
+    learned model reads, since an encoded run says nothing in its letters (its decoded view is read instead).
+    `spans`, when given, are `runs(text)`."""
     if len(text) < MIN_RUN:
         return text
-    text = _RUN_RE.sub(lambda run: " " if _decoded(run.group(0).strip()) is not None else run.group(0), text)
+    parts, last = [], 0
+    for start, end in runs(text) if spans is None else spans:
+        if _decoded(text[start:end].strip()) is not None:
+            parts += [text[last:start], " "]
+            last = end
+    if parts:
+        text = "".join(parts) + text[last:]
     return _BYTE_ESCAPES_RE.sub(" ", text) if "\\x" in text else text
 
 
-def views(text: str) -> list[str]:
-    """The readable texts hidden in `text` (see the module docstring); none for ordinary text."""
-    found_views = []
-    if len(text) >= MIN_RUN:
-        found_views += [view for run in _RUN_RE.findall(text) if (view := _decoded(run.strip())) is not None]
+def _blanked(text: str, spans: list[Span]) -> str:
+    """`text` with each of `spans` made one space."""
+    if not spans:
+        return text
+    parts, last = [], 0
+    for start, end in spans:
+        parts += [text[last:start], " "]
+        last = end
+    return "".join(parts) + text[last:]
+
+
+def views(text: str, spans: list[Span] | None = None, *, leet: bool = True) -> list[str]:
+    """The readable texts hidden in `text` (see the module docstring); none for ordinary text. `spans`, when given,
+    are `runs(text)`; `leet` False when a batch's LEET_SCAN already found no leet word in it."""
+    spans = runs(text) if spans is None else spans
+    found_views = [view for start, end in spans if (view := _decoded(text[start:end].strip())) is not None]
     if "%" in text and len(_ESCAPE_RE.findall(text)) >= MIN_SIGNS:
         found_views.append(unquote(text))
     if "&" in text and len(_ENTITY_RE.findall(text)) >= MIN_SIGNS:
@@ -90,6 +123,6 @@ def views(text: str) -> list[str]:
     if "\\" in text and text.count("\\x") + text.count("\\u") >= MIN_SIGNS:
         found_views.append(_unescaped(text))
     # The digits of a hash, an id or an encoding are no leet: long runs are left out of the count.
-    if not found_views and len(_LEET_WORD_RE.findall(_RUN_RE.sub(" ", text))) >= MIN_SIGNS:
+    if not found_views and leet and len(_LEET_WORD_RE.findall(_blanked(text, spans))) >= MIN_SIGNS:
         found_views.append(text.translate(_LEET))
     return [view for view in found_views if view != text]

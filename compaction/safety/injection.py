@@ -52,22 +52,37 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True, decode: bo
         bool(text) and not _plain(text, know) and _check(text, view, know)
         for text, view, know in zip(texts, folded, known, strict=True)
     ]
-    maybe_encoded = Joined(list(texts)).hits(encoded.GATE_SCAN)
+    joined = Joined(list(texts))
+    maybe_encoded = joined.hits(encoded.GATE_SCAN)
+    leet = joined.hits(encoded.LEET_SCAN) if maybe_encoded else set()
+    spans = {index: encoded.runs(texts[index]) for index in maybe_encoded}
     weights = learned.shipped() if conf.INJECTION_MODEL else None
     if weights is not None:
-        read = [encoded.without_runs(view) if i in maybe_encoded else view for i, view in enumerate(folded)]
+        read = [
+            encoded.without_runs(view, spans[i] if _case_only(texts[i], view) else None) if i in maybe_encoded else view
+            for i, view in enumerate(folded)
+        ]
         scored = learned.flags_folded(weights, read, neighbours=neighbours)
         found = [rule or bool(flag) for rule, flag in zip(found, scored, strict=True)]
     if not decode:  # a decoded view is read as it stands: an encoding inside an encoding is not unwrapped
         return found
     hidden = [
-        (index, view) for index in sorted(maybe_encoded) if not found[index] for view in encoded.views(texts[index])
+        (index, view)
+        for index in sorted(maybe_encoded)
+        if not found[index]
+        for view in encoded.views(texts[index], spans[index], leet=index in leet)
     ]
     if hidden:
         verdicts = injection_flags([view for _, view in hidden], neighbours=False, decode=False)
         for (index, _), verdict in zip(hidden, verdicts, strict=True):
             found[index] = found[index] or verdict
     return found
+
+
+def _case_only(text: str, folded: str) -> bool:
+    """Whether folding changed nothing of `text` but the case of ASCII letters: then its runs (`encoded.runs`) are
+    where they are in `text`."""
+    return text.isascii() and len(folded) == len(text) and folded == text.lower()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
