@@ -92,24 +92,29 @@ def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_t
     matched: dict[str, set[int]] = {}
     weights: dict[str, float] = {}
     common: list[str] = []
-    for unit in parsed.units:
-        rows = engine.candidates(units=(unit,), operator="OR", filters=filters, limit=cap + 1)
-        weights[unit] = ranking.idf(matches=len(rows), messages=messages)
-        if len(rows) > cap:
+    dated = bool(parsed.periods)  # dates only count when the query names a period
+    each = engine.candidates_each(units=parsed.units, filters=filters, limit=cap + 1, dated=dated)
+    for unit, matches in each.items():
+        weights[unit] = ranking.idf(matches=len(matches), messages=messages)
+        if len(matches) > cap:
             common.append(unit)
             continue
-        matched[unit] = {row.id for row in rows}
-        found.update((row.id, row) for row in rows)
+        matched[unit] = {row.id for row in matches}
+        found.update((row.id, row) for row in matches)
     if not found and common:
         for operator in ("AND", "OR"):
             rows = engine.candidates(
-                units=tuple(common), operator=operator, filters=filters, limit=conf.SEARCH_CANDIDATES, recent_first=True
+                units=tuple(common),
+                operator=operator,
+                filters=filters,
+                limit=conf.SEARCH_CANDIDATES,
+                recent_first=True,
+                dated=dated,
             )
             if rows:
                 break
         found.update((row.id, row) for row in rows)
-    for unit in common:
-        matched[unit] = engine.members(unit=unit, ids=list(found))
+    matched.update(engine.members(units=tuple(common), ids=list(found)))
     scores = ranking.base_scores(
         query=parsed, candidates=found.values(), matched=matched, weights=weights, average_tokens=average_tokens
     )

@@ -138,43 +138,92 @@ def _aware(value) -> dt.datetime | None:
     return value
 
 
+def _candidate_select(dated: bool) -> str:
+    # The date is read only when the query names a period: converting it is most of what a row costs here.
+    created_at = "m.created_at" if dated else "NULL"
+    return f"m.id, m.depth, m.tokens, {created_at}, m.role, {_speaker_column()}"
+
+
+def _candidates(rows) -> list[Candidate]:
+    return [Candidate(row[0], row[1], row[2], row[3], row[4], row[5] or "") for row in rows]
+
+
 def candidates(
-    *, units: tuple[str, ...], operator: str, filters: Filters, limit: int, recent_first: bool = False
+    *,
+    units: tuple[str, ...],
+    operator: str,
+    filters: Filters,
+    limit: int,
+    recent_first: bool = False,
+    dated: bool = True,
 ) -> list[Candidate]:
-    """Messages matching the units (all of them with AND, any with OR), at most `limit`."""
+    """Messages matching the units (all of them with AND, any with OR), at most `limit`; without `dated`,
+    their `created_at` is left None."""
     match, match_params = _match(units, operator)
     where, where_params = filters.sql()
     order = "ORDER BY m.depth DESC" if recent_first else ""
     sql = f"""
-        SELECT m.id, m.depth, m.tokens, m.created_at, m.role, {_speaker_column()}
+        SELECT {_candidate_select(dated)}
         FROM {_from()} WHERE {match} AND {where} {order} LIMIT %s
     """  # noqa: S608 (fragments built here, values as parameters)
     with connection.cursor() as cursor:
         cursor.execute(sql, [*match_params, *where_params, limit])
+        return _candidates(cursor.fetchall())
+
+
+def candidates_each(
+    *, units: tuple[str, ...], filters: Filters, limit: int, dated: bool = True
+) -> dict[str, list[Candidate]]:
+    """For each unit alone, the messages matching it (at most `limit`): what `candidates` gives for each,
+    in one statement (one round trip however many words the query has)."""
+    if not units:
+        return {}
+    where, where_params = filters.sql()
+    arms, params = [], []
+    for position, unit in enumerate(units):
+        match, match_params = _match((unit,), "AND")
+        arms.append(
+            f"SELECT * FROM (SELECT {position} AS unit, {_candidate_select(dated)} "
+            f"FROM {_from()} WHERE {match} AND {where} LIMIT %s) AS arm{position}"
+        )
+        params += [*match_params, *where_params, limit]
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(arms), params)
         rows = cursor.fetchall()
-    return [Candidate(row[0], row[1], row[2], row[3], row[4], row[5] or "") for row in rows]
+    found: dict[str, list[Candidate]] = {unit: [] for unit in units}
+    for row in rows:
+        found[units[row[0]]].append(Candidate(row[1], row[2], row[3], row[4], row[5], row[6] or ""))
+    return found
 
 
 MEMBER_BATCH = 2_000  # ids asked about per query, so that one statement stays small however long the list
 
 
-def members(*, unit: str, ids: list[int]) -> set[int]:
-    """Which of `ids` match `unit` (the common words' share of the ranking)."""
-    found: set[int] = set()
-    for start in range(0, len(ids), MEMBER_BATCH):
-        found |= _members(unit, ids[start : start + MEMBER_BATCH])
+def members(*, units: tuple[str, ...], ids: list[int]) -> dict[str, set[int]]:
+    """Which of `ids` match each unit (the common words' share of the ranking): one statement per batch
+    of ids for all the units."""
+    found: dict[str, set[int]] = {unit: set() for unit in units}
+    if not units:
+        return found
+    batch = max(1, MEMBER_BATCH // len(units))
+    for start in range(0, len(ids), batch):
+        for position, member in _members(units, ids[start : start + batch]):
+            found[units[position]].add(member)
     return found
 
 
-def _members(unit: str, ids: list[int]) -> set[int]:
-    match, match_params = _match((unit,), "AND")
-    if connection.vendor == "postgresql":
-        sql = f"SELECT m.id FROM {_from()} WHERE {match} AND m.id = ANY(%s)"  # noqa: S608
-        params = [*match_params, list(ids)]
-    else:
-        marks = ", ".join(["%s"] * len(ids))
-        sql = f"SELECT {FTS_TABLE}.rowid FROM {FTS_TABLE} WHERE {match} AND {FTS_TABLE}.rowid IN ({marks})"  # noqa: S608
-        params = [*match_params, *ids]
+def _members(units: tuple[str, ...], ids: list[int]) -> list[tuple[int, int]]:
+    arms, params = [], []
+    for position, unit in enumerate(units):
+        match, match_params = _match((unit,), "AND")
+        if connection.vendor == "postgresql":
+            arms.append(f"SELECT {position}, m.id FROM {_from()} WHERE {match} AND m.id = ANY(%s)")
+            params += [*match_params, list(ids)]
+        else:
+            marks = ", ".join(["%s"] * len(ids))
+            rowid = f"{FTS_TABLE}.rowid"
+            arms.append(f"SELECT {position}, {rowid} FROM {FTS_TABLE} WHERE {match} AND {rowid} IN ({marks})")
+            params += [*match_params, *ids]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return {row[0] for row in cursor.fetchall()}
+        cursor.execute(" UNION ALL ".join(arms), params)  # noqa: S608 (fragments built here, values as parameters)
+        return cursor.fetchall()
