@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 
 from chatcore import conf, selectors
 from chatcore.metadata.stored import stored_metadata, stored_tool_call_id, stored_tool_calls
-from chatcore.models import Channel, Message, Summary
+from chatcore.models import Channel, Cursor, Message, Summary
 from chatcore.names import tool_name_clean
 from chatcore.tokens import count_tokens
 
@@ -92,15 +92,23 @@ def summary_as_context(summary: Summary) -> dict:
     return {"role": "user", "content": SUMMARY_FRAME.format(content=content)}
 
 
-def context_assemble(*, channel: Channel, user: User, leaf: Message | None = None) -> AssembledContext:
+CURSOR_UNREAD = object()  # `context_assemble`'s default: the user's cursor is read
+
+
+def context_assemble(
+    *, channel: Channel, user: User, leaf: Message | None = None, cursor: Cursor | None | object = CURSOR_UNREAD
+) -> AssembledContext:
     """Two queries whatever the history's length: the cursor, then the path since its boundary.
 
     `leaf` assembles for another point of the tree (a regeneration) instead of
-    the user's cursor; finding its boundary costs one more query.
+    the user's cursor; finding its boundary costs one more query. `cursor`: the user's cursor as
+    the caller holds it, current (a reply's own write just placed it), which is then not read again.
     """
     budget = channel.context_budget or selectors.channel_context_budget(channel=channel)
     if leaf is None:
-        cursor = selectors.cursor_get(channel=channel, user=user)
+        if cursor is CURSOR_UNREAD:
+            cursor = selectors.cursor_get(channel=channel, user=user)
+        assert cursor is None or isinstance(cursor, Cursor)
         leaf, summary = (cursor.leaf, cursor.summary) if cursor else (None, None)
     else:
         summary = selectors.summary_boundary_for(leaf_id=leaf.pk)

@@ -23,7 +23,8 @@ from chatcore.context import context_assemble
 from chatcore.llm import Completion, llm_complete
 from chatcore.llm_chat import ChatTurn
 from chatcore.models import Channel, LLMModel, Message
-from chatcore.services import message_append
+from chatcore.selectors import cursor_get
+from chatcore.services import message_append, message_append_at
 from chatcore.teams.budgets import team_budget_check
 from chatcore.throttling import expensive_call
 from chatcore.tools import ReplyTool, tools_offered
@@ -64,14 +65,21 @@ def reply_prepare(
 
 
 def _reply_plan(*, channel: Channel, user: User, content: str | None, parent_id: int | None) -> ReplyPlan:
-    leaf = None
+    """The user's cursor is read once: the user's turn places it, the context and the tools read it."""
     if content is not None:
-        message_append(channel=channel, user=user, role=Message.Role.USER, content=content, parent_id=parent_id)
+        _, cursor = message_append_at(
+            channel=channel, user=user, role=Message.Role.USER, content=content, parent_id=parent_id
+        )
+        assembled = context_assemble(channel=channel, user=user, cursor=cursor)
     elif parent_id is not None:
         leaf = Message.objects.filter(channel=channel, pk=parent_id).first()
         if leaf is None:
             raise ValidationError({"parent_id": "No such message in this channel."})
-    assembled = context_assemble(channel=channel, user=user, leaf=leaf)
+        assembled = context_assemble(channel=channel, user=user, leaf=leaf)
+        cursor = cursor_get(channel=channel, user=user)
+    else:
+        cursor = cursor_get(channel=channel, user=user)
+        assembled = context_assemble(channel=channel, user=user, cursor=cursor)
     if assembled.leaf is None:
         raise ValidationError({"content": "The channel is empty: send a message first."})
     return ReplyPlan(
@@ -81,7 +89,7 @@ def _reply_plan(*, channel: Channel, user: User, content: str | None, parent_id:
         messages=assembled.messages,
         prompt_tokens=assembled.tokens,
         model=channel.model,
-        tools=tuple(tools_offered(channel=channel, user=user)),
+        tools=tuple(tools_offered(channel=channel, user=user, cursor=cursor)),
     )
 
 

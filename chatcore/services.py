@@ -199,7 +199,6 @@ def _message_check(*, role: str, content: object, metadata: object) -> None:
         raise ValidationError({"content": "Content may not be empty."})
 
 
-@transaction.atomic
 def message_append(
     *,
     channel: Channel,
@@ -222,6 +221,42 @@ def message_append(
     `parent`: the message `parent_id` names, when the caller holds it already (a reply answers the
     message its context ended with): what is read of it (depth, totals, chain hash) never changes.
     """
+    message, _ = message_append_at(
+        channel=channel,
+        user=user,
+        role=role,
+        content=content,
+        parent_id=parent_id,
+        metadata=metadata,
+        author=author,
+        created_at=created_at,
+        move_cursor=move_cursor,
+        root=root,
+        chain_hash_as=chain_hash_as,
+        parent=parent,
+    )
+    return message
+
+
+@transaction.atomic
+def message_append_at(
+    *,
+    channel: Channel,
+    user: User,
+    role: str,
+    content: str,
+    parent_id: int | None = None,
+    metadata: dict | None = None,
+    author: User | None = None,
+    created_at=None,
+    move_cursor: bool = True,
+    root: bool = False,
+    chain_hash_as: str = "",
+    parent: Message | None = None,
+) -> tuple[Message, Cursor | None]:
+    """`message_append`, and the user's cursor as it is once the message is in (None when it did not
+    move and the user had none): a reply's preparation assembles the context and picks the tools from
+    it instead of reading it again."""
     _message_check(role=role, content=content, metadata=metadata)
     channel = channel_lock(channel_id=channel.pk)
     cursor = selectors.cursor_get(channel=channel, user=user)
@@ -256,12 +291,14 @@ def message_append(
         ),
         **message_tree_fields(parent=parent, tokens=tokens, chars=chars),
     )
+    if parent is not None and (parent.root_id is None or Message.root.is_cached(parent)):
+        message.root = parent.root or parent  # the path's root as the parent holds it, read by the context
     channel.last_activity_at = timezone.now()
     if move_cursor:
-        _cursor_follow(channel=channel, user=user, cursor=cursor, message=message)
+        cursor = _cursor_follow(channel=channel, user=user, cursor=cursor, message=message)
     if not move_cursor or user.pk != channel.owner_id:
         channel.save(update_fields=["last_activity_at"])
-    return message
+    return message, cursor
 
 
 def message_post(
@@ -281,7 +318,7 @@ def message_post(
     )
 
 
-def _cursor_follow(*, channel: Channel, user: User, cursor: Cursor | None, message: Message) -> None:
+def _cursor_follow(*, channel: Channel, user: User, cursor: Cursor | None, message: Message) -> Cursor:
     """The user's cursor moves to the new message; the boundary in force stays when it
     continues the active path, else it is the summary in force on the new message's path.
     (The owner's move saves the channel with its pressure columns.)"""
@@ -291,7 +328,7 @@ def _cursor_follow(*, channel: Channel, user: User, cursor: Cursor | None, messa
         summary = cursor.summary
     elif parent is not None:
         summary = selectors.summary_boundary_for(leaf_id=message.pk)
-    _cursor_place(channel=channel, user=user, leaf=message, summary=summary, cursor=cursor)
+    return _cursor_place(channel=channel, user=user, leaf=message, summary=summary, cursor=cursor)
 
 
 @transaction.atomic

@@ -18,7 +18,8 @@ from collections.abc import Callable
 
 from django.contrib.auth.models import User
 
-from chatcore.models import Channel
+from chatcore.models import Channel, Cursor
+from chatcore.selectors import cursor_get
 from chatcore.tokens import count_tokens
 
 TOOL_ROUNDS = 3
@@ -31,7 +32,7 @@ class ReplyTool:
     name: str
     description: str
     parameters: dict  # JSON schema of the arguments
-    offered: Callable[[Channel, User], bool]  # whether this reply may use it
+    offered: Callable[[Channel, User, Cursor | None], bool]  # whether this reply may use it (the user's cursor)
     run: Callable[[Channel, User, dict], str]  # the result text the model reads
 
     def schema(self) -> dict:
@@ -48,9 +49,25 @@ def tool_register(tool: ReplyTool) -> None:
     _REGISTRY[tool.name] = tool
 
 
-def tools_offered(*, channel: Channel, user: User, besides: frozenset[str] = frozenset()) -> list[ReplyTool]:
-    """The tools this reply may use, except those named in `besides` (a client's own of the same name)."""
-    return [tool for tool in _REGISTRY.values() if tool.name not in besides and tool.offered(channel, user)]
+CURSOR_UNREAD = object()  # `tools_offered`'s default: the user's cursor is read
+
+
+def tools_offered(
+    *,
+    channel: Channel,
+    user: User,
+    besides: frozenset[str] = frozenset(),
+    cursor: Cursor | None | object = CURSOR_UNREAD,
+) -> list[ReplyTool]:
+    """The tools this reply may use, except those named in `besides` (a client's own of the same name).
+    Each tool decides from the user's cursor (the summary in force): `cursor` as the caller holds it,
+    current, or else read here once for every tool."""
+    if not _REGISTRY:
+        return []
+    if cursor is CURSOR_UNREAD:
+        cursor = cursor_get(channel=channel, user=user)
+    assert cursor is None or isinstance(cursor, Cursor)
+    return [tool for tool in _REGISTRY.values() if tool.name not in besides and tool.offered(channel, user, cursor)]
 
 
 def tools_registered(*, besides: frozenset[str] = frozenset()) -> list[ReplyTool]:

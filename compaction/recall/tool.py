@@ -13,8 +13,7 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
-from chatcore import selectors as chat_selectors
-from chatcore.models import Channel
+from chatcore.models import Channel, Cursor
 from chatcore.tools import ReplyTool, tool_register
 from compaction.recall import recall_search
 
@@ -22,13 +21,12 @@ MAX_LIMIT = 8
 DEFAULT_LIMIT = 5  # results when the model names no limit: enough context, little of the window
 
 
-def _offered(channel: Channel, user: User) -> bool:
+def _offered(channel: Channel, user: User, cursor: Cursor | None) -> bool:
     from compaction.scanner.selectors import compaction_settings_get
 
     if channel.owner_id != user.pk or channel.settings.get("recall_tool") is False:
         return False
-    # Most channels have no summary in force: that is read first, and the settings only when there is one.
-    cursor = chat_selectors.cursor_get(channel=channel, user=user)
+    # Most channels have no summary in force: that is looked at first, and the settings only when there is one.
     if cursor is None or cursor.summary_id is None:
         return False
     return compaction_settings_get().recall_tool
