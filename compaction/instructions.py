@@ -105,6 +105,17 @@ _HINTS = (
 _NEEDED = _HINTS | frozenset("more shorter longer code tables mustn mustn't".split())
 
 
+# A sentence's lower-cased words as `is_instruction` may be given them: runs of letters and digits, a word with an
+# apostrophe kept whole and read in its parts too ("don't", "don", "t"), as the offline summarizer splits them.
+_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def sentence_words(sentence: str) -> frozenset[str]:
+    """The lower-cased words of `sentence` (see _WORD_RE)."""
+    listed = _WORD_RE.findall(sentence.lower().replace("’", "'"))
+    return frozenset(listed).union(part for token in listed if "'" in token for part in token.split("'"))
+
+
 def could_be_instruction(words: frozenset[str]) -> bool:
     """A cheap first look at a sentence's lower-cased words: without any of these, it is no instruction."""
     return not _HINTS.isdisjoint(words)
@@ -170,7 +181,9 @@ def instructions_in(contents: Iterable[tuple[int, str]]) -> list[Instruction]:
     seen: set[str] = set()
     for index, content in contents:
         for piece in pieces_of(index, content):
-            if piece.kind != "sentence" or piece.cut or not is_instruction(piece.text):
+            if piece.kind != "sentence" or piece.cut:
+                continue
+            if not is_instruction(piece.text, words=sentence_words(piece.text)):
                 continue
             key = " ".join(piece.text.lower().split())
             if key in seen:

@@ -11,7 +11,7 @@ from chatcore.tokens import count_tokens
 from compaction.builtins import BUILTIN_BY_SLUG
 from compaction.facts import facts_pin
 from compaction.imports import locomo_turns
-from compaction.instructions import is_instruction, verbatim_instructions
+from compaction.instructions import is_instruction, sentence_words, verbatim_instructions
 from compaction.models import CompactionProfile
 from compaction.prompting import messages_build
 from compaction.summarizers.offline import summarize_offline
@@ -146,6 +146,7 @@ def test_what_counts_as_an_instruction(sentence, instruction):
 def test_the_words_of_a_sentence_only_spare_the_instruction_test(sentence):
     words = frozenset(re.findall(r"[a-z0-9]+(?:'[a-z]+)?", sentence.lower()))
     words |= {part for word in words for part in word.split("'")}
+    assert sentence_words(sentence) == words
     assert is_instruction(sentence, words=words) is is_instruction(sentence)
 
 
