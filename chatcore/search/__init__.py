@@ -114,7 +114,8 @@ def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_t
             if rows:
                 break
         found.update((row.id, row) for row in rows)
-    matched.update(engine.members(units=tuple(common), ids=list(found)))
+    rare = tuple(unit for unit in parsed.units if matched.get(unit))  # every candidate matches one of these
+    matched.update(engine.members(units=tuple(common), ids=list(found), within=rare))
     scores = ranking.base_scores(
         query=parsed, candidates=found.values(), matched=matched, weights=weights, average_tokens=average_tokens
     )

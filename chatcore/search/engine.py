@@ -161,7 +161,12 @@ def candidates(
     their `created_at` is left None."""
     match, match_params = _match(units, operator)
     where, where_params = filters.sql()
-    order = "ORDER BY m.depth DESC" if recent_first else ""
+    order = ""
+    if recent_first:
+        # On one path a message's id is greater than its parent's (it is written after it), so the path's
+        # newest are its highest ids: FTS5 walks its matches in descending rowid and stops at the limit,
+        # where ordering by depth read and sorted all of them.
+        order = "ORDER BY m.depth DESC" if connection.vendor == "postgresql" else f"ORDER BY {FTS_TABLE}.rowid DESC"
     sql = f"""
         SELECT {_candidate_select(dated)}
         FROM {_from()} WHERE {match} AND {where} {order} LIMIT %s
@@ -199,31 +204,49 @@ def candidates_each(
 MEMBER_BATCH = 2_000  # ids asked about per query, so that one statement stays small however long the list
 
 
-def members(*, units: tuple[str, ...], ids: list[int]) -> dict[str, set[int]]:
-    """Which of `ids` match each unit (the common words' share of the ranking): one statement per batch
-    of ids for all the units."""
+def members(*, units: tuple[str, ...], ids: list[int], within: tuple[str, ...] = ()) -> dict[str, set[int]]:
+    """Which of `ids` match each unit (the common words' share of the ranking). `within`: units of which
+    every one of `ids` matches at least one (the rare words that brought them), which lets SQLite's engine
+    intersect its own lists rather than look each id up."""
     found: dict[str, set[int]] = {unit: set() for unit in units}
-    if not units:
+    if not units or not ids:
+        return found
+    if connection.vendor != "postgresql":
+        for position, member in _sqlite_members(units, ids, within):
+            found[units[position]].add(member)
         return found
     batch = max(1, MEMBER_BATCH // len(units))
     for start in range(0, len(ids), batch):
-        for position, member in _members(units, ids[start : start + batch]):
+        for position, member in _pg_members(units, ids[start : start + batch]):
             found[units[position]].add(member)
     return found
 
 
-def _members(units: tuple[str, ...], ids: list[int]) -> list[tuple[int, int]]:
+def _pg_members(units: tuple[str, ...], ids: list[int]) -> list[tuple[int, int]]:
     arms, params = [], []
     for position, unit in enumerate(units):
         match, match_params = _match((unit,), "AND")
-        if connection.vendor == "postgresql":
-            arms.append(f"SELECT {position}, m.id FROM {_from()} WHERE {match} AND m.id = ANY(%s)")
-            params += [*match_params, list(ids)]
-        else:
-            marks = ", ".join(["%s"] * len(ids))
-            rowid = f"{FTS_TABLE}.rowid"
-            arms.append(f"SELECT {position}, {rowid} FROM {FTS_TABLE} WHERE {match} AND {rowid} IN ({marks})")
-            params += [*match_params, *ids]
+        arms.append(f"SELECT {position}, m.id FROM {_from()} WHERE {match} AND m.id = ANY(%s)")
+        params += [*match_params, list(ids)]
     with connection.cursor() as cursor:
         cursor.execute(" UNION ALL ".join(arms), params)  # noqa: S608 (fragments built here, values as parameters)
         return cursor.fetchall()
+
+
+def _sqlite_members(units: tuple[str, ...], ids: list[int], within: tuple[str, ...]) -> list[tuple[int, int]]:
+    """FTS5 looking up ids one by one in a common word's long list cost about as much per id as a search;
+    instead it matches `unit AND (any of within)` between the lowest and highest id, a superset of the
+    answer that its lists give at once, and the ids are picked out here."""
+    wanted = set(ids)
+    narrowing = " AND (" + " OR ".join(_fts5_literal(u) for u in within) + ")" if within else ""
+    arms: list[str] = []
+    params: list[str | int] = []
+    for position, unit in enumerate(units):
+        rowid = f"{FTS_TABLE}.rowid"
+        arms.append(
+            f"SELECT {position}, {rowid} FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s AND {rowid} BETWEEN %s AND %s"
+        )
+        params += [_fts5_literal(unit) + narrowing, min(ids), max(ids)]
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(arms), params)  # noqa: S608 (fragments built here, values as parameters)
+        return [(position, member) for position, member in cursor.fetchall() if member in wanted]
