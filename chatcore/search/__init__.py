@@ -86,21 +86,21 @@ def _validate(*, query: str, limit: int, scope: str, context: int, roles: tuple[
     return parsed
 
 
-def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_tokens: float, context: int):
+def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_tokens: float, context: int, limit: int):
     cap = conf.SEARCH_TERM_CAP
     found: dict[int, engine.Candidate] = {}
     matched: dict[str, set[int]] = {}
     weights: dict[str, float] = {}
     common: list[str] = []
     dated = bool(parsed.periods)  # dates only count when the query names a period
-    each = engine.candidates_each(units=parsed.units, filters=filters, limit=cap + 1, dated=dated)
-    for unit, matches in each.items():
-        weights[unit] = ranking.idf(matches=len(matches), messages=messages)
-        if len(matches) > cap:
+    counts, each = engine.candidates_each(units=parsed.units, filters=filters, limit=cap + 1, dated=dated)
+    for unit, count in counts.items():
+        weights[unit] = ranking.idf(matches=count, messages=messages)
+        if count > cap:
             common.append(unit)
             continue
-        matched[unit] = {row.id for row in matches}
-        found.update((row.id, row) for row in matches)
+        matched[unit] = {row.id for row in each[unit]}
+        found.update((row.id, row) for row in each[unit])
     if not found and common:
         for operator in ("AND", "OR"):
             rows = engine.candidates(
@@ -120,7 +120,7 @@ def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_t
         query=parsed, candidates=found.values(), matched=matched, weights=weights, average_tokens=average_tokens
     )
     depth_of = {i: found[i].depth for i in scores}
-    return ranking.with_neighbours(scores=scores, depth_of=depth_of, context=context)
+    return ranking.with_neighbours(scores=scores, depth_of=depth_of, context=context, limit=limit)
 
 
 def _windows(hits: list[tuple[int, int]], segments: tuple[engine.Segment, ...], context: int) -> dict[int, Message]:
@@ -176,7 +176,7 @@ def message_search(
         since=since,
         until=until,
     )
-    ranked = _rank(parsed, filters, messages, path_tokens / messages, context)[:limit]
+    ranked = _rank(parsed, filters, messages, path_tokens / messages, context, limit)
     by_depth = _windows([(i, d) for _s, d, i in ranked], segments, context)
     hits = []
     for position, (score, depth, _message_id) in enumerate(ranked, start=1):

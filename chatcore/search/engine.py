@@ -178,11 +178,12 @@ def candidates(
 
 def candidates_each(
     *, units: tuple[str, ...], filters: Filters, limit: int, dated: bool = True
-) -> dict[str, list[Candidate]]:
-    """For each unit alone, the messages matching it (at most `limit`): what `candidates` gives for each,
-    in one statement (one round trip however many words the query has)."""
+) -> tuple[dict[str, int], dict[str, list[Candidate]]]:
+    """For each unit alone, how many messages match it (counted up to `limit`) and, for the units under
+    `limit`, those messages: what `candidates` gives for each, in one statement (one round trip however
+    many words the query has). A unit that reaches `limit` is only counted (its rows are not wanted)."""
     if not units:
-        return {}
+        return {}, {}
     where, where_params = filters.sql()
     arms, params = [], []
     for position, unit in enumerate(units):
@@ -195,10 +196,16 @@ def candidates_each(
     with connection.cursor() as cursor:
         cursor.execute(" UNION ALL ".join(arms), params)
         rows = cursor.fetchall()
-    found: dict[str, list[Candidate]] = {unit: [] for unit in units}
+    by_unit: dict[str, list] = {unit: [] for unit in units}
     for row in rows:
-        found[units[row[0]]].append(Candidate(row[1], row[2], row[3], row[4], row[5], row[6] or ""))
-    return found
+        by_unit[units[row[0]]].append(row)
+    counts = {unit: len(matches) for unit, matches in by_unit.items()}
+    found = {
+        unit: [Candidate(row[1], row[2], row[3], row[4], row[5], row[6] or "") for row in matches]
+        for unit, matches in by_unit.items()
+        if len(matches) < limit
+    }
+    return counts, found
 
 
 MEMBER_BATCH = 2_000  # ids asked about per query, so that one statement stays small however long the list

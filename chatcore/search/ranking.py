@@ -17,6 +17,7 @@ Then, chosen by what the LoCoMo fidelity measure found (docs/benchmarks/fidelity
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Iterable
@@ -76,14 +77,14 @@ def base_scores(
 
 
 def with_neighbours(
-    *, scores: dict[int, float], depth_of: dict[int, int], context: int
+    *, scores: dict[int, float], depth_of: dict[int, int], context: int, limit: int
 ) -> list[tuple[float, int, int]]:
-    """(score, depth, id), best first; all candidates are on one path, so depth says who is next to whom."""
+    """The best `limit` as (score, depth, id), best first; all candidates are on one path, so depth says who
+    is next to whom."""
     by_depth = {depth_of[i]: s for i, s in scores.items()}
     ranked = []
     for message_id, score in scores.items():
         depth = depth_of[message_id]
         around = sum(by_depth.get(depth + step, 0.0) for step in range(-context, context + 1) if step)
         ranked.append((score + NEIGHBOUR_SHARE * around, depth, message_id))
-    ranked.sort(reverse=True)
-    return ranked
+    return heapq.nlargest(limit, ranked)  # as sorted(ranked, reverse=True)[:limit], without sorting them all
