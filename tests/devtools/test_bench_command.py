@@ -11,6 +11,7 @@ import json
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from chatcore.models import AuditEntry, Channel, Cursor, Message, Summary
 from devtools import benchmarks
@@ -49,7 +50,9 @@ def test_json_figures(db):
     out, err = run_bench("--scenario", "context", "--scenario", "path", "--scale", "0.01", "--json")
     figures = json.loads(out)
     assert figures["scale"] == 0.01 and set(figures["scenarios"]) == {"context", "path"}
-    assert set(figures["run"]) == {"date", "commit"}  # the benchmark pages show when and from which code
+    # The benchmark pages show when, from which code and on which database.
+    assert set(figures["run"]) == {"date", "commit", "database"}
+    assert figures["run"]["database"] == connection.vendor
     context = figures["scenarios"]["context"]
     assert [row["messages"] for row in context["rows"]] == [100, 1_000]
     for row in context["rows"]:

@@ -60,3 +60,23 @@ def test_the_newest_run_of_a_scenario_wins(tmp_path):
     assert "`0123456789ab`" in page
     assert "older" not in page
     assert "charts/" not in page
+
+
+def test_a_scenario_measured_on_two_databases_shows_both(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    postgresql = {**RUN, "run": {**RUN["run"], "database": "postgresql"}}
+    sqlite = {**RUN, "run": {"date": "2026-12-05 11:00 UTC", "commit": "fedcba987654", "database": "sqlite"}}
+    (data / "path.json").write_text(json.dumps(postgresql))
+    (data / "path-sqlite.json").write_text(json.dumps(sqlite))
+
+    call_command("bench_pages", data=str(data), out=str(tmp_path), stdout=io.StringIO())
+
+    page = (tmp_path / "path.md").read_text()
+    postgresql_part, sqlite_part = page.split("## PostgreSQL", 1)[1].split("## SQLite", 1)
+    assert "| commit | `0123456789ab` |" in postgresql_part and "| database | PostgreSQL |" in postgresql_part
+    assert "| commit | `fedcba987654` |" in sqlite_part and "| database | SQLite |" in sqlite_part
+    assert "![path](charts/path-postgresql.svg)" in postgresql_part
+    assert "![path](charts/path-sqlite.svg)" in sqlite_part
+    assert "### Figures" in sqlite_part and "| 1,000 | 2.5 | 300 | 0.025 |" in sqlite_part
+    assert (tmp_path / "charts" / "path-sqlite.svg").exists()

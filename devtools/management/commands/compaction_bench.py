@@ -23,7 +23,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.db import DatabaseError
+from django.db import DatabaseError, connection
 
 from chatcore.throttling import expensive_calls_exempt
 from devtools import benchmarks
@@ -40,7 +40,8 @@ def _git(*args: str) -> str:
 
 def run_identity() -> dict:
     """When and from which code the figures come (the benchmark pages show both): the UTC time and the
-    commit checked out, marked when the tree has changes of its own; None outside a git checkout."""
+    commit checked out, marked when the tree has changes of its own (None outside a git checkout); and
+    the database the scenarios ran on, since the same scenario on PostgreSQL and SQLite are two results."""
     try:
         commit = _git("rev-parse", "--short=12", "HEAD")
         changed = _git("status", "--porcelain", "--untracked-files=no")
@@ -49,6 +50,7 @@ def run_identity() -> dict:
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": f"{commit}+changes" if commit and changed else commit,
+        "database": connection.vendor,
     }
 
 
