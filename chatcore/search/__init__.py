@@ -164,7 +164,7 @@ def message_search(
     boundary_depth = boundary.depth if boundary else None
     if scope == "summarized" and boundary is None:
         return SearchResults(parsed, [], None, 0)
-    segments = engine.path_segments(leaf_id=state.leaf_id)
+    segments = state.segments
     last = boundary if scope == "summarized" else None  # the end of what is searched, if not the leaf
     messages = (last.depth if last else state.leaf_depth) + 1
     path_tokens = last.path_tokens if last else state.leaf_path_tokens

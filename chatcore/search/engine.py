@@ -84,18 +84,21 @@ class Candidate:
         return _aware(self.created_at_raw)
 
 
-def path_segments(*, leaf_id: int) -> tuple[Segment, ...]:
-    """The segments of the path from the root to `leaf_id`, leaf first: one row per branch point."""
-    sql = f"""
-        WITH RECURSIVE segs(segment, first_depth, last_depth, start_parent) AS (
+def segments_cte(leaf: str) -> str:
+    """`segs(segment, first_depth, last_depth, start_parent)`: the segments of the path from the root to the
+    message whose id is the SQL expression `leaf`, one row per branch point (for a WITH RECURSIVE)."""
+    return f"""segs(segment, first_depth, last_depth, start_parent) AS (
             SELECT m.segment, s.depth, m.depth, s.parent_id
-            FROM {TABLE} m JOIN {TABLE} s ON s.id = m.segment WHERE m.id = %s
+            FROM {TABLE} m JOIN {TABLE} s ON s.id = m.segment WHERE m.id = {leaf}
             UNION ALL
             SELECT p.segment, s.depth, p.depth, s.parent_id
             FROM segs JOIN {TABLE} p ON p.id = segs.start_parent JOIN {TABLE} s ON s.id = p.segment
-        )
-        SELECT segment, first_depth, last_depth FROM segs
-    """  # noqa: S608 (constant table names)
+        )"""
+
+
+def path_segments(*, leaf_id: int) -> tuple[Segment, ...]:
+    """The segments of the path from the root to `leaf_id`, leaf first: one row per branch point."""
+    sql = f"WITH RECURSIVE {segments_cte('%s')} SELECT segment, first_depth, last_depth FROM segs"  # noqa: S608
     with connection.cursor() as cursor:
         cursor.execute(sql, [leaf_id])
         return tuple(Segment(*row) for row in cursor.fetchall())

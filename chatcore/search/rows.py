@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, connections
 
 from chatcore.models import Cursor, Message, Summary
+from chatcore.search.engine import Segment, segments_cte
 
 _MESSAGE_FIELDS = Message._meta.concrete_fields
 
@@ -28,6 +29,7 @@ class PathState:
     leaf_depth: int
     leaf_path_tokens: int
     boundary: Message | None  # the last message the summary in force covers
+    segments: tuple[Segment, ...]  # the path's, leaf first (chatcore.search.engine.path_segments)
 
 
 def _columns(alias: str, fields) -> str:
@@ -55,24 +57,31 @@ class _Loader:
 
 
 def path_state(*, channel_id: int, user_id: int) -> PathState | None:
-    """The cursor of `user_id` on the channel (None if the user has none), its leaf and boundary: one query."""
+    """The cursor of `user_id` on the channel (None if the user has none), its leaf, boundary and the path's
+    segments: one query (a row per segment, the cursor's columns repeated on each)."""
+    cursor_where = "c.channel_id = %s AND c.user_id = %s"
     sql = f"""
-        SELECT l.id, l.depth, l.path_tokens, {_columns("b", _MESSAGE_FIELDS)}
+        WITH RECURSIVE {segments_cte(f"(SELECT c.leaf_id FROM {Cursor._meta.db_table} c WHERE {cursor_where})")}
+        SELECT l.id, l.depth, l.path_tokens, segs.segment, segs.first_depth, segs.last_depth,
+            {_columns("b", _MESSAGE_FIELDS)}
         FROM {Cursor._meta.db_table} c
         JOIN {Message._meta.db_table} l ON l.id = c.leaf_id
         LEFT JOIN {Summary._meta.db_table} s ON s.id = c.summary_id
         LEFT JOIN {Message._meta.db_table} b ON b.id = s.through_message_id
-        WHERE c.channel_id = %s AND c.user_id = %s
-        ORDER BY c.id LIMIT 1
+        LEFT JOIN segs ON 1 = 1
+        WHERE {cursor_where}
+        ORDER BY segs.last_depth DESC
     """  # noqa: S608 (model table and column names only)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [channel_id, user_id])
-        row = cursor.fetchone()
-    if row is None:
+        cursor.execute(sql, [channel_id, user_id, channel_id, user_id])
+        rows = cursor.fetchall()
+    if not rows:
         return None
-    boundary_values = row[3:]
+    row = rows[0]
+    boundary_values = row[6:]
     boundary = _Loader(Message, _MESSAGE_FIELDS)(boundary_values) if boundary_values[0] is not None else None
-    return PathState(leaf_id=row[0], leaf_depth=row[1], leaf_path_tokens=row[2], boundary=boundary)
+    segments = tuple(Segment(*found[3:6]) for found in rows if found[3] is not None)
+    return PathState(leaf_id=row[0], leaf_depth=row[1], leaf_path_tokens=row[2], boundary=boundary, segments=segments)
 
 
 def messages_at(*, ranges: list[tuple[int, int, int]]) -> list[Message]:
