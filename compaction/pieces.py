@@ -32,9 +32,11 @@ MIN_PIECE_CHARS = 2  # a shorter piece is punctuation or a stray letter, not som
 # of a script without case (Greek and Cyrillic capitals, Devanagari, Arabic …; not a lower-case Latin letter, so
 # "e.g. this" stays whole); the Devanagari danda and the Arabic question mark end one too. Chinese and Japanese
 # full stops end a sentence with or without a space after them.
+# The mark itself starts a match (a search for a mark is a fast scan; a look behind is tried at every position) and
+# the group after it is what lies between the two sentences.
 _SENTENCE_END_RE = re.compile(
-    r"(?<=[.!?…।॥؟])[\"'”’)»]*\s+(?=[\"'“‘(«„]?[^\W_a-z\u00df-\u024f])"
-    r"|(?<=[。！？])[”’」』）)]*\s*(?=[^\s”’」』）)])"
+    r"[.!?…।॥؟]([\"'”’)»]*\s+)(?=[\"'“‘(«„]?[^\W_a-z\u00df-\u024f])"
+    r"|[。！？]([”’」』）)]*\s*)(?=[^\s”’」』）)])"
 )
 _LINE_RE = re.compile(r"[^\n]+")
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
@@ -59,7 +61,7 @@ _PLEASANTRY_RE = re.compile(
     r"(?=\s*[,!?.:;…~-]|\s*$)[\s,!?.:;…~-]*",
     re.IGNORECASE,
 )
-_CLAUSE_RE = re.compile(r"(?<=[,;:–—])\s+(?=\S)")
+_CLAUSE_RE = re.compile(r"[,;:–—](\s+)(?=\S)")  # the group: the spaces after the mark (see _SENTENCE_END_RE)
 _WORD_RE = re.compile(r"\S+")
 # A rough token count without the tokenizer: English words are about one token each, long or rare words
 # more, punctuation one. The summary is counted exactly once written; this only guides the selection.
@@ -125,8 +127,9 @@ def _sentence_spans(text: str, start: int, end: int):
     """Sentences of one line of `text`, as spans."""
     position = start
     for match in _SENTENCE_END_RE.finditer(text, start, end):
-        yield position, match.start()
-        position = match.end()
+        gap = match.span(1 if match.start(1) >= 0 else 2)
+        yield position, gap[0]
+        position = gap[1]
     if position < end:
         yield position, end
 
@@ -137,14 +140,15 @@ def _limited(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
         return [(start, end, False)]
     spans, clause_start = [], start
     for match in _CLAUSE_RE.finditer(text, start, end):
-        opened = text.count("(", clause_start, match.start()) - text.count(")", clause_start, match.start())
+        gap_start, gap_end = match.span(1)
+        opened = text.count("(", clause_start, gap_start) - text.count(")", clause_start, gap_start)
         if (
-            _words(text, clause_start, match.start()) >= MIN_CLAUSE_WORDS
-            and _words(text, match.end(), end) >= MIN_CLAUSE_WORDS
+            _words(text, clause_start, gap_start) >= MIN_CLAUSE_WORDS
+            and _words(text, gap_end, end) >= MIN_CLAUSE_WORDS
             and opened <= 0
         ):
-            spans.append((clause_start, match.start()))
-            clause_start = match.end()
+            spans.append((clause_start, gap_start))
+            clause_start = gap_end
     spans.append((clause_start, end))
     out = []
     for begin, finish in spans:
