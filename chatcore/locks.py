@@ -9,13 +9,38 @@ one, Django refuses `select_for_update`. On SQLite a write transaction holds the
 (IMMEDIATE, project settings), which serialises the same writers.
 """
 
-from chatcore.models import Channel, Summary
+from chatcore.models import Channel, Cursor, Summary
 
 
 def channel_lock(*, channel_id: int) -> Channel:
     """Lock the channel's row and return it as it is now, its model and persona loaded (writers read
     them for the context budget that the pressure columns divide by). Channel.DoesNotExist when gone."""
     return Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=channel_id)
+
+
+def channel_lock_with_cursor(*, channel_id: int, user_id: int) -> tuple[Channel, Cursor | None]:
+    """`channel_lock`, and the user's cursor read in the same statement (as `selectors.cursor_get` gives it),
+    for a writer that moves it (a message appended).
+
+    The cursor's row is locked too, after the channel's: `FOR UPDATE OF` names them in that order, which is
+    the order PostgreSQL takes them in, and every other writer of a cursor holds the channel's lock first.
+    When the statement waited for the lock, PostgreSQL reads the locked rows again as they are now, but the
+    rows joined to them as they were when it began: so the statement joins only messages, which never
+    change, and a cursor another writer moved meanwhile no longer joins its old leaf: no row comes back.
+    Then, as when the user has no cursor, the cursor is None and the channel comes from `channel_lock`
+    alone: the caller reads the cursor under the lock. The summary in force (it can change: reverted, its
+    quotes blanked) is read after the lock, when there is one. Channel.DoesNotExist when gone."""
+    found = list(
+        Cursor.objects.select_for_update(of=("channel", "self"))
+        .select_related("channel__model", "channel__persona", "leaf__root")
+        .filter(channel_id=channel_id, user_id=user_id)[:1]
+    )
+    if not found:
+        return channel_lock(channel_id=channel_id), None
+    cursor = found[0]
+    if cursor.summary_id is not None:
+        cursor.summary = Summary.objects.select_related("through_message").get(pk=cursor.summary_id)
+    return cursor.channel, cursor
 
 
 def summary_lock(*, summary: Summary) -> tuple[Channel, Summary]:

@@ -18,7 +18,7 @@ from chatcore.chain import chain_hash, chain_seed
 from chatcore.channel_settings import channel_settings_validate
 from chatcore.characters import text_problem
 from chatcore.errors import Conflict
-from chatcore.locks import channel_lock, summary_lock
+from chatcore.locks import channel_lock, channel_lock_with_cursor, summary_lock
 from chatcore.metadata.validation import metadata_validate
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Persona, Summary, Team
 from chatcore.provenance import client_metadata_check
@@ -258,8 +258,9 @@ def message_append_at(
     move and the user had none): a reply's preparation assembles the context and picks the tools from
     it instead of reading it again."""
     _message_check(role=role, content=content, metadata=metadata)
-    channel = channel_lock(channel_id=channel.pk)
-    cursor = selectors.cursor_get(channel=channel, user=user)
+    channel, cursor = channel_lock_with_cursor(channel_id=channel.pk, user_id=user.pk)
+    if cursor is None:
+        cursor = selectors.cursor_get(channel=channel, user=user)
     if parent is not None and (parent.pk != parent_id or parent.channel_id != channel.pk):
         raise ValidationError({"parent_id": "No such message in this channel."})
     if root:

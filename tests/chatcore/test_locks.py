@@ -1,15 +1,17 @@
 """Channel row locks: one way to take them, in one order (chatcore.locks)."""
 
 import ast
+import threading
 from pathlib import Path
 
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from chatcore.locks import channel_lock, summaries_lock, summary_lock
+from chatcore import selectors
+from chatcore.locks import channel_lock, channel_lock_with_cursor, summaries_lock, summary_lock
 from chatcore.models import Channel
-from chatcore.services import summary_write
+from chatcore.services import cursor_move, message_append, summary_write
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory, build_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +29,68 @@ def test_the_channel_comes_locked_with_what_writers_read(user, django_assert_num
         )
     if connection.vendor == "postgresql":
         assert captured.captured_queries[0]["sql"].endswith('FOR UPDATE OF "chatcore_channel"')
+
+
+def test_a_writer_has_the_channel_then_the_cursor_locked_in_one_statement(user, django_assert_num_queries):
+    channel = ChannelFactory(owner=user, model=LLMModelFactory(context_window=9_000), persona=PersonaFactory())
+    *_, last = build_path(channel, 3)
+    with transaction.atomic(), django_assert_num_queries(1) as captured:
+        locked, cursor = channel_lock_with_cursor(channel_id=channel.pk, user_id=user.pk)
+        assert cursor is not None and cursor.channel is locked
+        assert (locked.pk, locked.model.context_window, locked.persona.pk) == (
+            channel.pk,
+            9_000,
+            channel.persona.pk,
+        )
+        assert (cursor.leaf, cursor.leaf.root_id, cursor.summary) == (last, last.root_id, None)
+    if connection.vendor == "postgresql":
+        assert captured.captured_queries[0]["sql"].endswith('FOR UPDATE OF "chatcore_channel", "chatcore_cursor"')
+
+
+def test_without_a_cursor_the_channel_is_locked_alone(user, other_user):
+    channel = ChannelFactory(owner=user)
+    build_path(channel, 1)
+    with transaction.atomic():
+        locked, cursor = channel_lock_with_cursor(channel_id=channel.pk, user_id=other_user.pk)
+    assert (locked.pk, cursor) == (channel.pk, None)
+
+
+def test_the_summary_in_force_comes_with_the_locked_cursor(user, django_assert_num_queries):
+    channel = ChannelFactory(owner=user)
+    first, _ = build_path(channel, 2)
+    summary = summary_write(channel=channel, through_message=first, content="Earlier: a question.", created_by=None)
+    with transaction.atomic(), django_assert_num_queries(2):
+        _, cursor = channel_lock_with_cursor(channel_id=channel.pk, user_id=user.pk)
+        assert cursor is not None and cursor.summary == summary and cursor.summary.through_message == first
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cursor_moved_while_the_lock_was_awaited_is_the_one_a_message_follows(user):
+    """Another writer holds the channel and moves the cursor: the waiting writer appends under the moved
+    cursor (PostgreSQL: the moved cursor no longer joins the leaf read before the wait, so it is read again)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("an SQLite write transaction waits before it reads anything")
+    channel = ChannelFactory(owner=user)
+    first, _, _ = build_path(channel, 3)
+    locked, release = threading.Event(), threading.Event()
+
+    def mover():
+        try:
+            with transaction.atomic():
+                cursor_move(channel=channel, user=user, message_id=first.pk, exact=True)
+                locked.set()
+                release.wait(5)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=mover)
+    thread.start()
+    assert locked.wait(5)
+    threading.Timer(0.5, release.set).start()  # the append below is waiting for the channel by then
+    message = message_append(channel=channel, user=user, role="user", content="Back to the start.")
+    thread.join(5)
+    assert message.parent_id == first.pk
+    assert selectors.cursor_get(channel=channel, user=user).leaf_id == message.pk
 
 
 def test_a_channel_that_is_gone_cannot_be_locked(db):
@@ -85,6 +149,11 @@ def test_only_the_locks_module_locks_channels_and_summaries():
         for lock in _row_locks(path)
     )
     ours = [lock for lock in found if lock.startswith("chatcore/locks.py ")]
-    assert ours == ["chatcore/locks.py Channel", "chatcore/locks.py Summary", "chatcore/locks.py rows"]
+    assert ours == [
+        "chatcore/locks.py Channel",
+        "chatcore/locks.py Cursor",
+        "chatcore/locks.py Summary",
+        "chatcore/locks.py rows",
+    ]
     others = [lock for lock in found if lock not in ours]
     assert others and all(lock.split()[-1] in OTHER_LOCKS for lock in others), others

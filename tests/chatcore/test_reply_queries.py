@@ -3,11 +3,12 @@
 Counted from the request's arrival to the stored reply (the model on the loopback server). The
 person's limit on model calls is counted in the cache, which is Redis in production: here an
 in-memory cache, so that only the database's own statements are counted. A reply's statements:
-the channel; the user's turn (the channel's row lock, the cursor, the insert, the cursor and the
-channel's pressure); the context (the path: the cursor is the one the user's turn placed, which the
-tools on offer read too); the chat role's models; the usage row; the reply (the lock, the cursor, the
-insert, the cursor and the pressure). Inside the test's transaction each service's transaction adds a
-savepoint and its release. The aim is at most six; the counts below say where it stands and keep it from growing.
+the channel; the user's turn (the channel's row lock with the user's cursor, the insert, the cursor
+and the channel's pressure); the context (the path: the cursor is the one the user's turn placed,
+which the tools on offer read too); the chat role's models; the usage row; the reply (the lock with
+the cursor, the insert, the cursor and the pressure). Inside the test's transaction each service's
+transaction adds a savepoint and its release. The aim is at most six; the counts below say where it
+stands and keep it from growing.
 """
 
 import pytest
@@ -18,9 +19,9 @@ from tests.chatcore.factories import ChannelFactory, build_path
 from tests.chatcore.test_streaming import parse_events, read_stream
 
 ANSWER = "Drain one node, deploy, check its health, then the next."
-# What every way a reply arrives costs after the channel is read: 13 statements, and two savepoints with
+# What every way a reply arrives costs after the channel is read: 11 statements, and two savepoints with
 # their releases here (none in production, where the services' transactions are the outermost).
-REPLY = 17
+REPLY = 15
 # The page's: the session, its user (read twice: by the login check and again for the view), the channel.
 PAGE = REPLY + 4
 
