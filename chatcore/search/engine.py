@@ -43,6 +43,10 @@ class Filters:
     roles: tuple[str, ...] = ()
     since: dt.datetime | None = None
     until: dt.datetime | None = None
+    # The lowest and highest id on the path (its root's and its leaf's: a message is written after its
+    # parent, so ids grow along a path). SQLite's FTS5 index is one for all channels and walks a word's
+    # matches in id order: bounded, it starts at this path's instead of crossing every other channel's.
+    id_range: tuple[int, int] | None = None
 
     def sql(self) -> tuple[str, list]:
         # SQLite: a unary + keeps these columns' indexes out of the plan, so that the engine's matches
@@ -58,6 +62,9 @@ class Filters:
                 path.append(f"({plus}m.segment = %s AND {plus}m.depth <= %s)")
                 params += [segment.segment, last]
         parts.append("(" + (" OR ".join(path) or "1 = 0") + ")")
+        if self.id_range is not None and connection.vendor == "sqlite":
+            parts.append(f"{FTS_TABLE}.rowid BETWEEN %s AND %s")
+            params += list(self.id_range)
         if self.roles:
             parts.append("m.role IN (" + ", ".join(["%s"] * len(self.roles)) + ")")
             params += list(self.roles)
