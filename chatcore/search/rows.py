@@ -11,9 +11,11 @@ turned into model instances with `Model.from_db`, as a queryset would.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 
 from django.contrib.auth import get_user_model
 from django.db import connection, connections
+from django.db.models import Model
 
 from chatcore.models import Cursor, Message, Summary
 from chatcore.search.engine import Segment, segments_cte
@@ -37,16 +39,17 @@ def _columns(alias: str, fields) -> str:
 
 
 class _Loader:
-    """Model instances from raw column values, converted as a queryset converts them (dates, JSON...)."""
+    """Model instances from raw column values, converted as a queryset converts them (dates, JSON...).
+    Made once per connection and model (`_loader`): working out the converters cost more than using them."""
 
-    def __init__(self, model, fields) -> None:
+    def __init__(self, model, fields, db) -> None:
         self.model = model
         self.names = [f.attname for f in fields]
-        self.connection = connections[connection.alias]  # the connection itself, not the per-thread proxy
+        self.connection = db
         self.converters = []
         for index, field in enumerate(fields):
             column = field.get_col(model._meta.db_table)
-            for converter in connection.ops.get_db_converters(column) + field.get_db_converters(connection):
+            for converter in db.ops.get_db_converters(column) + field.get_db_converters(db):
                 self.converters.append((index, converter, column))
 
     def __call__(self, values):
@@ -54,6 +57,17 @@ class _Loader:
         for index, converter, column in self.converters:
             values[index] = converter(values[index], column, self.connection)
         return self.model.from_db(self.connection.alias, self.names, values)
+
+
+_LOADERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection object -> {model: _Loader}
+
+
+def _loader(model, fields) -> _Loader:
+    db = connections[connection.alias]  # the connection itself (one per thread), not the per-thread proxy
+    loaders = _LOADERS.setdefault(db, {})
+    if model not in loaders:
+        loaders[model] = _Loader(model, fields, db)
+    return loaders[model]
 
 
 def path_state(*, channel_id: int, user_id: int) -> PathState | None:
@@ -79,7 +93,7 @@ def path_state(*, channel_id: int, user_id: int) -> PathState | None:
         return None
     row = rows[0]
     boundary_values = row[6:]
-    boundary = _Loader(Message, _MESSAGE_FIELDS)(boundary_values) if boundary_values[0] is not None else None
+    boundary = _loader(Message, _MESSAGE_FIELDS)(boundary_values) if boundary_values[0] is not None else None
     segments = tuple(Segment(*found[3:6]) for found in rows if found[3] is not None)
     return PathState(leaf_id=row[0], leaf_depth=row[1], leaf_path_tokens=row[2], boundary=boundary, segments=segments)
 
@@ -100,11 +114,16 @@ def messages_at(*, ranges: list[tuple[int, int, int]]) -> list[Message]:
         cursor.execute(sql, [value for triple in ranges for value in triple])
         rows = cursor.fetchall()
     split = len(_MESSAGE_FIELDS)
-    message_of, user_of = _Loader(Message, _MESSAGE_FIELDS), _Loader(user_model, user_fields)
+    message_of, user_of = _loader(Message, _MESSAGE_FIELDS), _loader(user_model, user_fields)
     messages = []
+    authors: dict[int, Model] = {}  # one instance per author, as prefetching would give
     for row in rows:
         message = message_of(row[:split])
-        author = user_of(row[split:]) if row[split] is not None else None
+        author = None
+        if row[split] is not None:
+            if row[split] not in authors:
+                authors[row[split]] = user_of(row[split:])
+            author = authors[row[split]]
         Message.author.field.set_cached_value(message, author)
         messages.append(message)
     return messages
