@@ -10,7 +10,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from chatcore import conf, selectors
@@ -152,7 +152,10 @@ def channel_delete(*, channel: Channel, actor: User) -> None:
     audit_record(actor=actor, action="channel.delete", resource=f"channel:{channel.pk}")
 
 
-def _pressure_apply(*, channel: Channel, leaf: Message | None, summary: Summary | None) -> None:
+PRESSURE_FIELDS = ("context_tokens", "context_messages", "context_budget", "context_ratio", "last_activity_at")
+
+
+def _pressure_set(*, channel: Channel, leaf: Message | None, summary: Summary | None) -> None:
     """Recompute the pressure columns from a leaf and its boundary: O(1)."""
     if leaf is None:
         tokens, messages = 0, 0
@@ -166,20 +169,54 @@ def _pressure_apply(*, channel: Channel, leaf: Message | None, summary: Summary 
     channel.context_tokens = tokens
     channel.context_messages = messages
     channel.context_ratio = tokens / channel.context_budget
-    channel.save(
-        update_fields=["context_tokens", "context_messages", "context_budget", "context_ratio", "last_activity_at"]
+
+
+def _pressure_apply(*, channel: Channel, leaf: Message | None, summary: Summary | None) -> None:
+    _pressure_set(channel=channel, leaf=leaf, summary=summary)
+    channel.save(update_fields=list(PRESSURE_FIELDS))
+
+
+def _fields(model: type[models.Model], names: tuple[str, ...]) -> list[models.Field]:
+    found = [model._meta.get_field(name) for name in names]
+    return [field for field in found if isinstance(field, models.Field)]
+
+
+def _cursor_and_pressure_save(*, cursor: Cursor, channel: Channel) -> None:
+    """PostgreSQL: what `cursor.save` and `_pressure_apply`'s save write, in one statement (an UPDATE inside
+    a data-modifying WITH). The caller holds the channel's lock, as every writer of a cursor does."""
+    cursor.updated_at = timezone.now()
+    quote = connection.ops.quote_name
+    moved = _fields(Cursor, ("leaf", "summary", "updated_at"))
+    pressure = _fields(Channel, PRESSURE_FIELDS)
+    sql = (
+        f"WITH moved AS (UPDATE {quote(Cursor._meta.db_table)} SET "
+        + ", ".join(f"{quote(str(field.column))} = %s" for field in moved)
+        + f" WHERE id = %s) UPDATE {quote(Channel._meta.db_table)} SET "
+        + ", ".join(f"{quote(str(field.column))} = %s" for field in pressure)
+        + " WHERE id = %s"
     )
+    params = [field.get_db_prep_save(getattr(cursor, field.attname), connection) for field in moved]
+    params.append(cursor.pk)
+    params += [field.get_db_prep_save(getattr(channel, field.attname), connection) for field in pressure]
+    params.append(channel.pk)
+    with connection.cursor() as db:
+        db.execute(sql, params)
 
 
 def _cursor_place(
     *, channel: Channel, user: User, leaf: Message, summary: Summary | None, cursor: Cursor | None
 ) -> Cursor:
+    owner = user.pk == channel.owner_id
     if cursor is None:
         cursor = Cursor.objects.create(channel=channel, user=user, leaf=leaf, summary=summary)
     else:
         cursor.leaf, cursor.summary = leaf, summary
+        if owner and connection.vendor == "postgresql":
+            _pressure_set(channel=channel, leaf=leaf, summary=summary)
+            _cursor_and_pressure_save(cursor=cursor, channel=channel)
+            return cursor
         cursor.save(update_fields=["leaf", "summary", "updated_at"])
-    if user.pk == channel.owner_id:
+    if owner:
         _pressure_apply(channel=channel, leaf=leaf, summary=summary)
     return cursor
 

@@ -4,24 +4,27 @@ Counted from the request's arrival to the stored reply (the model on the loopbac
 person's limit on model calls is counted in the cache, which is Redis in production: here an
 in-memory cache, so that only the database's own statements are counted. A reply's statements:
 the channel; the user's turn (the channel's row lock with the user's cursor, the insert, the cursor
-and the channel's pressure); the context (the path: the cursor is the one the user's turn placed,
-which the tools on offer read too); the chat role's models; the usage row; the reply (the lock with
-the cursor, the insert, the cursor and the pressure). Inside the test's transaction each service's
-transaction adds a savepoint and its release. The aim is at most six; the counts below say where it
-stands and keep it from growing.
+and the channel's pressure: one statement on PostgreSQL); the context (the path: the cursor is the
+one the user's turn placed, which the tools on offer read too); the chat role's models; the usage
+row; the reply (the lock with the cursor, the insert, the cursor and the pressure). Inside the
+test's transaction each service's transaction adds a savepoint and its release. The aim is at most
+six; the counts below say where it stands and keep it from growing.
 """
 
 import pytest
+from django.db import connection
 from django.urls import reverse
 
+from chatcore.models import Cursor, Message
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, build_path
 from tests.chatcore.test_streaming import parse_events, read_stream
 
 ANSWER = "Drain one node, deploy, check its health, then the next."
-# What every way a reply arrives costs after the channel is read: 11 statements, and two savepoints with
-# their releases here (none in production, where the services' transactions are the outermost).
-REPLY = 15
+# What every way a reply arrives costs after the channel is read: 11 statements (9 on PostgreSQL, where each
+# write moves the cursor and the channel's pressure in one), and two savepoints with their releases here
+# (none in production, where the services' transactions are the outermost).
+REPLY = (9 if connection.vendor == "postgresql" else 11) + 4
 # The page's: the session, its user (read twice: by the login check and again for the view), the channel.
 PAGE = REPLY + 4
 
@@ -53,6 +56,12 @@ def test_an_api_reply_whole(api, channel, django_assert_num_queries):
     with django_assert_num_queries(REPLY + 1):
         response = api.post(url, {"content": "And now?"}, format="json")
     assert response.status_code == 201 and response.json()["content"] == ANSWER
+    reply = Message.objects.get(pk=response.json()["id"])
+    channel.refresh_from_db()
+    cursor = Cursor.objects.get(channel=channel)
+    assert (cursor.leaf_id, cursor.summary_id, reply.depth) == (reply.pk, None, 7)
+    assert (channel.context_messages, channel.context_tokens) == (8, reply.path_tokens)
+    assert channel.context_ratio == reply.path_tokens / channel.context_budget
 
 
 def test_a_page_reply_streamed(client_user, channel, django_assert_num_queries):
