@@ -106,6 +106,8 @@ class ChatCall(TypedDict):
     params: NotRequired[dict | None]
     trigger: NotRequired[str]
     override: NotRequired[LLMModel | None]
+    # The models to try, when the caller resolved them already (`role_models`); else read as the call starts.
+    candidates: NotRequired[list[LLMModel] | None]
 
 
 async def allm_chat(
@@ -116,6 +118,7 @@ async def allm_chat(
     params: dict | None = None,
     trigger: str = "",
     override: LLMModel | None = None,
+    candidates: list[LLMModel] | None = None,
 ) -> ChatTurn:
     """The whole turn. ModelCallFailed carries `errors` (one per model tried) and `upstream_status`."""
 
@@ -137,7 +140,8 @@ async def allm_chat(
         await arecord(attempt, attempt.offline_row())
         return offline_turn(attempt)
 
-    candidates = await sync_to_async(role_models)(role="chat", override=override, channel=channel)
+    if candidates is None:
+        candidates = await sync_to_async(role_models)(role="chat", override=override, channel=channel)
     walk = ModelCall(role="chat", user=user, channel=channel, trigger=trigger, candidates=candidates)
     return await walk.arun(call, offline=offline)
 

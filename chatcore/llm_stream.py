@@ -89,6 +89,7 @@ class ChatStream:
         """The same keywords as `allm_chat` (one ChatCall), so a caller builds one request for either."""
         self.messages, self.params, self.override = call["messages"], call.get("params") or {}, call.get("override")
         self.user, self.channel, self.trigger = call["user"], call["channel"], call.get("trigger", "")
+        self.candidates = call.get("candidates")
         self.turn: ChatTurn | None = None
         self._walk: ModelCall | None = None
         self._attempt: Attempt | None = None  # the model being tried, then the one that answers
@@ -107,7 +108,9 @@ class ChatStream:
 
     async def start(self) -> None:
         """Open the stream on the first model that sends a first chunk; ModelCallFailed when none does."""
-        candidates = await sync_to_async(role_models)(role="chat", override=self.override, channel=self.channel)
+        candidates = self.candidates
+        if candidates is None:
+            candidates = await sync_to_async(role_models)(role="chat", override=self.override, channel=self.channel)
         self._walk = ModelCall(
             role="chat", user=self.user, channel=self.channel, trigger=self.trigger, candidates=candidates
         )

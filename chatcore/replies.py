@@ -21,6 +21,7 @@ from django.db import transaction
 from chatcore import signals
 from chatcore.context import context_assemble
 from chatcore.llm import Completion, llm_complete
+from chatcore.llm_attempt import role_models
 from chatcore.llm_chat import ChatTurn
 from chatcore.models import Channel, LLMModel, Message
 from chatcore.selectors import cursor_get
@@ -38,7 +39,9 @@ class ReplyPlan:
     (None: the chat role's), resolved here so that async callers touch no lazy
     relation; `prompt_tokens` our count of what is sent, which the compaction
     trigger reads when the provider reports no usage; `tools` the server-side
-    tools this reply may use (chatcore.tools; run by chatcore.tool_rounds.ToolLoop).
+    tools this reply may use (chatcore.tools; run by chatcore.tool_rounds.ToolLoop);
+    `candidates` the models to try (`role_models`), read with the rest in the preparation's thread so
+    that the event loop does not hop to a thread for them (empty: read as the call starts).
     """
 
     channel: Channel
@@ -48,6 +51,7 @@ class ReplyPlan:
     prompt_tokens: int
     model: LLMModel | None
     tools: tuple[ReplyTool, ...] = ()
+    candidates: tuple[LLMModel, ...] = ()
 
 
 def reply_prepare(
@@ -90,6 +94,7 @@ def _reply_plan(*, channel: Channel, user: User, content: str | None, parent_id:
         prompt_tokens=assembled.tokens,
         model=channel.model,
         tools=tuple(tools_offered(channel=channel, user=user, cursor=cursor)),
+        candidates=tuple(role_models(role="chat", override=channel.model, channel=channel)),
     )
 
 

@@ -99,6 +99,7 @@ def _call_arguments(loop: ToolLoop, trigger: str) -> dict[str, Any]:
         "params": loop.params,
         "trigger": trigger,
         "override": plan.model,
+        "candidates": list(plan.candidates) or None,
     }
 
 
