@@ -75,6 +75,8 @@ def error_body(error: ServiceError, view) -> tuple[dict, int]:
 
 
 def _done_data(done: ReplyDone) -> dict:
+    """Read from the stored message alone (MessageSerializer's fields are its columns): no query, so no
+    thread is needed to build it in the event loop."""
     return {
         "message": MessageSerializer(done.message).data,
         "usage": done.message.metadata["usage"],
@@ -88,7 +90,7 @@ async def event_stream(plan: ReplyPlan, view) -> AsyncIterator[bytes]:
         elif isinstance(event, ReplyTools):
             yield sse("tool", {"round": event.round, "tool_calls": event.calls})
         elif isinstance(event, ReplyDone):
-            yield sse("done", await sync_to_async(_done_data)(event))
+            yield sse("done", _done_data(event))
         elif isinstance(event, ReplyFailed):
             yield sse("error", error_body(event.error, view)[0])
 
@@ -112,7 +114,7 @@ class PendingReply(Response):
         except ServiceError as error:
             self.data, self.status_code = error_body(error, view)
         else:
-            self.data = await sync_to_async(lambda: MessageSerializer(message).data)()
+            self.data = MessageSerializer(message).data  # its columns alone: no query (see `_done_data`)
         return self
 
 
