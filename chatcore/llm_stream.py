@@ -15,7 +15,7 @@ from typing import Any, Unpack
 from asgiref.sync import sync_to_async
 
 from chatcore.llm import OFFLINE_REPLY
-from chatcore.llm_attempt import Attempt, ModelCall, arecord, role_models
+from chatcore.llm_attempt import Attempt, ModelCall, arecord, record, role_models
 from chatcore.llm_chat import ChatCall, ChatDelta, ChatTurn, _async_client, _checked, _request, offline_turn
 from chatcore.models import LLMModel
 
@@ -97,6 +97,10 @@ class ChatStream:
         self._stream: Any = None
         self._iterator: AsyncIterator | None = None
         self._first: Any = None
+        # True: the answered attempt's usage row waits for `answered_record`, which a caller that writes
+        # the answer calls in the thread it writes in (one thread hop for both instead of two).
+        self.record_later = False
+        self._answered: tuple[Attempt, dict[str, Any]] | None = None
 
     @property
     def model(self) -> LLMModel | None:
@@ -166,9 +170,18 @@ class ChatStream:
             await arecord(attempt, broken.failed(attempt, error))
             raise broken.error() from None
         self.turn = self.partial()
-        await arecord(
-            attempt, attempt.answered_row(input_tokens=collected.tokens_in, output_tokens=collected.tokens_out)
-        )
+        row = attempt.answered_row(input_tokens=collected.tokens_in, output_tokens=collected.tokens_out)
+        if self.record_later:
+            self._answered = (attempt, row)
+        else:
+            await arecord(attempt, row)
+
+    def answered_record(self) -> None:
+        """With `record_later`: the answered attempt's usage row (sync: in the caller's thread), once."""
+        if self._answered is not None:
+            attempt, row = self._answered
+            self._answered = None
+            record(attempt, row)
 
     @property
     def calling_tools(self) -> bool:
@@ -194,5 +207,7 @@ class ChatStream:
                 await self._stream.close()
             except Exception:  # closing a half-read HTTP stream may fail; the record below is what matters
                 pass
+        if self._answered is not None:
+            await sync_to_async(self.answered_record)()
         if self._attempt is not None and self.turn is None:
             await arecord(self._attempt, self._attempt.failed_row("interrupted: the client stopped reading"))

@@ -70,7 +70,10 @@ class ReplyFailed:
 ReplyEvent = ReplyDelta | ReplyTools | ReplyDone | ReplyFailed
 
 
-def _store(plan: ReplyPlan, turn: ChatTurn, *, interrupted: bool = False) -> Message:
+def _store(plan: ReplyPlan, turn: ChatTurn, *, interrupted: bool = False, stream: ChatStream | None = None) -> Message:
+    """The reply stored, in a thread; with `stream`, the model call's usage row written first in the same one."""
+    if stream is not None:
+        stream.answered_record()
     return reply_store(
         channel=plan.channel,
         user=plan.user,
@@ -116,6 +119,7 @@ async def reply_events(
     loop = ToolLoop(plan=plan)
     while True:
         stream = ChatStream(**_call_arguments(loop, trigger))
+        stream.record_later = True  # written with the reply (`_store`), or before a round's tools run
         try:
             await stream.start()
             async for delta in stream.deltas():
@@ -132,10 +136,12 @@ async def reply_events(
             raise
         turn = stream.turn
         assert turn is not None
+        if turn.tool_calls:
+            await sync_to_async(stream.answered_record)()  # the model call's row before its tools' rows
         if not await loop.tools_ran(turn):
             break
         yield ReplyTools(calls=turn.tool_calls, round=loop.rounds)
-    message = await sync_to_async(_store)(loop.plan, turn)
+    message = await sync_to_async(_store)(loop.plan, turn, stream=stream)
     reply_observed(interface=interface, stream=True, outcome=Outcome.OK)
     yield ReplyDone(message)
 
