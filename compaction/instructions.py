@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from compaction import lexicon
 from compaction.pieces import pieces_of
 from compaction.safety.first_pass import AsciiTwin
+from compaction.safety.injection import pattern_flags
 
 # Constraint wording that binds whatever the sentence's form: "make sure", "please", "you must", "never …".
 _CONSTRAINT_RE = re.compile(
@@ -177,19 +178,27 @@ class Instruction:
 
 def instructions_in(contents: Iterable[tuple[int, str]]) -> list[Instruction]:
     """The instructions in the given (index, text) user messages, in order, each said once (the first time)."""
+    candidates = [
+        (piece, words)
+        for index, content in contents
+        for piece in pieces_of(index, content)
+        if piece.kind == "sentence"
+        and not piece.cut
+        and not (_NEEDED.isdisjoint(words := sentence_words(piece.text)) and piece.text.isascii())
+    ]
+    # is_instruction's injection check, for every candidate at once (a piece is trimmed: checked as it stands).
+    injected = pattern_flags([piece.text for piece, _ in candidates])
     found: list[Instruction] = []
     seen: set[str] = set()
-    for index, content in contents:
-        for piece in pieces_of(index, content):
-            if piece.kind != "sentence" or piece.cut:
-                continue
-            if not is_instruction(piece.text, words=sentence_words(piece.text)):
-                continue
-            key = " ".join(piece.text.lower().split())
-            if key in seen:
-                continue
-            seen.add(key)
-            found.append(Instruction(index, piece.start, piece.end, piece.text))
+    for (piece, words), flag in zip(candidates, injected, strict=True):
+        screened = piece.text == piece.text.strip()
+        if (screened and flag) or not is_instruction(piece.text, screened=screened, words=words):
+            continue
+        key = " ".join(piece.text.lower().split())
+        if key in seen:
+            continue
+        seen.add(key)
+        found.append(Instruction(piece.item, piece.start, piece.end, piece.text))
     return found
 
 

@@ -144,8 +144,9 @@ class Joined:
                 last = bisect.bisect_right(starts, max(stop - 1, start)) - 1
                 found_in.update(range(offset + first, offset + last + 1))
                 # Another match in a text already counted would add nothing: go on from the next text, at the
-                # newline before it (a boundary that a pattern may read, as it reads the start of a text).
-                position = max(stop, start + 1, starts[last + 1] - 1 if last + 1 < len(starts) else end + 1)
+                # newline before it (a boundary that a pattern may read, as it reads the start of a text), even
+                # when this match ended past it (its last character that newline, read as the end of its text).
+                position = max(start + 1, starts[last + 1] - 1 if last + 1 < len(starts) else end + 1)
         return found_in
 
 

@@ -36,6 +36,17 @@ def looks_like_injection(text: str) -> bool:
     return _check(text)
 
 
+def pattern_flags(texts: Sequence[str], folded: Sequence[str] | None = None) -> list[bool]:
+    """`looks_like_injection` of each of `texts` (the phrase patterns alone, each text on its own), with the RE2
+    first passes scanning the batch once each: a text none of them matches costs no scan of its own. `folded`, when
+    given, is each text's `fold`."""
+    folded = [fold(text) for text in texts] if folded is None else list(folded)
+    return [
+        bool(text) and not _plain(text, know) and _check(text, view, know)
+        for text, view, know in zip(texts, folded, _batch_known(folded), strict=True)
+    ]
+
+
 def injection_flags(texts: Sequence[str], *, neighbours: bool = True, decode: bool = True) -> list[bool]:
     """Which of `texts` try to instruct a model: the phrase patterns on each text, and the learned model
         (`model.py`) over the batch, each text read alone and, when `neighbours` (the texts are consecutive messages
@@ -47,11 +58,7 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True, decode: bo
     if not texts:
         return []
     folded = [fold(text) for text in texts]
-    known = _batch_known(folded)
-    found = [
-        bool(text) and not _plain(text, know) and _check(text, view, know)
-        for text, view, know in zip(texts, folded, known, strict=True)
-    ]
+    found = pattern_flags(texts, folded)
     joined = Joined(list(texts))
     maybe_encoded = joined.hits(encoded.GATE_SCAN)
     leet = joined.hits(encoded.LEET_SCAN) if maybe_encoded else set()

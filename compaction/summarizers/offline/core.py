@@ -16,6 +16,7 @@ from itertools import repeat
 
 from chatcore.tokens import count_tokens
 from compaction import lexicon
+from compaction.safety.injection import pattern_flags
 from compaction.summarizers.offline import layout as layouts
 from compaction.summarizers.offline import plans, previous, scoring, scripts, sections
 from compaction.summarizers.offline.entries import Entry
@@ -70,7 +71,9 @@ def analyse(
     for carried_unit in carried:
         documents.setdefault(-1 - carried_unit.position, set()).update(carried_unit.words)
     idf = scoring.idf((frozenset(words) for words in documents.values()), max(len(items), len(documents)))
-    analysed = (unit_of(read) for read in _worth_analysing(reads, idf, len(items), limit))
+    worth_analysing = _worth_analysing(reads, idf, len(items), limit)
+    injected = pattern_flags([read.piece.text for read in worth_analysing])  # one batch for the pieces' checks
+    analysed = (unit_of(read, injected=flag) for read, flag in zip(worth_analysing, injected, strict=True))
     units: list[Unit] = [found for found in analysed if found is not None]
     focus_words = frozenset(lexicon.content_words(focus or ""))
     values = {id(unit): worth(unit, idf, focus_words) for unit in units + carried}

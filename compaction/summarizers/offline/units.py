@@ -140,11 +140,14 @@ def may_instruct(read: Read) -> bool:
     return read.item.role == "user" and read.piece.kind == "sentence" and instructions.could_be_instruction(read.tokens)
 
 
-def unit_of(read: Read) -> Unit | None:
-    """The candidate unit of a piece, or None when it only reacts, asks back, or addresses a model."""
+def unit_of(read: Read, *, injected: bool | None = None) -> Unit | None:
+    """The candidate unit of a piece, or None when it only reacts, asks back, or addresses a model. `injected`, when
+    given, is `looks_like_injection` of the piece's text (asked for a batch of pieces at once)."""
     piece, words, tokens, item = read.piece, read.words, read.tokens, read.item
     caption = piece.kind == "caption"
-    if piece.text.count("“") != piece.text.count("”") or lexicon.looks_like_injection(piece.text):
+    if injected is None:
+        injected = lexicon.looks_like_injection(piece.text)
+    if piece.text.count("“") != piece.text.count("”") or injected:
         return None  # curly quotes that would unbalance the summary's own; or an injection attempt
     # An instruction is kept however short ("Patch it.", "Short answers."): the profile may want it verbatim.
     instruction = (
