@@ -3,7 +3,9 @@
 import gc
 import os
 import warnings
+from importlib import import_module
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
@@ -26,6 +28,9 @@ import openai  # noqa: E402, F401
 from chatcore.tokens import tokenizer_name  # noqa: E402
 
 tokenizer_name()
+
+# Likewise the URLconf (every app's views, the API's schema views): the first request resolved would import it.
+import_module(settings.ROOT_URLCONF)
 
 # WhiteNoise answers static files with a file iterator, which Django's ASGI handler reads in a thread
 # and warns about on every file. That is fine for files served once per browser (hashed names,

@@ -2,6 +2,8 @@
 
 import gc
 import importlib
+import subprocess
+import sys
 
 
 def test_a_worker_keeps_what_it_loaded_out_of_the_collector_s_full_passes():
@@ -11,3 +13,11 @@ def test_a_worker_keeps_what_it_loaded_out_of_the_collector_s_full_passes():
 
     assert callable(module.application)
     assert gc.get_freeze_count() > 50_000  # every object loaded by then, Django's included
+
+
+def test_a_worker_imports_the_urlconf_before_its_first_request():
+    """Otherwise the first request each worker resolves imports every app's views inside the event loop."""
+    code = "import sys, project.asgi; print('project.urls' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "True"
