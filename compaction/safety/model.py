@@ -147,6 +147,8 @@ _ASCII_SPACES = np.array([chr(point).isspace() for point in range(128)])
 _ASCII_DIGITS = np.array([chr(point).isdecimal() for point in range(128)])
 _TECHNICAL_MARKS = np.array([chr(point) in "/_@" for point in range(128)])  # a technical token's mark on its own
 _INNER_MARKS = np.array([chr(point) in ".:" for point in range(128)])  # one when a character other than these follows
+# The three at once for ASCII text: 1 a space, 2 a digit or a mark of its own, 4 a dot or a colon.
+_ASCII_CLASSES = (_ASCII_SPACES * 1 + (_ASCII_DIGITS | _TECHNICAL_MARKS) * 2 + _INNER_MARKS * 4).astype(np.uint8)
 
 
 def _classified(points: np.ndarray, ascii_table: np.ndarray, test) -> np.ndarray:
@@ -167,27 +169,37 @@ def _read(folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     \\d), a slash, an underscore, an @, or a dot or colon followed by another character of the token than a dot or
     a colon."""
     padded = [f" {text} " for text in folded]
-    points, starts = _codes(_GAP.join(padded) + _GAP), _starts([len(text) for text in padded])
-    space = _classified(points, _ASCII_SPACES, str.isspace)
-    small = np.minimum(points, 127)
-    inner = _INNER_MARKS[small] & (points < 128)
-    marked = _classified(points, _ASCII_DIGITS, str.isdecimal) | (_TECHNICAL_MARKS[small] & (points < 128))
+    joined = _GAP.join(padded) + _GAP
+    points, starts = _codes(joined), _starts([len(text) for text in padded])
+    if joined.isascii():  # one look-up for the three classes
+        classes = _ASCII_CLASSES[points]
+        space, marked, inner = (classes & 1).astype(bool), (classes & 2).astype(bool), (classes & 4).astype(bool)
+    else:
+        space = _classified(points, _ASCII_SPACES, str.isspace)
+        small = np.minimum(points, 127)
+        inner = _INNER_MARKS[small] & (points < 128)
+        marked = _classified(points, _ASCII_DIGITS, str.isdecimal) | (_TECHNICAL_MARKS[small] & (points < 128))
     marked[:-1] |= inner[:-1] & ~space[1:] & ~inner[1:]  # the joined text ends with _GAP: nothing is lost at its end
     opens = ~space
     opens[1:] &= space[:-1]  # the first character of a token (the joined text starts with a space)
-    token = np.cumsum(opens) - 1  # of each character that is not a space, its token
-    technical = np.zeros(int(opens.sum()), dtype=bool)
+    token = np.cumsum(opens, dtype=np.int32) - 1  # of each character that is not a space, its token
+    technical = np.zeros(int(token[-1]) + 1, dtype=bool)
     technical[token[marked]] = True
-    removed = ~space & technical[np.maximum(token, 0)]
     neutral = np.zeros(len(folded), dtype=np.float64)
     if technical.any():
-        lengths = np.bincount(token[~space], minlength=len(technical))
-        owners = np.searchsorted(starts, np.flatnonzero(opens)[technical], side="right") - 1
+        closes = ~space
+        closes[:-1] &= space[1:]  # the last character of a token (the joined text ends with one, _GAP)
+        first = np.flatnonzero(opens)
+        lengths = np.flatnonzero(closes) - first + 1
+        owners = np.searchsorted(starts, first[technical], side="right") - 1
         neutral = np.bincount(
             owners, weights=np.minimum(lengths[technical], NEUTRAL_CHARS), minlength=len(folded)
         ).astype(np.float64)
-        kept = ~removed
-        points, starts = points[kept], (np.cumsum(kept) - 1)[starts]  # a text starts with a space, always kept
+        kept = ~space
+        kept &= technical[np.maximum(token, 0)]
+        np.logical_not(kept, out=kept)
+        # A text starts with a space: its start is always kept.
+        points, starts = points[kept], (np.cumsum(kept, dtype=np.int32) - 1)[starts].astype(np.int64)
     points, starts = _squeezed(points, starts)
     return points, starts, neutral * len(ORDERS)
 
