@@ -53,17 +53,20 @@ def base_scores(
 ) -> dict[int, float]:
     """Each candidate's own score, before its neighbours are counted."""
     scores: dict[int, float] = {}
+    # Per unit, once: the set of its matches and its numerator (the same products as computed per candidate).
+    units = [(unit, matched.get(unit, ()), weights.get(unit, 0.0) * (K1 + 1)) for unit in query.units]
+    average = max(average_tokens, 1.0)
     for candidate in candidates:
         names = _speaker_words(candidate.speaker) if candidate.speaker else frozenset()
-        length = K1 * (1 - B + B * candidate.tokens / max(average_tokens, 1.0))
+        length = K1 * (1 - B + B * candidate.tokens / average)
         score, speaker = 0.0, False
-        for unit in query.units:
-            if candidate.id not in matched.get(unit, ()):
+        for unit, members, numerator in units:
+            if candidate.id not in members:
                 continue
             if unit in names:
                 speaker = True
                 continue
-            score += weights[unit] * (K1 + 1) / (1 + length)
+            score += numerator / (1 + length)
         if score <= 0:
             continue
         if speaker:
