@@ -77,7 +77,8 @@ def _label(scan: Scan, colon: int) -> tuple[int, str] | None:
     for match in _SENTENCE_END.finditer(scan.text, start, colon):
         start = match.end()
     label = scan.lower[start:colon]
-    if not label.strip() or any(char in _CODE_CHARS for char in _APOSTROPHE.sub("", label)):
+    bare = _APOSTROPHE.sub("", label) if "'" in label or "’" in label else label  # an apostrophe in a word is none
+    if not label.strip() or not _CODE_CHARS.isdisjoint(bare):
         return None
     words = label.split()
     if len(words) > MAX_LABEL_WORDS:
