@@ -20,28 +20,35 @@ from chatcore.models import Channel, Message
 from compaction.gateway import conf
 
 
-def _deepest(channels: QuerySet[Channel], hashes: list[str]) -> Message | None:
-    """The deepest message with one of `hashes` in one of `channels`.
+def _deepest(channels: QuerySet[Channel], hashes: list[str], children: bool) -> Message | None:
+    """The deepest message with one of `hashes` in one of `channels` (with `children`, annotated
+    `has_children`).
 
     The channels are an EXISTS test on each hit, never a join: joined, SQLite's planner (which has no
     statistics) walks the owner's channels and every message in them (the channel index) and tests
     each hash, a cost that grew with the user's whole history on every call (`compaction_bench
     --scenario gateway`); as a test it must find the messages by the chain hash index.
     """
-    return (
+    found = (
         Message.objects.filter(chain_hash__in=hashes)
         .filter(Exists(channels.filter(pk=OuterRef("channel_id"))))
         .select_related("channel", "channel__model", "channel__persona")
         .order_by("-depth", "-id")
-        .first()
     )
+    if children:
+        found = found.annotate(has_children=Exists(Message.objects.filter(parent_id=OuterRef("pk"))))
+    return found.first()
 
 
-def deepest_match(*, user: User, hashes: list[str], channel_id: int | None = None) -> Message | None:
+def deepest_match(
+    *, user: User, hashes: list[str], channel_id: int | None = None, children: bool = False
+) -> Message | None:
     """The user's deepest stored message on the incoming chain (in `channel_id` when pinned), or None.
 
     Among equal matches (the same opening in two channels) the newest wins: the conversation the client
-    most likely continues. Deleted channels are never matched.
+    most likely continues. Deleted channels are never matched. With `children`, the match says whether
+    it has children already (`has_children`: what is appended under it then starts a branch), in the
+    same query.
     """
     if not hashes:
         return None
@@ -49,12 +56,12 @@ def deepest_match(*, user: User, hashes: list[str], channel_id: int | None = Non
     if channel_id is not None:
         queryset = queryset.filter(pk=channel_id)
     tail = hashes[-conf.TAIL_PROBE :]
-    found = _deepest(queryset, tail)
+    found = _deepest(queryset, tail, children)
     if found is not None or len(hashes) <= len(tail):
         return found
     rest = hashes[: -len(tail)]
     for end in range(len(rest), 0, -conf.LOOKUP_CHUNK):
-        found = _deepest(queryset, rest[max(0, end - conf.LOOKUP_CHUNK) : end])
+        found = _deepest(queryset, rest[max(0, end - conf.LOOKUP_CHUNK) : end], children)
         if found is not None:
             return found
     return None

@@ -99,7 +99,8 @@ def _append(
     """Append what is new under the match (roots of a new branch when None); the cursor goes to the leaf.
 
     The match's place in the incoming history is found by its hash, not its depth: server-side tool
-    rounds before an answer are stored in the tree but were never in the client's history.
+    rounds before an answer are stored in the tree but were never in the client's history. The caller
+    holds the channel's lock and found the match under it (with `has_children`).
     """
     start = _position(hashes, match.chain_hash) + 1 if match is not None else 0
     new = incoming[start:]
@@ -117,8 +118,11 @@ def _append(
         )
         for index, m in enumerate(new)
     ]
-    built = messages_bulk_import(channel=channel, user=user, items=items, under=match)
-    if match is not None and Message.objects.filter(parent=match).exclude(pk=built[0].pk).exists():
+    built = messages_bulk_import(channel=channel, user=user, items=items, under=match, move_cursor=False)
+    # The cursor follows without walking the tree: the boundary in force is the match's.
+    channel.last_activity_at = built[-1].created_at  # what the import wrote
+    chatcore_services.cursor_follow(channel=channel, user=user, leaf=built[-1], under=match)
+    if match is not None and match.has_children:  # type: ignore[attr-defined]  # deepest_match(children=True)
         chatcore_services.audit_record(
             actor=user,
             action="gateway.branch",
@@ -131,7 +135,9 @@ def _append(
 @transaction.atomic
 def _place(
     *, user: User, request: CompletionRequest, model: LLMModel, pinned: Channel | None, team: Team | None
-) -> tuple[Channel, Message, bool, int]:
+) -> tuple[Channel, Message, bool, int, AssembledContext]:
+    """The history on the tree and our context for its leaf, assembled under the channel's lock that placed
+    the cursor there (no compaction can come between)."""
     hashes = chain_hashes(owner_id=user.pk, messages=[(m.role, m.content, m.metadata) for m in request.messages])
     match = deepest_match(user=user, hashes=hashes, channel_id=pinned.pk if pinned else None)
     created = False
@@ -145,13 +151,14 @@ def _place(
     # A spent budget of the channel's team refuses the turn; the transaction takes back a channel made for it.
     team_budget_check(team_id=channel.team_id)
     # One writer per channel from here: a concurrent identical call finds what this one appends.
-    channel_lock(channel_id=channel.pk)
+    channel = channel_lock(channel_id=channel.pk)
     if not created:
-        match = deepest_match(user=user, hashes=hashes, channel_id=channel.pk)
+        match = deepest_match(user=user, hashes=hashes, channel_id=channel.pk, children=True)
     if channel.model_id != model.pk:
         channel = chatcore_services.channel_update(channel=channel, actor=user, model=model)
     leaf, appended = _append(user=user, channel=channel, match=match, incoming=request.messages, hashes=hashes)
-    return channel, leaf, created, appended
+    assembled = context_assemble(channel=channel, user=user)  # the cursor is on the leaf
+    return channel, leaf, created, appended, assembled
 
 
 def client_tool_names(params: dict) -> frozenset[str]:
@@ -191,8 +198,9 @@ def _too_long(tokens: int, limit: int, why: str) -> Unprocessable:
     )
 
 
-def _fit(*, channel: Channel, user: User, leaf: Message, limit: int) -> AssembledContext:
-    """Our context for `leaf`, compacted inline (with the lease) until it fits under `limit`.
+def _fit(*, channel: Channel, user: User, leaf: Message, limit: int, assembled: AssembledContext) -> AssembledContext:
+    """Our context for `leaf` (`assembled` when it was placed), compacted inline (with the lease) until it fits
+    under `limit`.
 
     Compaction works on the owner's active path, so the cursor is put back on the leaf before each one
     (another call of the same user may have moved it to another branch meanwhile).
@@ -200,7 +208,6 @@ def _fit(*, channel: Channel, user: User, leaf: Message, limit: int) -> Assemble
     steps, failures, compactions = list(KEEP_STEPS), 0, 0
     deadline = time.monotonic() + conf.LEASE_WAIT_SECONDS
     while True:
-        assembled = context_assemble(channel=channel, user=user, leaf=leaf)
         if assembled.tokens <= limit:
             return assembled
         if failures >= conf.COMPACT_ATTEMPTS or compactions >= conf.COMPACT_ATTEMPTS * COMPACTIONS_PER_ATTEMPT:
@@ -230,6 +237,7 @@ def _fit(*, channel: Channel, user: User, leaf: Message, limit: int) -> Assemble
                 f"The conversation had to be compacted to fit the model's window, and that failed: {error.message}",
                 code="compaction_failed",
             ) from None
+        assembled = context_assemble(channel=channel, user=user, leaf=leaf)
 
 
 def turn_prepare(
@@ -263,10 +271,12 @@ def _turn_prepare(*, user: User, request: CompletionRequest, timings: Timings, t
     # Hashing and appending the history: CPU and a few short queries (the channel's row lock is held only by
     # another call placing its history), never a model call.
     with timings.timed("place"), collector_paused():
-        channel, leaf, created, appended = _place(user=user, request=request, model=model, pinned=pinned, team=team)
+        channel, leaf, created, appended, placed = _place(
+            user=user, request=request, model=model, pinned=pinned, team=team
+        )
     with timings.timed("fit"):
         limit, tools_tokens, server_tokens = _limit(model=model, params=request.params)
-        assembled = _fit(channel=channel, user=user, leaf=leaf, limit=limit)
+        assembled = _fit(channel=channel, user=user, leaf=leaf, limit=limit, assembled=placed)
         ours = tuple(tools_offered(channel=channel, user=user, besides=client_tool_names(request.params)))
     return Turn(
         channel=channel,

@@ -5,9 +5,12 @@ import itertools
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.utils import timezone
 
 from chatcore import conf, selectors, services
+from chatcore.bulk import NewMessage, messages_bulk_import
+from chatcore.locks import channel_lock
 from chatcore.models import Channel, Cursor, ModelRole
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, ModelRoleFactory, UserFactory, build_path
 
@@ -102,6 +105,46 @@ def test_append_elsewhere_below_a_summary_keeps_the_boundary(channel):
     assert_pressure(channel, tokens=messages[3].tokens + branch.tokens + summary.tokens, messages=2)
     again = services.message_append(channel=channel, user=channel.owner, role="assistant", content="Sure.")
     assert_pressure(channel, tokens=messages[3].tokens + branch.tokens + again.tokens + summary.tokens, messages=3)
+
+
+def _imported_under(channel: Channel, under, texts: list[str]) -> Cursor:
+    """`texts` imported under `under` without moving the cursor, then the cursor following them (as the
+    gateway appends a resent history's new turns), under the channel's lock."""
+    items = [
+        NewMessage(role="user", content=text, parent=index - 1 if index else None) for index, text in enumerate(texts)
+    ]
+    with transaction.atomic():
+        locked = channel_lock(channel_id=channel.pk)
+        built = messages_bulk_import(channel=locked, user=channel.owner, items=items, under=under, move_cursor=False)
+        locked.last_activity_at = built[-1].created_at
+        return services.cursor_follow(channel=locked, user=channel.owner, leaf=built[-1], under=under)
+
+
+def test_cursor_follow_keeps_the_boundary_of_the_cursor_s_leaf(channel):
+    messages = build_path(channel, 6)
+    summary = services.summary_write(channel=channel, through_message=messages[2], content="Early.", created_by=None)
+
+    cursor = _imported_under(channel, messages[-1], ["Next.", "And then."])
+
+    cursor.refresh_from_db()
+    assert (cursor.leaf.content, cursor.leaf.depth, cursor.summary) == ("And then.", 7, summary)
+    assert_pressure(channel, messages=5)
+    assert channel.last_activity_at == cursor.leaf.created_at
+
+
+def test_cursor_follow_finds_the_boundary_of_another_branch(channel):
+    messages = build_path(channel, 6)
+    summary = services.summary_write(channel=channel, through_message=messages[2], content="Early.", created_by=None)
+    services.cursor_move(channel=channel, user=channel.owner, message_id=messages[1].pk, exact=True)
+
+    below = _imported_under(channel, messages[3], ["Instead."])
+    above = _imported_under(channel, messages[0], ["Before it."])
+
+    assert (below.summary, above.summary) == (summary, None)
+    assert Cursor.objects.get(pk=above.pk).leaf.content == "Before it."
+    assert_pressure(channel, messages=2)
+    assert _imported_under(channel, None, ["A new root."]).summary is None
+    assert_pressure(channel, messages=1)
 
 
 def test_cursor_move_switches_the_measured_path(channel):
