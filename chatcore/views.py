@@ -9,10 +9,11 @@ awaited in the event loop, and a request that accepts text/event-stream
 (static/chatcore/stream.js) gets the reply piece by piece.
 """
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import redirect, render
@@ -100,6 +101,17 @@ async def reply_answer(
     return await sync_to_async(after_change)(request, step.channel, anchor=anchor)
 
 
+async def _prepared(
+    request: AuthenticatedRequest, prepare: Callable[..., ReplyPlan | HttpResponse], *args: int
+) -> ReplyPlan | HttpResponse:
+    """The sync step, in a thread, with the user `login_required` read (`request.auser()`) as `request.user`,
+    which the step reads: Django keeps the two apart, and each would be a query of its own."""
+    user = await request.auser()
+    assert isinstance(user, User), "login_required let an anonymous request through"
+    request.user = user
+    return await sync_to_async(prepare)(request, *args)
+
+
 def _send_prepare(request: AuthenticatedRequest, channel_id: int) -> ReplyPlan | HttpResponse:
     channel = own_channel(request, channel_id)
     form = MessageForm(request.POST)
@@ -115,7 +127,7 @@ def _send_prepare(request: AuthenticatedRequest, channel_id: int) -> ReplyPlan |
 @require_POST
 async def message_send(request: AuthenticatedRequest, channel_id: int) -> HttpResponseBase:
     """The user's turn, then the model's reply (the turn is kept if the model fails)."""
-    return await reply_answer(request, await sync_to_async(_send_prepare)(request, channel_id), anchor="#composer")
+    return await reply_answer(request, await _prepared(request, _send_prepare, channel_id), anchor="#composer")
 
 
 def _edit_prepare(request: AuthenticatedRequest, channel_id: int, message_id: int) -> ReplyPlan | HttpResponse:
@@ -136,7 +148,7 @@ def _edit_prepare(request: AuthenticatedRequest, channel_id: int, message_id: in
 @require_POST
 async def message_edit(request: AuthenticatedRequest, channel_id: int, message_id: int) -> HttpResponseBase:
     """An edited user message is a new sibling of the original, then answered."""
-    return await reply_answer(request, await sync_to_async(_edit_prepare)(request, channel_id, message_id))
+    return await reply_answer(request, await _prepared(request, _edit_prepare, channel_id, message_id))
 
 
 def _regenerate_prepare(request: AuthenticatedRequest, channel_id: int, message_id: int) -> ReplyPlan | HttpResponse:
@@ -156,7 +168,7 @@ async def message_regenerate(request: AuthenticatedRequest, channel_id: int, mes
 
     Given a user message (no reply yet, or the last attempt failed), answers it.
     """
-    return await reply_answer(request, await sync_to_async(_regenerate_prepare)(request, channel_id, message_id))
+    return await reply_answer(request, await _prepared(request, _regenerate_prepare, channel_id, message_id))
 
 
 @login_required

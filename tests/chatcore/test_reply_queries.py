@@ -25,8 +25,8 @@ ANSWER = "Drain one node, deploy, check its health, then the next."
 # write moves the cursor and the channel's pressure in one), and two savepoints with their releases here
 # (none in production, where the services' transactions are the outermost).
 REPLY = (9 if connection.vendor == "postgresql" else 11) + 4
-# The page's: the session, its user (read twice: by the login check and again for the view), the channel.
-PAGE = REPLY + 4
+# The page's: the session, its user (read once: the login check hands it to the view), the channel.
+PAGE = REPLY + 3
 
 
 @pytest.fixture(autouse=True)
