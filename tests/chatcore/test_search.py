@@ -15,6 +15,7 @@ from chatcore.models import Message
 from chatcore.search import engine, message_search
 from chatcore.search.highlight import snippet
 from chatcore.search.query import parse_query
+from chatcore.search.ranking import SPEAKER_BOOST
 from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
 
 FILLER = [
@@ -265,3 +266,14 @@ def test_a_bulk_import_gives_the_segments_the_triggers_would(channel):
         items=[NewMessage(role="user", content="One."), NewMessage(role="user", content="Two.")],
     )
     assert [Message.objects.get(pk=m.pk).segment for m in roots] == [roots[0].pk, roots[1].pk]
+
+
+def test_a_word_naming_the_speaker_counts_as_the_speaker_not_the_text(channel):
+    """The speaker is read from the index (SQLite: only for messages whose metadata names one)."""
+    build_path(channel, 4)
+    plain = say(channel, "user", "The quokka escaped again.")
+    named = say(channel, "user", "The quokka escaped again.", metadata={"speaker": "Ana"})
+    found = message_search(channel=channel, user=channel.owner, query="ana quokka", limit=5, context=0)
+    assert ids(found) == [named.pk, plain.pk]
+    assert found.hits[0].score == pytest.approx(found.hits[1].score * SPEAKER_BOOST, rel=1e-3)
+    assert Message.objects.get(pk=named.pk).metadata == {"speaker": "Ana"}
