@@ -5,12 +5,13 @@ and the fidelity command all go through it, via compaction.recall, which
 adds redaction). How it works, and why it stays fast on long channels:
 
 1. the user's cursor gives the path: a few (segment, depth) pairs
-   (chatcore.search.schema), one query;
+   (chatcore.search.schema), read with the cursor in one query;
 2. each word or phrase of the query (chatcore.search.query) is matched by
    the database's own engine (chatcore.search.engine) on that path, up to
    `SEARCH_TERM_CAP` + 1 messages: a word under the cap is *rare* and brings
    all its messages as candidates, a word over it is *common* and is only
-   checked against the rare words' candidates (one query each);
+   checked against the rare words' candidates (one query for all the words,
+   one for all the common words' checks);
 3. the candidates are ranked in Python, the same on both databases
    (chatcore.search.ranking), and the best `limit` come back with their
    neighbouring turns on the path (one query).
