@@ -71,7 +71,7 @@ def json_depth_exceeds(text: str, limit: int) -> bool:
     return bool(remaining) and _deeper_than(brackets, limit)
 
 
-def _value_deeper_than(value: Any, limit: int) -> bool:
+def value_deeper_than(value: Any, limit: int) -> bool:
     """Whether parsed JSON nests arrays and objects more than `limit` deep (an explicit stack)."""
     containers = (dict, list)  # a tuple: isinstance with one is several times faster than with a union
     stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, containers) else []
@@ -102,6 +102,6 @@ def json_loads_bounded(text: str | bytes, *, max_depth: int | None = None, **opt
         value = json.loads(text, **options)
     except RecursionError:
         raise JSONTooDeep(limit) from None
-    if _value_deeper_than(value, limit):
+    if value_deeper_than(value, limit):
         raise JSONTooDeep(limit)
     return value

@@ -102,11 +102,12 @@ def chain_hash(*, parent_hash: str, role: str, content: str, metadata: dict | No
     return hashlib.sha256(body).hexdigest()[:HASH_CHARS]
 
 
-def chain_hashes(*, owner_id: int, messages: list[tuple[str, str, dict | None]]) -> list[str]:
+def chain_hashes(*, owner_id: int, messages: list[tuple[str, str, dict | None]], after: str | None = None) -> list[str]:
     """Hashes of a path given root first as (role, content, metadata) in stored form (what `chain_hash`
-    gives one by one, in a loop kept tight: the gateway runs it over every message of every call)."""
+    gives one by one, in a loop kept tight: the gateway runs it over every message of every call). `after`:
+    the chain hash of the message the first one follows (None: the first is a root of `owner_id`'s)."""
     hashes: list[str] = []
-    parent = _framed(chain_seed(owner_id))
+    parent = _framed(chain_seed(owner_id) if after is None else after)
     sha256, roles, no_tool_fields, hash_frame = hashlib.sha256, _ROLES, _NO_TOOL_FIELDS, HASH_CHARS.to_bytes(8, "big")
     for role, content, metadata in messages:
         text = (content or "").strip().encode("utf-8", "surrogatepass")

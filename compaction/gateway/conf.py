@@ -16,6 +16,10 @@ COMPACTION_GATEWAY_COMPACT_ATTEMPTS (6): inline compactions tried for one call b
     summarizing model can read; a long stretch may take several).
 COMPACTION_GATEWAY_LEASE_WAIT_SECONDS (60): how long a call waits for a compaction of
     its channel that another process holds before answering 503.
+COMPACTION_GATEWAY_READ_MEMO_BYTES (64 MiB): what each web process may keep of the bodies
+    it read, so that a resent history is parsed, checked and hashed once
+    (compaction.gateway.resent; about three times a body's size per
+    conversation); 0 reads every body whole.
 """
 
 from chatcore.appsettings import AppSettings
@@ -29,6 +33,7 @@ _settings = AppSettings(
         "LOOKUP_CHUNK": 10_000,
         "COMPACT_ATTEMPTS": 6,
         "LEASE_WAIT_SECONDS": 60.0,
+        "READ_MEMO_BYTES": 64 * 1024 * 1024,
     },
 )
 
@@ -39,5 +44,6 @@ TAIL_PROBE: int
 LOOKUP_CHUNK: int
 COMPACT_ATTEMPTS: int
 LEASE_WAIT_SECONDS: float
+READ_MEMO_BYTES: int
 
 __getattr__ = _settings.__getattr__  # PEP 562: `conf.NAME` is read from the settings on each access

@@ -22,3 +22,7 @@ class CompletionRequest:
     include_usage: bool
     channel_id: int | None
     legacy_functions: bool = False  # the client used `functions`: the answer goes back as `function_call`
+    # The messages' chain hashes under the seed of user `hashed_for`, when the reader took them
+    # (compaction.gateway.resent).
+    hashes: list[str] | None = None
+    hashed_for: int | None = None

@@ -10,10 +10,12 @@ came in `metadata.content_parts` (sent upstream unchanged) and a text with a
 placeholder per part in `content` (what people and summarizers read).
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from chatcore.bounded_json import json_loads_bounded
 from chatcore.chain import canonical_json
 from chatcore.characters import unstorable_in_json
 from chatcore.metadata.validation import metadata_validate
@@ -22,7 +24,7 @@ from compaction.gateway.errors import ProtocolError
 from compaction.gateway.incoming import CompletionRequest, StoredForm
 from compaction.gateway.params import params_checked
 
-__all__ = ["ProtocolError", "completion_request", "stored_form", "unstorable_text_refused"]
+__all__ = ["ProtocolError", "body_read", "completion_request", "stored_form", "unstorable_text_refused"]
 
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
 
@@ -150,20 +152,26 @@ def _channel_id(payload: dict, header: str | None) -> int | None:
         raise _invalid(f"The channel id {value!r} is not a number.", "metadata.channel_id") from None
 
 
-def completion_request(payload: Any, *, channel_header: str | None = None) -> CompletionRequest:
-    """Validate a `POST /v1/chat/completions` body; ProtocolError (400) names the offending field."""
+def completion_request(
+    payload: Any, *, channel_header: str | None = None, known: Sequence[StoredForm] = ()
+) -> CompletionRequest:
+    """Validate a `POST /v1/chat/completions` body; ProtocolError (400) names the offending field.
+
+    `known`: the stored forms of the body's first messages, read from the same bytes before
+    (compaction.gateway.resent); `payload["messages"]` then holds the messages after them.
+    """
     if not isinstance(payload, dict):
         raise ProtocolError("The request body must be a JSON object.")
     model = payload.get("model")
     if not isinstance(model, str) or not model:
         raise ProtocolError("You must provide a model parameter.", param="model", code="missing_required_parameter")
     raw_messages = payload.get("messages")
-    if not isinstance(raw_messages, list) or not raw_messages:
+    if not isinstance(raw_messages, list) or not (raw_messages or known):
         raise ProtocolError("messages must be a non-empty array.", param="messages", code="invalid_value")
     payload, legacy_functions = legacy.options_translated(payload)
     params = params_checked(payload)
     options = payload.get("stream_options") or {}
-    messages = [stored_form(raw, index) for index, raw in enumerate(raw_messages)]
+    messages = [*known, *(stored_form(raw, index) for index, raw in enumerate(raw_messages, start=len(known)))]
     return CompletionRequest(
         model=model,
         messages=messages,
@@ -182,3 +190,14 @@ def unstorable_text_refused(body: bytes, payload: Any) -> None:
     if found is not None:
         path, message = found
         raise ProtocolError(f"{path or 'The request body'}: {message}", param=path or None, code="invalid_value")
+
+
+def body_read(body: bytes, *, channel_header: str | None = None) -> CompletionRequest:
+    """The call a request body holds, read whole: JSON (nested at most CHATCORE_MAX_JSON_DEPTH deep), no text
+    a database cannot store, then `completion_request`; ProtocolError (400) naming what is wrong."""
+    try:
+        payload = json_loads_bounded(body)
+    except ValueError as error:
+        raise ProtocolError(f"The request body is not valid JSON: {error}.", code="invalid_json") from None
+    unstorable_text_refused(body, payload)
+    return completion_request(payload, channel_header=channel_header)

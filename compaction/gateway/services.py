@@ -138,7 +138,9 @@ def _place(
 ) -> tuple[Channel, Message, bool, int, AssembledContext]:
     """The history on the tree and our context for its leaf, assembled under the channel's lock that placed
     the cursor there (no compaction can come between)."""
-    hashes = chain_hashes(owner_id=user.pk, messages=[(m.role, m.content, m.metadata) for m in request.messages])
+    hashes = request.hashes if request.hashes is not None and request.hashed_for == user.pk else None
+    if hashes is None:
+        hashes = chain_hashes(owner_id=user.pk, messages=[(m.role, m.content, m.metadata) for m in request.messages])
     match = deepest_match(user=user, hashes=hashes, channel_id=pinned.pk if pinned else None)
     created = False
     if match is not None:

@@ -22,7 +22,6 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from chatcore import selectors as chatcore_selectors
-from chatcore.bounded_json import json_loads_bounded
 from chatcore.errors import ModelCallFailed, ServiceError
 from chatcore.llm_chat import ChatTurn
 from chatcore.observability.metrics import Outcome, reply_observed
@@ -34,7 +33,7 @@ from compaction.gateway import conf, legacy
 from compaction.gateway.auth import gateway_token, gateway_user
 from compaction.gateway.errors import ProtocolError, error_from_validation, protocol_error
 from compaction.gateway.incoming import CompletionRequest
-from compaction.gateway.protocol import completion_request, unstorable_text_refused
+from compaction.gateway.resent import request_read
 from compaction.gateway.rounds import Spent, answer_complete, round_stream, turn_loop
 from compaction.gateway.services import Turn, model_for_request, turn_prepare, turn_reply_store
 from compaction.gateway.streaming import completion_events
@@ -95,7 +94,7 @@ def protocol_view(methods: tuple[str, ...]) -> Callable:
     return decorate
 
 
-def _payload(request: HttpRequest) -> dict:
+def _body(request: HttpRequest) -> bytes:
     length = int(request.META.get("CONTENT_LENGTH") or 0)
     if length > conf.MAX_REQUEST_BYTES:
         raise ProtocolError(
@@ -103,13 +102,7 @@ def _payload(request: HttpRequest) -> dict:
             status=413,
             code="request_too_large",
         )
-    body = request.read(conf.MAX_REQUEST_BYTES + 1) or b"null"
-    try:
-        payload = json_loads_bounded(body)
-    except ValueError as error:
-        raise ProtocolError(f"The request body is not valid JSON: {error}.", code="invalid_json") from None
-    unstorable_text_refused(body, payload)
-    return payload
+    return request.read(conf.MAX_REQUEST_BYTES + 1) or b"null"
 
 
 def turn_headers(turn: Turn, timings: Timings) -> dict[str, str]:
@@ -129,7 +122,9 @@ def _prepare(request: HttpRequest, timings: Timings) -> tuple[User, CompletionRe
             user = token.user
             request.user = user
             with collector_paused():  # a resent history is tens of thousands of objects, none in a cycle
-                completion = completion_request(_payload(request), channel_header=request.headers.get("X-Channel-Id"))
+                completion = request_read(
+                    _body(request), owner_id=user.pk, channel_header=request.headers.get("X-Channel-Id")
+                )
         turn = turn_prepare(user=user, request=completion, timings=timings, team=token.team)
     return user, completion, turn
 

@@ -74,6 +74,15 @@ def test_any_change_of_role_content_tool_fields_parts_or_parent_changes_the_hash
     assert chain_hash(**{**base, **change}) != chain_hash(**base)
 
 
+def test_a_chain_continues_from_the_hash_of_the_message_before():
+    path = [("system", "Be brief.", None), ("user", "Hi", {}), ("assistant", "", {"tool_calls": [CALL]})]
+
+    whole = chain_hashes(owner_id=3, messages=path)
+
+    assert chain_hashes(owner_id=3, messages=path[2:], after=whole[1]) == whole[2:]
+    assert chain_hashes(owner_id=3, messages=path[1:], after=whole[0]) == whole[1:]
+
+
 def test_roots_point_nowhere_and_descendants_at_their_root(channel):
     system = services.message_append(channel=channel, user=channel.owner, role="system", content="Be brief.")
     u1, a2 = build_path(channel, 2)
