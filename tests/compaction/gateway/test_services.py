@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from chatcore.models import Message, ModelRole, Summary, UsageEntry
 from compaction.leases import lease_acquire
@@ -50,6 +52,22 @@ def post(token: str, messages: list[dict], **headers: str):
 
 def server_error(message: str, code: str) -> dict:
     return {"error": {"message": message, "type": "server_error", "param": None, "code": code}}
+
+
+def test_a_turn_s_statements_do_not_grow_with_the_history(chat_model, echo_llm, token):
+    """Each call of a growing conversation reads and writes the same rows, however long its history."""
+    messages = [{"role": "system", "content": "Be brief."}]
+    counts = []
+    for turn in range(12):
+        messages.append({"role": "user", "content": f"Turn {turn}: the plan"})
+        with CaptureQueriesContext(connection) as captured:
+            response = post(token, messages)
+        assert response.status_code == 200, response.content
+        messages.append({"role": "assistant", "content": response.json()["choices"][0]["message"]["content"]})
+        counts.append(len(captured))
+
+    assert Message.objects.count() == len(messages)
+    assert len(set(counts[2:])) == 1, counts  # after the call that starts the channel and the one that adds to it
 
 
 def test_a_long_history_is_compacted_and_answered(small_model, llm_server, token):
