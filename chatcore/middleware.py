@@ -8,13 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
-from django.conf import settings as django_settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.http.response import HttpResponseBase
 from django.utils.html import format_html
-from whitenoise.middleware import WhiteNoiseMiddleware
 
 from chatcore.api.exceptions import too_large_body
 from chatcore.characters import unstorable_field
@@ -97,32 +95,3 @@ class UnstorableTextMiddleware(EdgeMiddleware):
 
     def before(self, request: HttpRequest) -> HttpResponseBase | None:
         return unstorable_refusal(request)
-
-
-class StaticFilesMiddleware(WhiteNoiseMiddleware):
-    """WhiteNoise, async-capable. WhiteNoise's own middleware is sync-only, so under ASGI Django ran it in a
-    thread (`sync_to_async`) and the async middleware and views inside it back through `async_to_sync`: two
-    thread hops for every request, static or not. Its lookup is a dict read (the files are indexed when the
-    worker starts), so it runs in the event loop here; what it answers is WhiteNoise's own response."""
-
-    sync_capable = True
-    async_capable = True
-
-    def __init__(self, get_response: Callable, settings: Any = django_settings) -> None:
-        super().__init__(get_response, settings=settings)
-        self.async_mode = iscoroutinefunction(get_response)
-        if self.async_mode:
-            markcoroutinefunction(self)
-
-    def __call__(self, request: HttpRequest) -> Any:
-        if self.async_mode:
-            return self._acall(request)
-        return super().__call__(request)
-
-    async def _acall(self, request: HttpRequest) -> HttpResponseBase:
-        # With autorefresh (development only) WhiteNoise looks on disk at each request, as its own middleware does.
-        path = request.path_info
-        static_file = self.find_file(path) if self.autorefresh else self.files.get(path)
-        if static_file is not None:
-            return self.serve(static_file, request)
-        return await self.get_response(request)

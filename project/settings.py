@@ -86,7 +86,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Right after SecurityMiddleware: static files skip the rest of the stack (sessions, auth). WhiteNoise's
     # middleware, async-capable (chatcore.middleware): no thread hop around the stack inside it.
-    "chatcore.middleware.StaticFilesMiddleware",
+    "project.middleware.StaticFilesMiddleware",
     "csp.middleware.CSPMiddleware",
     # Around everything that can answer under /api/: an error that is not JSON yet (Django's HTML
     # pages, DEBUG's too, a CSRF failure) becomes the API's JSON body.

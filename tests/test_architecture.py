@@ -1,6 +1,7 @@
 """Dependencies point one way: compaction → chatcore; devtools → both; never back;
-no view module imports another app's view module; no module reads a dependency's private names; and
-no app's modules import one another in a circle."""
+no view module imports another app's view module; no app imports at module level a package only the
+site installs; no module reads a dependency's private names; and no app's modules import one another in
+a circle."""
 
 import ast
 import sys
@@ -36,6 +37,40 @@ def test_an_app_never_imports_what_builds_on_it(package, forbidden):
         if any(module == name or module.startswith(name + ".") for name in forbidden)
     ]
     assert wrong == []
+
+
+# What the `site` extra installs for project/ alone (pyproject.toml): the reusable apps run in a host site
+# without them, so an app may import one only inside the function a host opts into (django-axes' lock-out page).
+SITE_ONLY = ("whitenoise", "uvicorn", "psycopg", "redis", "dj_database_url", "axes", "csp", "drf_spectacular_sidecar")
+
+
+def module_level_imports(package: str) -> list[tuple[str, str]]:
+    """(file, imported module) for every import at a module's top level (not inside a function)."""
+    found = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for node in ast.parse(path.read_text(), filename=str(path)).body:
+            if isinstance(node, ast.Import):
+                found += [(str(path.relative_to(ROOT)), alias.name) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.append((str(path.relative_to(ROOT)), node.module))
+    return found
+
+
+@pytest.mark.parametrize("package", ["chatcore", "compaction"])
+def test_an_app_never_needs_what_only_the_site_installs(package):
+    wrong = [
+        (path, module)
+        for path, module in module_level_imports(package)
+        if any(module == name or module.startswith(name + ".") for name in SITE_ONLY)
+    ]
+    assert wrong == []
+
+
+def test_the_site_only_check_sees_a_module_level_import(tmp_path, monkeypatch):
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "mod.py").write_text("from whitenoise.middleware import WhiteNoiseMiddleware\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert module_level_imports("app") == [("app/mod.py", "whitenoise.middleware")]
 
 
 def test_no_view_module_imports_another_apps_views():

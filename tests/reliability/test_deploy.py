@@ -111,5 +111,5 @@ def test_static_files_are_compressed_with_hashed_names_when_debug_is_off():
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1].split() == [
         "whitenoise.storage.CompressedManifestStaticFilesStorage",
-        "chatcore.middleware.StaticFilesMiddleware",
+        "project.middleware.StaticFilesMiddleware",
     ]

@@ -1,4 +1,4 @@
-"""The middleware of chatcore.middleware that no view test reaches on its own."""
+"""The site's static files middleware, which no view test reaches on its own."""
 
 import asyncio
 
@@ -6,7 +6,7 @@ from asgiref.sync import iscoroutinefunction
 from django.http import HttpResponse
 from django.test import AsyncRequestFactory, RequestFactory
 
-from chatcore.middleware import StaticFilesMiddleware
+from project.middleware import StaticFilesMiddleware
 
 
 def _middleware(tmp_path, get_response):
