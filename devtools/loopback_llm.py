@@ -69,6 +69,9 @@ def _words(text: str) -> int:
     return max(1, len(text) // 4)
 
 
+LISTEN_BACKLOG = 512
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: "_Server"
     protocol_version = "HTTP/1.1"
@@ -213,6 +216,9 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's default backlog is 5: dozens of clients connecting at once while the accepting
+    # thread waits for the GIL overflow it, and the kernel then resets or drops their connections.
+    request_queue_size = LISTEN_BACKLOG
     owner: "LoopbackLLM"
 
     def handle_error(self, request, client_address) -> None:
