@@ -23,10 +23,10 @@ from collections.abc import Awaitable, Callable, Iterator
 from decimal import Decimal
 from typing import Any, Protocol, TypeVar
 
-from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
 from chatcore import conf, selectors
+from chatcore.db_steps import db_step
 from chatcore.endpoints import EndpointRefused
 from chatcore.errors import ModelCallFailed
 from chatcore.models import Channel, LLMModel, UsageEntry
@@ -202,7 +202,7 @@ def record(attempt: Attempt, row: dict[str, Any]) -> None:
 
 
 async def arecord(attempt: Attempt, row: dict[str, Any]) -> None:
-    await sync_to_async(record)(attempt, row)
+    await db_step(record)(attempt, row)
 
 
 class Answer(Protocol):

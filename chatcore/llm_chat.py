@@ -15,10 +15,10 @@ import dataclasses
 import weakref
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
-from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
 from chatcore import conf
+from chatcore.db_steps import db_step
 from chatcore.endpoints import endpoint_check
 from chatcore.llm import OFFLINE_REPLY
 from chatcore.llm_attempt import Attempt, ModelCall, arecord, role_models
@@ -141,7 +141,7 @@ async def allm_chat(
         return offline_turn(attempt)
 
     if candidates is None:
-        candidates = await sync_to_async(role_models)(role="chat", override=override, channel=channel)
+        candidates = await db_step(role_models)(role="chat", override=override, channel=channel)
     walk = ModelCall(role="chat", user=user, channel=channel, trigger=trigger, candidates=candidates)
     return await walk.arun(call, offline=offline)
 

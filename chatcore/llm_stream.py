@@ -12,8 +12,7 @@ seen tokens). A consumer that stops early (a client that went away) calls
 from collections.abc import AsyncIterator
 from typing import Any, Unpack
 
-from asgiref.sync import sync_to_async
-
+from chatcore.db_steps import db_step
 from chatcore.llm import OFFLINE_REPLY
 from chatcore.llm_attempt import Attempt, ModelCall, arecord, record, role_models
 from chatcore.llm_chat import ChatCall, ChatDelta, ChatTurn, _async_client, _checked, _request, offline_turn
@@ -114,7 +113,7 @@ class ChatStream:
         """Open the stream on the first model that sends a first chunk; ModelCallFailed when none does."""
         candidates = self.candidates
         if candidates is None:
-            candidates = await sync_to_async(role_models)(role="chat", override=self.override, channel=self.channel)
+            candidates = await db_step(role_models)(role="chat", override=self.override, channel=self.channel)
         self._walk = ModelCall(
             role="chat", user=self.user, channel=self.channel, trigger=self.trigger, candidates=candidates
         )
@@ -208,6 +207,6 @@ class ChatStream:
             except Exception:  # closing a half-read HTTP stream may fail; the record below is what matters
                 pass
         if self._answered is not None:
-            await sync_to_async(self.answered_record)()
+            await db_step(self.answered_record)()
         if self._attempt is not None and self.turn is None:
             await arecord(self._attempt, self._attempt.failed_row("interrupted: the client stopped reading"))

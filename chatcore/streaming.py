@@ -18,7 +18,8 @@ the generator closed) gets the text received so far stored, marked
 
 `reply_complete` is the same without the pieces (the JSON answer and the
 pages without JavaScript). Both take the model call out of any thread; only
-the short database steps run in one (`sync_to_async`).
+the short database steps run in one (`db_step`: a thread that gives its pooled
+connection back as it returns, so that no connection waits on the model).
 
 With server-side tools offered (`plan.tools`, e.g. compaction's
 `recall_history` when a summary is in force), both run the same rounds
@@ -31,8 +32,7 @@ import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
-from asgiref.sync import sync_to_async
-
+from chatcore.db_steps import db_step
 from chatcore.errors import ModelCallFailed
 from chatcore.llm_chat import ChatTurn, allm_chat
 from chatcore.llm_stream import ChatStream
@@ -89,7 +89,7 @@ async def _store_interrupted(plan: ReplyPlan, stream: ChatStream) -> None:
     await stream.interrupted()
     partial = stream.partial()
     if stream.turn is None and partial.content.strip():
-        await sync_to_async(_store)(plan, partial, interrupted=True)
+        await db_step(_store)(plan, partial, interrupted=True)
 
 
 def _call_arguments(loop: ToolLoop, trigger: str) -> dict[str, Any]:
@@ -137,11 +137,11 @@ async def reply_events(
         turn = stream.turn
         assert turn is not None
         if turn.tool_calls:
-            await sync_to_async(stream.answered_record)()  # the model call's row before its tools' rows
+            await db_step(stream.answered_record)()  # the model call's row before its tools' rows
         if not await loop.tools_ran(turn):
             break
         yield ReplyTools(calls=turn.tool_calls, round=loop.rounds)
-    message = await sync_to_async(_store)(loop.plan, turn, stream=stream)
+    message = await db_step(_store)(loop.plan, turn, stream=stream)
     reply_observed(interface=interface, stream=True, outcome=Outcome.OK)
     yield ReplyDone(message)
 
@@ -162,6 +162,6 @@ async def reply_complete(*, plan: ReplyPlan, trigger: str = "manual", interface:
     except ModelCallFailed:
         reply_observed(interface=interface, stream=False, outcome=Outcome.FAILED)
         raise
-    message = await sync_to_async(_store)(loop.plan, turn)
+    message = await db_step(_store)(loop.plan, turn)
     reply_observed(interface=interface, stream=False, outcome=Outcome.OK)
     return message

@@ -9,12 +9,12 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from asgiref.sync import sync_to_async
 from django.db import transaction
 
 from chatcore import conf
 from chatcore.bounded_json import json_loads_bounded
 from chatcore.chain import canonical_json
+from chatcore.db_steps import db_step
 from chatcore.llm_chat import ChatTurn
 from chatcore.models import Message, UsageEntry
 from chatcore.replies import ReplyPlan
@@ -141,7 +141,7 @@ class ToolLoop:
         if not (self.offering and turn.tool_calls and self._ours(turn)):
             return False
         before = self.plan.parent.path_tokens
-        self.plan, sent = await sync_to_async(tool_round_run)(
+        self.plan, sent = await db_step(tool_round_run)(
             plan=self.plan, turn=turn, tools=list(self.plan.tools), result_tokens=self._result_tokens(turn)
         )
         if self.room is not None:

@@ -11,7 +11,6 @@ awaited in the event loop, and a request that accepts text/event-stream
 
 from collections.abc import AsyncIterator, Callable
 
-from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -21,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from chatcore import branching, replies, selectors, services
 from chatcore.api.streaming import STREAM_HEADERS, sse
+from chatcore.db_steps import db_step
 from chatcore.errors import ServiceError
 from chatcore.forms import ChannelCreateForm, CursorForm, MessageForm
 from chatcore.models import Message
@@ -97,8 +97,8 @@ async def reply_answer(
     try:
         await reply_complete(plan=step, interface="page")
     except ServiceError as error:
-        return await sync_to_async(after_change)(request, step.channel, error=error)
-    return await sync_to_async(after_change)(request, step.channel, anchor=anchor)
+        return await db_step(after_change)(request, step.channel, error=error)
+    return await db_step(after_change)(request, step.channel, anchor=anchor)
 
 
 async def _prepared(
@@ -109,7 +109,7 @@ async def _prepared(
     user = await request.auser()
     assert isinstance(user, User), "login_required let an anonymous request through"
     request.user = user
-    return await sync_to_async(prepare)(request, *args)
+    return await db_step(prepare)(request, *args)
 
 
 def _send_prepare(request: AuthenticatedRequest, channel_id: int) -> ReplyPlan | HttpResponse:

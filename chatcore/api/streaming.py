@@ -21,7 +21,6 @@ import json
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import status
@@ -32,6 +31,7 @@ from rest_framework.views import APIView
 
 from chatcore.api.exceptions import exception_handler
 from chatcore.api.serializers import MessageSerializer
+from chatcore.db_steps import db_step
 from chatcore.errors import ServiceError
 from chatcore.replies import ReplyPlan
 from chatcore.streaming import ReplyDelta, ReplyDone, ReplyFailed, ReplyTools, reply_complete, reply_events
@@ -127,7 +127,7 @@ def async_api_view(view_class: type[APIView]) -> Callable[..., Coroutine[Any, An
 
     @csrf_exempt  # DRF's own authentication enforces CSRF for session clients
     async def view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        response = await sync_to_async(sync_view)(request, *args, **kwargs)
+        response = await db_step(sync_view)(request, *args, **kwargs)
         if isinstance(response, PendingReply):
             return await response.finish()
         return response

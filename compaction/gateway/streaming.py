@@ -25,9 +25,9 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 
-from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
+from chatcore.db_steps import db_step
 from chatcore.errors import ModelCallFailed
 from chatcore.llm_chat import ChatDelta, ChatTurn
 from chatcore.llm_stream import ChatStream
@@ -162,7 +162,7 @@ async def completion_events(
         storing = True  # from here the answer is stored (a thread finishes it even if this task is cancelled)
         timings = Timings()
         with timings.timed("store"):
-            await sync_to_async(turn_reply_store)(user=user, turn=turn, result=answer, parent=loop.plan.parent)
+            await db_step(turn_reply_store)(user=user, turn=turn, result=answer, parent=loop.plan.parent)
         reply_observed(interface="v1", stream=True, outcome=Outcome.OK)
         gateway_added_seconds.observe((prepared_ms + timings.ms["store"]) / 1000)
         yield chunks.choice({}, answer.finish_reason)
@@ -185,7 +185,7 @@ async def _interrupted(*, user: User, turn: Turn, stream: ChatStream, seen: _Rel
     partial = seen.seen(stream)
     if partial.content.strip() or partial.tool_calls:
         try:
-            await sync_to_async(turn_reply_store)(
+            await db_step(turn_reply_store)(
                 user=user, turn=turn, result=partial, parent=loop.plan.parent, interrupted=True
             )
         except Exception:  # the reply is lost, not the server: say so in the log

@@ -13,7 +13,6 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 
-from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.handlers.asgi import ASGIRequest
@@ -22,6 +21,7 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from chatcore import selectors as chatcore_selectors
+from chatcore.db_steps import db_step
 from chatcore.errors import ModelCallFailed, ServiceError
 from chatcore.llm_chat import ChatTurn
 from chatcore.observability.metrics import Outcome, reply_observed
@@ -161,7 +161,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     # answer sent whole (a stream's headers leave before they end).
     with timings.timed("cpu", clock=time.process_time), timings.timed("total"):
         with timings.timed("prepare"):
-            user, completion, turn = await sync_to_async(_prepare)(request, timings)
+            user, completion, turn = await db_step(_prepare)(request, timings)
         loop = turn_loop(user=user, turn=turn)
         if completion.stream:
             return await _streamed(request, user=user, completion=completion, turn=turn, loop=loop, timings=timings)
@@ -175,7 +175,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
             if completion.legacy_functions:
                 result = dataclasses.replace(result, tool_calls=legacy.answer_calls(result.tool_calls))
         with timings.timed("store"):
-            await sync_to_async(turn_reply_store)(user=user, turn=turn, result=result, parent=loop.plan.parent)
+            await db_step(turn_reply_store)(user=user, turn=turn, result=result, parent=loop.plan.parent)
     reply_observed(interface="v1", stream=False, outcome=Outcome.OK)
     gateway_added_seconds.observe(max(0.0, timings.ms["total"] - timings.ms["upstream"]) / 1000)
     body = _completion_body(turn=turn, result=result, spent=spent, legacy_functions=completion.legacy_functions)
@@ -223,7 +223,7 @@ def _model_names(request: HttpRequest) -> list[str]:
 async def models_list(request: HttpRequest) -> HttpResponse:
     """GET /v1/models: the active models of the catalogue (through a token bound to a team that restricts its
     models, those the team allows)."""
-    names = await sync_to_async(_model_names)(request)
+    names = await db_step(_model_names)(request)
     return JsonResponse({"object": "list", "data": [_model_object(name) for name in names]})
 
 
@@ -235,7 +235,7 @@ def _model_named(request: HttpRequest, name: str) -> str:
 @protocol_view(("GET",))
 async def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     """GET /v1/models/{name} (a trailing slash is the client's, not the name's)."""
-    return JsonResponse(_model_object(await sync_to_async(_model_named)(request, name.rstrip("/"))))
+    return JsonResponse(_model_object(await db_step(_model_named)(request, name.rstrip("/"))))
 
 
 @csrf_exempt  # answers every method with the same 404; nothing is read or written
