@@ -254,14 +254,19 @@ def sums_and_counts(model: Model, folded: Sequence[str]) -> tuple[np.ndarray, np
 # A message is also read piece by piece (its lines and sentences, each at least PIECE_MIN_CHARS long): an
 # instruction after a long ordinary preface, or inside a document or a tool's output, is diluted in the whole.
 PIECE_MIN_CHARS = 24
-_PIECE_END_RE = re.compile(r"\n+|(?<=[.!?;。！？])\s+|(?<=[。！？])")
+# A piece ends at a line break, at the spaces after a sentence's end mark, and right after a CJK end mark. Since each
+# piece is stripped, it is enough to put a line break where the spaces after an end mark (or the empty span after a
+# CJK one) are, and split at line breaks: the same stripped pieces as a split on
+# r"\n+|(?<=[.!?;。！？])\s+|(?<=[。！？])". An expression that begins with its end mark lets the scan jump from
+# one candidate character to the next instead of trying two look-behinds at every character.
+_PIECE_END_RE = re.compile(r"([.!?;。！？])(?:\s+|(?<=[。！？]))")
 
 
 def pieces(folded: str) -> list[str]:
     """The lines and sentences of a folded text worth reading alone (none when it is a single one)."""
     if len(folded) < 2 * PIECE_MIN_CHARS:
         return []
-    found = [piece.strip() for piece in _PIECE_END_RE.split(folded)]
+    found = [piece.strip() for piece in _PIECE_END_RE.sub("\\1\n", folded).split("\n")]
     found = [piece for piece in found if len(piece) >= PIECE_MIN_CHARS]
     return found if len(found) > 1 or (found and found[0] != folded.strip()) else []
 

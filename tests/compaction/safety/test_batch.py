@@ -3,6 +3,7 @@ first passes scanned once per batch without losing a text, the learned model's n
 
 import base64
 import random
+import re
 
 import numpy as np
 import pytest
@@ -219,6 +220,36 @@ def test_a_long_message_is_also_read_piece_by_piece():
     assert learned.logits(model, sums, counts)[0] < 0.5 <= own[0]  # diluted whole, clear piece
     assert learned.flags(model, [text]).tolist() == [True]
     assert learned.pieces("short. text.") == []
+
+
+def _pieces_by_split(folded: str) -> list[str]:
+    """The pieces as a split at every line break, every space run after an end mark and after a CJK end mark."""
+    if len(folded) < 2 * learned.PIECE_MIN_CHARS:
+        return []
+    found = [piece.strip() for piece in re.split(r"\n+|(?<=[.!?;。！？])\s+|(?<=[。！？])", folded)]
+    found = [piece for piece in found if len(piece) >= learned.PIECE_MIN_CHARS]
+    return found if len(found) > 1 or (found and found[0] != folded.strip()) else []
+
+
+def test_the_pieces_are_those_of_a_split_at_each_end(monkeypatch):
+    marks = list("ab c.!?;。！？\n\r\t \u3000\x0b\x85\u2028xyz")
+    generator = random.Random(11)
+    texts = [
+        "".join(generator.choice(marks) for _ in range(generator.randint(1, 90))) for _ in range(20_000)
+    ] + _texts()[:500]
+    for minimum in (learned.PIECE_MIN_CHARS, 1):  # a short minimum keeps the small and empty pieces in play
+        monkeypatch.setattr(learned, "PIECE_MIN_CHARS", minimum)
+        for text in texts:
+            assert learned.pieces(text) == _pieces_by_split(text), repr(text)
+
+
+def test_the_runs_of_ascii_text_are_those_python_s_expression_finds():
+    marks = list("0123456789abcdefABCDEFxyz+/_-= :.\n")
+    generator = random.Random(5)
+    texts = ["".join(generator.choice(marks) for _ in range(generator.randint(0, 90))) for _ in range(20_000)]
+    for text in texts + _texts()[:500]:
+        expected = [m.span() for m in encoded._RUN_RE.finditer(text)] if len(text) >= encoded.MIN_RUN else []
+        assert encoded.runs(text) == expected, repr(text)
 
 
 def test_a_number_is_read_whatever_its_length():
