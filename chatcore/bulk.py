@@ -14,21 +14,24 @@ services.
 """
 
 import dataclasses
+import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import cast
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, signals
+from django.db.models.base import ModelState
 from django.utils import timezone
 
 from chatcore import services
 from chatcore.chain import chain_hash, chain_seed
 from chatcore.metadata.validation import metadata_validate
 from chatcore.models import Channel, Message
+from chatcore.search import schema as search_schema
 
 BATCH_SIZE = 2_000
 
@@ -115,6 +118,10 @@ class _Segments:
         self.by_index: list[int | None] = []
         self.parents_seen: set[int | None] = set()
 
+    def all_given(self) -> bool:
+        """Whether `of` gives every segment (not when `under` has none and no children yet)."""
+        return self.under is None or self.under_segment is not None or self.under_has_children
+
     def of(self, message_id: int, parent: int | None) -> int | None:
         """The segment of the message `message_id` whose parent is item `parent` (None: under `under`)."""
         first_child = parent not in self.parents_seen
@@ -137,32 +144,78 @@ _NAMES = tuple(f.attname for f in _FIELDS)
 # Values the ORM would adapt on their way to the database: JSON (to its text) and datetimes (as the field does).
 _JSON = tuple(i for i, f in enumerate(_FIELDS) if f.get_internal_type() == "JSONField")
 _DATETIMES = tuple(i for i, f in enumerate(_FIELDS) if f.get_internal_type() == "DateTimeField")
+_ID = _NAMES.index("id")
+_SEGMENT = _NAMES.index("segment")
+
+# From this many rows an import on SQLite fills the full-text index in one statement after the rows instead of
+# through the per-row trigger (an FTS5 insert per row costs several times its share of one set-based insert);
+# the trigger is dropped and made again inside the import's transaction, which changes the schema, so small
+# writes (the gateway's few messages per call) keep the trigger.
+SQLITE_INDEX_AFTER_ROWS = 200
 
 
-def _insert(rows: list[tuple]) -> None:
-    """The rows (values of every concrete field, in the model's order) in one COPY on PostgreSQL, in
-    executemany batches on SQLite, with the values the ORM would send for them."""
-    table = connection.ops.quote_name(Message._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in _FIELDS)
-    prepared = []
+def _prepared(rows: Iterable[tuple]) -> Iterator[list]:
+    """Each row with the values the ORM would send for it. A datetime is prepared once per distinct value
+    (an import's rows mostly share one `created_at`), empty metadata is the same text every time."""
+    dates: dict = {}
     for row in rows:
         values = list(row)
         for index in _JSON:
-            values[index] = json.dumps(values[index])
+            value = values[index]
+            values[index] = "{}" if value == {} else json.dumps(value)
         for index in _DATETIMES:
-            if values[index] is not None:
-                values[index] = _FIELDS[index].get_db_prep_save(values[index], connection)
-        prepared.append(values)
+            value = values[index]
+            if value is not None:
+                prepared = dates.get(value)
+                if prepared is None:
+                    prepared = dates[value] = _FIELDS[index].get_db_prep_save(value, connection)
+                values[index] = prepared
+        yield values
+
+
+def _sqlite_rows(cursor, sql: str, rows: Iterable[list]) -> tuple[int, int] | None:
+    """executemany in batches of BATCH_SIZE; the first and last id written (None if none were)."""
+    span = None
+    iterator = iter(rows)
+    while batch := list(itertools.islice(iterator, BATCH_SIZE)):
+        cursor.executemany(sql, batch)
+        span = (span[0] if span else batch[0][_ID], batch[-1][_ID])
+    return span
+
+
+def _insert(rows: Iterable[tuple], *, count: int, segments_given: bool) -> None:
+    """The rows (values of every concrete field, in the model's order) in one COPY on PostgreSQL, in
+    executemany batches on SQLite, with the values the ORM would send for them.
+
+    `rows` may be a generator that builds each row as it is asked for: on PostgreSQL the COPY then
+    streams them while they are built, and the server parses, indexes and stores one batch while the
+    next is being made (its half of the work and ours run side by side, on two cores).
+
+    On SQLite, an import of `count` >= SQLITE_INDEX_AFTER_ROWS rows whose segments are all given
+    (`segments_given`) writes the rows with the full-text trigger dropped, then indexes them in one
+    INSERT ... SELECT with the trigger's own expressions, and makes the trigger again, all in the
+    import's transaction: SQLite has one writer, so no other row can arrive meanwhile, and readers see
+    only the committed schema, trigger included."""
+    table = connection.ops.quote_name(Message._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in _FIELDS)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                for values in prepared:
+                for values in _prepared(rows):
                     copy.write_row(values)
             return
         marks = ", ".join(["%s"] * len(_FIELDS))
         sql = f"INSERT INTO {table} ({columns}) VALUES ({marks})"  # noqa: S608 (the model's table and columns)
-        for start in range(0, len(prepared), BATCH_SIZE):
-            cursor.executemany(sql, prepared[start : start + BATCH_SIZE])
+        if not (connection.vendor == "sqlite" and segments_given and count >= SQLITE_INDEX_AFTER_ROWS):
+            _sqlite_rows(cursor, sql, _prepared(rows))
+            return
+        trigger = search_schema.sqlite_insert_trigger_drop(cursor)
+        span = _sqlite_rows(cursor, sql, _prepared(rows))
+        if trigger is None:  # no index installed
+            return
+        cursor.execute(trigger)
+        if span is not None:
+            cursor.execute(search_schema.SQLITE_INDEX_IDS, list(span))
 
 
 @transaction.atomic
@@ -184,52 +237,66 @@ def messages_bulk_import(
     ids = _reserve_ids(len(items))
     now = timezone.now()
     built: list[Message] = []
-    rows: list[tuple] = []
     segments = _Segments(under)
     seed = chain_seed(channel.owner_id)
     alias = connection.alias
-    for index, item in enumerate(items):
-        _item_check(index, item)
-        parent = built[item.parent] if item.parent is not None else under
-        if item.tokens is None:
-            tokens, chars = services.message_size(content=item.content, metadata=item.metadata)
-        else:
-            tokens, chars = item.tokens, len(item.content) if item.chars is None else item.chars
-        author = item.author if item.author is not None else (user if item.role == Message.Role.USER else None)
-        tree = services.message_tree_fields(parent=parent, tokens=tokens, chars=chars)
-        hashed = item.chain_hash or chain_hash(
-            parent_hash=parent.chain_hash if parent else seed,
-            role=item.role,
-            content=item.content,
-            metadata=item.metadata,
-        )
-        values = {
-            "id": ids[index],
-            "channel_id": channel.pk,
-            "parent_id": parent.pk if parent else None,
-            "role": item.role,
-            "content": item.content,
-            "metadata": item.metadata,
-            "author_id": author.pk if author is not None else None,
-            "created_at": item.created_at or now,
-            "deleted_at": None,
-            "purged_at": None,
-            "depth": tree["depth"],
-            "tokens": tree["tokens"],
-            "chars": tree["chars"],
-            "path_tokens": tree["path_tokens"],
-            "path_chars": tree["path_chars"],
-            "chain_hash": hashed,
-            "root_id": tree.get("root_id"),
-            "segment": segments.of(ids[index], item.parent),
-        }
-        row = tuple(values[name] for name in _NAMES)  # every concrete field, in the model's order
-        rows.append(row)
-        message = Message.from_db(alias, _NAMES, row)
-        if author is not None:
-            Message.author.field.set_cached_value(message, author)
-        built.append(message)
-    _insert(rows)
+    # Model.from_db without Model.__init__'s per-field descriptors (the same attributes and state), unless
+    # something listens for a Message being made.
+    plain = not (signals.pre_init.has_listeners(Message) or signals.post_init.has_listeners(Message))
+    message_size, tree_fields, of = services.message_size, services.message_tree_fields, segments.of
+    user_role, names = Message.Role.USER, _NAMES
+
+    def rows() -> Iterator[tuple]:
+        for index, item in enumerate(items):
+            _item_check(index, item)
+            parent = built[item.parent] if item.parent is not None else under
+            if item.tokens is None:
+                tokens, chars = message_size(content=item.content, metadata=item.metadata)
+            else:
+                tokens, chars = item.tokens, len(item.content) if item.chars is None else item.chars
+            author = item.author if item.author is not None else (user if item.role == user_role else None)
+            tree = tree_fields(parent=parent, tokens=tokens, chars=chars)
+            hashed = item.chain_hash or chain_hash(
+                parent_hash=parent.chain_hash if parent else seed,
+                role=item.role,
+                content=item.content,
+                metadata=item.metadata,
+            )
+            message_id = ids[index]
+            values = {
+                "id": message_id,
+                "channel_id": channel.pk,
+                "parent_id": parent.pk if parent else None,
+                "role": item.role,
+                "content": item.content,
+                "metadata": item.metadata,
+                "author_id": author.pk if author is not None else None,
+                "created_at": item.created_at or now,
+                "deleted_at": None,
+                "purged_at": None,
+                "depth": tree["depth"],
+                "tokens": tree["tokens"],
+                "chars": tree["chars"],
+                "path_tokens": tree["path_tokens"],
+                "path_chars": tree["path_chars"],
+                "chain_hash": hashed,
+                "root_id": tree.get("root_id"),
+                "segment": of(message_id, item.parent),
+            }
+            row = tuple([values[name] for name in names])  # every concrete field, in the model's order
+            if plain:
+                message = Message.__new__(Message)
+                message.__dict__.update(values)
+                state = message._state = ModelState()
+                state.adding, state.db = False, alias
+            else:
+                message = Message.from_db(alias, names, row)
+            if author is not None:
+                Message.author.field.set_cached_value(message, author)
+            built.append(message)
+            yield row
+
+    _insert(rows(), count=len(items), segments_given=segments.all_given())
     Channel.objects.filter(pk=channel.pk).update(last_activity_at=now)
     if move_cursor and built:
         services.cursor_move(channel=channel, user=user, message_id=built[-1].pk)

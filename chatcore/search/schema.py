@@ -78,6 +78,25 @@ def _sqlite_insert_trigger() -> str:
         END"""
 
 
+_SQLITE_INSERT_TRIGGER = f"{FTS_TABLE}_insert"
+# What the insert trigger indexes, for the rows with ids from %s to %s at once (chatcore.bulk, after a large import).
+SQLITE_INDEX_IDS = f"""INSERT INTO {FTS_TABLE}(rowid, content, speaker)
+    SELECT id, content, coalesce(json_extract(metadata, '$.speaker'), '') FROM {TABLE}
+    WHERE id BETWEEN %s AND %s ORDER BY id"""  # noqa: S608 (constant names)
+
+
+def sqlite_insert_trigger_drop(cursor) -> str | None:
+    """Drop SQLite's insert trigger; returns the statement that makes it again as it was (None: not installed).
+    For a writer that indexes its rows itself (SQLITE_INDEX_IDS) and restores the trigger in the same
+    transaction, so that no other writer ever runs without it."""
+    cursor.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = %s", [_SQLITE_INSERT_TRIGGER])
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    cursor.execute(f"DROP TRIGGER {_SQLITE_INSERT_TRIGGER}")
+    return row[0]
+
+
 def _postgresql(language: str) -> list[str]:
     config = f"'{_checked(language)}'::regconfig"
     return [

@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from chatcore import services
-from chatcore.bulk import NewMessage, messages_bulk_import
+from chatcore.bulk import SQLITE_INDEX_AFTER_ROWS, NewMessage, messages_bulk_import
 from chatcore.data_control import summary_purge
 from chatcore.errors import NotFound
 from chatcore.models import Message
@@ -16,6 +16,7 @@ from chatcore.search import engine, message_search
 from chatcore.search.highlight import snippet
 from chatcore.search.query import parse_query
 from chatcore.search.ranking import SPEAKER_BOOST
+from chatcore.search.schema import FTS_TABLE, TABLE, installed_language
 from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
 
 FILLER = [
@@ -266,6 +267,54 @@ def test_a_bulk_import_gives_the_segments_the_triggers_would(channel):
         items=[NewMessage(role="user", content="One."), NewMessage(role="user", content="Two.")],
     )
     assert [Message.objects.get(pk=m.pk).segment for m in roots] == [roots[0].pk, roots[1].pk]
+
+
+def test_a_large_bulk_import_is_indexed_as_the_triggers_index_one_message(channel):
+    """From SQLITE_INDEX_AFTER_ROWS rows the import indexes its rows in one statement on SQLite (the
+    triggers otherwise): the same words, speakers and rows, the trigger back in place afterwards, and
+    the messages it returns are those the ORM loads."""
+    u0 = say(channel, "user", "Start.")
+    count = SQLITE_INDEX_AFTER_ROWS + 5
+    items = [
+        NewMessage(
+            role="user" if i % 2 == 0 else "assistant",
+            content=f"Line {i} about the {'walrus' if i == 7 else 'weather'}.",
+            parent=i - 1 if i else None,
+            metadata={"speaker": "Ana"} if i % 3 == 0 else {},
+        )
+        for i in range(count)
+    ]
+    built = messages_bulk_import(channel=channel, user=channel.owner, items=items, under=u0)
+    found = message_search(channel=channel, user=channel.owner, query="walrus", context=0)
+    assert ids(found) == [built[7].pk]
+    assert ids(message_search(channel=channel, user=channel.owner, query="ana walrus", limit=1, context=0)) == [
+        built[7].pk
+    ]
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute(f"SELECT rowid, content, speaker FROM {FTS_TABLE} WHERE rowid >= %s ORDER BY rowid", [u0.pk])
+            speakers = [(m.pk, m.content, m.metadata.get("speaker", "")) for m in [u0, *built]]
+            assert cursor.fetchall() == speakers
+        else:
+            config = f"'{installed_language(cursor, 'postgresql', 'english')}'::regconfig"
+            cursor.execute(
+                f"SELECT id FROM {TABLE} WHERE channel_id = %s AND search_vector = setweight(to_tsvector({config}, "
+                f"content), 'A') || setweight(to_tsvector({config}, coalesce(metadata->>'speaker', '')), 'B')",
+                [channel.pk],
+            )
+            assert len(cursor.fetchall()) == count + 1
+    after = say(channel, "user", "The walrus again.")
+    assert set(ids(message_search(channel=channel, user=channel.owner, query="walrus", context=0))) == {
+        built[7].pk,
+        after.pk,
+    }
+    loaded = {m.pk: m for m in Message.objects.filter(pk__in=[m.pk for m in built])}
+    fields = [f.attname for f in Message._meta.concrete_fields]
+    assert [[getattr(m, f) for f in fields] for m in built] == [
+        [getattr(loaded[m.pk], f) for f in fields] for m in built
+    ]
+    assert all(not m._state.adding and m._state.db == "default" for m in built)
+    assert [m.author for m in built[:2]] == [channel.owner, None]
 
 
 def test_a_word_naming_the_speaker_counts_as_the_speaker_not_the_text(channel):
