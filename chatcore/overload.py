@@ -8,7 +8,12 @@ requests in flight in its process, from their first byte to the last byte of
 the answer (a streamed reply counts until its stream ends, a client that
 left until the application has let go of it); above
 `CHATCORE_MAX_REQUESTS_IN_FLIGHT` a request is answered at once with a 503
-and `Retry-After`, before Django reads it, so nothing of it is written.
+and `Retry-After`, before Django reads it, so nothing of it is written. The
+refusal closes its connection (`Connection: close`): a client's next try
+opens a new one, which any of the site's processes may take, the least busy
+first, instead of knocking again at the full one that keeps its connection
+(several workers share a socket, and a kept-alive connection stays with the
+worker that accepted it).
 
 The count is a process's own capacity, not a shared decision (the limits
 that are shared, such as a person's rate of model calls, live in the
@@ -74,6 +79,7 @@ class InFlightLimit:
             (b"content-type", content_type.encode("latin-1")),
             (b"content-length", str(len(body)).encode("latin-1")),
             (b"retry-after", str(conf.OVERLOAD_RETRY_AFTER_SECONDS).encode("latin-1")),
+            (b"connection", b"close"),
         ]
         await send({"type": "http.response.start", "status": 503, "headers": headers})
         await send({"type": "http.response.body", "body": body})

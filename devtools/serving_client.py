@@ -5,7 +5,8 @@ that each ask for streamed replies one after another for a fixed time.
 
 PLAN: {"host", "port", "conversations": [[channel_id, token], ...],
 "warmup": s, "duration": s}. Each conversation keeps one HTTP/1.1 connection
-(opening another when the server closes it, as runserver does after a stream)
+(opening another when the server closes it, as runserver does after a stream
+and a full worker after its 503)
 and posts `{"content": ..., "stream": true}` to /api/channels/{id}/reply/;
 for each reply it notes when the request went, when the first `delta` event
 arrived and when the `done` event did. Written on asyncio (uvloop when
@@ -50,6 +51,9 @@ class Conversation:
         if b"content-length:" in lowered and not chunked:
             length = int(lowered.split(b"content-length:")[1].split(b"\r\n")[0])
             await self.reader.readexactly(length)
+            if b"connection: close" in lowered:  # a full worker's refusal: the next try may reach another
+                self.writer.close()
+                self.writer = None
             return sent, None, None, status, f"HTTP {status} without a stream"
         first = done = None
         tail = b""

@@ -59,6 +59,8 @@ def test_past_its_limit_a_worker_answers_503_and_every_accepted_reply_is_stored_
         connection, response = _reply(served, channel, token)
         assert response.status == 503 and response.headers["Retry-After"] == "1"
         assert response.headers["Content-Type"] == "application/json"
+        # Closed: the next try opens a new connection, which a less busy worker may take.
+        assert response.headers["Connection"] == "close"
         assert json.loads(response.read()) == {"detail": OVERLOADED_DETAIL, "code": "overloaded"}
         connection.close()
     # Full, it still says it is alive and lets its metrics be read; it is not ready for more.
