@@ -96,6 +96,12 @@ def _item_check(index: int, item: NewMessage) -> None:
         raise ValidationError({"metadata": f"Item {index}: {error.message_dict['metadata'][0]}"}) from None
 
 
+def new_message_check(index: int, item: NewMessage) -> None:
+    """`messages_bulk_import`'s check of one item, for a caller that stores a single message itself (the
+    gateway's usual turn): the same ValidationError, naming the item."""
+    _item_check(index, item)
+
+
 class _Segments:
     """Each new message's segment, worked out from the tree in memory as the database's trigger would
     (chatcore.search.schema): a parent's first child continues the parent's segment, any other message

@@ -22,7 +22,8 @@ from compaction.gateway import conf
 
 def _deepest(channels: QuerySet[Channel], hashes: list[str], children: bool) -> Message | None:
     """The deepest message with one of `hashes` in one of `channels` (with `children`, annotated
-    `has_children`).
+    `has_children`), its path's root loaded (what is appended under it shares that root, which the
+    context reads when a summary is in force).
 
     The channels are an EXISTS test on each hit, never a join: joined, SQLite's planner (which has no
     statistics) walks the owner's channels and every message in them (the channel index) and tests
@@ -32,7 +33,7 @@ def _deepest(channels: QuerySet[Channel], hashes: list[str], children: bool) -> 
     found = (
         Message.objects.filter(chain_hash__in=hashes)
         .filter(Exists(channels.filter(pk=OuterRef("channel_id"))))
-        .select_related("channel", "channel__model", "channel__persona")
+        .select_related("channel", "channel__model", "channel__persona", "root")
         .order_by("-depth", "-id")
     )
     if children:

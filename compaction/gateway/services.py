@@ -13,23 +13,24 @@ import time
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.utils import timezone
 
 from chatcore import conf as chatcore_conf
 from chatcore import selectors as chatcore_selectors
 from chatcore import services as chatcore_services
-from chatcore.bulk import NewMessage, messages_bulk_import
+from chatcore.bulk import NewMessage, messages_bulk_import, new_message_check
 from chatcore.chain import canonical_json, chain_hash, chain_hashes
 from chatcore.context import AssembledContext, context_assemble
 from chatcore.errors import Conflict, ModelCallFailed, NotFound, Unprocessable
 from chatcore.llm_chat import ChatTurn
 from chatcore.locks import channel_lock
-from chatcore.models import Channel, LLMModel, Message, Summary, Team
+from chatcore.models import Channel, Cursor, LLMModel, Message, Summary, Team
 from chatcore.replies import reply_store
 from chatcore.teams.budgets import team_budget_check
 from chatcore.throttling import expensive_call
 from chatcore.timing import Timings
 from chatcore.tokens import count_tokens
-from chatcore.tools import ReplyTool, tools_offered, tools_registered
+from chatcore.tools import CURSOR_UNREAD, ReplyTool, tools_offered, tools_registered
 from compaction.collector import collector_paused
 from compaction.gateway import conf
 from compaction.gateway.incoming import CompletionRequest, StoredForm
@@ -95,8 +96,10 @@ def _position(hashes: list[str], wanted: str) -> int:
 
 def _append(
     *, user: User, channel: Channel, match: Message | None, incoming: list[StoredForm], hashes: list[str]
-) -> tuple[Message, int]:
-    """Append what is new under the match (roots of a new branch when None); the cursor goes to the leaf.
+) -> tuple[Message, int, Cursor]:
+    """Append what is new under the match (roots of a new branch when None); the cursor goes to the leaf,
+    and is returned as it is then (with the leaf's root and the summary in force loaded, as the context
+    reads them).
 
     The match's place in the incoming history is found by its hash, not its depth: server-side tool
     rounds before an answer are stored in the tree but were never in the client's history. The caller
@@ -106,8 +109,8 @@ def _append(
     new = incoming[start:]
     if not new:
         assert match is not None, "an empty history was refused by the protocol"
-        chatcore_services.cursor_move(channel=channel, user=user, message_id=match.pk, exact=True)
-        return match, 0
+        cursor = chatcore_services.cursor_move(channel=channel, user=user, message_id=match.pk, exact=True)
+        return match, 0, cursor
     items = [
         NewMessage(
             role=m.role,
@@ -118,10 +121,15 @@ def _append(
         )
         for index, m in enumerate(new)
     ]
-    built = messages_bulk_import(channel=channel, user=user, items=items, under=match, move_cursor=False)
+    if match is not None and len(items) == 1:
+        built = [_append_one(user=user, channel=channel, under=match, item=items[0])]
+    else:
+        built = messages_bulk_import(channel=channel, user=user, items=items, under=match, move_cursor=False)
+        channel.last_activity_at = built[-1].created_at  # what the import wrote
+    if match is not None:
+        built[-1].root = match.root or match  # the path's root, as deepest_match loaded it
     # The cursor follows without walking the tree: the boundary in force is the match's.
-    channel.last_activity_at = built[-1].created_at  # what the import wrote
-    chatcore_services.cursor_follow(channel=channel, user=user, leaf=built[-1], under=match)
+    cursor = chatcore_services.cursor_follow(channel=channel, user=user, leaf=built[-1], under=match)
     if match is not None and match.has_children:  # type: ignore[attr-defined]  # deepest_match(children=True)
         chatcore_services.audit_record(
             actor=user,
@@ -129,15 +137,39 @@ def _append(
             resource=f"channel:{channel.pk}",
             details={"parent": match.pk, "first_message": built[0].pk, "messages": len(built)},
         )
-    return built[-1], len(built)
+    return built[-1], len(built), cursor
+
+
+def _append_one(*, user: User, channel: Channel, under: Message, item: NewMessage) -> Message:
+    """The usual turn's one new message under the match, as `messages_bulk_import` would write it, in one
+    INSERT: the import's id reservation, segment lookup, COPY, channel update and savepoint are statements
+    of a tree, and the cursor's move that follows writes the channel's `last_activity_at` (set here) for its
+    owner. The search index's trigger works out its segment, as for any message appended."""
+    new_message_check(0, item)
+    tokens, chars = chatcore_services.message_size(content=item.content, metadata=item.metadata)
+    message = Message.objects.create(
+        channel=channel,
+        parent=under,
+        role=item.role,
+        content=item.content,
+        metadata=item.metadata,
+        author=user if item.role == Message.Role.USER else None,
+        created_at=timezone.now(),
+        chain_hash=item.chain_hash,
+        **chatcore_services.message_tree_fields(parent=under, tokens=tokens, chars=chars),
+    )
+    channel.last_activity_at = message.created_at
+    if user.pk != channel.owner_id:  # only the owner's cursor move saves the channel
+        channel.save(update_fields=["last_activity_at"])
+    return message
 
 
 @transaction.atomic
 def _place(
     *, user: User, request: CompletionRequest, model: LLMModel, pinned: Channel | None, team: Team | None
-) -> tuple[Channel, Message, bool, int, AssembledContext]:
-    """The history on the tree and our context for its leaf, assembled under the channel's lock that placed
-    the cursor there (no compaction can come between)."""
+) -> tuple[Channel, Message, bool, int, AssembledContext, Cursor]:
+    """The history on the tree, our context for its leaf, assembled under the channel's lock that placed
+    the cursor there (no compaction can come between), and the cursor as placed."""
     hashes = request.hashes if request.hashes is not None and request.hashed_for == user.pk else None
     if hashes is None:
         hashes = chain_hashes(owner_id=user.pk, messages=[(m.role, m.content, m.metadata) for m in request.messages])
@@ -158,9 +190,9 @@ def _place(
         match = deepest_match(user=user, hashes=hashes, channel_id=channel.pk, children=True)
     if channel.model_id != model.pk:
         channel = chatcore_services.channel_update(channel=channel, actor=user, model=model)
-    leaf, appended = _append(user=user, channel=channel, match=match, incoming=request.messages, hashes=hashes)
-    assembled = context_assemble(channel=channel, user=user)  # the cursor is on the leaf
-    return channel, leaf, created, appended, assembled
+    leaf, appended, cursor = _append(user=user, channel=channel, match=match, incoming=request.messages, hashes=hashes)
+    assembled = context_assemble(channel=channel, user=user, cursor=cursor)  # the cursor is on the leaf
+    return channel, leaf, created, appended, assembled, cursor
 
 
 def client_tool_names(params: dict) -> frozenset[str]:
@@ -273,13 +305,17 @@ def _turn_prepare(*, user: User, request: CompletionRequest, timings: Timings, t
     # Hashing and appending the history: CPU and a few short queries (the channel's row lock is held only by
     # another call placing its history), never a model call.
     with timings.timed("place"), collector_paused():
-        channel, leaf, created, appended, placed = _place(
+        channel, leaf, created, appended, placed, cursor = _place(
             user=user, request=request, model=model, pinned=pinned, team=team
         )
     with timings.timed("fit"):
         limit, tools_tokens, server_tokens = _limit(model=model, params=request.params)
         assembled = _fit(channel=channel, user=user, leaf=leaf, limit=limit, assembled=placed)
-        ours = tuple(tools_offered(channel=channel, user=user, besides=client_tool_names(request.params)))
+        # The tools follow the summary in force: the placed cursor's unless a compaction moved it since.
+        offered_for = cursor if assembled is placed else CURSOR_UNREAD
+        ours = tuple(
+            tools_offered(channel=channel, user=user, besides=client_tool_names(request.params), cursor=offered_for)
+        )
     return Turn(
         channel=channel,
         leaf=leaf,

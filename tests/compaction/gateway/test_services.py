@@ -11,13 +11,17 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from chatcore.models import Message, ModelRole, Summary, UsageEntry
+from chatcore.api_tokens import api_token_create
+from chatcore.models import Cursor, Message, ModelRole, Summary, UsageEntry
 from compaction.leases import lease_acquire
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, ModelRoleFactory
 
 MODEL = "loopback-chat"
 WINDOW = 2_000  # tokens: the answer's reserve is an eighth of it
+# Statements of a call that adds one turn to a conversation (the token, the model, the placing transaction,
+# the reply's): what the gateway adds to a model call, whatever the history's length.
+TURN_STATEMENTS = {"postgresql": 24, "sqlite": 26}
 
 
 @pytest.fixture(autouse=True)
@@ -68,6 +72,35 @@ def test_a_turn_s_statements_do_not_grow_with_the_history(chat_model, echo_llm, 
 
     assert Message.objects.count() == len(messages)
     assert len(set(counts[2:])) == 1, counts  # after the call that starts the channel and the one that adds to it
+    assert counts[-1] <= TURN_STATEMENTS[connection.vendor], counts
+
+
+def test_a_turn_s_one_new_message_is_stored_as_the_import_stores_it(chat_model, echo_llm, user, other_user, token):
+    """The usual call adds one message, written in one INSERT rather than by the bulk import: its row is the
+    one the import writes for the same history (tree fields, author, segment), the channel's activity and the
+    cursor follow it."""
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "The venue first."}]
+    response = post(token, messages)
+    assert response.status_code == 200, response.content
+    messages += [
+        {"role": "assistant", "content": response.json()["choices"][0]["message"]["content"]},
+        {"role": "user", "content": "Then the budget."},
+    ]
+    response = post(token, messages)
+    assert response.status_code == 200, response.content
+    appended = Message.objects.get(channel__owner=user, content="Then the budget.")
+    whole = post(api_token_create(user=other_user, name="whole")[1], messages)  # one import of the four
+    assert whole.status_code == 200, whole.content
+    imported = Message.objects.get(channel__owner=other_user, content="Then the budget.")
+
+    fields = ("role", "metadata", "depth", "tokens", "chars", "path_tokens", "path_chars")
+    assert [getattr(appended, name) for name in fields] == [getattr(imported, name) for name in fields]
+    assert (appended.author, imported.author) == (user, other_user)
+    assert appended.root_id == appended.segment == Message.objects.get(channel__owner=user, depth=0).pk
+    assert imported.root_id == imported.segment
+    channel = appended.channel
+    assert Cursor.objects.get(channel=channel, user=user).leaf.parent_id == appended.pk  # the answer's
+    assert channel.last_activity_at >= appended.created_at
 
 
 def test_a_long_history_is_compacted_and_answered(small_model, llm_server, token):
