@@ -25,6 +25,8 @@ from compaction.redaction.spans import Scan, Spans
 from compaction.redaction.values import credential_like, is_reference, short_password
 from compaction.redaction.vocabulary import PASSWORD_WORDS, STRONG_WORDS
 from compaction.redaction.wordness import wordlike
+from compaction.safety.first_pass import found as first_pass_found
+from compaction.safety.first_pass import loosened
 
 # Words in a label that name a secret (besides every STRONG word): keys, codes, PINs, in several languages.
 _LABEL_WORDS = (
@@ -37,6 +39,9 @@ _LABEL_WORDS = (
 _LABEL_RE = re.compile(
     "|".join(sorted((re.escape(word) for word in STRONG_WORDS), key=len, reverse=True)) + "|" + _LABEL_WORDS
 )
+# Its RE2 first pass (a superset: word boundaries dropped): most labels hold no such word, and an alternation of a few
+# hundred words costs Python's engine a try of each at every character of the label.
+_LABEL_FIRST = loosened(_LABEL_RE)
 # Words of a label for a short numeric code (a PIN or a door code is a secret of a few digits).
 _CODE_LABEL = re.compile(r"\bpin\b|\bpuk\b|code|combination|passcode|kod|codice|código")
 # A label that names something public or a property of the secret, not the secret.
@@ -120,7 +125,7 @@ def _after_label(scan: Scan, spans: Spans, colon: int) -> None:
         if _CODE_INTRO.search(label):
             _codes_below(scan, spans, line_end)  # "keep these somewhere safe:" then a code a line
         return
-    words = list(_LABEL_RE.finditer(label))
+    words = list(_LABEL_RE.finditer(label)) if first_pass_found(_LABEL_FIRST, label) else []
     if not words or NOT_SECRET_LABEL.search(label, words[-1].end()):
         return
     strong = any(word.group() in PASSWORD_WORDS or "secret" in word.group() for word in words)

@@ -1,8 +1,12 @@
 """Values a few words after the word that names them, up to a colon; and labels in other scripts."""
 
+from pathlib import Path
+
 import pytest
 
-from compaction.redaction import redact
+from compaction.redaction import phrases, redact
+from compaction.redaction.vocabulary import STRONG_WORDS
+from compaction.safety.first_pass import found
 
 
 @pytest.mark.parametrize(
@@ -72,3 +76,14 @@ def test_numbers_a_line_after_an_ordinary_colon_stay():
     assert redact(orders).text == orders
     mixed = "keep these:\n10360246\nab12-cd34\n98713470"  # not one shape: not a list of codes
     assert redact(mixed).text == mixed
+
+
+def test_the_label_words_first_pass_passes_every_label_the_expression_reads():
+    words = [*STRONG_WORDS, *phrases._LABEL_WORDS.replace("\\b", "").replace("[ \\-]?", " ").split("|")]
+    labels = [f"{before}{word}{after}" for word in words for before in ("", "my ", "x") for after in ("", " here", "s")]
+    corpus = (Path(__file__).resolve().parents[2] / "redaction_corpus" / "positive.jsonl").read_text(encoding="utf-8")
+    labels += [line.lower()[-phrases.MAX_LABEL_CHARS :] for line in corpus.split(":")]
+    assert sum(bool(phrases._LABEL_RE.search(label)) for label in labels) > len(words)
+    for label in labels:
+        if phrases._LABEL_RE.search(label):
+            assert found(phrases._LABEL_FIRST, label), label
