@@ -96,13 +96,20 @@ CURSOR_UNREAD = object()  # `context_assemble`'s default: the user's cursor is r
 
 
 def context_assemble(
-    *, channel: Channel, user: User, leaf: Message | None = None, cursor: Cursor | None | object = CURSOR_UNREAD
+    *,
+    channel: Channel,
+    user: User,
+    leaf: Message | None = None,
+    cursor: Cursor | None | object = CURSOR_UNREAD,
+    path: list[Message] | None = None,
 ) -> AssembledContext:
     """Two queries whatever the history's length: the cursor, then the path since its boundary.
 
     `leaf` assembles for another point of the tree (a regeneration) instead of
     the user's cursor; finding its boundary costs one more query. `cursor`: the user's cursor as
-    the caller holds it, current (a reply's own write just placed it), which is then not read again.
+    the caller holds it, current (a reply's own write just placed it), which is then not read again;
+    `path`: with it, the messages since its boundary down to its leaf, root first, as that write read
+    them (`services.message_append_at(read_path=True)`), which are then not read again either.
     """
     budget = channel.context_budget or selectors.channel_context_budget(channel=channel)
     if leaf is None:
@@ -130,7 +137,8 @@ def context_assemble(
         return AssembledContext(messages, tokens, budget, None, [], None)
 
     after_depth = summary.through_message.depth if summary else -1
-    path = selectors.message_path(leaf_id=leaf.pk, after_depth=after_depth)
+    if path is None:
+        path = selectors.message_path(leaf_id=leaf.pk, after_depth=after_depth)
     last_user = max((i for i, m in enumerate(path) if m.role == Message.Role.USER), default=-1)
     for index, message in enumerate(path):
         item = _as_api_message(message, prune=index < last_user)

@@ -183,9 +183,26 @@ class Attempt:
         return {"X-Request-ID": request_id} if request_id else {}
 
 
+@dataclasses.dataclass(frozen=True)
+class UsagePending:
+    """An answered attempt's usage row not yet written: a caller that stores the answer writes it in the
+    same statement (`replies.reply_store`), then `record_written` counts it."""
+
+    attempt: Attempt
+    row: dict[str, Any]
+
+    def entry(self) -> UsageEntry:
+        return UsageEntry(**self.row)
+
+
 def record(attempt: Attempt, row: dict[str, Any]) -> None:
     """The one place an attempt's usage row is written, whichever path made it; and its metrics counted."""
     UsageEntry.objects.create(**row)
+    record_written(attempt, row)
+
+
+def record_written(attempt: Attempt, row: dict[str, Any]) -> None:
+    """An attempt's metrics, once its usage row is written (by `record`, or with the answer it gave)."""
     if attempt.offline:
         return
     seconds = row.get("duration_ms", 0) / 1000
@@ -245,6 +262,9 @@ class ModelCall:
         self.usage = {"user": user, "channel": channel, "team_id": team_id, "role": role, "trigger": trigger}
         self.errors: list[str] = []
         self.upstream_status: int | None = None
+        # True: the answering attempt's usage row is left in `answered` for the caller to write (`arun`).
+        self.defer_answered = False
+        self.answered: UsagePending | None = None
 
     def _attempts(self) -> Iterator[Attempt]:
         for index, model in enumerate(self.candidates):
@@ -311,6 +331,9 @@ class ModelCall:
                 break
             if answers:
                 tokens = {"input_tokens": result.input_tokens, "output_tokens": result.output_tokens}
-                await arecord(attempt, attempt.answered_row(**tokens))
+                if self.defer_answered:
+                    self.answered = UsagePending(attempt, attempt.answered_row(**tokens))
+                else:
+                    await arecord(attempt, attempt.answered_row(**tokens))
             return result
         raise self.error()

@@ -21,7 +21,7 @@ from chatcore import conf
 from chatcore.db_steps import db_step
 from chatcore.endpoints import endpoint_check
 from chatcore.llm import OFFLINE_REPLY
-from chatcore.llm_attempt import Attempt, ModelCall, arecord, role_models
+from chatcore.llm_attempt import Attempt, ModelCall, UsagePending, arecord, role_models
 from chatcore.models import Channel, LLMModel
 
 if TYPE_CHECKING:
@@ -44,6 +44,8 @@ class ChatTurn:
     input_tokens: int
     output_tokens: int
     offline: bool = False
+    # The answering attempt's usage row, when the caller asked to write it with the answer (`allm_chat`).
+    usage: UsagePending | None = dataclasses.field(default=None, compare=False, repr=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,8 +121,12 @@ async def allm_chat(
     trigger: str = "",
     override: LLMModel | None = None,
     candidates: list[LLMModel] | None = None,
+    usage_later: bool = False,
 ) -> ChatTurn:
-    """The whole turn. ModelCallFailed carries `errors` (one per model tried) and `upstream_status`."""
+    """The whole turn. ModelCallFailed carries `errors` (one per model tried) and `upstream_status`.
+
+    `usage_later`: the answering attempt's usage row comes back unwritten in the turn's `usage`, for a
+    caller that writes it with the answer (failed attempts' rows are written as they fail)."""
 
     async def call(attempt: Attempt) -> ChatTurn:
         model = attempt.model
@@ -143,7 +149,11 @@ async def allm_chat(
     if candidates is None:
         candidates = await db_step(role_models)(role="chat", override=override, channel=channel)
     walk = ModelCall(role="chat", user=user, channel=channel, trigger=trigger, candidates=candidates)
-    return await walk.arun(call, offline=offline)
+    walk.defer_answered = usage_later
+    turn = await walk.arun(call, offline=offline)
+    if walk.answered is not None:
+        turn = dataclasses.replace(turn, usage=walk.answered)
+    return turn
 
 
 def offline_turn(attempt: Attempt) -> ChatTurn:

@@ -14,7 +14,7 @@ from typing import Any, Unpack
 
 from chatcore.db_steps import db_step
 from chatcore.llm import OFFLINE_REPLY
-from chatcore.llm_attempt import Attempt, ModelCall, arecord, record, role_models
+from chatcore.llm_attempt import Attempt, ModelCall, UsagePending, arecord, record, role_models
 from chatcore.llm_chat import ChatCall, ChatDelta, ChatTurn, _async_client, _checked, _request, offline_turn
 from chatcore.models import LLMModel
 
@@ -174,6 +174,15 @@ class ChatStream:
             self._answered = (attempt, row)
         else:
             await arecord(attempt, row)
+
+    def answered_take(self) -> UsagePending | None:
+        """With `record_later`: the answered attempt's usage row, unwritten, for a caller that writes it
+        with the answer (then `answered_record` has nothing left to write)."""
+        if self._answered is None:
+            return None
+        attempt, row = self._answered
+        self._answered = None
+        return UsagePending(attempt, row)
 
     def answered_record(self) -> None:
         """With `record_later`: the answered attempt's usage row (sync: in the caller's thread), once."""

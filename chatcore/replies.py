@@ -21,7 +21,7 @@ from django.db import transaction
 from chatcore import signals
 from chatcore.context import context_assemble
 from chatcore.llm import Completion, llm_complete
-from chatcore.llm_attempt import role_models
+from chatcore.llm_attempt import UsagePending, record, record_written, role_models
 from chatcore.llm_chat import ChatTurn
 from chatcore.models import Channel, LLMModel, Message
 from chatcore.selectors import cursor_get
@@ -71,10 +71,10 @@ def reply_prepare(
 def _reply_plan(*, channel: Channel, user: User, content: str | None, parent_id: int | None) -> ReplyPlan:
     """The user's cursor is read once: the user's turn places it, the context and the tools read it."""
     if content is not None:
-        _, cursor = message_append_at(
-            channel=channel, user=user, role=Message.Role.USER, content=content, parent_id=parent_id
+        _, cursor, path = message_append_at(
+            channel=channel, user=user, role=Message.Role.USER, content=content, parent_id=parent_id, read_path=True
         )
-        assembled = context_assemble(channel=channel, user=user, cursor=cursor)
+        assembled = context_assemble(channel=channel, user=user, cursor=cursor, path=path)
     elif parent_id is not None:
         leaf = Message.objects.filter(channel=channel, pk=parent_id).first()
         if leaf is None:
@@ -108,6 +108,7 @@ def reply_store(
     interrupted: bool = False,
     extra: dict | None = None,
     chain_hash_as: str = "",
+    usage: UsagePending | None = None,
 ) -> Message:
     """The model's `answer` under `parent`, with its model and usage in the metadata (marked offline or
     interrupted where it was). The provider's reported input tokens (0 if none) are what the trigger reads,
@@ -115,7 +116,9 @@ def reply_store(
 
     Every way a reply arrives (sync, streamed, the gateway) hands over the answer object it got, so what
     is stored of it is decided here once. One transaction, `message_append`'s (the announcement waits for
-    the caller's commit when there is an outer one); `parent` as the caller holds it is not read again."""
+    the caller's commit when there is an outer one); `parent` as the caller holds it is not read again.
+    `usage`: the model call's usage row, unwritten (`llm_attempt.UsagePending`), written with the reply
+    (in the same statement on PostgreSQL); if the reply cannot be stored, it is written alone."""
     metadata = {
         "model": answer.model,
         "used_fallback": answer.used_fallback,
@@ -126,16 +129,24 @@ def reply_store(
         metadata["offline"] = True
     if interrupted:
         metadata["interrupted"] = True
-    reply = message_append(
-        channel=channel,
-        user=user,
-        role=Message.Role.ASSISTANT,
-        content=answer.content,
-        parent_id=parent.pk,
-        parent=parent,
-        metadata=metadata,
-        chain_hash_as=chain_hash_as,
-    )
+    try:
+        reply = message_append(
+            channel=channel,
+            user=user,
+            role=Message.Role.ASSISTANT,
+            content=answer.content,
+            parent_id=parent.pk,
+            parent=parent,
+            metadata=metadata,
+            chain_hash_as=chain_hash_as,
+            companions=(usage.entry(),) if usage is not None else (),
+        )
+    except Exception:
+        if usage is not None:  # the model was called whatever became of its answer: its row is kept
+            record(usage.attempt, usage.row)
+        raise
+    if usage is not None:
+        record_written(usage.attempt, usage.row)
     reported = answer.input_tokens
     prompt_tokens = reported or prompt_tokens_estimate
     transaction.on_commit(

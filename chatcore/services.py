@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-from chatcore import conf, selectors
+from chatcore import conf, selectors, statements
 from chatcore.chain import chain_hash, chain_seed
 from chatcore.channel_settings import channel_settings_validate
 from chatcore.characters import text_problem
@@ -250,6 +250,7 @@ def message_append(
     root: bool = False,
     chain_hash_as: str = "",
     parent: Message | None = None,
+    companions: tuple[models.Model, ...] = (),
 ) -> Message:
     """Append under the active leaf, or under `parent_id` (a new sibling branch).
 
@@ -258,7 +259,7 @@ def message_append(
     `parent`: the message `parent_id` names, when the caller holds it already (a reply answers the
     message its context ended with): what is read of it (depth, totals, chain hash) never changes.
     """
-    message, _ = message_append_at(
+    message, _, _ = message_append_at(
         channel=channel,
         user=user,
         role=role,
@@ -271,6 +272,7 @@ def message_append(
         root=root,
         chain_hash_as=chain_hash_as,
         parent=parent,
+        companions=companions,
     )
     return message
 
@@ -290,10 +292,17 @@ def message_append_at(
     root: bool = False,
     chain_hash_as: str = "",
     parent: Message | None = None,
-) -> tuple[Message, Cursor | None]:
+    companions: tuple[models.Model, ...] = (),
+    read_path: bool = False,
+) -> tuple[Message, Cursor | None, list[Message] | None]:
     """`message_append`, and the user's cursor as it is once the message is in (None when it did not
     move and the user had none): a reply's preparation assembles the context and picks the tools from
-    it instead of reading it again."""
+    it instead of reading it again.
+
+    `companions`: unsaved rows of other tables written with the message (a reply's usage row).
+    `read_path`: also return the stored messages since the boundary in force, root first, ending with
+    the new one, when they come with the write at no cost of their own (PostgreSQL), else None: the
+    context then needs no statement for them."""
     _message_check(role=role, content=content, metadata=metadata)
     channel, cursor = channel_lock_with_cursor(channel_id=channel.pk, user_id=user.pk)
     if cursor is None:
@@ -312,7 +321,7 @@ def message_append_at(
         parent = cursor.leaf if cursor else None
 
     tokens, chars = message_size(content=content, metadata=metadata)
-    message = Message.objects.create(
+    message = Message(
         channel=channel,
         parent=parent,
         role=role,
@@ -332,11 +341,59 @@ def message_append_at(
     if parent is not None and (parent.root_id is None or Message.root.is_cached(parent)):
         message.root = parent.root or parent  # the path's root as the parent holds it, read by the context
     channel.last_activity_at = timezone.now()
+    if move_cursor and cursor is not None and connection.vendor == "postgresql":
+        return _append_in_one(
+            channel=channel, user=user, cursor=cursor, message=message, companions=companions, read_path=read_path
+        )
+    for companion in companions:
+        companion.save(force_insert=True)
+    message.save(force_insert=True)
     if move_cursor:
         cursor = _cursor_follow(channel=channel, user=user, cursor=cursor, message=message)
     if not move_cursor or user.pk != channel.owner_id:
         channel.save(update_fields=["last_activity_at"])
-    return message, cursor
+    return message, cursor, None
+
+
+def _append_in_one(
+    *,
+    channel: Channel,
+    user: User,
+    cursor: Cursor,
+    message: Message,
+    companions: tuple[models.Model, ...],
+    read_path: bool,
+) -> tuple[Message, Cursor, list[Message] | None]:
+    """`message_append_at`'s writes as one statement (chatcore.statements), the lock held: the boundary and
+    the pressure are worked out before the insert, as `_cursor_follow` and `_cursor_place` do after it
+    (the new message is on no summary of its own, so its boundary is its parent's)."""
+    parent = message.parent
+    summary = None
+    if parent is not None and parent.pk == cursor.leaf_id:
+        summary = cursor.summary
+    elif parent is not None:
+        summary = selectors.summary_boundary_for(leaf_id=parent.pk)
+    cursor.leaf, cursor.summary = message, summary
+    cursor.updated_at = timezone.now()
+    channel_fields: tuple[str, ...] = ("last_activity_at",)
+    if user.pk == channel.owner_id:
+        _pressure_set(channel=channel, leaf=message, summary=summary)
+        channel_fields = PRESSURE_FIELDS
+    after_depth = summary.through_message.depth if summary is not None else -1
+    path = statements.append_and_place(
+        message=message,
+        companions=companions,
+        cursor=cursor,
+        cursor_fields=("summary", "updated_at"),
+        channel=channel,
+        channel_fields=channel_fields,
+        path_from=parent.pk if read_path and parent is not None else None,
+        path_after_depth=after_depth,
+    )
+    cursor.leaf = message  # its id is set now
+    if read_path:
+        path = [*(path or []), message]
+    return message, cursor, path
 
 
 def message_post(

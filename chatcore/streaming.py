@@ -34,6 +34,7 @@ from typing import Any
 
 from chatcore.db_steps import db_step
 from chatcore.errors import ModelCallFailed
+from chatcore.llm_attempt import record
 from chatcore.llm_chat import ChatTurn, allm_chat
 from chatcore.llm_stream import ChatStream
 from chatcore.models import Message
@@ -71,9 +72,7 @@ ReplyEvent = ReplyDelta | ReplyTools | ReplyDone | ReplyFailed
 
 
 def _store(plan: ReplyPlan, turn: ChatTurn, *, interrupted: bool = False, stream: ChatStream | None = None) -> Message:
-    """The reply stored, in a thread; with `stream`, the model call's usage row written first in the same one."""
-    if stream is not None:
-        stream.answered_record()
+    """The reply stored, in a thread, with the model call's usage row (the stream's, or the turn's)."""
     return reply_store(
         channel=plan.channel,
         user=plan.user,
@@ -81,6 +80,7 @@ def _store(plan: ReplyPlan, turn: ChatTurn, *, interrupted: bool = False, stream
         answer=turn,
         prompt_tokens_estimate=plan.prompt_tokens,
         interrupted=interrupted,
+        usage=stream.answered_take() if stream is not None else turn.usage,
     )
 
 
@@ -156,7 +156,10 @@ async def reply_complete(*, plan: ReplyPlan, trigger: str = "manual", interface:
     loop = ToolLoop(plan=plan)
     try:
         while True:
-            turn = await allm_chat(**_call_arguments(loop, trigger))
+            turn = await allm_chat(**_call_arguments(loop, trigger), usage_later=True)
+            if turn.tool_calls and turn.usage is not None:
+                await db_step(record)(turn.usage.attempt, turn.usage.row)  # before its tools' rows
+                turn = dataclasses.replace(turn, usage=None)
             if not await loop.tools_ran(turn):
                 break
     except ModelCallFailed:

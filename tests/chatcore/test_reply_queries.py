@@ -3,12 +3,14 @@
 Counted from the request's arrival to the stored reply (the model on the loopback server). The
 person's limit on model calls is counted in the cache, which is Redis in production: here an
 in-memory cache, so that only the database's own statements are counted. A reply's statements:
-the channel; the user's turn (the channel's row lock with the user's cursor, the insert, the cursor
-and the channel's pressure: one statement on PostgreSQL); the context (the path: the cursor is the
-one the user's turn placed, which the tools on offer read too); the chat role's models; the usage
-row; the reply (the lock with the cursor, the insert, the cursor and the pressure). Inside the
-test's transaction each service's transaction adds a savepoint and its release. The aim is at most
-six; the counts below say where it stands and keep it from growing.
+the channel; the user's turn (the channel's row lock with the user's cursor; then the insert, the
+cursor and the channel's pressure); the context (the path: the cursor is the one the user's turn
+placed, which the tools on offer read too); the chat role's models; the reply (the lock with the
+cursor; then the model call's usage row, the insert, the cursor and the pressure). On PostgreSQL
+what follows each lock is one statement (chatcore.statements), the path read with the user's turn;
+SQLite writes one table per statement. Inside the test's transaction each service's transaction adds
+a savepoint and its release. The aim is at most six; the counts below say where it stands and keep
+it from growing.
 """
 
 import pytest
@@ -21,10 +23,10 @@ from tests.chatcore.factories import ChannelFactory, build_path
 from tests.chatcore.test_streaming import parse_events, read_stream
 
 ANSWER = "Drain one node, deploy, check its health, then the next."
-# What every way a reply arrives costs after the channel is read: 11 statements (9 on PostgreSQL, where each
-# write moves the cursor and the channel's pressure in one), and two savepoints with their releases here
-# (none in production, where the services' transactions are the outermost).
-REPLY = (9 if connection.vendor == "postgresql" else 11) + 4
+# What every way a reply arrives costs after the channel is read: 11 statements (5 on PostgreSQL, where each
+# write after its lock is one statement), and two savepoints with their releases here (none in production,
+# where the services' transactions are the outermost).
+REPLY = (5 if connection.vendor == "postgresql" else 11) + 4
 # The page's: the session, its user (read once: the login check hands it to the view), the channel.
 PAGE = REPLY + 3
 

@@ -1,0 +1,102 @@
+"""Several writes in one statement on PostgreSQL: a message appended, its companion rows, the cursor that
+moves onto it and the channel's pressure, as one data-modifying WITH (one round trip instead of one per
+row), optionally returning the path the new message continues.
+
+Only a writer that holds the channel's lock (`chatcore.locks`) sends one: the lock is its own statement,
+so that this one begins after it with a snapshot that sees every write committed before the lock was
+granted (a statement that waited for a row lock sees other rows as they were when it began). The new
+message's id is the only value the statement makes itself: the cursor takes it from the INSERT's
+RETURNING; everything else (the message's place in the tree, the pressure) the caller works out as the
+separate writes would. SQLite writes one table per statement, so there the caller makes the writes one
+by one (`chatcore.services.message_append_at`).
+"""
+
+from django.db import connection, models
+from django.db.models.sql import InsertQuery
+
+from chatcore.models import Channel, Cursor, Message
+
+
+def _insert(obj: models.Model) -> tuple[str, list]:
+    """The INSERT that `obj.save()` would send (its fields' pre_save and conversions), without RETURNING."""
+    model = type(obj)
+    fields = [field for field in model._meta.local_concrete_fields if not field.primary_key]
+    query = InsertQuery(model)
+    query.insert_values(fields, [obj])
+    [(sql, params)] = query.get_compiler(connection=connection).as_sql()
+    return sql, list(params)
+
+
+def _assignments(obj: models.Model, names: tuple[str, ...]) -> tuple[str, list]:
+    quote = connection.ops.quote_name
+    fields = [obj._meta.get_field(name) for name in names]
+    concrete = [field for field in fields if isinstance(field, models.Field)]
+    sql = ", ".join(f"{quote(str(field.column))} = %s" for field in concrete)
+    return sql, [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in concrete]
+
+
+def append_and_place(
+    *,
+    message: Message,
+    companions: tuple[models.Model, ...],
+    cursor: Cursor,
+    cursor_fields: tuple[str, ...],
+    channel: Channel,
+    channel_fields: tuple[str, ...],
+    path_from: int | None = None,
+    path_after_depth: int = -1,
+) -> list[Message] | None:
+    """Insert `message` and `companions` (rows of other tables, e.g. the model call's usage row), point
+    `cursor` at the message (its `cursor_fields` other than the leaf as it holds them) and save
+    `channel_fields` of `channel`: one statement. `message.pk` is set from the INSERT (the instance is
+    otherwise as the caller built it, its relations cached).
+
+    With `path_from` (the message's parent), also return the stored messages from just below
+    `path_after_depth` down to that parent, root first (`selectors.message_path`'s rows), else None."""
+    quote = connection.ops.quote_name
+    parts: list[str] = []
+    params: list = []
+    sql, values = _insert(message)
+    parts.append(f"ins AS ({sql} RETURNING id)")
+    params += values
+    for index, companion in enumerate(companions):
+        sql, values = _insert(companion)
+        parts.append(f"extra{index} AS ({sql})")
+        params += values
+    sql, values = _assignments(cursor, tuple(name for name in cursor_fields if name != "leaf"))
+    parts.append(
+        f"moved AS (UPDATE {quote(Cursor._meta.db_table)} SET leaf_id = (SELECT id FROM ins), {sql} WHERE id = %s)"
+    )
+    params += [*values, cursor.pk]
+    sql, values = _assignments(channel, channel_fields)
+    parts.append(f"pressed AS (UPDATE {quote(Channel._meta.db_table)} SET {sql} WHERE id = %s)")
+    params += [*values, channel.pk]
+    if path_from is None:
+        with connection.cursor() as db:
+            db.execute("WITH " + ", ".join(parts) + " SELECT id FROM ins", params)
+            (message.pk,) = db.fetchone()
+        return None
+    statement, values = _with_path(parts, path_from, path_after_depth)
+    # Read once (a raw query set runs again if iterated again); the rows carry the new id beside them.
+    rows = list(Message.objects.raw(statement, params + values))
+    message.pk = getattr(rows[0], "appended_id")  # noqa: B009 (a column of the statement's, not a field)
+    return [row for row in rows if row.pk is not None]
+
+
+def _with_path(parts: list[str], path_from: int, after_depth: int) -> tuple[str, list]:
+    """The statement ending with the path up from `path_from` (`selectors.message_path`'s recursion), each
+    row beside the new message's id (a LEFT JOIN: the path may be empty, when the parent is the boundary)."""
+    table = Message._meta.db_table
+    names = [str(field.column) for field in Message._meta.concrete_fields]
+    columns = ", ".join(names)
+    prefixed = ", ".join(f"m.{name}" for name in names)
+    selected = ", ".join(f"up.{name}" for name in names)
+    path = (
+        f"up({columns}) AS (SELECT {prefixed} FROM {table} m WHERE m.id = %s AND m.depth > %s "
+        f"UNION ALL SELECT {prefixed} FROM {table} m JOIN up ON m.id = up.parent_id WHERE m.depth > %s)"
+    )
+    statement = (
+        "WITH RECURSIVE " + ", ".join([*parts, path]) + f" SELECT ins.id AS appended_id, {selected} FROM ins"
+        " LEFT JOIN up ON TRUE ORDER BY up.depth"
+    )
+    return statement, [path_from, after_depth, after_depth]
