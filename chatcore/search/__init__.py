@@ -10,8 +10,10 @@ adds redaction). How it works, and why it stays fast on long channels:
    the database's own engine (chatcore.search.engine) on that path, up to
    `SEARCH_TERM_CAP` + 1 messages: a word under the cap is *rare* and brings
    all its messages as candidates, a word over it is *common* and is only
-   checked against the rare words' candidates (one query for all the words,
-   one for all the common words' checks);
+   checked against the rare words' candidates (one query for all the words:
+   a common word's arm sends back only its count, and on PostgreSQL each
+   candidate's row says which words it matches; SQLite's FTS5 cannot test a
+   row in a select list, so there one more query checks the common words);
 3. the candidates are ranked in Python, the same on both databases
    (chatcore.search.ranking), and the best `limit` come back with their
    neighbouring turns on the path (one query).
@@ -94,17 +96,18 @@ def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_t
     weights: dict[str, float] = {}
     common: list[str] = []
     dated = bool(parsed.periods)  # dates only count when the query names a period
-    counts, each = engine.candidates_each(units=parsed.units, filters=filters, limit=cap + 1, dated=dated)
-    for unit, count in counts.items():
+    each = engine.candidates_each(units=parsed.units, filters=filters, limit=cap + 1, dated=dated)
+    members = each.members  # which candidates match each unit, when the engine's rows say it
+    for unit, count in each.counts.items():
         weights[unit] = ranking.idf(matches=count, messages=messages)
         if count > cap:
             common.append(unit)
             continue
-        matched[unit] = {row.id for row in each[unit]}
-        found.update((row.id, row) for row in each[unit])
+        matched[unit] = {row.id for row in each.found[unit]}
+        found.update((row.id, row) for row in each.found[unit])
     if not found and common:
         for operator in ("AND", "OR"):
-            rows = engine.candidates(
+            rows, members = engine.candidates(
                 units=tuple(common),
                 operator=operator,
                 filters=filters,
@@ -115,8 +118,11 @@ def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_t
             if rows:
                 break
         found.update((row.id, row) for row in rows)
-    rare = tuple(unit for unit in parsed.units if matched.get(unit))  # every candidate matches one of these
-    matched.update(engine.members(units=tuple(common), ids=list(found), within=rare))
+    if members is not None:
+        matched.update({unit: members[unit] for unit in common})
+    else:
+        rare = tuple(unit for unit in parsed.units if matched.get(unit))  # every candidate matches one of these
+        matched.update(engine.members(units=tuple(common), ids=list(found), within=rare))
     scores = ranking.base_scores(
         query=parsed, candidates=found.values(), matched=matched, weights=weights, average_tokens=average_tokens
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from typing import NamedTuple
 
 from django.db import connection
 from django.utils import timezone
@@ -77,8 +78,9 @@ class Filters:
         return " AND ".join(parts), params
 
 
-@dataclasses.dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
+    """A matching message as the ranking reads it (a tuple: hundreds are made per search)."""
+
     id: int
     depth: int
     tokens: int
@@ -115,17 +117,48 @@ def _fts5_literal(unit: str) -> str:
     return '"' + unit.replace('"', " ") + '"'
 
 
+def _tsquery(unit: str) -> tuple[str, list]:
+    """PostgreSQL: the tsquery of one unit (a phrase keeps its words' order), and its parameters."""
+    function = "phraseto_tsquery" if " " in unit else "plainto_tsquery"
+    return f"{function}(%s::regconfig, %s)", [conf.SEARCH_LANGUAGE, unit]
+
+
 def _match(units: tuple[str, ...], operator: str) -> tuple[str, list]:
     """The WHERE fragment matching `units` joined by AND or OR, and its parameters."""
     if connection.vendor == "postgresql":
-        language = conf.SEARCH_LANGUAGE
-        pieces = [("phraseto_tsquery" if " " in unit else "plainto_tsquery") + "(%s::regconfig, %s)" for unit in units]
-        joiner = " && " if operator == "AND" else " || "
-        params: list = []
+        pieces, params = [], []
         for unit in units:
-            params += [language, unit]
+            piece, piece_params = _tsquery(unit)
+            pieces.append(piece)
+            params += piece_params
+        joiner = " && " if operator == "AND" else " || "
         return f"m.search_vector @@ ({joiner.join(pieces)})", params
     return f"{FTS_TABLE} MATCH %s", [f" {operator} ".join(_fts5_literal(u) for u in units)]
+
+
+def flags_in_rows() -> bool:
+    """Whether the candidates' rows say which of the units each matches (PostgreSQL: a test of the row's
+    search_vector, no index lookup), so that `members` is not needed. FTS5 cannot test one row against a
+    query in a select list."""
+    return connection.vendor == "postgresql"
+
+
+def _flags(units: tuple[str, ...], vector: str) -> tuple[str, list]:
+    """Select-list fragment (leading comma) of one boolean per unit: does the row's `vector` match it.
+    Each tsquery is a scalar subquery, worked out once per statement instead of once per row."""
+    pieces, params = [], []
+    for unit in units:
+        piece, piece_params = _tsquery(unit)
+        pieces.append(f", {vector} @@ (SELECT {piece})")
+        params += piece_params
+    return "".join(pieces), params
+
+
+def _members_from_flags(units: tuple[str, ...], rows, first: int) -> dict[str, set[int]]:
+    """{unit: ids of the rows whose flag for it is true}; the flags are the columns from `first` on,
+    the id is column `first - len(Candidate._fields)`."""
+    id_column = first - len(Candidate._fields)
+    return {unit: {row[id_column] for row in rows if row[first + position]} for position, unit in enumerate(units)}
 
 
 def _from() -> str:
@@ -150,14 +183,17 @@ def _aware(value) -> dt.datetime | None:
     return value
 
 
-def _candidate_select(dated: bool) -> str:
+def _candidate_select(dated: bool, named: bool = False) -> str:
     # The date is read only when the query names a period: converting it is most of what a row costs here.
     created_at = "m.created_at" if dated else "NULL"
+    if named:
+        return f"m.id, m.depth, m.tokens, {created_at} AS created_at, m.role, {_speaker_column()} AS speaker"
     return f"m.id, m.depth, m.tokens, {created_at}, m.role, {_speaker_column()}"
 
 
-def _candidates(rows) -> list[Candidate]:
-    return [Candidate(row[0], row[1], row[2], row[3], row[4], row[5] or "") for row in rows]
+def _candidates(rows, first: int = 0) -> list[Candidate]:
+    a, b, c, d, e, f = first, first + 1, first + 2, first + 3, first + 4, first + 5
+    return [Candidate(row[a], row[b], row[c], row[d], row[e], row[f] or "") for row in rows]
 
 
 def candidates(
@@ -168,11 +204,14 @@ def candidates(
     limit: int,
     recent_first: bool = False,
     dated: bool = True,
-) -> list[Candidate]:
+) -> tuple[list[Candidate], dict[str, set[int]] | None]:
     """Messages matching the units (all of them with AND, any with OR), at most `limit`; without `dated`,
-    their `created_at` is left None."""
+    their `created_at` is left None. With them, where `flags_in_rows`, which of them match each unit
+    (else None: ask `members`)."""
     match, match_params = _match(units, operator)
     where, where_params = filters.sql()
+    flagged = flags_in_rows()
+    flags, flag_params = _flags(units, "m.search_vector") if flagged else ("", [])
     order = ""
     if recent_first:
         # On one path a message's id is greater than its parent's (it is written after it), so the path's
@@ -180,44 +219,64 @@ def candidates(
         # where ordering by depth read and sorted all of them.
         order = "ORDER BY m.depth DESC" if connection.vendor == "postgresql" else f"ORDER BY {FTS_TABLE}.rowid DESC"
     sql = f"""
-        SELECT {_candidate_select(dated)}
+        SELECT {_candidate_select(dated)}{flags}
         FROM {_from()} WHERE {match} AND {where} {order} LIMIT %s
     """  # noqa: S608 (fragments built here, values as parameters)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*match_params, *where_params, limit])
-        return _candidates(cursor.fetchall())
+        cursor.execute(sql, [*flag_params, *match_params, *where_params, limit])
+        rows = cursor.fetchall()
+    width = len(Candidate._fields)
+    return _candidates(rows), _members_from_flags(units, rows, width) if flagged else None
 
 
-def candidates_each(
-    *, units: tuple[str, ...], filters: Filters, limit: int, dated: bool = True
-) -> tuple[dict[str, int], dict[str, list[Candidate]]]:
+@dataclasses.dataclass(frozen=True)
+class Each:
+    """What `candidates_each` found."""
+
+    counts: dict[str, int]  # per unit, its matches counted up to the limit
+    found: dict[str, list[Candidate]]  # per unit under the limit, its matches
+    # Where `flags_in_rows`: per unit, which of the messages in `found` (all units') match it; else None.
+    members: dict[str, set[int]] | None
+
+
+def candidates_each(*, units: tuple[str, ...], filters: Filters, limit: int, dated: bool = True) -> Each:
     """For each unit alone, how many messages match it (counted up to `limit`) and, for the units under
     `limit`, those messages: what `candidates` gives for each, in one statement (one round trip however
-    many words the query has). A unit that reaches `limit` is only counted (its rows are not wanted)."""
+    many words the query has). A unit that reaches `limit` is only counted: its arm sends back one row
+    (its count), not its matches; the others' rows say which units they match, where `flags_in_rows`."""
     if not units:
-        return {}, {}
+        return Each({}, {}, {} if flags_in_rows() else None)
     where, where_params = filters.sql()
+    flagged = flags_in_rows()
+    vector = ", m.search_vector AS vector" if flagged else ""
     arms, params = [], []
     for position, unit in enumerate(units):
         match, match_params = _match((unit,), "AND")
+        flags, flag_params = _flags(units, "arm.vector") if flagged else ("", [])
+        # The window functions see the arm's rows after its LIMIT: its count, and a row to carry it.
         arms.append(
-            f"SELECT * FROM (SELECT {position} AS unit, {_candidate_select(dated)} "
-            f"FROM {_from()} WHERE {match} AND {where} LIMIT %s) AS arm{position}"
+            f"SELECT * FROM (SELECT {position} AS unit, arm.matches, "
+            f"arm.id, arm.depth, arm.tokens, arm.created_at, arm.role, arm.speaker"
+            f"{flags} FROM (SELECT count(*) OVER () AS matches, row_number() OVER () AS place, "
+            f"inner{position}.* FROM (SELECT {_candidate_select(dated, named=True)}{vector} FROM {_from()} "
+            f"WHERE {match} AND {where} LIMIT %s) AS inner{position}) AS arm "
+            f"WHERE arm.matches < %s OR arm.place = 1) AS arm{position}"
         )
-        params += [*match_params, *where_params, limit]
+        params += [*flag_params, *match_params, *where_params, limit, limit]
     with connection.cursor() as cursor:
-        cursor.execute(" UNION ALL ".join(arms), params)
+        cursor.execute(" UNION ALL ".join(arms), params)  # noqa: S608 (fragments built here, values as parameters)
         rows = cursor.fetchall()
-    by_unit: dict[str, list] = {unit: [] for unit in units}
+    counts = dict.fromkeys(units, 0)
+    kept: dict[str, list] = {}
     for row in rows:
-        by_unit[units[row[0]]].append(row)
-    counts = {unit: len(matches) for unit, matches in by_unit.items()}
-    found = {
-        unit: [Candidate(row[1], row[2], row[3], row[4], row[5], row[6] or "") for row in matches]
-        for unit, matches in by_unit.items()
-        if len(matches) < limit
-    }
-    return counts, found
+        unit = units[row[0]]
+        counts[unit] = row[1]
+        if row[1] < limit:
+            kept.setdefault(unit, []).append(row)
+    found = {unit: _candidates(kept.get(unit, ()), 2) for unit in units if counts[unit] < limit}
+    first_flag = 2 + len(Candidate._fields)
+    members = _members_from_flags(units, [r for m in kept.values() for r in m], first_flag) if flagged else None
+    return Each(counts, found, members)
 
 
 MEMBER_BATCH = 2_000  # ids asked about per query, so that one statement stays small however long the list

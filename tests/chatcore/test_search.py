@@ -166,6 +166,26 @@ def test_common_words_alone_fall_back_to_the_most_recent_messages(channel, setti
     assert ids(found) == [messages[4].pk, messages[3].pk]
 
 
+def test_a_common_word_counts_for_the_rare_words_candidates_it_matches(channel, settings):
+    settings.CHATCORE_SEARCH_TERM_CAP = 2
+    for i in range(3):
+        say(channel, "user", f"Weather report number {i}.")
+    both = say(channel, "user", "The zeppelin weather.")
+    alone = say(channel, "user", "The zeppelin hovered.")  # as long, more recent: first if weather did not count
+    found = message_search(channel=channel, user=channel.owner, query="zeppelin weather", context=0)
+    assert ids(found) == [both.pk, alone.pk]
+    assert found.hits[0].score > found.hits[1].score
+
+
+def test_common_words_alone_that_never_meet_rank_the_messages_holding_either(channel, settings):
+    settings.CHATCORE_SEARCH_TERM_CAP = 2
+    weather = [say(channel, "user", f"Weather report number {i}.") for i in range(3)]
+    sunshine = [say(channel, "user", f"Sunshine report number {i}.") for i in range(3)]
+    found = message_search(channel=channel, user=channel.owner, query="weather sunshine", limit=10, context=0)
+    assert set(ids(found)) == {m.pk for m in weather + sunshine}
+    assert all(hit.score > 0 for hit in found.hits)
+
+
 def test_bulk_imports_and_purges_keep_the_index_in_step(channel):
     u0 = say(channel, "user", "Start.")
     items = [NewMessage(role="assistant", content="The zeppelin landed.")]
