@@ -5,11 +5,14 @@ boundary depth, so their cost follows the stretch asked for, never the
 whole tree.
 """
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import connection
+from django.db import connection, connections, router
 from django.db.models import QuerySet
+from django.db.models.base import ModelState
+from django.db.models.signals import post_init, pre_init
 
 from chatcore import conf
 from chatcore.errors import NotFound
@@ -93,7 +96,48 @@ def message_path(*, leaf_id: int, after_depth: int = -1, with_siblings: bool = F
     With `with_siblings`, each message carries `sibling_index` (1-based) and
     `sibling_count` among the children of its parent.
     """
-    return list(Message.objects.raw(_path_sql(with_siblings), [leaf_id, after_depth, after_depth]))
+    return _messages_of_rows(_path_sql(with_siblings), [leaf_id, after_depth, after_depth], extra=with_siblings)
+
+
+_SIBLING_COLUMNS = ("sibling_count", "sibling_index")
+
+
+def _messages_of_rows(sql: str, params: list[Any], *, extra: bool) -> list[Message]:
+    """The messages of `sql`'s rows (every concrete column in field order, then `_SIBLING_COLUMNS` when `extra`),
+    as `Message.objects.raw` makes them: the same statement, the database's and the fields' converters, instances
+    loaded from the database (`_state`) with the extra columns as attributes.
+
+    Each instance is filled in directly rather than through `Model.__init__` (which sets each field one by one):
+    a path is thousands of messages, and that call cost more than reading the rows. The fields' attributes on a
+    new instance hold no cached object (a foreign key's id is set as it would be), so the result is the same;
+    when anything listens for Message's init signals, the instances are made the ordinary way."""
+    alias = router.db_for_read(Message)
+    db = connections[alias]
+    fields = Message._meta.concrete_fields
+    names = [field.attname for field in fields]
+    with db.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows: Iterable[Any] = cursor.fetchall()
+    compiler = db.ops.compiler("SQLCompiler")(Message.objects.none().query, db, alias)
+    converters = compiler.get_converters([field.get_col(Message._meta.db_table) for field in fields])
+    if converters:
+        rows = compiler.apply_converters(rows, converters)
+    width = len(fields)
+    direct = not (pre_init.has_listeners(Message) or post_init.has_listeners(Message))
+    messages = []
+    for row in rows:
+        if direct:
+            message = Message.__new__(Message)
+            message.__dict__.update(zip(names, row, strict=False))  # the sibling columns follow
+            message._state = ModelState()
+            message._state.adding = False
+            message._state.db = alias
+        else:
+            message = Message.from_db(alias, names, row[:width])
+        if extra:
+            message.__dict__.update(zip(_SIBLING_COLUMNS, row[width:], strict=True))
+        messages.append(message)
+    return messages
 
 
 def message_latest_leaf(*, message_id: int) -> int:

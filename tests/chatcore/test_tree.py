@@ -3,6 +3,7 @@ regenerations, cursors, and paths with and without a boundary."""
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db.models.signals import post_init
 
 from chatcore import conf, selectors, services
 from chatcore.characters import NUL_MESSAGE, SURROGATE_MESSAGE
@@ -229,3 +230,39 @@ def test_each_user_has_their_own_cursor(channel):
     reply = services.message_append(channel=channel, user=guest, role="user", content="Guest branch.", parent_id=u0.pk)
     assert cursor_leaf(channel, guest) == reply.pk
     assert cursor_leaf(channel) == a1.pk
+
+
+def _loaded(message: Message) -> tuple:
+    """Everything an instance holds: its fields and extra attributes, and where it was loaded from."""
+    values = {key: value for key, value in vars(message).items() if key != "_state"}
+    return values, message._state.adding, message._state.db, message._state.fields_cache
+
+
+@pytest.mark.parametrize("with_siblings", [False, True])
+def test_a_path_is_loaded_as_the_orm_loads_its_rows(channel, with_siblings):
+    u0, a1, u2 = build_path(channel, 3)
+    services.message_append(
+        channel=channel, user=channel.owner, role="assistant", content="B", parent_id=u0.pk, metadata={"k": [1, "é"]}
+    )
+    leaf = services.message_append(channel=channel, user=channel.owner, role="user", content="Go on.")
+    sql = selectors._path_sql(with_siblings)
+    for leaf_id in (u2.pk, leaf.pk):
+        expected = list(Message.objects.raw(sql, [leaf_id, -1, -1]))
+        path = selectors.message_path(leaf_id=leaf_id, with_siblings=with_siblings)
+        assert [_loaded(m) for m in path] == [_loaded(m) for m in expected]
+        assert all(type(m) is Message for m in path) and path[1].parent.pk == path[0].pk
+
+
+def test_a_path_is_made_through_the_model_when_its_init_is_listened_to(channel):
+    build_path(channel, 2)
+    seen = []
+
+    def listener(sender, instance, **kwargs):
+        seen.append(instance.pk)
+
+    post_init.connect(listener, sender=Message)
+    try:
+        path = selectors.message_path(leaf_id=cursor_leaf(channel))
+    finally:
+        post_init.disconnect(listener, sender=Message)
+    assert seen == [m.pk for m in path] and len(path) == 2
