@@ -1,14 +1,21 @@
 """The site's own middleware: WhiteNoise, the site's static file server (the `site` extra), made
-async-capable. It lives here, not in the apps, because the apps do not depend on WhiteNoise: a host site
-serves its static files as it chooses."""
+async-capable, and Django's (and django-csp's) middleware with their hooks run in the event loop rather than
+in a thread each (`InlineMiddleware`). It lives here, not in the apps, because the apps do not depend on
+WhiteNoise: a host site serves its static files and orders its middleware as it chooses."""
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+import csp.middleware as csp
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings as django_settings
+from django.contrib.auth import middleware as auth
+from django.contrib.messages import middleware as messages
+from django.contrib.sessions import middleware as sessions
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
+from django.middleware import common
+from django.utils.deprecation import MiddlewareMixin
 from whitenoise.middleware import WhiteNoiseMiddleware
 
 
@@ -39,3 +46,60 @@ class StaticFilesMiddleware(WhiteNoiseMiddleware):
         if static_file is not None:
             return self.serve(static_file, request)
         return await self.get_response(request)
+
+
+class InlineMiddleware(MiddlewareMixin):
+    """Django's `MiddlewareMixin`, its hooks run in the event loop under ASGI. Django's own mixin runs
+    `process_request` and `process_response` each in a thread (`sync_to_async`), since a hook may read the
+    database: two thread hops per middleware for every request. The hooks of the classes below read and
+    write only the request and the response (headers, cookies, a lazy user), so they run inline; a hook that
+    would reach the database this time says so in `needs_thread` and runs in a thread as Django runs it.
+    (Django's security, CSRF and clickjacking middleware stay Django's own: `check --deploy` looks for them
+    by their dotted paths in MIDDLEWARE.)"""
+
+    def needs_thread(self, request: HttpRequest, response: HttpResponseBase) -> bool:
+        """Whether `process_response` may reach the database for this response (then it runs in a thread)."""
+        return False
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
+        response = None
+        process_request = getattr(self, "process_request", None)
+        if process_request is not None:
+            response = process_request(request)
+        response = response or await cast(Awaitable[HttpResponseBase], self.get_response(request))
+        process_response = getattr(self, "process_response", None)
+        if process_response is not None:
+            if self.needs_thread(request, response):
+                return await sync_to_async(process_response, thread_sensitive=True)(request, response)
+            response = process_response(request, response)
+        return response
+
+
+class CSPMiddleware(InlineMiddleware, csp.CSPMiddleware):
+    """The Content-Security-Policy header (and its nonce)."""
+
+
+class CommonMiddleware(InlineMiddleware, common.CommonMiddleware):
+    """The slash redirect (the URLconf, in memory) and Content-Length."""
+
+
+class AuthenticationMiddleware(InlineMiddleware, auth.AuthenticationMiddleware):
+    """A lazy user: the session is read when something asks for the user, in the thread that asks."""
+
+
+class SessionMiddleware(InlineMiddleware, sessions.SessionMiddleware):
+    """A lazy session; its response hook saves it (the database, or the cache) only when it changed, in a
+    thread then."""
+
+    def needs_thread(self, request: HttpRequest, response: HttpResponseBase) -> bool:
+        session = getattr(request, "session", None)
+        return session is not None and (session.modified or django_settings.SESSION_SAVE_EVERY_REQUEST)
+
+
+class MessageMiddleware(InlineMiddleware, messages.MessageMiddleware):
+    """Messages kept in a cookie, or in the session when they do not fit: the session is read then (its
+    store may be the database), in a thread."""
+
+    def needs_thread(self, request: HttpRequest, response: HttpResponseBase) -> bool:
+        storage = getattr(request, "_messages", None)
+        return storage is not None and bool(storage.used or storage.added_new)

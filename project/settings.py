@@ -87,17 +87,18 @@ MIDDLEWARE = [
     # Right after SecurityMiddleware: static files skip the rest of the stack (sessions, auth). WhiteNoise's
     # middleware, async-capable (chatcore.middleware): no thread hop around the stack inside it.
     "project.middleware.StaticFilesMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "project.middleware.CSPMiddleware",
     # Around everything that can answer under /api/: an error that is not JSON yet (Django's HTML
     # pages, DEBUG's too, a CSRF failure) becomes the API's JSON body.
     "project.errors.ApiJsonErrorsMiddleware",
     # Query strings and form fields holding a NUL: a 400 naming the field before anything reads them.
     "chatcore.middleware.UnstorableTextMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
+    # project.middleware's: Django's (django-csp's) with their hooks in the event loop, not a thread each.
+    "project.middleware.SessionMiddleware",
+    "project.middleware.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "project.middleware.AuthenticationMiddleware",
+    "project.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes requires: it turns a refused log-in into the lock-out page.
     "axes.middleware.AxesMiddleware",

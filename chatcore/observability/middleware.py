@@ -57,6 +57,17 @@ def request_id_from(request: HttpRequest) -> str | None:
 
 
 class RequestIdMiddleware(EdgeMiddleware):
+    def __init__(self, get_response: Callable) -> None:
+        super().__init__(get_response)
+        if self.async_mode:
+            # Django runs a plain `process_view` of an async stack in a thread: a hop for two attribute writes.
+            self.process_view = self._aprocess_view  # type: ignore[method-assign,assignment]
+
+    async def _aprocess_view(
+        self, request: HttpRequest, view_func: Callable, view_args: tuple, view_kwargs: dict
+    ) -> None:
+        RequestIdMiddleware.process_view(self, request, view_func, view_args, view_kwargs)
+
     def before(self, request: HttpRequest) -> None:
         context = work_begin(request_id=request_id_from(request))
         request.request_id = context.request_id  # type: ignore[attr-defined]

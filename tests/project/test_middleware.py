@@ -1,12 +1,19 @@
-"""The site's static files middleware, which no view test reaches on its own."""
+"""The site's middleware: the static files, which no view test reaches on its own, and Django's middleware
+with its hooks in the event loop."""
 
 import asyncio
+import secrets
+import threading
 
-from asgiref.sync import iscoroutinefunction
+import pytest
+from asgiref.sync import async_to_sync, iscoroutinefunction
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.sessions.models import Session
 from django.http import HttpResponse
 from django.test import AsyncRequestFactory, RequestFactory
 
-from project.middleware import StaticFilesMiddleware
+from project.middleware import InlineMiddleware, MessageMiddleware, SessionMiddleware, StaticFilesMiddleware
 
 
 def _middleware(tmp_path, get_response):
@@ -35,3 +42,67 @@ def test_under_wsgi_it_is_whitenoise_as_it_was(tmp_path):
     served = middleware(RequestFactory().get("/static/app.css"))
     assert served.status_code == 200 and b"".join(served.streaming_content) == b"body { margin: 0 }"
     assert middleware(RequestFactory().get("/api/channels/")).content == b"the view"
+
+
+class _Recorded(InlineMiddleware):
+    """Records the thread each hook runs in."""
+
+    def __init__(self, get_response):
+        super().__init__(get_response)
+        self.threads: list[int] = []
+
+    def process_request(self, request):
+        self.threads.append(threading.get_ident())
+
+    def process_response(self, request, response):
+        self.threads.append(threading.get_ident())
+        return response
+
+
+def test_inline_hooks_run_in_the_event_loop():
+    loop_thread = []
+
+    async def view(request):
+        loop_thread.append(threading.get_ident())
+        return HttpResponse("the view")
+
+    middleware = _Recorded(view)
+    assert iscoroutinefunction(middleware)
+    assert asyncio.run(middleware(AsyncRequestFactory().get("/"))).content == b"the view"
+    assert middleware.threads == loop_thread * 2
+
+
+def _with_session(view):
+    return SessionMiddleware(view)
+
+
+@pytest.mark.django_db
+def test_a_session_left_alone_is_not_saved_and_a_changed_one_is_saved_in_a_thread():
+    """The database is read in a thread: inline in the event loop, Django refuses it
+    (SynchronousOnlyOperation), so the saved row shows the hook ran in one."""
+
+    async def reads(request):
+        return HttpResponse("read")
+
+    async def writes(request):
+        request.session["seen"] = True
+        return HttpResponse("written")
+
+    assert not async_to_sync(_with_session(reads))(AsyncRequestFactory().get("/")).cookies
+    response = async_to_sync(_with_session(writes))(AsyncRequestFactory().get("/"))
+    key = response.cookies[settings.SESSION_COOKIE_NAME].value
+    assert Session.objects.get(session_key=key).get_decoded() == {"seen": True}
+
+
+@pytest.mark.django_db
+def test_a_message_that_does_not_fit_its_cookie_goes_to_the_session():
+    """The message storage falls back on the session (read from the database, in a thread) when the
+    cookie would be too large."""
+
+    async def view(request):
+        messages.info(request, secrets.token_hex(4_000))  # incompressible: too large for the cookie
+        return HttpResponse("told")
+
+    response = async_to_sync(_with_session(MessageMiddleware(view)))(AsyncRequestFactory().get("/"))
+    key = response.cookies[settings.SESSION_COOKIE_NAME].value
+    assert "_messages" in Session.objects.get(session_key=key).get_decoded()
