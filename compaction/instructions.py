@@ -106,14 +106,14 @@ _HINTS = (
 _NEEDED = _HINTS | frozenset("more shorter longer code tables mustn mustn't".split())
 
 
-# A sentence's lower-cased words as `is_instruction` may be given them: runs of letters and digits, a word with an
-# apostrophe kept whole and read in its parts too ("don't", "don", "t"), as the offline summarizer splits them.
-_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-
-
 def sentence_words(sentence: str) -> frozenset[str]:
-    """The lower-cased words of `sentence` (see _WORD_RE)."""
-    listed = _WORD_RE.findall(sentence.lower().replace("’", "'"))
+    """The lower-cased words of `sentence` as `is_instruction` may be given them: runs of letters and digits
+    (`lexicon.TOKEN_RE`), a word with an apostrophe kept whole and read in its parts too ("don't", "don", "t"), as
+    the offline summarizer splits them."""
+    lower = sentence.lower().replace("’", "'")
+    listed = lexicon.tokens_of(lower)
+    if "'" not in lower:
+        return frozenset(listed)
     return frozenset(listed).union(part for token in listed if "'" in token for part in token.split("'"))
 
 

@@ -110,8 +110,27 @@ OUTCOME_RE = re.compile(
 )
 
 
+# Lower-cased words with an apostrophe's tail kept ("don't"): how the summarizer and the instruction finder split.
+TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# Each byte that is no ASCII lower-case letter or digit made a space: the runs of ASCII text in one translate and a
+# split, without a match object per word.
+_NOT_RUN_BYTES = bytes(byte if byte in b"abcdefghijklmnopqrstuvwxyz0123456789" else 32 for byte in range(256))
+
+
+def _ascii_runs(lower: str) -> list[str]:
+    return lower.encode("ascii").translate(_NOT_RUN_BYTES).decode("ascii").split()
+
+
+def tokens_of(lower: str) -> list[str]:
+    """`TOKEN_RE.findall(lower)` (`lower` lower-cased): on ASCII text without an apostrophe, exactly its runs of
+    letters and digits."""
+    return _ascii_runs(lower) if lower.isascii() and "'" not in lower else TOKEN_RE.findall(lower)
+
+
 def content_words(text: str) -> list[str]:
-    return [w for w in CONTENT_WORD_RE.findall(text.lower()) if w not in STOP_WORDS]
+    lower = text.lower()
+    runs = _ascii_runs(lower) if lower.isascii() else CONTENT_WORD_RE.findall(lower)
+    return [w for w in runs if w not in STOP_WORDS]
 
 
 def split_sentences(text: str) -> list[str]:

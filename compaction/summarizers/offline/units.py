@@ -21,7 +21,6 @@ from compaction.summarizers.offline import patterns, scoring
 from compaction.transcript import TranscriptItem, format_date
 
 QUOTE_TOKENS = 2  # the quotation marks around a quote
-_TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # Words of any other script (Greek, Cyrillic, Devanagari, accented Latin …), and the runs of scripts written
 # without spaces (Chinese, Japanese, Korean syllables are spaced but kept here too), read as overlapping pairs
 # of characters: what a word is there without a dictionary.
@@ -104,7 +103,7 @@ def read_item(index: int, item: TranscriptItem) -> list[Read]:
     reads = []
     for piece in pieces:
         lower = piece.text.lower().replace("’", "'")
-        listed = _TOKEN_RE.findall(lower)
+        listed = lexicon.tokens_of(lower)
         if "'" in lower:
             found = set(listed)
             found.update(part for token in listed if "'" in token for part in token.split("'"))
