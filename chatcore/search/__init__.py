@@ -14,6 +14,9 @@ adds redaction). How it works, and why it stays fast on long channels:
    a common word's arm sends back only its count, and on PostgreSQL each
    candidate's row says which words it matches; SQLite's FTS5 cannot test a
    row in a select list, so there one more query checks the common words);
+   a query of one word or phrase is one query for its most recent
+   `SEARCH_CANDIDATES` matches, which are its candidates whether it is rare
+   (all of them) or common (the fallback below);
 3. the candidates are ranked in Python, the same on both databases
    (chatcore.search.ranking), and the best `limit` come back with their
    neighbouring turns on the path (one query).
@@ -96,6 +99,24 @@ def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_t
     weights: dict[str, float] = {}
     common: list[str] = []
     dated = bool(parsed.periods)  # dates only count when the query names a period
+    if len(parsed.units) == 1 and conf.SEARCH_CANDIDATES > cap:
+        # One word or phrase: rare, its candidates are all its matches; common, its most recent
+        # SEARCH_CANDIDATES. Both are what one query for its most recent SEARCH_CANDIDATES gives, and its
+        # count (up to the cap) is how many that query found: one statement instead of a count and a fallback.
+        (unit,) = parsed.units
+        rows, _members = engine.candidates(
+            units=(unit,),
+            operator="AND",
+            filters=filters,
+            limit=conf.SEARCH_CANDIDATES,
+            recent_first=True,
+            dated=dated,
+            flagged=False,
+        )
+        found = {row.id: row for row in rows}
+        weights[unit] = ranking.idf(matches=min(len(rows), cap + 1), messages=messages)
+        matched[unit] = set(found)
+        return _scored(parsed, found, matched, weights, average_tokens, context, limit)
     each = engine.candidates_each(units=parsed.units, filters=filters, limit=cap + 1, dated=dated)
     members = each.members  # which candidates match each unit, when the engine's rows say it
     for unit, count in each.counts.items():
@@ -123,6 +144,18 @@ def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_t
     else:
         rare = tuple(unit for unit in parsed.units if matched.get(unit))  # every candidate matches one of these
         matched.update(engine.members(units=tuple(common), ids=list(found), within=rare))
+    return _scored(parsed, found, matched, weights, average_tokens, context, limit)
+
+
+def _scored(
+    parsed: ParsedQuery,
+    found: dict[int, engine.Candidate],
+    matched: dict[str, set[int]],
+    weights: dict[str, float],
+    average_tokens: float,
+    context: int,
+    limit: int,
+) -> list[tuple[float, int, int]]:
     scores = ranking.base_scores(
         query=parsed, candidates=found.values(), matched=matched, weights=weights, average_tokens=average_tokens
     )

@@ -204,13 +204,14 @@ def candidates(
     limit: int,
     recent_first: bool = False,
     dated: bool = True,
+    flagged: bool = True,
 ) -> tuple[list[Candidate], dict[str, set[int]] | None]:
     """Messages matching the units (all of them with AND, any with OR), at most `limit`; without `dated`,
-    their `created_at` is left None. With them, where `flags_in_rows`, which of them match each unit
-    (else None: ask `members`)."""
+    their `created_at` is left None. With them, where `flags_in_rows` and unless not `flagged`, which of
+    them match each unit (else None: ask `members`)."""
     match, match_params = _match(units, operator)
     where, where_params = filters.sql()
-    flagged = flags_in_rows()
+    flagged = flagged and flags_in_rows()
     flags, flag_params = _flags(units, "m.search_vector") if flagged else ("", [])
     order = ""
     if recent_first:
