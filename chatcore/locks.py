@@ -9,6 +9,8 @@ one, Django refuses `select_for_update`. On SQLite a write transaction holds the
 (IMMEDIATE, project settings), which serialises the same writers.
 """
 
+from django.db import connection
+
 from chatcore.models import Channel, Cursor, Summary
 
 
@@ -28,19 +30,30 @@ def channel_lock_with_cursor(*, channel_id: int, user_id: int) -> tuple[Channel,
     rows joined to them as they were when it began: so the statement joins only messages, which never
     change, and a cursor another writer moved meanwhile no longer joins its old leaf: no row comes back.
     Then, as when the user has no cursor, the cursor is None and the channel comes from `channel_lock`
-    alone: the caller reads the cursor under the lock. The summary in force (it can change: reverted, its
-    quotes blanked) is read after the lock, when there is one. Channel.DoesNotExist when gone."""
-    found = list(
+    alone: the caller reads the cursor under the lock. The summary in force comes in the same statement,
+    though it can change (written, reverted, its quotes blanked): every such change moves each cursor of
+    the channel too (`services.cursors_refresh`, under this lock), and on PostgreSQL a cursor whose row
+    changed while the statement waited does not come back either (UNCHANGED_SINCE_SNAPSHOT), so a summary
+    read with the cursor is the one in force. Channel.DoesNotExist when gone."""
+    rows = (
         Cursor.objects.select_for_update(of=("channel", "self"))
-        .select_related("channel__model", "channel__persona", "leaf__root")
-        .filter(channel_id=channel_id, user_id=user_id)[:1]
+        .select_related("channel__model", "channel__persona", "leaf__root", "summary__through_message")
+        .filter(channel_id=channel_id, user_id=user_id)
     )
+    if connection.vendor == "postgresql":
+        rows = rows.extra(
+            where=[UNCHANGED_SINCE_SNAPSHOT.format(table=connection.ops.quote_name(Cursor._meta.db_table))]
+        )
+    found = list(rows[:1])
     if not found:
         return channel_lock(channel_id=channel_id), None
-    cursor = found[0]
-    if cursor.summary_id is not None:
-        cursor.summary = Summary.objects.select_related("through_message").get(pk=cursor.summary_id)
-    return cursor.channel, cursor
+    return found[0].channel, found[0]
+
+
+# The cursor's row as locked is the version the statement's snapshot holds: a subquery is evaluated with
+# that snapshot even when PostgreSQL checks the statement's conditions again on a row version that
+# committed while it waited (its transaction id, xmin, differs then).
+UNCHANGED_SINCE_SNAPSHOT = "{table}.xmin = (SELECT c.xmin FROM {table} c WHERE c.id = {table}.id)"
 
 
 def summary_lock(*, summary: Summary) -> tuple[Channel, Summary]:

@@ -59,7 +59,7 @@ def test_the_summary_in_force_comes_with_the_locked_cursor(user, django_assert_n
     channel = ChannelFactory(owner=user)
     first, _ = build_path(channel, 2)
     summary = summary_write(channel=channel, through_message=first, content="Earlier: a question.", created_by=None)
-    with transaction.atomic(), django_assert_num_queries(2):
+    with transaction.atomic(), django_assert_num_queries(1):
         _, cursor = channel_lock_with_cursor(channel_id=channel.pk, user_id=user.pk)
         assert cursor is not None and cursor.summary == summary and cursor.summary.through_message == first
 
@@ -91,6 +91,40 @@ def test_a_cursor_moved_while_the_lock_was_awaited_is_the_one_a_message_follows(
     thread.join(5)
     assert message.parent_id == first.pk
     assert selectors.cursor_get(channel=channel, user=user).leaf_id == message.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_summary_written_while_the_lock_was_awaited_is_the_one_a_message_continues(user):
+    """Another writer holds the channel and writes a summary (the cursor stays on its leaf): the waiting
+    writer's message continues under that summary, and the pressure counts from it (PostgreSQL: the cursor's
+    row changed while the lock was awaited, so it and the summary in force are read again)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("an SQLite write transaction waits before it reads anything")
+    channel = ChannelFactory(owner=user)
+    first, _, _ = build_path(channel, 3)
+    locked, release, written = threading.Event(), threading.Event(), []
+
+    def summarizer():
+        try:
+            with transaction.atomic():
+                written.append(
+                    summary_write(channel=channel, through_message=first, content="Earlier.", created_by=None)
+                )
+                locked.set()
+                release.wait(5)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=summarizer)
+    thread.start()
+    assert locked.wait(5)
+    threading.Timer(0.5, release.set).start()  # the append below is waiting for the channel by then
+    message = message_append(channel=channel, user=user, role="user", content="And then?")
+    thread.join(5)
+    cursor = selectors.cursor_get(channel=channel, user=user)
+    assert (cursor.leaf_id, cursor.summary_id) == (message.pk, written[0].pk)
+    channel.refresh_from_db()
+    assert channel.context_tokens == message.path_tokens - first.path_tokens + written[0].tokens
 
 
 def test_a_channel_that_is_gone_cannot_be_locked(db):

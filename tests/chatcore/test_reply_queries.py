@@ -3,14 +3,14 @@
 Counted from the request's arrival to the stored reply (the model on the loopback server). The
 person's limit on model calls is counted in the cache, which is Redis in production: here an
 in-memory cache, so that only the database's own statements are counted. A reply's statements:
-the channel; the user's turn (the channel's row lock with the user's cursor; then the insert, the
-cursor and the channel's pressure); the context (the path: the cursor is the one the user's turn
-placed, which the tools on offer read too); the chat role's models; the reply (the lock with the
-cursor; then the model call's usage row, the insert, the cursor and the pressure). On PostgreSQL
-what follows each lock is one statement (chatcore.statements), the path read with the user's turn;
-SQLite writes one table per statement. Inside the test's transaction each service's transaction adds
-a savepoint and its release. The aim is at most six; the counts below say where it stands and keep
-it from growing.
+the channel; the user's turn (the channel's row lock with the user's cursor and the summary in
+force; then the insert, the cursor and the channel's pressure); the context (the path: the cursor
+is the one the user's turn placed, which the tools on offer read too); the chat role's models; the
+reply (the lock with the cursor; then the model call's usage row, the insert, the cursor and the
+pressure). On PostgreSQL what follows each lock is one statement (chatcore.statements), the path
+read with the user's turn; SQLite writes one table per statement. Inside the test's transaction
+each service's transaction adds a savepoint and its release. The aim is at most six; the counts
+below say where it stands and keep it from growing.
 """
 
 import pytest
@@ -18,6 +18,7 @@ from django.db import connection
 from django.urls import reverse
 
 from chatcore.models import Cursor, Message
+from chatcore.services import summary_write
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, build_path
 from tests.chatcore.test_streaming import parse_events, read_stream
@@ -64,6 +65,21 @@ def test_an_api_reply_whole(api, channel, django_assert_num_queries):
     assert (cursor.leaf_id, cursor.summary_id, reply.depth) == (reply.pk, None, 7)
     assert (channel.context_messages, channel.context_tokens) == (8, reply.path_tokens)
     assert channel.context_ratio == reply.path_tokens / channel.context_budget
+
+
+def test_an_api_reply_under_a_summary(api, channel, django_assert_num_queries):
+    """A summary in force comes with each lock's cursor: the reply costs what it costs without one, and the
+    read of compaction's global settings that decides whether the recall tool is offered with it."""
+    through = Message.objects.filter(channel=channel).order_by("depth")[3]
+    summary = summary_write(channel=channel, through_message=through, content="Earlier: a plan.", created_by=None)
+    url = reverse("chat_api:reply", args=[channel.pk])
+    with django_assert_num_queries(REPLY + 2):
+        response = api.post(url, {"content": "And now?", "stream": True}, format="json")
+        events = parse_events(read_stream(response))
+    reply = Message.objects.get(pk=events[-1][1]["message"]["id"])
+    channel.refresh_from_db()
+    assert Cursor.objects.get(channel=channel).summary_id == summary.pk
+    assert channel.context_tokens == reply.path_tokens - through.path_tokens + summary.tokens
 
 
 def test_a_page_reply_streamed(client_user, channel, django_assert_num_queries):
