@@ -161,7 +161,38 @@ def _classified(points: np.ndarray, ascii_table: np.ndarray, test) -> np.ndarray
     return found
 
 
-def _read(folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+# For an ASCII batch, by byte: the character `_squeezed` reads (each digit "0", a newline a space), and whether a run
+# of it is read as one (`_RUN_MARKS`).
+_SQUEEZED_BYTES = bytes(
+    _DIGIT if _DIGIT <= byte < _DIGIT + 10 else _SPACE if byte == _NEWLINE else byte for byte in range(256)
+)
+_RUN_MARK_BYTES = np.append(_RUN_MARKS[:128], np.zeros(128, dtype=bool))
+
+
+def _squeezed_ascii(points: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_squeezed` of an ASCII batch whose bytes `_SQUEEZED_BYTES` already made what it reads (uint8, so that the
+    look-ups and comparisons move a quarter of the memory): the same points (uint32) and starts."""
+    digits = points == _DIGIT  # a digit is "0" now, and "0" is the only character that became "0"
+    repeated = np.zeros(len(points), dtype=bool)
+    repeated[1:] = digits[1:] & digits[:-1]
+    marks = _RUN_MARK_BYTES[points]
+    repeated[1:] |= marks[1:] & (points[1:] == points[:-1])
+    if repeated.any():
+        kept = ~repeated
+        points, starts = points[kept], _kept_before(kept, starts)
+    return points.astype(np.uint32), starts
+
+
+def _kept_before(kept: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """`(np.cumsum(kept) - 1)[starts]` (int64) from the kept characters of each text (`starts` strictly rising from
+    0): a sum per text and a running total over the texts, instead of a running total over every character."""
+    counts = np.add.reduceat(kept, starts, dtype=np.int64)
+    before = np.zeros(len(starts), dtype=np.int64)
+    np.cumsum(counts[:-1], out=before[1:])
+    return before + kept[starts] - 1
+
+
+def _read(folded: Sequence[str], *, ascii_bytes: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(`_points` of the texts as `prepare` makes them, their starts, `neutral_counts`), for the whole batch in a few
     array operations: `prepare` and `neutral_counts` read each text with a regular expression, several times the
     cost of everything else the model does. Exactly the tokens `_TECHNICAL_RE` finds are left out: runs of
@@ -170,11 +201,19 @@ def _read(folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     a colon."""
     padded = [f" {text} " for text in folded]
     joined = _GAP.join(padded) + _GAP
-    points, starts = _codes(joined), _starts([len(text) for text in padded])
-    if joined.isascii():  # one look-up for the three classes
+    starts = _starts([len(text) for text in padded])
+    ascii_batch = ascii_bytes and joined.isascii()
+    if ascii_batch:  # bytes all along, and one look-up for the three classes
+        data = joined.encode("ascii")
+        classes = _ASCII_CLASSES[np.frombuffer(data, dtype=np.uint8)]
+        space, marked, inner = (classes & 1).astype(bool), (classes & 2).astype(bool), (classes & 4).astype(bool)
+        points = np.frombuffer(data.translate(_SQUEEZED_BYTES), dtype=np.uint8)
+    elif joined.isascii():
+        points = _codes(joined)
         classes = _ASCII_CLASSES[points]
         space, marked, inner = (classes & 1).astype(bool), (classes & 2).astype(bool), (classes & 4).astype(bool)
     else:
+        points = _codes(joined)
         space = _classified(points, _ASCII_SPACES, str.isspace)
         small = np.minimum(points, 127)
         inner = _INNER_MARKS[small] & (points < 128)
@@ -199,8 +238,11 @@ def _read(folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         kept &= technical[np.maximum(token, 0)]
         np.logical_not(kept, out=kept)
         # A text starts with a space: its start is always kept.
-        points, starts = points[kept], (np.cumsum(kept, dtype=np.int32) - 1)[starts].astype(np.int64)
-    points, starts = _squeezed(points, starts)
+        if ascii_batch:
+            points, starts = points[kept], _kept_before(kept, starts)
+        else:
+            points, starts = points[kept], (np.cumsum(kept, dtype=np.int32) - 1)[starts].astype(np.int64)
+    points, starts = _squeezed_ascii(points, starts) if ascii_batch else _squeezed(points, starts)
     return points, starts, neutral * len(ORDERS)
 
 

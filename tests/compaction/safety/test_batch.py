@@ -252,6 +252,17 @@ def test_the_runs_of_ascii_text_are_those_python_s_expression_finds():
         assert encoded.runs(text) == expected, repr(text)
 
 
+def test_an_ascii_batch_read_as_bytes_is_read_as_code_points_are():
+    marks = "ab 0123456789\n.,:/_@-#!!  ..\x01"
+    generator = random.Random(9)
+    texts = ["".join(generator.choice(marks) for _ in range(generator.randint(0, 60))) for _ in range(20_000)]
+    texts += [text for text in _texts() if text.isascii()]
+    for batch in (texts, texts[:1], [""], ["12 34"], ["1/2 a"], texts[100:400]):
+        fast, general = learned._read(batch), learned._read(batch, ascii_bytes=False)
+        for mine, theirs in zip(fast, general, strict=True):
+            assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs)
+
+
 def test_a_number_is_read_whatever_its_length():
     model = learned.shipped()
     texts = [fold("Crew 7 loaded 13 crates onto barge 2"), fold("Crew 1007 loaded 13013 crates onto barge 20002")]
