@@ -85,9 +85,13 @@ def with_neighbours(
     """The best `limit` as (score, depth, id), best first; all candidates are on one path, so depth says who
     is next to whom."""
     by_depth = {depth_of[i]: s for i, s in scores.items()}
+    near = by_depth.get
+    steps = [step for step in range(-context, context + 1) if step]
     ranked = []
     for message_id, score in scores.items():
         depth = depth_of[message_id]
-        around = sum(by_depth.get(depth + step, 0.0) for step in range(-context, context + 1) if step)
+        around = 0.0  # added up in the order of the steps, as sum() did
+        for step in steps:
+            around += near(depth + step, 0.0)
         ranked.append((score + NEIGHBOUR_SHARE * around, depth, message_id))
     return heapq.nlargest(limit, ranked)  # as sorted(ranked, reverse=True)[:limit], without sorting them all

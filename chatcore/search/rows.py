@@ -15,7 +15,8 @@ import weakref
 
 from django.contrib.auth import get_user_model
 from django.db import connection, connections
-from django.db.models import Model
+from django.db.models import Model, signals
+from django.db.models.base import ModelState
 
 from chatcore.models import Cursor, Message, Summary
 from chatcore.search.engine import Segment, segments_cte
@@ -34,13 +35,24 @@ class PathState:
     segments: tuple[Segment, ...]  # the path's, leaf first (chatcore.search.engine.path_segments)
 
 
+_COLUMNS: dict[tuple[str, str, object], str] = {}
+
+
 def _columns(alias: str, fields) -> str:
-    return ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in fields)
+    key = (connection.vendor, alias, fields[0].model)
+    if key not in _COLUMNS:
+        _COLUMNS[key] = ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in fields)
+    return _COLUMNS[key]
 
 
 class _Loader:
     """Model instances from raw column values, converted as a queryset converts them (dates, JSON...).
-    Made once per connection and model (`_loader`): working out the converters cost more than using them."""
+    Made once per connection and model (`_loader`): working out the converters cost more than using them.
+
+    An instance is filled in directly rather than through `Model.__init__` (which sets each field one by
+    one, most of what loading a search's messages cost), as chatcore.selectors loads a path: a new
+    instance's field attributes hold no cached object, so the result is `Model.from_db`'s; when anything
+    listens for the model's init signals, instances are made the ordinary way."""
 
     def __init__(self, model, fields, db) -> None:
         self.model = model
@@ -56,7 +68,15 @@ class _Loader:
         values = list(values)
         for index, converter, column in self.converters:
             values[index] = converter(values[index], column, self.connection)
-        return self.model.from_db(self.connection.alias, self.names, values)
+        model, alias = self.model, self.connection.alias
+        if signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model):
+            return model.from_db(alias, self.names, values)
+        instance = model.__new__(model)
+        instance.__dict__.update(zip(self.names, values, strict=True))
+        instance._state = ModelState()
+        instance._state.adding = False
+        instance._state.db = alias
+        return instance
 
 
 _LOADERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection object -> {model: _Loader}
