@@ -27,11 +27,12 @@ from django.db.models import Exists, OuterRef, signals
 from django.db.models.base import ModelState
 from django.utils import timezone
 
-from chatcore import services
+from chatcore import conf, services
 from chatcore.chain import chain_hash, chain_seed
 from chatcore.metadata.validation import metadata_validate
 from chatcore.models import Channel, Message
 from chatcore.search import schema as search_schema
+from chatcore.tokens import count_tokens
 
 BATCH_SIZE = 2_000
 
@@ -68,8 +69,10 @@ def _reserve_ids(count: int) -> list[int]:
         return []
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
+            # The sequence named once (an InitPlan): named per row, its lookup cost more than the nextval.
             cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count]
+                "SELECT nextval((SELECT pg_get_serial_sequence(%s, 'id')::regclass)) FROM generate_series(1, %s)",
+                [table, count],
             )
             return sorted(row[0] for row in cursor.fetchall())
         cursor.execute(f"SELECT MAX(id) FROM {table}")  # noqa: S608 (table name from the model)
@@ -250,13 +253,15 @@ def messages_bulk_import(
     # something listens for a Message being made.
     plain = not (signals.pre_init.has_listeners(Message) or signals.post_init.has_listeners(Message))
     message_size, tree_fields, of = services.message_size, services.message_tree_fields, segments.of
-    user_role, names = Message.Role.USER, _NAMES
+    user_role, names, overhead = Message.Role.USER, _NAMES, conf.MESSAGE_OVERHEAD_TOKENS
 
     def rows() -> Iterator[tuple]:
         for index, item in enumerate(items):
             _item_check(index, item)
             parent = built[item.parent] if item.parent is not None else under
-            if item.tokens is None:
+            if item.tokens is None and not item.metadata:
+                tokens, chars = count_tokens(item.content) + overhead, len(item.content)  # message_size, no metadata
+            elif item.tokens is None:
                 tokens, chars = message_size(content=item.content, metadata=item.metadata)
             else:
                 tokens, chars = item.tokens, len(item.content) if item.chars is None else item.chars

@@ -334,6 +334,8 @@ def test_a_large_bulk_import_is_indexed_as_the_triggers_index_one_message(channe
         [getattr(loaded[m.pk], f) for f in fields] for m in built
     ]
     assert all(not m._state.adding and m._state.db == "default" for m in built)
+    sizes = [services.message_size(content=item.content, metadata=item.metadata) for item in items]
+    assert [(m.tokens, m.chars) for m in built] == sizes
     assert [m.author for m in built[:2]] == [channel.owner, None]
 
 
