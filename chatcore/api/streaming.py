@@ -30,7 +30,7 @@ from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
 from chatcore.api.exceptions import exception_handler
-from chatcore.api.serializers import MessageSerializer
+from chatcore.api.serializers import message_data
 from chatcore.db_steps import db_step
 from chatcore.errors import ServiceError
 from chatcore.replies import ReplyPlan
@@ -83,7 +83,7 @@ def _done_data(done: ReplyDone) -> dict:
     """Read from the stored message alone (MessageSerializer's fields are its columns): no query, so no
     thread is needed to build it in the event loop."""
     return {
-        "message": MessageSerializer(done.message).data,
+        "message": message_data(done.message),
         "usage": done.message.metadata["usage"],
     }
 
@@ -119,7 +119,7 @@ class PendingReply(Response):
         except ServiceError as error:
             self.data, self.status_code = error_body(error, view)
         else:
-            self.data = MessageSerializer(message).data  # its columns alone: no query (see `_done_data`)
+            self.data = message_data(message)  # its columns alone: no query (see `_done_data`)
         return self
 
 

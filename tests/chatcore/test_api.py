@@ -9,6 +9,7 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from chatcore import selectors, services
+from chatcore.api.serializers import MessageSerializer, message_data
 from chatcore.api_tokens import api_token_create
 from chatcore.context import SUMMARY_FRAME, context_assemble
 from chatcore.llm import OFFLINE_REPLY
@@ -641,3 +642,13 @@ def test_schema_generates_valid_without_warnings(db):
     out = io.StringIO()
     call_command("spectacular", "--validate", "--fail-on-warn", stdout=out)  # raises on any warning or error
     assert out.getvalue().startswith("openapi: 3.0.3")
+
+
+def test_message_data_is_what_the_message_serializer_gives(channel, user):
+    """The replies' answers use one serializer whose fields were built once: the same JSON as a new one."""
+    build_path(channel, 3, user=user)
+    messages = list(Message.objects.filter(channel=channel).order_by("id"))
+    messages[-1].metadata = {"usage": {"input_tokens": 3, "output_tokens": 5}}
+    assert messages[0].parent_id is None and any(message.author_id for message in messages)
+    for message in messages:
+        assert message_data(message) == MessageSerializer(message).data
