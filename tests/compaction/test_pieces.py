@@ -1,8 +1,13 @@
 """Where messages are cut into sentences and clauses (`compaction.pieces`)."""
 
+import random
+import re
+
 import pytest
 
+from compaction import pieces
 from compaction.pieces import pieces_of
+from devtools import redaction_eval as corpora
 
 
 @pytest.mark.parametrize(
@@ -29,3 +34,23 @@ def test_sentences_end_at_their_mark_and_long_ones_are_offered_in_clauses(text, 
 
     assert [(piece.text, piece.sentence) for piece in pieces] == expected
     assert all(text[piece.start : piece.end] == piece.text and not piece.cut for piece in pieces)
+
+
+# The sentence ends as two alternatives, each opening with its own class of marks.
+_SENTENCE_END_BY_FAMILY = re.compile(
+    r"[.!?…।॥؟]([\"'”’)»]*\s+)(?=[\"'“‘(«„]?[^\W_a-z\u00df-\u024f])|[。！？]([”’」』）)]*\s*)(?=[^\s”’」』）)])"
+)
+
+
+def test_sentence_ends_are_those_of_the_two_families():
+    marks = list(".!?…।॥؟。！？\"'”’)»“‘(«„」』）aAß Ωz1_ \n\t")
+    generator = random.Random(4)
+    texts = ["".join(generator.choice(marks) for _ in range(generator.randint(0, 40))) for _ in range(50_000)]
+    texts += corpora.locomo_messages(corpora.default_locomo()[:1]) + corpora.demo_messages()
+
+    def ends(expression: re.Pattern[str], text: str, start: int = 0) -> list:
+        return [(m.span(), m.span(1), m.span(2)) for m in expression.finditer(text, start, len(text))]
+
+    for text in texts:
+        assert ends(pieces._SENTENCE_END_RE, text) == ends(_SENTENCE_END_BY_FAMILY, text), repr(text)
+        assert ends(pieces._SENTENCE_END_RE, text, 1) == ends(_SENTENCE_END_BY_FAMILY, text, 1), repr(text)
