@@ -13,6 +13,8 @@ is a new conversation), one more query takes every hash (in chunks from the
 newest, which the monotone property allows to stop at the first hit).
 """
 
+from collections.abc import Iterator
+
 from django.contrib.auth.models import User
 from django.db.models import Exists, OuterRef, QuerySet
 
@@ -20,25 +22,45 @@ from chatcore.models import Channel, Message
 from compaction.gateway import conf
 
 
-def _deepest(channels: QuerySet[Channel], hashes: list[str], children: bool) -> Message | None:
-    """The deepest message with one of `hashes` in one of `channels` (with `children`, annotated
-    `has_children`), its path's root loaded (what is appended under it shares that root, which the
-    context reads when a summary is in force).
+def _found(channels: QuerySet[Channel], hashes: list[str]) -> QuerySet[Message]:
+    """The messages with one of `hashes` in one of `channels`, deepest first (newest among equals).
 
     The channels are an EXISTS test on each hit, never a join: joined, SQLite's planner (which has no
     statistics) walks the owner's channels and every message in them (the channel index) and tests
     each hash, a cost that grew with the user's whole history on every call (`compaction_bench
     --scenario gateway`); as a test it must find the messages by the chain hash index.
     """
-    found = (
+    return (
         Message.objects.filter(chain_hash__in=hashes)
         .filter(Exists(channels.filter(pk=OuterRef("channel_id"))))
-        .select_related("channel", "channel__model", "channel__persona", "root")
         .order_by("-depth", "-id")
     )
+
+
+def _deepest(channels: QuerySet[Channel], hashes: list[str], children: bool) -> Message | None:
+    """The deepest message with one of `hashes` in one of `channels` (with `children`, annotated
+    `has_children`), its path's root loaded (what is appended under it shares that root, which the
+    context reads when a summary is in force)."""
+    found = _found(channels, hashes).select_related("channel", "channel__model", "channel__persona", "root")
     if children:
         found = found.annotate(has_children=Exists(Message.objects.filter(parent_id=OuterRef("pk"))))
     return found.first()
+
+
+def _probes(hashes: list[str]) -> Iterator[list[str]]:
+    """The hashes in the order they are tried: the newest few, then the rest in chunks from the newest
+    (the monotone property lets the search stop at the first chunk with a hit)."""
+    if not hashes:
+        return
+    tail = hashes[-conf.TAIL_PROBE :]
+    yield tail
+    rest = hashes[: len(hashes) - len(tail)]
+    for end in range(len(rest), 0, -conf.LOOKUP_CHUNK):
+        yield rest[max(0, end - conf.LOOKUP_CHUNK) : end]
+
+
+def _user_channels(user: User) -> QuerySet[Channel]:
+    return Channel.objects.filter(owner=user, deleted_at__isnull=True)
 
 
 def deepest_match(
@@ -51,18 +73,37 @@ def deepest_match(
     it has children already (`has_children`: what is appended under it then starts a branch), in the
     same query.
     """
-    if not hashes:
-        return None
-    queryset = Channel.objects.filter(owner=user, deleted_at__isnull=True)
+    queryset = _user_channels(user)
     if channel_id is not None:
         queryset = queryset.filter(pk=channel_id)
-    tail = hashes[-conf.TAIL_PROBE :]
-    found = _deepest(queryset, tail, children)
-    if found is not None or len(hashes) <= len(tail):
-        return found
-    rest = hashes[: -len(tail)]
-    for end in range(len(rest), 0, -conf.LOOKUP_CHUNK):
-        found = _deepest(queryset, rest[max(0, end - conf.LOOKUP_CHUNK) : end], children)
+    for probe in _probes(hashes):
+        found = _deepest(queryset, probe, children)
         if found is not None:
             return found
+    return None
+
+
+def deepest_channel(*, user: User, hashes: list[str]) -> int | None:
+    """The channel of `deepest_match(user=user, hashes=hashes)`: what a call locks before it looks for the
+    match again under the lock, so it reads only the id (no row, no join)."""
+    for probe in _probes(hashes):
+        found = list(_found(_user_channels(user), probe).values_list("channel_id", flat=True)[:1])
+        if found:
+            return found[0]
+    return None
+
+
+def deepest_in_locked(*, user: User, channel: Channel, hashes: list[str]) -> Message | None:
+    """`deepest_match(user=user, hashes=hashes, channel_id=channel.pk, children=True)` for a channel the caller
+    has locked and holds as it is now (`chatcore.locks.channel_lock`): whether the channel is the user's and
+    live is read from that row, and the match carries it instead of reading it again."""
+    if channel.owner_id != user.pk or channel.deleted_at is not None:
+        return None
+    children = Exists(Message.objects.filter(parent_id=OuterRef("pk")))
+    for probe in _probes(hashes):
+        rows = _found(Channel.objects.filter(pk=channel.pk), probe).select_related("root")
+        found = list(rows.annotate(has_children=children)[:1])
+        if found:
+            found[0].channel = channel
+            return found[0]
     return None

@@ -34,7 +34,7 @@ from chatcore.tools import CURSOR_UNREAD, ReplyTool, tools_offered, tools_regist
 from compaction.collector import collector_paused
 from compaction.gateway import conf
 from compaction.gateway.incoming import CompletionRequest, StoredForm
-from compaction.gateway.lookup import deepest_match
+from compaction.gateway.lookup import deepest_channel, deepest_in_locked
 from compaction.services import channel_compact
 
 logger = logging.getLogger(__name__)
@@ -127,10 +127,10 @@ def _append(
         built = messages_bulk_import(channel=channel, user=user, items=items, under=match, move_cursor=False)
         channel.last_activity_at = built[-1].created_at  # what the import wrote
     if match is not None:
-        built[-1].root = match.root or match  # the path's root, as deepest_match loaded it
+        built[-1].root = match.root or match  # the path's root, as the lookup loaded it
     # The cursor follows without walking the tree: the boundary in force is the match's.
     cursor = chatcore_services.cursor_follow(channel=channel, user=user, leaf=built[-1], under=match)
-    if match is not None and match.has_children:  # type: ignore[attr-defined]  # deepest_match(children=True)
+    if match is not None and match.has_children:  # type: ignore[attr-defined]  # deepest_in_locked
         chatcore_services.audit_record(
             actor=user,
             action="gateway.branch",
@@ -173,21 +173,18 @@ def _place(
     hashes = request.hashes if request.hashes is not None and request.hashed_for == user.pk else None
     if hashes is None:
         hashes = chain_hashes(owner_id=user.pk, messages=[(m.role, m.content, m.metadata) for m in request.messages])
-    match = deepest_match(user=user, hashes=hashes, channel_id=pinned.pk if pinned else None)
-    created = False
-    if match is not None:
-        channel = match.channel
-    elif pinned is not None:
-        channel = pinned
-    else:
-        channel = chatcore_services.channel_create(owner=user, title=_title(request.messages), model=model, team=team)
-        created = True
+    # The channel to lock: the one pinned, or the deepest match's (looked for again under the lock: a
+    # concurrent identical call may have appended meanwhile), or a new one.
+    found = pinned.pk if pinned is not None else deepest_channel(user=user, hashes=hashes)
+    created = found is None
+    channel_id = (
+        found or chatcore_services.channel_create(owner=user, title=_title(request.messages), model=model, team=team).pk
+    )
+    # One writer per channel from here: a concurrent identical call finds what this one appends.
+    channel = channel_lock(channel_id=channel_id)
     # A spent budget of the channel's team refuses the turn; the transaction takes back a channel made for it.
     team_budget_check(team_id=channel.team_id)
-    # One writer per channel from here: a concurrent identical call finds what this one appends.
-    channel = channel_lock(channel_id=channel.pk)
-    if not created:
-        match = deepest_match(user=user, hashes=hashes, channel_id=channel.pk, children=True)
+    match = None if created else deepest_in_locked(user=user, channel=channel, hashes=hashes)
     if channel.model_id != model.pk:
         channel = chatcore_services.channel_update(channel=channel, actor=user, model=model)
     leaf, appended, cursor = _append(user=user, channel=channel, match=match, incoming=request.messages, hashes=hashes)
