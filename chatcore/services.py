@@ -426,12 +426,16 @@ def _cursor_follow(*, channel: Channel, user: User, cursor: Cursor | None, messa
     return _cursor_place(channel=channel, user=user, leaf=message, summary=summary, cursor=cursor)
 
 
-def cursor_follow(*, channel: Channel, user: User, leaf: Message, under: Message | None) -> Cursor:
+def cursor_follow(
+    *, channel: Channel, user: User, leaf: Message, under: Message | None, cursor: Cursor | None = None
+) -> Cursor:
     """The user's cursor onto `leaf`, appended (with any messages between them) under `under` by a caller that
     holds the channel's lock and has saved nothing of the channel's since (its `last_activity_at` is written
     as the caller holds it). The boundary in force is `under`'s: the cursor's own when it was there, as
-    `message_append` keeps it, else the one found on `under`'s path."""
-    cursor = selectors.cursor_get(channel=channel, user=user)
+    `message_append` keeps it, else the one found on `under`'s path. `cursor`: the user's cursor as the
+    caller read it under that lock (`locks.channel_lock_with_cursor`), else it is read here."""
+    if cursor is None:
+        cursor = selectors.cursor_get(channel=channel, user=user)
     if under is None:
         summary = None
     elif cursor is not None and cursor.leaf_id == under.pk:

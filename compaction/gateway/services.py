@@ -23,7 +23,7 @@ from chatcore.chain import canonical_json, chain_hash, chain_hashes
 from chatcore.context import AssembledContext, context_assemble
 from chatcore.errors import Conflict, ModelCallFailed, NotFound, Unprocessable
 from chatcore.llm_chat import ChatTurn
-from chatcore.locks import channel_lock
+from chatcore.locks import channel_lock, channel_lock_with_cursor
 from chatcore.models import Channel, Cursor, LLMModel, Message, Summary, Team
 from chatcore.replies import reply_store
 from chatcore.teams.budgets import team_budget_check
@@ -95,11 +95,17 @@ def _position(hashes: list[str], wanted: str) -> int:
 
 
 def _append(
-    *, user: User, channel: Channel, match: Message | None, incoming: list[StoredForm], hashes: list[str]
+    *,
+    user: User,
+    channel: Channel,
+    match: Message | None,
+    incoming: list[StoredForm],
+    hashes: list[str],
+    cursor: Cursor | None,
 ) -> tuple[Message, int, Cursor]:
     """Append what is new under the match (roots of a new branch when None); the cursor goes to the leaf,
     and is returned as it is then (with the leaf's root and the summary in force loaded, as the context
-    reads them).
+    reads them). `cursor`: the user's cursor as read with the lock, if it was.
 
     The match's place in the incoming history is found by its hash, not its depth: server-side tool
     rounds before an answer are stored in the tree but were never in the client's history. The caller
@@ -129,7 +135,7 @@ def _append(
     if match is not None:
         built[-1].root = match.root or match  # the path's root, as the lookup loaded it
     # The cursor follows without walking the tree: the boundary in force is the match's.
-    cursor = chatcore_services.cursor_follow(channel=channel, user=user, leaf=built[-1], under=match)
+    cursor = chatcore_services.cursor_follow(channel=channel, user=user, leaf=built[-1], under=match, cursor=cursor)
     if match is not None and match.has_children:  # type: ignore[attr-defined]  # deepest_in_locked
         chatcore_services.audit_record(
             actor=user,
@@ -180,14 +186,20 @@ def _place(
     channel_id = (
         found or chatcore_services.channel_create(owner=user, title=_title(request.messages), model=model, team=team).pk
     )
-    # One writer per channel from here: a concurrent identical call finds what this one appends.
-    channel = channel_lock(channel_id=channel_id)
+    # One writer per channel from here: a concurrent identical call finds what this one appends. The user's
+    # cursor comes with the lock (None when it must be read under it: none yet, or moved while waiting).
+    if created:
+        channel, cursor = channel_lock(channel_id=channel_id), None
+    else:
+        channel, cursor = channel_lock_with_cursor(channel_id=channel_id, user_id=user.pk)
     # A spent budget of the channel's team refuses the turn; the transaction takes back a channel made for it.
     team_budget_check(team_id=channel.team_id)
     match = None if created else deepest_in_locked(user=user, channel=channel, hashes=hashes)
     if channel.model_id != model.pk:
         channel = chatcore_services.channel_update(channel=channel, actor=user, model=model)
-    leaf, appended, cursor = _append(user=user, channel=channel, match=match, incoming=request.messages, hashes=hashes)
+    leaf, appended, cursor = _append(
+        user=user, channel=channel, match=match, incoming=request.messages, hashes=hashes, cursor=cursor
+    )
     assembled = context_assemble(channel=channel, user=user, cursor=cursor)  # the cursor is on the leaf
     return channel, leaf, created, appended, assembled, cursor
 
