@@ -243,8 +243,8 @@ class Each:
 def candidates_each(*, units: tuple[str, ...], filters: Filters, limit: int, dated: bool = True) -> Each:
     """For each unit alone, how many messages match it (counted up to `limit`) and, for the units under
     `limit`, those messages: what `candidates` gives for each, in one statement (one round trip however
-    many words the query has). A unit that reaches `limit` is only counted: its arm sends back one row
-    (its count), not its matches; the others' rows say which units they match, where `flags_in_rows`."""
+    many words the query has). A unit that reaches `limit` is only counted: on PostgreSQL its arm sends
+    back one row (its count), not its matches, and the others' rows say which units they match."""
     if not units:
         return Each({}, {}, {} if flags_in_rows() else None)
     where, where_params = filters.sql()
@@ -253,7 +253,16 @@ def candidates_each(*, units: tuple[str, ...], filters: Filters, limit: int, dat
     arms, params = [], []
     for position, unit in enumerate(units):
         match, match_params = _match((unit,), "AND")
-        flags, flag_params = _flags(units, "arm.vector") if flagged else ("", [])
+        if not flagged:
+            # FTS5: each arm's rows as they come (counted here); the window functions below cost it more
+            # than the rows they spare.
+            arms.append(
+                f"SELECT * FROM (SELECT {position} AS unit, 0 AS matches, {_candidate_select(dated)} "
+                f"FROM {_from()} WHERE {match} AND {where} LIMIT %s) AS arm{position}"
+            )
+            params += [*match_params, *where_params, limit]
+            continue
+        flags, flag_params = _flags(units, "arm.vector")
         # The window functions see the arm's rows after its LIMIT: its count, and a row to carry it.
         arms.append(
             f"SELECT * FROM (SELECT {position} AS unit, arm.matches, "
@@ -268,11 +277,15 @@ def candidates_each(*, units: tuple[str, ...], filters: Filters, limit: int, dat
         cursor.execute(" UNION ALL ".join(arms), params)  # noqa: S608 (fragments built here, values as parameters)
         rows = cursor.fetchall()
     counts = dict.fromkeys(units, 0)
+    for row in rows:
+        if flagged:
+            counts[units[row[0]]] = row[1]
+        else:
+            counts[units[row[0]]] += 1
     kept: dict[str, list] = {}
     for row in rows:
         unit = units[row[0]]
-        counts[unit] = row[1]
-        if row[1] < limit:
+        if counts[unit] < limit:
             kept.setdefault(unit, []).append(row)
     found = {unit: _candidates(kept.get(unit, ()), 2) for unit in units if counts[unit] < limit}
     first_flag = 2 + len(Candidate._fields)
