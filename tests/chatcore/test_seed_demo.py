@@ -11,10 +11,13 @@ from django.core.management import call_command
 from django.test import RequestFactory
 
 from chatcore import demo, selectors, services
-from chatcore.bulk import NewMessage, TreeBuilder, messages_bulk_import
+from chatcore.bulk import SQLITE_INDEX_AFTER_ROWS, NewMessage, TreeBuilder, messages_bulk_import
 from chatcore.models import Channel, Cursor, LLMModel, Message, ModelRole, Persona
+from chatcore.search import message_search
 from tests.chatcore.factories import ChannelFactory, build_path
 from tests.chatcore.test_pressure import walked_pressure
+
+LATE = SQLITE_INDEX_AFTER_ROWS + 300  # a bad item after this many good ones
 
 
 def seed() -> str:
@@ -134,6 +137,13 @@ def test_bulk_import_under_an_existing_message(db):
             {"role": ["Item 0: role must be one of: system, user, assistant, tool."]},
         ),
         ([NewMessage(role="user", content="x", parent=0)], {"parent": ["Item 0: the parent must be an earlier item."]}),
+        # Found after rows already went to the database (streamed into PostgreSQL's COPY; on SQLite with the
+        # full-text trigger set aside for a large import).
+        (
+            [NewMessage(role="user", content=f"Line {i} of a long import.") for i in range(LATE)]
+            + [NewMessage(role="bot", content="x")],
+            {"role": [f"Item {LATE}: role must be one of: system, user, assistant, tool."]},
+        ),
     ],
 )
 def test_bulk_import_refuses_bad_items_and_writes_nothing(db, items, errors):
@@ -142,6 +152,11 @@ def test_bulk_import_refuses_bad_items_and_writes_nothing(db, items, errors):
         messages_bulk_import(channel=channel, user=channel.owner, items=items)
     assert error.value.message_dict == errors
     assert not Message.objects.exists()
+    # The index's triggers are as before: a message written now is found.
+    added = services.message_append(channel=channel, user=channel.owner, role="user", content="A zeppelin.")
+    assert [hit.message.pk for hit in message_search(channel=channel, user=channel.owner, query="zeppelin").hits] == [
+        added.pk
+    ]
 
 
 def test_bulk_import_under_a_message_of_another_channel(db):
