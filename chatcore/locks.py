@@ -38,6 +38,7 @@ def channel_lock_with_cursor(*, channel_id: int, user_id: int) -> tuple[Channel,
     rows = (
         Cursor.objects.select_for_update(of=("channel", "self"))
         .select_related("channel__model", "channel__persona", "leaf__root", "summary__through_message")
+        .defer(*(f"summary__{name}" for name in SUMMARY_UNREAD))
         .filter(channel_id=channel_id, user_id=user_id)
     )
     if connection.vendor == "postgresql":
@@ -49,6 +50,29 @@ def channel_lock_with_cursor(*, channel_id: int, user_id: int) -> tuple[Channel,
         return channel_lock(channel_id=channel_id), None
     return found[0].channel, found[0]
 
+
+# What a writer and the context read of the summary in force are its text, its size and its message; the
+# rest of its row stays out of the lock's statement, which is sent for every message appended: PostgreSQL's
+# driver (psycopg) keeps its parse of a statement of up to 4,096 characters and parses a longer one again
+# each time it is sent (tests/chatcore/test_locks.py keeps the statement under that length).
+SUMMARY_UNREAD = (
+    "previous",
+    "trigger",
+    "profile_slug",
+    "model",
+    "used_fallback",
+    "input_tokens",
+    "output_tokens",
+    "tokens_before",
+    "tokens_after",
+    "messages_covered",
+    "extracts",
+    "edited",
+    "created_by",
+    "created_at",
+    "purged_quotes",
+    "quotes_purged_at",
+)
 
 # The cursor's row as locked is the version the statement's snapshot holds: a subquery is evaluated with
 # that snapshot even when PostgreSQL checks the statement's conditions again on a row version that

@@ -93,6 +93,22 @@ def test_a_cursor_moved_while_the_lock_was_awaited_is_the_one_a_message_follows(
     assert selectors.cursor_get(channel=channel, user=user).leaf_id == message.pk
 
 
+PSYCOPG_CACHED_STATEMENT_CHARS = 4_096  # psycopg._queries.MAX_CACHED_STATEMENT_LENGTH
+
+
+def test_the_lock_with_the_cursor_is_a_statement_the_driver_parses_once(user):
+    """psycopg keeps its parse of a statement up to PSYCOPG_CACHED_STATEMENT_CHARS long; a longer one, sent for
+    every message appended, would be parsed again each time."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the parse kept is psycopg's")
+    channel = ChannelFactory(owner=user)
+    build_path(channel, 1)
+    with CaptureQueriesContext(connection) as captured, transaction.atomic():
+        channel_lock_with_cursor(channel_id=channel.pk, user_id=user.pk)
+    (statement,) = [query["sql"] for query in captured.captured_queries if "FOR UPDATE" in query["sql"]]
+    assert len(statement) <= PSYCOPG_CACHED_STATEMENT_CHARS
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_summary_written_while_the_lock_was_awaited_is_the_one_a_message_continues(user):
     """Another writer holds the channel and writes a summary (the cursor stays on its leaf): the waiting
