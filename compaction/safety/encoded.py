@@ -28,8 +28,9 @@ MIN_RUN = 16  # characters of a run worth decoding: shorter ones are ids and has
 READABLE_SHARE = 0.85  # of the decoded characters, at least this share printable, and a space among them
 _RUN_RE = re.compile(rf"(?:[0-9A-Fa-f]{{2}}[ :]?){{{MIN_RUN // 2},}}|[A-Za-z0-9+/_-]{{{MIN_RUN},}}={{0,2}}")
 # The same expression in RE2, for ASCII text: its classes are ASCII and it has no look-around, so RE2's leftmost-first
-# matches are Python's, found in one pass instead of a retry of the long run at every letter of a word.
-_RUN_RE2 = re2.compile(_RUN_RE.pattern)
+# matches are Python's, found in one pass instead of a retry of the long run at every letter of a word. Run over the
+# text's bytes (an ASCII character is one byte), where the binding maps no offsets back to characters.
+_RUN_RE2 = re2.compile(_RUN_RE.pattern.encode("ascii"))
 MIN_SIGNS = 3  # URL escapes, entities or leet words a text needs before it is read decoded
 _ESCAPE_RE = re.compile(r"%[0-9A-Fa-f]{2}")
 _ENTITY_RE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
@@ -88,8 +89,9 @@ def runs(text: str) -> list[Span]:
     and `without_runs` of its fold."""
     if len(text) < MIN_RUN:
         return []
-    expression = _RUN_RE2 if text.isascii() else _RUN_RE
-    return [match.span() for match in expression.finditer(text)]
+    if text.isascii():
+        return [match.span() for match in _RUN_RE2.finditer(text.encode("ascii"))]
+    return [match.span() for match in _RUN_RE.finditer(text)]
 
 
 def without_runs(text: str, spans: list[Span] | None = None) -> str:
