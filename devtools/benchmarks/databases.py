@@ -37,6 +37,15 @@ def database_open(alias: str) -> dict:
     if connections["default"].vendor == "postgresql":
         name = server_name(alias)
         with connections["default"]._nodb_cursor() as cursor:
+            # Another run of the scenario against the same default database (another checkout with the same
+            # DATABASE_URL, an old and a new tree run side by side) is using it: dropping it WITH (FORCE)
+            # would cut that run's server off its database mid-run. That run goes on; this one says why not.
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [name])
+            if cursor.fetchone()[0]:
+                raise RuntimeError(
+                    f"The benchmark database {name} is in use by another run against the same default database; "
+                    "wait for it to end, or run with another DATABASE_URL."
+                )
             cursor.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
             cursor.execute(f"CREATE DATABASE {name}")
         config["NAME"] = name

@@ -33,6 +33,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -229,7 +230,9 @@ def run(*, scale: float, stdout) -> dict:
     checkpoints = sorted({min(total, max(100, int(c * scale))) for c in CHECKPOINTS})
     config = database_open(ALIAS)
     port = _free_port()
-    log = Path(config["NAME"] if config["ENGINE"].endswith("sqlite3") else "/tmp/x").with_suffix(".uvicorn.log")
+    # The server's log beside its database: a run of its own (concurrent runs never share or remove it).
+    log = Path(config["NAME"] if config["ENGINE"].endswith("sqlite3") else Path(tempfile.gettempdir()) / config["NAME"])
+    log = log.with_suffix(".uvicorn.log")
     try:
         with LoopbackLLM(
             responder=lambda request: Reply(content=f"Noted: {request['messages'][-1]['content'][:40]}")
