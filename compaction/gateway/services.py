@@ -70,7 +70,9 @@ class Turn:
 
 
 def model_for_request(*, name: str) -> LLMModel:
-    model = chatcore_selectors.llm_models_active().filter(name=name).first()
+    # The name is unique: a slice, not `first()`, whose ORDER BY costs compiling on every call.
+    found = list(chatcore_selectors.llm_models_active().filter(name=name)[:1])
+    model = found[0] if found else None
     if model is None:
         raise NotFound(
             f"The model `{name}` does not exist or is not active: GET /v1/models lists the models you can use.",
