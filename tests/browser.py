@@ -1,6 +1,7 @@
 """A page of the product in the real browser: one Chromium context per test, closed after it."""
 
 import contextlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,3 +18,27 @@ def browser_page(chromium, base_url: str, *, width: int, timeout_ms: int, height
         yield context.new_page()
     finally:
         context.close()
+
+
+SCRIPTS_READY = "document.readyState === 'complete' && !!window.htmx"
+SCRIPTS_WAIT_SECONDS = 20
+SCRIPTS_POLL_SECONDS = 0.05
+
+
+def scripts_ready(page, expression: str = SCRIPTS_READY) -> None:
+    """Wait until `expression` holds in the page (by default: loaded, deferred scripts run).
+
+    Playwright's `wait_for_function` polls a string by evaluating it with `eval` inside the page, which the
+    site's Content-Security-Policy (no 'unsafe-eval') refuses whenever the first check is not already true;
+    `page.evaluate` runs through the DevTools protocol, which the policy does not govern. A navigation under
+    way destroys the context an evaluation runs in: that check is tried again."""
+    from playwright.sync_api import Error
+
+    deadline = time.monotonic() + SCRIPTS_WAIT_SECONDS
+    while True:
+        with contextlib.suppress(Error):
+            if page.evaluate(expression):
+                return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the page never reached `{expression}` ({page.url})")
+        time.sleep(SCRIPTS_POLL_SECONDS)

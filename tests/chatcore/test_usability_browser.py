@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from chatcore import services
 from compaction.services import channel_compact
 from tests.a11y import assert_accessible
-from tests.browser import DOCS_SCREENS, browser_page
+from tests.browser import DOCS_SCREENS, browser_page, scripts_ready
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
 
@@ -105,7 +105,7 @@ def test_undo_keeps_the_reading_position_and_confirms_in_view(page, user):
     summary = channel_compact(channel=channel, actor=user, keep_recent=4).summary
     log_in(page, user)
     page.goto(f"/channels/{channel.pk}/")
-    page.wait_for_function("document.readyState === 'complete' && !!window.htmx")
+    scripts_ready(page)
     page.locator(".boundary-bar").click()
     undo = page.get_by_role("button", name="Undo summary")
     undo.scroll_into_view_if_needed()
@@ -140,7 +140,7 @@ def test_switching_a_version_mid_history_keeps_that_message_in_place(page, user)
     services.cursor_move(channel=channel, user=user, message_id=middle.pk)
     log_in(page, user)
     page.goto(f"/channels/{channel.pk}/")
-    page.wait_for_function("document.readyState === 'complete' && !!window.htmx")
+    scripts_ready(page)
     article = page.locator(f"#m{middle.pk}")
     article.scroll_into_view_if_needed()
     page.evaluate("document.querySelector('.chat-scroll').scrollTop -= 200")

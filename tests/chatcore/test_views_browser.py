@@ -18,7 +18,7 @@ from chatcore.models import Channel, Summary
 from compaction.models import CompactionProfile
 from compaction.services import channel_compact
 from devtools.loopback_llm import Reply
-from tests.browser import DOCS_SCREENS, browser_page
+from tests.browser import DOCS_SCREENS, browser_page, scripts_ready
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory
 from tests.compaction.factories import converse
 
@@ -43,11 +43,6 @@ def _answer(request: dict) -> Reply:
 def page(chromium, live_server):
     with browser_page(chromium, live_server.url, width=1180, timeout_ms=TIMEOUT_MS) as page:
         yield page
-
-
-def scripts_ready(page):
-    """After a navigation by a click: the deferred scripts have run (Enter sends, dialogs open)."""
-    page.wait_for_function("document.readyState === 'complete' && !!window.htmx")
 
 
 def log_in(page, user):

@@ -25,6 +25,7 @@ import pytest
 from playwright.sync_api import expect
 
 from devtools.loopback_llm import LoopbackLLM, Reply
+from tests.browser import scripts_ready
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -234,7 +235,7 @@ def test_pages_admin_tokens_api_and_v1_work_under_the_prefix(host, chromium):
         page.fill("#id_password", PASSWORD)
         page.locator("input[type=submit]").click()
         expect(page.get_by_role("heading", name="Your channels")).to_be_visible()
-        page.wait_for_function("document.readyState === 'complete' && !!window.htmx")
+        scripts_ready(page)
         accent = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--accent').trim()")
         assert accent == "#4338ca"  # the app's stylesheet applies
 

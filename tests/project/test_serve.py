@@ -20,6 +20,7 @@ from playwright.sync_api import expect
 from chatcore.api_tokens import api_token_create
 from chatcore.models import Message
 from devtools.loopback_llm import Reply
+from tests.browser import scripts_ready
 from tests.chatcore.factories import ChannelFactory, UserFactory
 from tests.servers import Served
 
@@ -80,7 +81,7 @@ def log_in(page, username: str) -> None:
 
 def open_channel(page, channel) -> None:
     page.goto(f"/channels/{channel.pk}/")
-    page.wait_for_function("document.readyState === 'complete' && !!window.htmx")
+    scripts_ready(page)
 
 
 def send_with_enter(page, text: str) -> None:
@@ -106,7 +107,7 @@ def test_serve_sh_serves_the_pages_with_css_and_scripts_at_debug_off(served, chr
         expect(page.get_by_role("heading", name="Your channels")).to_be_visible()
         page.get_by_role("link", name="Served for real").click()
         expect(page.get_by_role("heading", name="Served for real")).to_be_visible()
-        page.wait_for_function("document.readyState === 'complete' && !!window.htmx")
+        scripts_ready(page)
         # The stylesheet applies (its custom properties and layout), the scripts ran.
         assert page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--accent').trim()") == (
             "#4338ca"

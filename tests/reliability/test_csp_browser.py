@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from chatcore.models import Message
+from tests.browser import scripts_ready
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.factories import converse
 
@@ -60,7 +61,7 @@ def test_chat_and_the_compaction_dialog_work_under_the_policy(page, user, chat_m
     assert_no_violation(page, "channel list")
 
     page.goto(f"/channels/{channel.pk}/")
-    page.wait_for_function("document.readyState === 'complete' && !!window.htmx")
+    scripts_ready(page)
     composer = page.get_by_label("Message", exact=True)
     composer.fill("Where are we?")
     composer.press("Enter")  # app.js: Enter sends; stream.js streams the reply
@@ -106,7 +107,7 @@ def test_a_refused_send_says_why_and_gives_the_words_back(page, settings, user, 
     channel = ChannelFactory(owner=user, title="Ledger")
     log_in(page, user)
     page.goto(f"/channels/{channel.pk}/")
-    page.wait_for_function("document.readyState === 'complete' && !!window.htmx")
+    scripts_ready(page)
     composer = page.get_by_label("Message", exact=True)
     composer.fill("First question")
     composer.press("Enter")

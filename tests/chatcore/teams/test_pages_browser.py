@@ -4,7 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from chatcore.models import Channel, LLMModel
-from tests.browser import browser_page
+from tests.browser import browser_page, scripts_ready
 from tests.chatcore.factories import LLMModelFactory, TeamFactory, TeamMembershipFactory
 from tests.chatcore.test_views_browser import TIMEOUT_MS, log_in
 
@@ -28,7 +28,7 @@ def test_the_model_list_offers_the_picked_teams_models(page, user):
     narrow.allowed_models.set([alpha])
     TeamMembershipFactory(team=narrow, user=user)
     log_in(page, user)
-    page.wait_for_function("document.readyState === 'complete'")
+    scripts_ready(page, "document.readyState === 'complete'")
 
     assert offered(page) == ["Default chat model", "Alpha", "Beta"]
     page.get_by_label("Model").select_option(label="Beta")
