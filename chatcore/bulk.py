@@ -23,12 +23,12 @@ from typing import cast
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, signals
-from django.db.models.base import ModelState
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from chatcore import conf, services
 from chatcore.chain import chain_hash, chain_seed
+from chatcore.instances import instance_filled, instances_fillable
 from chatcore.metadata.validation import metadata_validate
 from chatcore.models import Channel, Message
 from chatcore.search import schema as search_schema
@@ -249,9 +249,7 @@ def messages_bulk_import(
     segments = _Segments(under)
     seed = chain_seed(channel.owner_id)
     alias = connection.alias
-    # Model.from_db without Model.__init__'s per-field descriptors (the same attributes and state), unless
-    # something listens for a Message being made.
-    plain = not (signals.pre_init.has_listeners(Message) or signals.post_init.has_listeners(Message))
+    plain = instances_fillable(Message)  # see chatcore.instances
     message_size, tree_fields, of = services.message_size, services.message_tree_fields, segments.of
     user_role, names, overhead = Message.Role.USER, _NAMES, conf.MESSAGE_OVERHEAD_TOKENS
 
@@ -296,10 +294,7 @@ def messages_bulk_import(
             }
             row = tuple([values[name] for name in names])  # every concrete field, in the model's order
             if plain:
-                message = Message.__new__(Message)
-                message.__dict__.update(values)
-                state = message._state = ModelState()
-                state.adding, state.db = False, alias
+                message = instance_filled(Message, alias, values)
             else:
                 message = Message.from_db(alias, names, row)
             if author is not None:

@@ -11,11 +11,10 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import connection, connections, router
 from django.db.models import QuerySet
-from django.db.models.base import ModelState
-from django.db.models.signals import post_init, pre_init
 
 from chatcore import conf
 from chatcore.errors import NotFound
+from chatcore.instances import instance_filled, instances_fillable
 from chatcore.models import (
     ApiToken,
     Channel,
@@ -123,15 +122,11 @@ def _messages_of_rows(sql: str, params: list[Any], *, extra: bool) -> list[Messa
     if converters:
         rows = compiler.apply_converters(rows, converters)
     width = len(fields)
-    direct = not (pre_init.has_listeners(Message) or post_init.has_listeners(Message))
+    direct = instances_fillable(Message)
     messages = []
     for row in rows:
         if direct:
-            message = Message.__new__(Message)
-            message.__dict__.update(zip(names, row, strict=False))  # the sibling columns follow
-            message._state = ModelState()
-            message._state.adding = False
-            message._state.db = alias
+            message = instance_filled(Message, alias, zip(names, row, strict=False))  # the sibling columns follow
         else:
             message = Message.from_db(alias, names, row[:width])
         if extra:

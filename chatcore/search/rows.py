@@ -15,9 +15,9 @@ import weakref
 
 from django.contrib.auth import get_user_model
 from django.db import connection, connections
-from django.db.models import Model, signals
-from django.db.models.base import ModelState
+from django.db.models import Model
 
+from chatcore.instances import instance_filled, instances_fillable
 from chatcore.models import Cursor, Message, Summary
 from chatcore.search.engine import Segment, segments_cte
 
@@ -69,14 +69,9 @@ class _Loader:
         for index, converter, column in self.converters:
             values[index] = converter(values[index], column, self.connection)
         model, alias = self.model, self.connection.alias
-        if signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model):
+        if not instances_fillable(model):
             return model.from_db(alias, self.names, values)
-        instance = model.__new__(model)
-        instance.__dict__.update(zip(self.names, values, strict=True))
-        instance._state = ModelState()
-        instance._state.adding = False
-        instance._state.db = alias
-        return instance
+        return instance_filled(model, alias, zip(self.names, values, strict=True))
 
 
 _LOADERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection object -> {model: _Loader}
