@@ -55,24 +55,9 @@ def channel_lock_with_cursor(*, channel_id: int, user_id: int) -> tuple[Channel,
 # rest of its row stays out of the lock's statement, which is sent for every message appended: PostgreSQL's
 # driver (psycopg) keeps its parse of a statement of up to 4,096 characters and parses a longer one again
 # each time it is sent (tests/chatcore/test_locks.py keeps the statement under that length).
-SUMMARY_UNREAD = (
-    "previous",
-    "trigger",
-    "profile_slug",
-    "model",
-    "used_fallback",
-    "input_tokens",
-    "output_tokens",
-    "tokens_before",
-    "tokens_after",
-    "messages_covered",
-    "extracts",
-    "edited",
-    "created_by",
-    "created_at",
-    "purged_quotes",
-    "quotes_purged_at",
-)
+SUMMARY_READ = ("id", "channel", "through_message", "content", "tokens", "reverted_at")
+# Derived rather than listed, so that a field added to Summary stays out of the statement too.
+SUMMARY_UNREAD = tuple(field.name for field in Summary._meta.concrete_fields if field.name not in SUMMARY_READ)
 
 # The cursor's row as locked is the version the statement's snapshot holds: a subquery is evaluated with
 # that snapshot even when PostgreSQL checks the statement's conditions again on a row version that
