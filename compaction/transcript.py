@@ -185,7 +185,8 @@ def _label(item: TranscriptItem) -> str:
         name = safe_tool(item.tool_name)[0] if item.tool_name else name
     label = f"{role} · {name}" if name else role
     if item.created_at is not None:
-        label += f" · {format_date(item.created_at)}, {item.created_at:%H:%M}"
+        # The time as "%H:%M" formats it, without strftime's cost on every turn.
+        label += f" · {format_date(item.created_at)}, {item.created_at.hour:02d}:{item.created_at.minute:02d}"
     return f"[{label}]"
 
 

@@ -221,7 +221,7 @@ def _read(folded: Sequence[str], *, ascii_bytes: bool = True) -> tuple[np.ndarra
     marked[:-1] |= inner[:-1] & ~space[1:] & ~inner[1:]  # the joined text ends with _GAP: nothing is lost at its end
     opens = ~space
     opens[1:] &= space[:-1]  # the first character of a token (the joined text starts with a space)
-    token = np.cumsum(opens, dtype=np.int32) - 1  # of each character that is not a space, its token
+    token = np.cumsum(opens, dtype=np.intp) - 1  # of each character that is not a space, its token
     technical = np.zeros(int(token[-1]) + 1, dtype=bool)
     technical[token[marked]] = True
     neutral = np.zeros(len(folded), dtype=np.float64)
@@ -235,7 +235,7 @@ def _read(folded: Sequence[str], *, ascii_bytes: bool = True) -> tuple[np.ndarra
             owners, weights=np.minimum(lengths[technical], NEUTRAL_CHARS), minlength=len(folded)
         ).astype(np.float64)
         kept = ~space
-        kept &= technical[np.maximum(token, 0)]
+        kept &= technical[token]  # a token of -1 (the spaces before the first token) reads the last: not kept anyway
         np.logical_not(kept, out=kept)
         # A text starts with a space: its start is always kept.
         if ascii_batch:
@@ -248,18 +248,23 @@ def _read(folded: Sequence[str], *, ascii_bytes: bool = True) -> tuple[np.ndarra
 
 def position_buckets(points: np.ndarray):
     """For each n-gram order, the hashed bucket of the n-gram starting at each position (the last n - 1
-    positions have none)."""
+    positions have none), as array indices (intp: a gather with them converts nothing)."""
     hashed = np.zeros(len(points), dtype=np.uint32)
     shift = np.uint32(32 - BITS)
+    # Each step adds a point and one: added once to every point here (uint32 arithmetic wraps, so the sum is the
+    # same in either order).
+    points = points.astype(np.uint32) + np.uint32(1)
+    mixed = np.empty(len(points), dtype=np.uint32)
     for order in range(1, max(ORDERS) + 1):
         hashed = hashed[: len(points) - order + 1]
         np.multiply(hashed, _PRIME, out=hashed)
         np.add(hashed, points[order - 1 :], out=hashed)
-        np.add(hashed, np.uint32(1), out=hashed)
         if order in ORDERS:
-            mixed = hashed * _MIX[order]
-            np.right_shift(mixed, shift, out=mixed)
-            yield order, mixed
+            part = mixed[: len(hashed)]
+            np.multiply(hashed, _MIX[order], out=part)
+            buckets = np.empty(len(hashed), dtype=np.intp)
+            np.right_shift(part, shift, out=buckets, casting="unsafe")  # below 2**BITS: every value fits
+            yield order, buckets
 
 
 def entries(folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -281,11 +286,8 @@ def sums_and_counts(model: Model, folded: Sequence[str]) -> tuple[np.ndarray, np
         return np.zeros(0), np.zeros(0)
     points, starts, neutral = _read(folded)
     total = np.zeros(len(points), dtype=np.float32)
-    gathered = np.empty(len(points), dtype=np.float32)
     for _, buckets in position_buckets(points):
-        part = gathered[: len(buckets)]
-        np.take(model.weights, buckets, out=part)
-        total[: len(buckets)] += part
+        total[: len(buckets)] += model.weights[buckets]
     total[points == _SEPARATOR] = 0.0  # n-grams starting in a gap belong to no text
     sums = np.add.reduceat(total.astype(np.float64), starts)
     ends = np.append(starts[1:], len(points))  # each text's n-grams start between its start and the next one's
@@ -308,7 +310,14 @@ def pieces(folded: str) -> list[str]:
     """The lines and sentences of a folded text worth reading alone (none when it is a single one)."""
     if len(folded) < 2 * PIECE_MIN_CHARS:
         return []
-    found = [piece.strip() for piece in _PIECE_END_RE.sub("\\1\n", folded).split("\n")]
+    # The split keeps each end mark (the expression's group) between the texts around it: each text with the mark
+    # after it is what a substitution of mark and spaces by the mark and a line break would leave before the break,
+    # without the substitution's template expanded at every mark.
+    parts = _PIECE_END_RE.split(folded)
+    parts.append("")
+    found = [
+        piece.strip() for index in range(0, len(parts), 2) for piece in (parts[index] + parts[index + 1]).split("\n")
+    ]
     found = [piece for piece in found if len(piece) >= PIECE_MIN_CHARS]
     return found if len(found) > 1 or (found and found[0] != folded.strip()) else []
 
