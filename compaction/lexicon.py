@@ -16,11 +16,14 @@ WORD_RE = re.compile(r"[A-Za-z0-9]+(?:['’][a-z]+)?")
 CONTENT_WORD_RE = re.compile(r"[a-z0-9]+")
 
 URL_RE = re.compile(r"\bhttps?://[^\s<>\"'`)\]}]+[^\s<>\"'`)\]}.,;:!?]")
-PATH_RE = re.compile(
-    r"(?<![\w/.:-])(?:~|\.{1,2})?/?(?:[\w.\-]+/)+[\w.\-]*[\w]"  # a/b/c.py, /etc/x, ./run.sh
-    r"|(?<![\w/.-])[\w\-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|php|sh|sql|md|rst|txt|"
+_DIRECTORY_PATH = r"(?<![\w/.:-])(?:~|\.{1,2})?/?(?:[\w.\-]+/)+[\w.\-]*[\w]"  # a/b/c.py, /etc/x, ./run.sh
+_FILE_NAME = (
+    r"(?<![\w/.-])[\w\-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|php|sh|sql|md|rst|txt|"
     r"json|ya?ml|toml|ini|cfg|conf|env|html|css|scss|lock|xml|csv|ipynb|dockerfile|tf|proto|log)\b"
 )
+PATH_RE = re.compile(f"{_DIRECTORY_PATH}|{_FILE_NAME}")
+# A text without a slash can hold only PATH_RE's file names: the same matches, with half the pattern to try.
+_FILE_NAME_RE = re.compile(_FILE_NAME)
 # Every alternative after the first starts at a word boundary: tested once per position (the same matches,
 # about twice as fast as a \b in each alternative).
 IDENTIFIER_RE = re.compile(
@@ -51,12 +54,15 @@ _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
     r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 )
+_NUMERIC_DATES = (
+    r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?\b"  # 2024-05-01, with a time
+    r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b"  # 5/1/2024
+)
 # Every alternative starts with a digit or one of these letters: looked at first, so that the other positions
 # are passed over at once (the same matches, about twice as fast).
 DATE_RE = re.compile(
     r"(?=[\djfmasondytlnw])(?:"
-    r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
-    r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
+    rf"{_NUMERIC_DATES}"
     rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+\d{{4}}\b|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b"
     rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b"
     rf"|\b{_MONTH}\s+\d{{4}}\b"
@@ -173,8 +179,9 @@ _MAYBE = {
 
 # Each prefilter's commonest case is a plain character test first (the same answer, without a search).
 def find_paths(text: str) -> list[str]:
-    maybe = "/" in text or _MAYBE["path"].search(text)
-    return [m.group(0) for m in PATH_RE.finditer(text)] if maybe else []
+    if "/" in text:
+        return [m.group(0) for m in PATH_RE.finditer(text)]
+    return _FILE_NAME_RE.findall(text) if _MAYBE["path"].search(text) else []
 
 
 def find_identifiers(text: str) -> list[str]:
@@ -182,6 +189,24 @@ def find_identifiers(text: str) -> list[str]:
     return IDENTIFIER_RE.findall(text) if maybe else []
 
 
-def find_dates(text: str, digits: bool = False) -> list[str]:
-    """`digits` says the caller saw a digit in `text` already (then the prefilter would match)."""
+def find_dates(text: str, digits: bool = False, tokens: frozenset[str] | None = None) -> list[str]:
+    """`digits` says the caller saw a digit in `text` already (then the prefilter would match); `tokens`, when
+    given, are its lower-cased words (TOKEN_RE's, an apostrophe's parts included), which spare DATE_RE's
+    written-out forms when none of their words is there."""
+    if tokens is not None and text.isascii() and _DATE_WORDS.isdisjoint(tokens):
+        # Every written-out form holds a month or a day word as a whole word (on ASCII text, ignoring case
+        # folds no other letter into them): only the numeric forms can match, and they need a digit.
+        has_digit = digits or _DIGIT_RE.search(text) is not None
+        return _NUMERIC_DATE_RE.findall(text) if has_digit and ("-" in text or "/" in text) else []
     return DATE_RE.findall(text) if digits or _MAYBE["date"].search(text) else []
+
+
+# The words of DATE_RE's forms that are not numeric: its months as it spells them, and its day words.
+_DATE_WORDS = frozenset(
+    """jan january feb february mar march apr april may jun june jul july aug august sep sept september oct october
+nov november dec december yesterday today tomorrow last next monday tuesday wednesday thursday friday saturday
+sunday""".split()
+)
+# DATE_RE's numeric forms alone (a digit looked for first, as DATE_RE looks for its first characters).
+_NUMERIC_DATE_RE = re.compile(rf"(?=\d)(?:{_NUMERIC_DATES})", re.IGNORECASE)
+_DIGIT_RE = re.compile(r"\d")

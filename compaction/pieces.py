@@ -46,6 +46,8 @@ _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _BULLET_RE = re.compile(r"^\s*(?:[-*•>]|\d+[.)]|#{1,6})\s+")
 _SHARED_RE = re.compile(r"\[shared an? (?:image|photo|file|link)[^\]]*\]")
 _CAPTION_RE = re.compile(r"\[shared an? (?:image|photo|file|link)(?::[^\S\n]*)?([^\]\n]*)\]")
+# What every match starts with: _FENCE_RE's, and both _SHARED_RE's and _CAPTION_RE's.
+_FENCE_MARK, _SHARED_MARK = "```", "[shared a"
 # What opens a chat turn and reports nothing: interjections (with the name that may follow), and words that
 # are interjections only when punctuation follows them ("Well, …", "Great!", but not "Great news: …").
 _OPENER_RE = re.compile(
@@ -111,16 +113,22 @@ def _words(text: str, start: int, end: int) -> int:
     return text.count(" ", start, end) + 1 if end > start else 0
 
 
+_OPENING_PATTERNS = (_BULLET_RE, _PLEASANTRY_RE, _OPENER_RE, _PLEASANTRY_RE)  # tried in this order (see _trimmed)
+
+
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     """The span without leading bullets, greetings and interjections, or surrounding spaces."""
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():
         end -= 1
-    for pattern in (_BULLET_RE, _PLEASANTRY_RE, _OPENER_RE, _PLEASANTRY_RE):
-        match = pattern.match(text, start, end)
-        if match and match.end() > start:
-            start = match.end()
+    # Each pattern opens with ^, which matches only where `text` itself starts, never at a later `start`: only a
+    # span at the very start of the message can lose a bullet or an opener, and every other span skips the searches.
+    if start == 0:
+        for pattern in _OPENING_PATTERNS:
+            match = pattern.match(text, start, end)
+            if match and match.end() > start:
+                start = match.end()
     while end > start and text[end - 1] in " -–—,;:":
         end -= 1
     return start, end
@@ -173,7 +181,12 @@ def _blank(match: re.Match) -> str:
 
 def pieces_of(index: int, content: str) -> list[Piece]:
     """The quotable pieces of one message, in order: sentences (outside code blocks) and shared captions."""
-    masked = _SHARED_RE.sub(_blank, _FENCE_RE.sub(_blank, content))
+    # A code fence starts with ``` and a shared attachment with "[shared a": a message without them (most) is
+    # not scanned for either.
+    fenced = _FENCE_MARK in content
+    shared = _SHARED_MARK in content
+    masked = _FENCE_RE.sub(_blank, content) if fenced else content
+    masked = _SHARED_RE.sub(_blank, masked) if shared else masked
     pieces: list[Piece] = []
     sentence = 0
     for line in _LINE_RE.finditer(masked):
@@ -186,7 +199,7 @@ def pieces_of(index: int, content: str) -> list[Piece]:
                 text = content[start:end]
                 if _ALNUM_RE.search(text):
                     pieces.append(Piece(index, start, end, text, len(pieces), cut=cut, sentence=sentence))
-    for match in _CAPTION_RE.finditer(content):
+    for match in _CAPTION_RE.finditer(content) if shared else ():
         if match.group(1).strip():
             start, end = match.span(1)
             pieces.append(Piece(index, start, end, content[start:end], len(pieces), kind="caption"))

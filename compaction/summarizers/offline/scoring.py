@@ -93,7 +93,7 @@ def detail_bonus(text: str, tokens: frozenset[str] = frozenset(), names: int | N
         urls = len(lexicon.URL_RE.findall(text)) if "://" in text else 0
         bonus += PATH_POINTS * min(MOST_PATHS, urls + len(lexicon.find_paths(text)))
     bonus += IDENTIFIER_POINTS * min(MOST_IDENTIFIERS, len(lexicon.find_identifiers(text)))
-    bonus += DATE_POINTS * min(MOST_DATES, len(lexicon.find_dates(text, digits)))
+    bonus += DATE_POINTS * min(MOST_DATES, len(lexicon.find_dates(text, digits, tokens or None)))
     if digits:
         bonus += NUMBER_POINTS * min(MOST_NUMBERS, len(lexicon.NUMBER_RE.findall(text)))
     bonus += NAME_POINTS * min(MOST_NAMES, capitalised(text) if names is None else names)
