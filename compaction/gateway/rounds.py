@@ -22,7 +22,9 @@ import dataclasses
 
 from django.contrib.auth.models import User
 
+from chatcore.db_steps import db_step
 from chatcore.errors import ModelCallFailed
+from chatcore.llm_attempt import record
 from chatcore.llm_chat import ChatCall, ChatTurn, allm_chat
 from chatcore.llm_stream import ChatStream
 from chatcore.replies import ReplyPlan
@@ -82,20 +84,26 @@ def round_call(*, user: User, turn: Turn, loop: ToolLoop) -> ChatCall:
         "params": loop.params,
         "trigger": "gateway",
         "override": turn.model,
+        "candidates": list(turn.candidates) or None,
     }
 
 
 async def round_stream(*, user: User, turn: Turn, loop: ToolLoop) -> ChatStream:
     """This round's request streamed, opened on the first model that answers (see ChatStream.start)."""
     stream = ChatStream(**round_call(user=user, turn=turn, loop=loop))
+    stream.record_later = True  # written with the answer, or before a round's tools run (`streaming.py`)
     await stream.start()
     return stream
 
 
 async def answer_complete(*, user: User, turn: Turn, loop: ToolLoop, spent: Spent) -> ChatTurn:
-    """Ask the model, running the server's rounds, until a turn is the client's (not stored here)."""
+    """Ask the model, running the server's rounds, until a turn is the client's (not stored here). The
+    client's turn carries its model call's usage row unwritten (`usage`), for the store to write with it."""
     while True:
-        result = await allm_chat(**round_call(user=user, turn=turn, loop=loop))
+        result = await allm_chat(**round_call(user=user, turn=turn, loop=loop), usage_later=True)
+        if result.tool_calls and result.usage is not None:
+            await db_step(record)(result.usage.attempt, result.usage.row)  # before its tools' rows
+            result = dataclasses.replace(result, usage=None)
         spent.add(result)
         if not await loop.tools_ran(result):
             return client_turn(result, turn.tools)

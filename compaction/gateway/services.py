@@ -22,6 +22,7 @@ from chatcore.bulk import NewMessage, messages_bulk_import, new_message_check
 from chatcore.chain import canonical_json, chain_hash, chain_hashes
 from chatcore.context import AssembledContext, context_assemble
 from chatcore.errors import Conflict, ModelCallFailed, NotFound, Unprocessable
+from chatcore.llm_attempt import UsagePending, role_models
 from chatcore.llm_chat import ChatTurn
 from chatcore.locks import channel_lock, channel_lock_with_cursor
 from chatcore.models import Channel, Cursor, LLMModel, Message, Summary, Team
@@ -63,6 +64,9 @@ class Turn:
     appended: int
     tools: tuple[ReplyTool, ...] = ()  # the server's own (recall_history), run here, never shown to the client
     room: int = 0  # tokens the server's tool rounds may add to the context without passing the window
+    # The models to try (`role_models`), read with the rest in the preparation's thread, so that the model call
+    # does not hop to a thread for them (empty: read as the call starts).
+    candidates: tuple[LLMModel, ...] = ()
 
     @property
     def summary_id(self) -> int | None:
@@ -338,15 +342,23 @@ def _turn_prepare(*, user: User, request: CompletionRequest, timings: Timings, t
         appended=appended,
         tools=ours,
         room=max(0, limit - assembled.tokens),
+        candidates=tuple(role_models(role="chat", override=model, channel=channel)),
     )
 
 
 def turn_reply_store(
-    *, user: User, turn: Turn, result: ChatTurn, parent: Message | None = None, interrupted: bool = False
+    *,
+    user: User,
+    turn: Turn,
+    result: ChatTurn,
+    parent: Message | None = None,
+    interrupted: bool = False,
+    usage: UsagePending | None = None,
 ) -> Message:
     """The model's answer under `parent` (the last result of the server's tool rounds; by default the
     turn's leaf), announced like any reply. Its chain hash is taken under the leaf: the client's next
-    history goes from its turn straight to this answer (chatcore.chain)."""
+    history goes from its turn straight to this answer (chatcore.chain). `usage`: the model call's usage
+    row, unwritten, written with the answer (`replies.reply_store`)."""
     parent = parent or turn.leaf
     hashed_as = ""
     if parent.pk != turn.leaf.pk:
@@ -366,4 +378,5 @@ def turn_reply_store(
         interrupted=interrupted,
         extra=extra,
         chain_hash_as=hashed_as,
+        usage=usage,
     )

@@ -149,6 +149,8 @@ async def completion_events(
             result = stream.turn
             assert result is not None, "deltas() ended without a turn"
             spent.add(result)
+            if result.tool_calls:
+                await db_step(stream.answered_record)()  # the model call's row before its tools' rows
             if not await loop.tools_ran(result):
                 break
             relay.round_ran()
@@ -162,7 +164,9 @@ async def completion_events(
         storing = True  # from here the answer is stored (a thread finishes it even if this task is cancelled)
         timings = Timings()
         with timings.timed("store"):
-            await db_step(turn_reply_store)(user=user, turn=turn, result=answer, parent=loop.plan.parent)
+            await db_step(turn_reply_store)(
+                user=user, turn=turn, result=answer, parent=loop.plan.parent, usage=stream.answered_take()
+            )
         reply_observed(interface="v1", stream=True, outcome=Outcome.OK)
         gateway_added_seconds.observe((prepared_ms + timings.ms["store"]) / 1000)
         yield chunks.choice({}, answer.finish_reason)

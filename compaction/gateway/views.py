@@ -175,7 +175,9 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
             if completion.legacy_functions:
                 result = dataclasses.replace(result, tool_calls=legacy.answer_calls(result.tool_calls))
         with timings.timed("store"):
-            await db_step(turn_reply_store)(user=user, turn=turn, result=result, parent=loop.plan.parent)
+            await db_step(turn_reply_store)(
+                user=user, turn=turn, result=result, parent=loop.plan.parent, usage=result.usage
+            )
     reply_observed(interface="v1", stream=False, outcome=Outcome.OK)
     gateway_added_seconds.observe(max(0.0, timings.ms["total"] - timings.ms["upstream"]) / 1000)
     body = _completion_body(turn=turn, result=result, spent=spent, legacy_functions=completion.legacy_functions)
