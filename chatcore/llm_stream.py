@@ -7,9 +7,20 @@ the pieces as they come; the whole turn is in `turn` at the end. A failure
 after the first chunk raises ModelCallFailed (no fallback: the client has
 seen tokens). A consumer that stops early (a client that went away) calls
 `interrupted()`: the attempt is recorded and `partial()` holds what came.
+
+The SDK sends the request (its retries, timeouts and HTTP errors); the body is
+read here (`_EventReader`: the server-sent events split as the SDK's decoder
+splits them, each event's JSON decoded once), which costs a fraction of the
+SDK's event and chunk objects per token. What one read of the network brought
+is a batch: `delta_batches()` hands each batch over whole, so that a writer
+sends what is already here in one write without waiting for anything more.
 """
 
-from collections.abc import AsyncIterator
+import asyncio
+import importlib
+import json
+import ssl
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, Unpack
 
 from chatcore.db_steps import db_step
@@ -31,6 +42,146 @@ def _stream_request(attempt: Attempt, messages: list[dict], params: dict) -> dic
     kwargs = _request(attempt, messages, params)
     body = {key: value for key, value in kwargs.items() if key not in ("extra_body", "extra_headers")}
     return {**body, **kwargs["extra_body"], "stream": True, "stream_options": {"include_usage": True}}
+
+
+# After `[DONE]` the rest of the body is read (so that the connection can serve the next request) for at
+# most this long, as the SDK's own stream does; a server that keeps the body open is then cut off.
+DRAIN_SECONDS = 0.1
+
+
+class _EventReader:
+    """The `data` of each server-sent event in a byte stream fed in pieces, by the rules the SDK's decoder
+    applies (lines end with CR, LF or CRLF; an empty line ends an event that set a field; comments and
+    unknown fields are ignored; the lines of a multi-line `data` are joined with LF; the last event id is
+    kept across events, so that each empty line after one ends an event)."""
+
+    def __init__(self) -> None:
+        self._tail = b""
+        self._skip_lf = False  # the previous piece ended with CR: a LF that starts this one is the same line end
+        self._data: list[bytes] = []
+        self._fields = False  # this event set an event name, data or a retry
+        self._last_id = False
+
+    def feed(self, piece: bytes) -> list[bytes]:
+        """The data of the events that `piece` completes (UTF-8, decoded by the caller)."""
+        if self._skip_lf and piece[:1] == b"\n":
+            piece = piece[1:]
+        buffer = self._tail + piece if self._tail else piece
+        self._skip_lf = False
+        if b"\r" in buffer:
+            self._skip_lf = buffer.endswith(b"\r")
+            buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lines = buffer.split(b"\n")
+        self._tail = lines.pop()
+        events: list[bytes] = []
+        for line in lines:
+            if not line:
+                if self._fields or self._data or self._last_id:
+                    events.append(b"\n".join(self._data))
+                    self._data, self._fields = [], False
+                continue
+            name, _, value = line.partition(b":")
+            if value[:1] == b" ":
+                value = value[1:]
+            if name == b"data":
+                self._data.append(value)
+            elif name == b"event":
+                self._fields = self._fields or bool(value)
+            elif name == b"id":
+                if b"\0" not in value:
+                    self._last_id = bool(value)
+            elif name == b"retry":
+                self._fields = self._fields or value.strip().lstrip(b"+-").isdigit()
+        return events
+
+
+class _Body:
+    """The streamed response's body as batches of chunks (JSON decoded: dicts and lists, no SDK objects),
+    one batch per read of the network, until `[DONE]` or the body's end. A timeout or a broken connection
+    while reading is raised as the SDK raises it (APITimeoutError, APIConnectionError)."""
+
+    def __init__(self, response: Any) -> None:
+        import anyio  # the HTTP library's own dependency, loaded with it
+
+        self.response = response
+        # No content coding (the usual case for a stream): the raw bytes, without the decoders' layer.
+        coded = response.headers.get("content-encoding", "identity").lower() not in ("", "identity")
+        self._pieces = response.aiter_bytes() if coded else response.aiter_raw()
+        self._reader = _EventReader()
+        self.done = False
+        self._drain = False  # the answer is complete ([DONE]): what follows is read so that the connection is reused
+        # What broke the stream after chunks that came in the same read: raised once those are handed over,
+        # as the SDK yields every event before the one that fails.
+        self._broken: Exception | None = None
+        # The exceptions of the response's HTTP library (httpx, or the SDK's httpx2), as the SDK counts them.
+        module = importlib.import_module(type(response).__module__.partition(".")[0])
+        self._timeouts: type[Exception] = module.TimeoutException
+        self._failures: tuple[type[Exception], ...] = (module.RequestError, ssl.SSLError, anyio.EndOfStream)
+        self._drain_ends: tuple[type[Exception], ...] = (TimeoutError, *self._failures)
+
+    def _chunks(self, events: list[bytes]) -> list[Any]:
+        chunks: list[Any] = []
+        for data in events:
+            try:
+                text = data.decode("utf-8")
+                if text.startswith("[DONE]"):
+                    self.done = self._drain = True
+                    break
+                chunk = json.loads(text)
+                if isinstance(chunk, Mapping) and chunk.get("error"):
+                    raise self._streamed_error(chunk["error"])
+            except Exception as error:
+                if not chunks:
+                    raise
+                self._broken, self.done = error, True
+                break
+            chunks.append(chunk)
+        return chunks
+
+    def _streamed_error(self, error: Any) -> Exception:
+        """An error the provider sent inside the stream (`{"error": ...}`), as the SDK raises it."""
+        import openai
+
+        message = error.get("message") if isinstance(error, Mapping) else None
+        if not message or not isinstance(message, str):
+            message = "An error occurred during streaming"
+        return openai.APIError(message=message, request=self.response.request, body=error)
+
+    async def batch(self) -> list[Any]:
+        """The next read's chunks (never an empty list); StopAsyncIteration at the end of the stream."""
+        import openai
+
+        if self._broken is not None:
+            broken, self._broken = self._broken, None
+            raise broken
+        try:
+            while not self.done:
+                try:
+                    piece = await self._pieces.__anext__()
+                except StopAsyncIteration:
+                    self.done = True  # the body ended without `[DONE]`: what came is the answer, as with the SDK
+                    break
+                chunks = self._chunks(self._reader.feed(piece))
+                if chunks:
+                    return chunks
+        except self._timeouts as error:
+            raise openai.APITimeoutError(request=self.response.request) from error
+        except self._failures as error:
+            raise openai.APIConnectionError(request=self.response.request) from error
+        await self.close()
+        raise StopAsyncIteration
+
+    async def close(self) -> None:
+        """Read what follows `[DONE]` (briefly: the connection is then reused), then close the response."""
+        if not self.response.is_closed and self._drain:
+            try:
+                async with asyncio.timeout(DRAIN_SECONDS):
+                    async for _ in self._pieces:
+                        pass
+            except self._drain_ends:
+                pass  # the answer is complete: what follows it cannot make it a failure
+        await self._pieces.aclose()
+        await self.response.aclose()
 
 
 class _Collected:
@@ -93,9 +244,8 @@ class ChatStream:
         self._walk: ModelCall | None = None
         self._attempt: Attempt | None = None  # the model being tried, then the one that answers
         self._collected = _Collected()
-        self._stream: Any = None
-        self._iterator: AsyncIterator | None = None
-        self._first: Any = None
+        self._body: _Body | None = None
+        self._first: list[Any] = []  # the batch with the first chunk, read as the stream opened
         # True: the answered attempt's usage row waits for `answered_record`, which a caller that writes
         # the answer calls in the thread it writes in (one thread hop for both instead of two).
         self.record_later = False
@@ -126,11 +276,12 @@ class ChatStream:
         await self._tried(attempt)
         import openai
 
-        # The SDK's request (retries, timeouts, errors, the stream's own error events), with each chunk
-        # left as the decoded JSON it is: `chat.completions.create` builds an object of the SDK's types per
-        # chunk, which costs more CPU than the rest of a reply's streaming.
+        # The SDK's request (retries, timeouts, HTTP errors); the body is read by `_Body`, each chunk left as
+        # the decoded JSON it is: `chat.completions.create` builds an object of the SDK's types per chunk,
+        # and the SDK's stream an event object per line, which cost more CPU than the rest of a reply's
+        # streaming.
         client = _async_client(attempt)
-        self._stream = await client.post(
+        stream = await client.post(
             "/chat/completions",
             cast_to=object,
             body=_stream_request(attempt, self.messages, self.params),
@@ -138,33 +289,54 @@ class ChatStream:
             stream=True,
             stream_cls=openai.AsyncStream[object],
         )
-        self._iterator = self._stream.__aiter__()
-        self._first = await self._iterator.__anext__()
+        self._body = _Body(stream.response)
+        try:
+            self._first = await self._body.batch()  # StopAsyncIteration: the stream was empty
+        except BaseException:
+            await self._body.close()
+            raise
 
     async def deltas(self) -> AsyncIterator[ChatDelta]:
+        """The turn's pieces as they come, one per chunk of the provider's that says something."""
+        async for chunks in self._chunk_batches():
+            for chunk in chunks:
+                delta = self._collected.add(chunk)
+                if delta is not None:
+                    yield delta
+
+    async def delta_batches(self) -> AsyncIterator[list[ChatDelta]]:
+        """`deltas()` by reads of the network: the pieces that arrived together, in one list (never empty),
+        so that a writer can send them in one write; the next list waits on the network."""
+        async for chunks in self._chunk_batches():
+            batch = [delta for delta in map(self._collected.add, chunks) if delta is not None]
+            if batch:
+                yield batch
+
+    async def _chunk_batches(self) -> AsyncIterator[list[Any]]:
         attempt, walk = self._attempt, self._walk
         assert attempt is not None and walk is not None, "start() first"
         if attempt.offline:
-            self._collected.texts.append(OFFLINE_REPLY)
-            self._collected.finish_reason = "stop"
-            yield ChatDelta(content=OFFLINE_REPLY)
-            yield ChatDelta(finish_reason="stop")
+            yield [
+                {"choices": [{"delta": {"content": OFFLINE_REPLY}}]},
+                {"choices": [{"delta": {}, "finish_reason": "stop"}]},
+            ]
             await arecord(attempt, attempt.offline_row())
             self.turn = offline_turn(attempt)
             return
-        collected = self._collected
-        assert self._iterator is not None, "start() opened no stream"
+        collected, body = self._collected, self._body
+        assert body is not None, "start() opened no stream"
         try:
-            delta = collected.add(self._first)
-            if delta is not None:
-                yield delta
-            async for chunk in self._iterator:
-                delta = collected.add(chunk)
-                if delta is not None:
-                    yield delta
+            chunks = self._first
+            while True:
+                yield chunks
+                try:
+                    chunks = await body.batch()
+                except StopAsyncIteration:
+                    break
             _checked(collected.content, collected.tool_calls)
         except attempt.policy.failures() as error:
             # After the first chunk the reader has seen tokens: no fallback, and the error is this model's.
+            await body.close()
             broken = ModelCall(role="chat", user=self.user, channel=self.channel, trigger=self.trigger, candidates=[])
             await arecord(attempt, broken.failed(attempt, error))
             raise broken.error() from None
@@ -210,9 +382,9 @@ class ChatStream:
 
     async def interrupted(self) -> None:
         """The consumer stopped reading: record the attempt as such and close the upstream stream."""
-        if self._stream is not None:
+        if self._body is not None:
             try:
-                await self._stream.close()
+                await self._body.close()
             except Exception:  # closing a half-read HTTP stream may fail; the record below is what matters
                 pass
         if self._answered is not None:

@@ -29,7 +29,7 @@ results stored under the user's turn, and the model is asked again.
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from chatcore.db_steps import db_step
@@ -45,7 +45,11 @@ from chatcore.tool_rounds import ToolLoop
 
 @dataclasses.dataclass(frozen=True)
 class ReplyDelta:
+    """A piece of the reply's text. `more`: the next event is already here (it arrived with this piece), so
+    a writer may hold this one and send both at once (`written_together`) without waiting for anything."""
+
     content: str
+    more: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,11 +124,17 @@ async def reply_events(
     while True:
         stream = ChatStream(**_call_arguments(loop, trigger))
         stream.record_later = True  # written with the reply (`_store`), or before a round's tools run
+        calling = False  # the turn has started calling tools: its text from then on is not an answer's
         try:
             await stream.start()
-            async for delta in stream.deltas():
-                if delta.content and not stream.calling_tools:
-                    yield ReplyDelta(delta.content)
+            async for batch in stream.delta_batches():
+                pieces = []
+                for delta in batch:
+                    calling = calling or bool(delta.tool_calls)
+                    if delta.content and not calling:
+                        pieces.append(delta.content)
+                for index, piece in enumerate(pieces, 1):
+                    yield ReplyDelta(piece, more=index < len(pieces))
         except ModelCallFailed as error:
             reply_observed(interface=interface, stream=True, outcome=Outcome.FAILED)
             yield ReplyFailed(error)
@@ -144,6 +154,25 @@ async def reply_events(
     message = await db_step(_store)(loop.plan, turn, stream=stream)
     reply_observed(interface=interface, stream=True, outcome=Outcome.OK)
     yield ReplyDone(message)
+
+
+async def written_together(
+    events: AsyncIterator[ReplyEvent], encode: Callable[[ReplyEvent], bytes | None]
+) -> AsyncIterator[bytes]:
+    """The events encoded (`encode`: None for an event not sent), with the pieces that arrived together in one
+    write: a piece marked `more` is held until the next event, which is already here, so nothing waits."""
+    held: list[bytes] = []
+    async for event in events:
+        data = encode(event)
+        if data is not None:
+            held.append(data)
+        if isinstance(event, ReplyDelta) and event.more:
+            continue
+        if held:
+            yield held[0] if len(held) == 1 else b"".join(held)
+            held.clear()
+    if held:
+        yield b"".join(held)
 
 
 async def reply_complete(*, plan: ReplyPlan, trigger: str = "manual", interface: str = "api") -> Message:

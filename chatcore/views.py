@@ -19,13 +19,21 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chatcore import branching, replies, selectors, services
-from chatcore.api.streaming import STREAM_HEADERS, sse
+from chatcore.api.streaming import STREAM_HEADERS, sse, sse_delta
 from chatcore.db_steps import db_step
 from chatcore.errors import ServiceError
 from chatcore.forms import ChannelCreateForm, CursorForm, MessageForm
 from chatcore.models import Message
 from chatcore.replies import ReplyPlan
-from chatcore.streaming import ReplyDelta, ReplyDone, ReplyFailed, ReplyTools, reply_complete, reply_events
+from chatcore.streaming import (
+    ReplyDelta,
+    ReplyDone,
+    ReplyEvent,
+    ReplyTools,
+    reply_complete,
+    reply_events,
+    written_together,
+)
 from chatcore.web import (
     AuthenticatedRequest,
     after_change,
@@ -71,18 +79,21 @@ def wants_stream(request: AuthenticatedRequest) -> bool:
     return "text/event-stream" in request.headers.get("Accept", "")
 
 
-async def page_events(plan: ReplyPlan) -> AsyncIterator[bytes]:
-    """The page's stream: the reply's pieces, then `done` (the script then fetches the conversation) or `error`."""
-    async for event in reply_events(plan=plan, interface="page"):
-        if isinstance(event, ReplyDelta):
-            yield sse("delta", {"content": event.content})
-        elif isinstance(event, ReplyTools):
-            names = sorted({(call.get("function") or {}).get("name") or "" for call in event.calls})
-            yield sse("tool", {"round": event.round, "names": names})
-        elif isinstance(event, ReplyDone):
-            yield sse("done", {"message_id": event.message.pk})
-        elif isinstance(event, ReplyFailed):
-            yield sse("error", {"detail": page_error_text(event.error), "code": event.error.code})
+def _page_event(event: ReplyEvent) -> bytes:
+    if isinstance(event, ReplyDelta):
+        return sse_delta(event.content)
+    if isinstance(event, ReplyTools):
+        names = sorted({(call.get("function") or {}).get("name") or "" for call in event.calls})
+        return sse("tool", {"round": event.round, "names": names})
+    if isinstance(event, ReplyDone):
+        return sse("done", {"message_id": event.message.pk})
+    return sse("error", {"detail": page_error_text(event.error), "code": event.error.code})
+
+
+def page_events(plan: ReplyPlan) -> AsyncIterator[bytes]:
+    """The page's stream: the reply's pieces (those that arrived together in one write), then `done` (the
+    script then fetches the conversation) or `error`."""
+    return written_together(reply_events(plan=plan, interface="page"), _page_event)
 
 
 async def reply_answer(

@@ -34,7 +34,15 @@ from chatcore.api.serializers import message_data
 from chatcore.db_steps import db_step
 from chatcore.errors import ServiceError
 from chatcore.replies import ReplyPlan
-from chatcore.streaming import ReplyDelta, ReplyDone, ReplyFailed, ReplyTools, reply_complete, reply_events
+from chatcore.streaming import (
+    ReplyDelta,
+    ReplyDone,
+    ReplyEvent,
+    ReplyTools,
+    reply_complete,
+    reply_events,
+    written_together,
+)
 
 EVENT_STREAM = "text/event-stream"
 STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -43,6 +51,8 @@ STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 # One encoder for every event (it keeps no state between calls): `json.dumps(cls=...)` makes one per call, a
 # cost paid for each piece of every streamed reply.
 _EVENT_ENCODER = JSONEncoder(ensure_ascii=False)
+# A string as that encoder writes it (JSON, non-ASCII kept).
+_encode_string = json.encoder.encode_basestring
 
 
 def sse(event: str, data: dict) -> bytes:
@@ -88,16 +98,24 @@ def _done_data(done: ReplyDone) -> dict:
     }
 
 
-async def event_stream(plan: ReplyPlan, view) -> AsyncIterator[bytes]:
-    async for event in reply_events(plan=plan):
-        if isinstance(event, ReplyDelta):
-            yield sse("delta", {"content": event.content})
-        elif isinstance(event, ReplyTools):
-            yield sse("tool", {"round": event.round, "tool_calls": event.calls})
-        elif isinstance(event, ReplyDone):
-            yield sse("done", _done_data(event))
-        elif isinstance(event, ReplyFailed):
-            yield sse("error", error_body(event.error, view)[0])
+def sse_delta(content: str) -> bytes:
+    """`sse("delta", {"content": content})`, the same bytes, formatted directly: one per piece of every reply."""
+    return f'event: delta\ndata: {{"content": {_encode_string(content)}}}\n\n'.encode()
+
+
+def _event_bytes(event: ReplyEvent, view) -> bytes:
+    if isinstance(event, ReplyDelta):
+        return sse_delta(event.content)
+    if isinstance(event, ReplyTools):
+        return sse("tool", {"round": event.round, "tool_calls": event.calls})
+    if isinstance(event, ReplyDone):
+        return sse("done", _done_data(event))
+    return sse("error", error_body(event.error, view)[0])
+
+
+def event_stream(plan: ReplyPlan, view) -> AsyncIterator[bytes]:
+    """The reply's events; the pieces that arrived together go out in one write."""
+    return written_together(reply_events(plan=plan), lambda event: _event_bytes(event, view))
 
 
 class PendingReply(Response):
