@@ -157,6 +157,12 @@ elif env_bool("DB_POOL", False):
         "timeout": env_float("DB_POOL_TIMEOUT_SECONDS", 30.0),
     }
 
+if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3" and env_bool("DB_PREPARED_STATEMENTS", True):
+    # psycopg prepares a statement sent this many times on a connection, for the reads that ask for it
+    # (chatcore.prepared: a search's cursor and neighbours); Django's own statements are unchanged.
+    # Off (DB_PREPARED_STATEMENTS=0) behind a pooler in transaction mode without prepared statements.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 5)
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

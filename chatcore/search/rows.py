@@ -19,6 +19,7 @@ from django.db.models import Model
 
 from chatcore.instances import instance_filled, instances_fillable
 from chatcore.models import Cursor, Message, Summary
+from chatcore.prepared import prepared_cursor
 from chatcore.search.engine import Segment, segments_cte
 
 _MESSAGE_FIELDS = Message._meta.concrete_fields
@@ -101,7 +102,7 @@ def path_state(*, channel_id: int, user_id: int) -> PathState | None:
         WHERE {cursor_where}
         ORDER BY segs.last_depth DESC
     """  # noqa: S608 (model table and column names only)
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, [channel_id, user_id, channel_id, user_id])
         rows = cursor.fetchall()
     if not rows:
@@ -113,20 +114,44 @@ def path_state(*, channel_id: int, user_id: int) -> PathState | None:
     return PathState(leaf_id=row[0], leaf_depth=row[1], leaf_path_tokens=row[2], boundary=boundary, segments=segments)
 
 
+def _merged(ranges: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """The same messages in fewer (segment, first depth, last depth): overlapping or touching ranges as one."""
+    merged: list[list[int]] = []
+    for segment, low, high in sorted(ranges):
+        if merged and merged[-1][0] == segment and low <= merged[-1][2] + 1:
+            merged[-1][2] = max(merged[-1][2], high)
+        else:
+            merged.append([segment, low, high])
+    return [(segment, low, high) for segment, low, high in merged]
+
+
 def messages_at(*, ranges: list[tuple[int, int, int]]) -> list[Message]:
     """The messages of each (segment, first depth, last depth), with their authors loaded: one query."""
     if not ranges:
         return []
+    ranges = _merged(ranges)
     user_model = get_user_model()
     user_fields = user_model._meta.concrete_fields
-    where = " OR ".join(["(m.segment = %s AND m.depth BETWEEN %s AND %s)"] * len(ranges))
-    sql = f"""
-        SELECT {_columns("m", _MESSAGE_FIELDS)}, {_columns("u", user_fields)}
-        FROM {Message._meta.db_table} m LEFT JOIN {user_model._meta.db_table} u ON u.id = m.author_id
-        WHERE {where}
-    """  # noqa: S608 (model table and column names only; values as parameters)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [value for triple in ranges for value in triple])
+    select = f"SELECT {_columns('m', _MESSAGE_FIELDS)}, {_columns('u', user_fields)}"
+    author_join = f"LEFT JOIN {user_model._meta.db_table} u ON u.id = m.author_id"
+    if connection.vendor == "postgresql":
+        # One text whatever the number of ranges (they travel as arrays), so that it is prepared once, and one
+        # plan for all values: each array behind a scalar subquery, so that no plan knows its length and
+        # PostgreSQL keeps the generic one (a plan that knew it would look cheaper, and be planned each time).
+        # Each range is a lookup of its own in (segment, depth) whatever the statistics: its LIMIT (a segment
+        # holds one message per depth, so never below the range's rows) keeps the join a loop.
+        sql = f"""{select}
+            FROM unnest((SELECT %s::bigint[]), (SELECT %s::integer[]), (SELECT %s::integer[])) AS r(segment, low, high)
+            CROSS JOIN LATERAL (SELECT * FROM {Message._meta.db_table} m
+                WHERE m.segment = r.segment AND m.depth BETWEEN r.low AND r.high LIMIT r.high - r.low + 1) m
+            {author_join}"""  # noqa: S608 (model table and column names only; values as parameters)
+        params: list = [list(column) for column in zip(*ranges, strict=True)]
+    else:
+        where = " OR ".join(["(m.segment = %s AND m.depth BETWEEN %s AND %s)"] * len(ranges))
+        sql = f"{select} FROM {Message._meta.db_table} m {author_join} WHERE {where}"  # noqa: S608 (as above)
+        params = [value for triple in ranges for value in triple]
+    with prepared_cursor() as cursor:
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
     split = len(_MESSAGE_FIELDS)
     message_of, user_of = _loader(Message, _MESSAGE_FIELDS), _loader(user_model, user_fields)

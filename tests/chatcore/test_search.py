@@ -348,3 +348,39 @@ def test_a_word_naming_the_speaker_counts_as_the_speaker_not_the_text(channel):
     assert ids(found) == [named.pk, plain.pk]
     assert found.hits[0].score == pytest.approx(found.hits[1].score * SPEAKER_BOOST, rel=1e-3)
     assert Message.objects.get(pk=named.pk).metadata == {"speaker": "Ana"}
+
+
+def test_a_search_is_three_statements(channel, conversation, django_assert_num_queries):
+    """The cursor with its path's segments, the engine's matches, the hits with their neighbours."""
+    with django_assert_num_queries(3):
+        message_search(channel=channel, user=channel.owner, query="migration")
+    with django_assert_num_queries(3):
+        message_search(channel=channel, user=channel.owner, query="migration deadlock timeout")
+
+
+def test_neighbouring_hits_are_shown_with_all_their_turns(channel):
+    messages = [say(channel, "user", text) for text in ("Start.", "Zeppelin one.", "Zeppelin two.", "End.")]
+    found = message_search(channel=channel, user=channel.owner, query="zeppelin", context=1)
+    windows = {hit.message.pk: [m.pk for m in hit.window] for hit in found.hits}
+    assert windows == {messages[1].pk: [m.pk for m in messages[:3]], messages[2].pk: [m.pk for m in messages[1:]]}
+
+
+def _shown(found) -> list:
+    return [(hit.message.pk, hit.score, [(m.pk, m.created_at, m.author_id) for m in hit.window]) for hit in found.hits]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements: PostgreSQL")
+def test_the_cursor_and_the_neighbours_are_read_with_one_plan_for_all_values(channel, conversation, monkeypatch):
+    """chatcore.prepared: after a few searches PostgreSQL keeps one plan for each of the two reads, and the
+    results are those of the ordinary statements. (psycopg prepares a statement at its 5th run, PostgreSQL
+    plans its first 5 runs as prepared each on its own, then keeps one plan if that one costs no more.)"""
+    queries = ["migration", "deadlock", "weather", "migration deadlock", "timeout", "lock", "weather tomorrow"]
+    queries += [f"{query} Sure" for query in queries]
+    prepared = [_shown(message_search(channel=channel, user=channel.owner, query=q)) for q in queries]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, generic_plans FROM pg_prepared_statements")
+        plans = cursor.fetchall()
+    assert [generic > 0 for statement, generic in plans if "WITH RECURSIVE" in statement] == [True]
+    assert [generic > 0 for statement, generic in plans if "unnest" in statement] == [True]
+    monkeypatch.setattr(connection.connection, "prepare_threshold", None)
+    assert [_shown(message_search(channel=channel, user=channel.owner, query=q)) for q in queries] == prepared

@@ -1,0 +1,58 @@
+"""A cursor whose statements PostgreSQL plans once per connection: for the reads a hot path repeats.
+
+Django sends every statement with its values written into the text, so
+PostgreSQL parses and plans it again each time. For a small read with
+several joins or a recursive walk (a search's cursor and path segments,
+its hits' neighbours) that planning costs several times what running it
+does. `prepared_cursor` sends the statement and its values apart (psycopg's
+server-side binding), so that psycopg prepares a statement it has sent
+`prepare_threshold` times on a connection and PostgreSQL keeps its plan.
+
+Only where the site turned prepared statements on: the database's
+`OPTIONS["prepare_threshold"]` (Django leaves it off so that a connection
+pooler in transaction mode, which can send a connection's next statement to
+another server process, keeps working). Everywhere else, and on SQLite
+(whose driver keeps each statement text compiled already), it is the
+ordinary cursor. Only statements whose plan does not hang on their values
+belong here: after a few runs PostgreSQL may keep one plan for all values.
+Statements go through Django's cursor wrapper, so they are counted and
+logged like any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from django.db import connection
+from django.db.backends.utils import CursorWrapper
+
+
+def _prepares() -> bool:
+    return connection.vendor == "postgresql" and getattr(connection.connection, "prepare_threshold", None) is not None
+
+
+@contextmanager
+def prepared_cursor() -> Iterator[CursorWrapper]:
+    """A cursor (as `connection.cursor()`) whose statements are prepared where the site allows it."""
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    if not _prepares():
+        with connection.cursor() as cursor:
+            yield cursor
+        return
+    import psycopg
+    from django.db.backends.postgresql.psycopg_any import register_tzloader
+
+    connection.validate_thread_sharing()
+    with connection.wrap_database_errors:
+        raw: Any = psycopg.Cursor(connection.connection)  # server-side binding: the values travel apart
+        # As Django's own cursors: the connection's time zone, where the connection's loader has another one.
+        timestamptz = psycopg.adapters.types["timestamptz"].oid
+        loader = connection.connection.adapters.get_loader(timestamptz, psycopg.pq.Format.TEXT)
+        if connection.timezone != getattr(loader, "timezone", None):
+            register_tzloader(connection.timezone, raw)
+    wrapped = connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+    with wrapped as cursor:
+        yield cursor
