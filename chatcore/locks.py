@@ -9,15 +9,28 @@ one, Django refuses `select_for_update`. On SQLite a write transaction holds the
 (IMMEDIATE, project settings), which serialises the same writers.
 """
 
-from django.db import connection
+from django.db import connections
+from django.db.models import QuerySet
 
+from chatcore.compiled import FixedQuery
 from chatcore.models import Channel, Cursor, Summary
+
+
+def _channel_locked(using: str, channel_id: int) -> QuerySet[Channel]:
+    rows = Channel.objects.using(using).select_for_update(of=("self",)).select_related("model", "persona")
+    return rows.filter(pk=channel_id)[:1]
+
+
+_CHANNEL_LOCK = FixedQuery(Channel, _channel_locked, channel_id=int)
 
 
 def channel_lock(*, channel_id: int) -> Channel:
     """Lock the channel's row and return it as it is now, its model and persona loaded (writers read
     them for the context budget that the pressure columns divide by). Channel.DoesNotExist when gone."""
-    return Channel.objects.select_for_update(of=("self",)).select_related("model", "persona").get(pk=channel_id)
+    found = _CHANNEL_LOCK.fetch(channel_id=channel_id)
+    if not found:
+        raise Channel.DoesNotExist(f"{Channel._meta.object_name} matching query does not exist.")
+    return found[0]
 
 
 def channel_lock_with_cursor(*, channel_id: int, user_id: int) -> tuple[Channel, Cursor | None]:
@@ -35,20 +48,26 @@ def channel_lock_with_cursor(*, channel_id: int, user_id: int) -> tuple[Channel,
     the channel too (`services.cursors_refresh`, under this lock), and on PostgreSQL a cursor whose row
     changed while the statement waited does not come back either (UNCHANGED_SINCE_SNAPSHOT), so a summary
     read with the cursor is the one in force. Channel.DoesNotExist when gone."""
+    found = _LOCK_WITH_CURSOR.fetch(channel_id=channel_id, user_id=user_id)
+    if not found:
+        return channel_lock(channel_id=channel_id), None
+    return found[0].channel, found[0]
+
+
+def _cursor_locked(using: str, channel_id: int, user_id: int) -> QuerySet[Cursor]:
     rows = (
-        Cursor.objects.select_for_update(of=("channel", "self"))
+        Cursor.objects.using(using)
+        .select_for_update(of=("channel", "self"))
         .select_related("channel__model", "channel__persona", "leaf__root", "summary__through_message")
         .defer(*(f"summary__{name}" for name in SUMMARY_UNREAD))
         .filter(channel_id=channel_id, user_id=user_id)
     )
+    connection = connections[using]
     if connection.vendor == "postgresql":
         rows = rows.extra(
             where=[UNCHANGED_SINCE_SNAPSHOT.format(table=connection.ops.quote_name(Cursor._meta.db_table))]
         )
-    found = list(rows[:1])
-    if not found:
-        return channel_lock(channel_id=channel_id), None
-    return found[0].channel, found[0]
+    return rows[:1]
 
 
 # What a writer and the context read of the summary in force are its text, its size and its message; the
@@ -63,6 +82,9 @@ SUMMARY_UNREAD = tuple(field.name for field in Summary._meta.concrete_fields if 
 # that snapshot even when PostgreSQL checks the statement's conditions again on a row version that
 # committed while it waited (its transaction id, xmin, differs then).
 UNCHANGED_SINCE_SNAPSHOT = "{table}.xmin = (SELECT c.xmin FROM {table} c WHERE c.id = {table}.id)"
+
+# Built once per database (chatcore.compiled): every message appended sends it.
+_LOCK_WITH_CURSOR = FixedQuery(Cursor, _cursor_locked, channel_id=int, user_id=int)
 
 
 def summary_lock(*, summary: Summary) -> tuple[Channel, Summary]:

@@ -16,8 +16,10 @@ newest, which the monotone property allows to stop at the first hit).
 from collections.abc import Iterator
 
 from django.contrib.auth.models import User
+from django.db import router
 from django.db.models import Exists, OuterRef, QuerySet
 
+from chatcore.compiled import FixedQuery
 from chatcore.models import Channel, Message
 from compaction.gateway import conf
 
@@ -83,11 +85,31 @@ def deepest_match(
     return None
 
 
+def _channel_found(using: str, owner_id: int, hashes: list[str]) -> QuerySet[Message, int]:
+    channels = Channel.objects.using(using).filter(owner_id=owner_id, deleted_at__isnull=True)
+    return _found(channels, hashes).using(using).values_list("channel_id", flat=True)[:1]
+
+
+def _match_in(using: str, channel_id: int, hashes: list[str]) -> QuerySet[Message]:
+    children = Exists(Message.objects.filter(parent_id=OuterRef("pk")))
+    rows = _found(Channel.objects.using(using).filter(pk=channel_id), hashes).using(using).select_related("root")
+    return rows.annotate(has_children=children)[:1]
+
+
+# The usual call's lookups (its newest hashes, at most TAIL_PROBE of them) are built once per database and
+# length (chatcore.compiled); the longer lookups of an edited history are built as they come.
+_CHANNEL_FOUND = FixedQuery(Message, _channel_found, owner_id=int, hashes=list)
+_MATCH_IN = FixedQuery(Message, _match_in, channel_id=int, hashes=list)
+
+
 def deepest_channel(*, user: User, hashes: list[str]) -> int | None:
     """The channel of `deepest_match(user=user, hashes=hashes)`: what a call locks before it looks for the
     match again under the lock, so it reads only the id (no row, no join)."""
-    for probe in _probes(hashes):
-        found = list(_found(_user_channels(user), probe).values_list("channel_id", flat=True)[:1])
+    for index, probe in enumerate(_probes(hashes)):
+        if index == 0:
+            found = [row[0] for row in _CHANNEL_FOUND.rows(owner_id=user.pk, hashes=probe)]
+        else:
+            found = list(_channel_found(router.db_for_read(Message), user.pk, probe))
         if found:
             return found[0]
     return None
@@ -99,10 +121,11 @@ def deepest_in_locked(*, user: User, channel: Channel, hashes: list[str]) -> Mes
     live is read from that row, and the match carries it instead of reading it again."""
     if channel.owner_id != user.pk or channel.deleted_at is not None:
         return None
-    children = Exists(Message.objects.filter(parent_id=OuterRef("pk")))
-    for probe in _probes(hashes):
-        rows = _found(Channel.objects.filter(pk=channel.pk), probe).select_related("root")
-        found = list(rows.annotate(has_children=children)[:1])
+    for index, probe in enumerate(_probes(hashes)):
+        if index == 0:
+            found = _MATCH_IN.fetch(channel_id=channel.pk, hashes=probe)
+        else:
+            found = list(_match_in(router.db_for_read(Message), channel.pk, probe))
         if found:
             found[0].channel = channel
             return found[0]

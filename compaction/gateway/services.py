@@ -13,6 +13,7 @@ import time
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from chatcore import conf as chatcore_conf
@@ -20,6 +21,7 @@ from chatcore import selectors as chatcore_selectors
 from chatcore import services as chatcore_services
 from chatcore.bulk import NewMessage, messages_bulk_import, new_message_check
 from chatcore.chain import canonical_json, chain_hash, chain_hashes
+from chatcore.compiled import FixedQuery
 from chatcore.context import AssembledContext, context_assemble
 from chatcore.errors import Conflict, ModelCallFailed, NotFound, Unprocessable
 from chatcore.llm_attempt import UsagePending, role_models
@@ -73,9 +75,16 @@ class Turn:
         return self.assembled.summary.pk if self.assembled.summary else None
 
 
+def _model_named(using: str, name: str) -> QuerySet[LLMModel]:
+    # The name is unique: a slice, not `first()` (an ORDER BY).
+    return chatcore_selectors.llm_models_active().using(using).filter(name=name)[:1]
+
+
+_MODEL_NAMED = FixedQuery(LLMModel, _model_named, name=str)  # built once per database (chatcore.compiled)
+
+
 def model_for_request(*, name: str) -> LLMModel:
-    # The name is unique: a slice, not `first()`, whose ORDER BY costs compiling on every call.
-    found = list(chatcore_selectors.llm_models_active().filter(name=name)[:1])
+    found = _MODEL_NAMED.fetch(name=name)
     model = found[0] if found else None
     if model is None:
         raise NotFound(
