@@ -355,6 +355,23 @@ def message_append_at(
     return message, cursor, None
 
 
+def message_placed_in_one(
+    *, channel: Channel, user: User, cursor: Cursor, message: Message
+) -> tuple[Message, Cursor, list[Message]] | None:
+    """For a writer that holds the channel's lock with the user's `cursor` (`locks.channel_lock_with_cursor`) and
+    has built `message` unsaved under its parent (tree fields, chain hash, `channel.last_activity_at` set): on
+    PostgreSQL, the message inserted, the cursor moved onto it and the pressure saved in one statement that also
+    reads the path since the boundary in force (`message_append_at(read_path=True)`'s). None elsewhere: the
+    caller writes them as SQLite does."""
+    if connection.vendor != "postgresql":
+        return None
+    placed, moved, path = _append_in_one(
+        channel=channel, user=user, cursor=cursor, message=message, companions=(), read_path=True
+    )
+    assert path is not None
+    return placed, moved, path
+
+
 def _append_in_one(
     *,
     channel: Channel,

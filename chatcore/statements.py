@@ -14,16 +14,35 @@ by one (`chatcore.services.message_append_at`).
 from django.db import connection, models
 from django.db.models.sql import InsertQuery
 
+from chatcore.instances import instance_filled, instances_fillable
 from chatcore.models import Channel, Cursor, Message
+
+# The INSERT text of each model (and database): the same whatever the row's values, once they are plain values.
+_INSERTS: dict[tuple[type[models.Model], str], str] = {}
 
 
 def _insert(obj: models.Model) -> tuple[str, list]:
-    """The INSERT that `obj.save()` would send (its fields' pre_save and conversions), without RETURNING."""
+    """The INSERT that `obj.save()` would send (its fields' pre_save and conversions), without RETURNING.
+
+    The values are what Django's compiler sends (`pre_save`, then `get_db_prep_save`); its text, built once
+    per model and database, is the compiler's for plain values. A value that is an expression (or a field
+    with a placeholder of its own) has the compiler build the statement for it."""
     model = type(obj)
     fields = [field for field in model._meta.local_concrete_fields if not field.primary_key]
+    key = (model, connection.alias)
+    values = [field.pre_save(obj, True) for field in fields]
+    plain = not any(hasattr(value, "resolve_expression") for value in values) and not any(
+        hasattr(field, "get_placeholder") for field in fields
+    )
+    if plain and key in _INSERTS:
+        return _INSERTS[key], [
+            field.get_db_prep_save(value, connection) for field, value in zip(fields, values, strict=True)
+        ]
     query = InsertQuery(model)
     query.insert_values(fields, [obj])
     [(sql, params)] = query.get_compiler(connection=connection).as_sql()
+    if plain:
+        _INSERTS[key] = sql
     return sql, list(params)
 
 
@@ -77,10 +96,27 @@ def append_and_place(
             (message.pk,) = db.fetchone()
         return None
     statement, values = _with_path(parts, path_from, path_after_depth)
-    # Read once (a raw query set runs again if iterated again); the rows carry the new id beside them.
-    rows = list(Message.objects.raw(statement, params + values))
-    message.pk = getattr(rows[0], "appended_id")  # noqa: B009 (a column of the statement's, not a field)
-    return [row for row in rows if row.pk is not None]
+    # Each row is the new message's id beside a message of the path (none when the path is empty).
+    with connection.cursor() as db:
+        db.execute(statement, params + values)
+        rows = db.fetchall()
+    message.pk = rows[0][0]
+    return _messages([row[1:] for row in rows if row[1] is not None])
+
+
+def _messages(rows: list[tuple]) -> list[Message]:
+    """The messages of rows of every concrete column in field order, as `Message.objects.raw` makes them (the
+    database's and the fields' converters, loaded from the database), filled in directly as
+    `selectors.message_path` fills its own (`chatcore.instances`)."""
+    alias = connection.alias
+    fields = Message._meta.concrete_fields
+    names = [field.attname for field in fields]
+    compiler = connection.ops.compiler("SQLCompiler")(Message.objects.none().query, connection, alias)
+    converters = compiler.get_converters([field.get_col(Message._meta.db_table) for field in fields])
+    converted = compiler.apply_converters(rows, converters) if converters else rows
+    if instances_fillable(Message):
+        return [instance_filled(Message, alias, zip(names, row, strict=True)) for row in converted]
+    return [Message.from_db(alias, names, row) for row in converted]
 
 
 def _with_path(parts: list[str], path_from: int, after_depth: int) -> tuple[str, list]:

@@ -117,10 +117,11 @@ def _append(
     incoming: list[StoredForm],
     hashes: list[str],
     cursor: Cursor | None,
-) -> tuple[Message, int, Cursor]:
+) -> tuple[Message, int, Cursor, list[Message] | None]:
     """Append what is new under the match (roots of a new branch when None); the cursor goes to the leaf,
     and is returned as it is then (with the leaf's root and the summary in force loaded, as the context
-    reads them). `cursor`: the user's cursor as read with the lock, if it was.
+    reads them), with the path since its boundary when the write read it (else None). `cursor`: the user's
+    cursor as read with the lock, if it was.
 
     The match's place in the incoming history is found by its hash, not its depth: server-side tool
     rounds before an answer are stored in the tree but were never in the client's history. The caller
@@ -131,7 +132,7 @@ def _append(
     if not new:
         assert match is not None, "an empty history was refused by the protocol"
         cursor = chatcore_services.cursor_move(channel=channel, user=user, message_id=match.pk, exact=True)
-        return match, 0, cursor
+        return match, 0, cursor, None
     items = [
         NewMessage(
             role=m.role,
@@ -142,6 +143,12 @@ def _append(
         )
         for index, m in enumerate(new)
     ]
+    if match is not None and len(items) == 1 and cursor is not None:
+        placed = _append_placed(user=user, channel=channel, under=match, item=items[0], cursor=cursor)
+        if placed is not None:  # PostgreSQL: the message, the cursor's move and the path in one statement
+            leaf, cursor, path = placed
+            _branch_audit(user=user, channel=channel, match=match, built=[leaf])
+            return leaf, 1, cursor, path
     if match is not None and len(items) == 1:
         built = [_append_one(user=user, channel=channel, under=match, item=items[0])]
     else:
@@ -151,6 +158,11 @@ def _append(
         built[-1].root = match.root or match  # the path's root, as the lookup loaded it
     # The cursor follows without walking the tree: the boundary in force is the match's.
     cursor = chatcore_services.cursor_follow(channel=channel, user=user, leaf=built[-1], under=match, cursor=cursor)
+    _branch_audit(user=user, channel=channel, match=match, built=built)
+    return built[-1], len(built), cursor, None
+
+
+def _branch_audit(*, user: User, channel: Channel, match: Message | None, built: list[Message]) -> None:
     if match is not None and match.has_children:  # type: ignore[attr-defined]  # deepest_in_locked
         chatcore_services.audit_record(
             actor=user,
@@ -158,17 +170,24 @@ def _append(
             resource=f"channel:{channel.pk}",
             details={"parent": match.pk, "first_message": built[0].pk, "messages": len(built)},
         )
-    return built[-1], len(built), cursor
 
 
-def _append_one(*, user: User, channel: Channel, under: Message, item: NewMessage) -> Message:
-    """The usual turn's one new message under the match, as `messages_bulk_import` would write it, in one
-    INSERT: the import's id reservation, segment lookup, COPY, channel update and savepoint are statements
-    of a tree, and the cursor's move that follows writes the channel's `last_activity_at` (set here) for its
-    owner. The search index's trigger works out its segment, as for any message appended."""
+def _append_placed(
+    *, user: User, channel: Channel, under: Message, item: NewMessage, cursor: Cursor
+) -> tuple[Message, Cursor, list[Message]] | None:
+    """`_append_one` and the cursor's move after it as one statement on PostgreSQL, which also reads the path
+    since the boundary in force for the context (`services.message_placed_in_one`); None elsewhere."""
+    message = _one_built(user=user, channel=channel, under=under, item=item)
+    message.root = under.root or under  # the path's root, as the lookup loaded it (the context reads it)
+    return chatcore_services.message_placed_in_one(channel=channel, user=user, cursor=cursor, message=message)
+
+
+def _one_built(*, user: User, channel: Channel, under: Message, item: NewMessage) -> Message:
+    """The usual turn's one new message under the match, unsaved, as `messages_bulk_import` would write it; the
+    channel's `last_activity_at` set to its time."""
     new_message_check(0, item)
     tokens, chars = chatcore_services.message_size(content=item.content, metadata=item.metadata)
-    message = Message.objects.create(
+    message = Message(
         channel=channel,
         parent=under,
         role=item.role,
@@ -180,6 +199,16 @@ def _append_one(*, user: User, channel: Channel, under: Message, item: NewMessag
         **chatcore_services.message_tree_fields(parent=under, tokens=tokens, chars=chars),
     )
     channel.last_activity_at = message.created_at
+    return message
+
+
+def _append_one(*, user: User, channel: Channel, under: Message, item: NewMessage) -> Message:
+    """The usual turn's one new message under the match, as `messages_bulk_import` would write it, in one
+    INSERT: the import's id reservation, segment lookup, COPY, channel update and savepoint are statements
+    of a tree, and the cursor's move that follows writes the channel's `last_activity_at` (set here) for its
+    owner. The search index's trigger works out its segment, as for any message appended."""
+    message = _one_built(user=user, channel=channel, under=under, item=item)
+    message.save(force_insert=True)
     if user.pk != channel.owner_id:  # only the owner's cursor move saves the channel
         channel.save(update_fields=["last_activity_at"])
     return message
@@ -212,10 +241,10 @@ def _place(
     match = None if created else deepest_in_locked(user=user, channel=channel, hashes=hashes)
     if channel.model_id != model.pk:
         channel = chatcore_services.channel_update(channel=channel, actor=user, model=model)
-    leaf, appended, cursor = _append(
+    leaf, appended, cursor, path = _append(
         user=user, channel=channel, match=match, incoming=request.messages, hashes=hashes, cursor=cursor
     )
-    assembled = context_assemble(channel=channel, user=user, cursor=cursor)  # the cursor is on the leaf
+    assembled = context_assemble(channel=channel, user=user, cursor=cursor, path=path)  # the cursor is on the leaf
     return channel, leaf, created, appended, assembled, cursor
 
 
