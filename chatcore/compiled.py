@@ -25,9 +25,11 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from django.db import connections, router
+from django.db import DEFAULT_DB_ALIAS, connections, router
 from django.db.models import Model, QuerySet
 from django.db.models.query import ModelIterable, get_related_populators
+
+from chatcore.prepared import prepared_cursor
 
 M = TypeVar("M", bound=Model)
 
@@ -155,7 +157,8 @@ class FixedQuery(Generic[M]):
             for name, index, constant in statement.slots
         ]
         connection = connections[alias]
-        with connection.cursor() as cursor:
+        # Its text never changes: where the site prepares statements, PostgreSQL plans it once per connection.
+        with prepared_cursor() if alias == DEFAULT_DB_ALIAS else connection.cursor() as cursor:
             cursor.execute(statement.sql, params)
             rows: Sequence[Any] = cursor.fetchall()
         return alias, connection, statement, rows
