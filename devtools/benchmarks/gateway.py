@@ -2,7 +2,8 @@
 /v1/chat/completions, as OpenAI clients do, until it holds 10,000 messages
 (about 2 MB of JSON per request at the end).
 
-The production ASGI server (uvicorn, one process) runs on a throwaway
+The production ASGI server (uvicorn, one process; on PostgreSQL with the
+connection pool that project/scripts/serve.sh turns on) runs on a throwaway
 database of its own in front of the loopback model server, with a model
 whose window is 8,000 tokens, so the gateway compacts inline (with the
 offline summarizer) whenever a call would not fit. For each request the
@@ -93,6 +94,8 @@ def _server(config: dict, port: int, log: Path) -> subprocess.Popen:
         "LOG_LEVEL": "WARNING",
         "LLM_HTTP_HOSTS": "127.0.0.1",  # the loopback model, over plain http with DEBUG off
     }
+    if not config["ENGINE"].endswith("sqlite3"):
+        env.setdefault("DB_POOL", "true")  # as project/scripts/serve.sh runs the server on PostgreSQL
     command = [sys.executable, "-m", "uvicorn", "project.asgi:application", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--log-level", "warning", "--lifespan", "off", "--timeout-keep-alive", "75"]
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
