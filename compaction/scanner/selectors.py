@@ -5,6 +5,7 @@ import datetime
 from django.db.models import Count, F, Q, QuerySet
 
 from chatcore import conf as chatcore_conf
+from chatcore.compiled import FixedQuery
 from chatcore.models import Channel, Cursor, ModelRole, Summary, Team
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
@@ -18,6 +19,11 @@ COOLDOWN_OUTCOMES = frozenset({Outcome.DONE, Outcome.INEFFECTIVE})
 NO_LOOP_OUTCOMES = frozenset({Outcome.FAILED, Outcome.NOTHING, Outcome.ABANDONED})
 
 
+_SETTINGS_ROW = FixedQuery(
+    CompactionSettings, lambda using, pk: CompactionSettings.objects.using(using).filter(pk=pk)[:1], pk=int
+)
+
+
 def compaction_settings_get(*, lock: bool = False) -> CompactionSettings:
     """The settings row, created with its defaults (auto-compaction off) if missing.
 
@@ -26,7 +32,9 @@ def compaction_settings_get(*, lock: bool = False) -> CompactionSettings:
     same concurrency slot.
     """
     queryset = CompactionSettings.objects.select_for_update() if lock else CompactionSettings.objects
-    row = queryset.filter(pk=SETTINGS_PK).first()
+    # Read on every reply in a compacted channel: unlocked, a statement built once (chatcore.compiled).
+    found = queryset.filter(pk=SETTINGS_PK)[:1] if lock else _SETTINGS_ROW.fetch(pk=SETTINGS_PK)
+    row = next(iter(found), None)
     if row is None:
         CompactionSettings.objects.get_or_create(pk=SETTINGS_PK)
         row = queryset.get(pk=SETTINGS_PK)
