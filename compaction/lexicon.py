@@ -25,11 +25,13 @@ PATH_RE = re.compile(f"{_DIRECTORY_PATH}|{_FILE_NAME}")
 # A text without a slash can hold only PATH_RE's file names: the same matches, with half the pattern to try.
 _FILE_NAME_RE = re.compile(_FILE_NAME)
 # Every alternative after the first starts at a word boundary: tested once per position (the same matches,
-# about twice as fast as a \b in each alternative).
+# about twice as fast as a \b in each alternative). The runs of letters and digits in snake, camel and Pascal case
+# are possessive (++, *+): what follows each run (an underscore, a capital, a boundary) cannot follow a shorter
+# run of it, so giving characters back could never make a match, and a word that is none of them fails at once.
 IDENTIFIER_RE = re.compile(
     r"`[^`\n]{2,80}`"  # anything written as code
-    r"|\b(?:[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b"  # snake_case / SCREAMING_CASE
-    r"|[a-z]+(?:[A-Z][a-z0-9]+)+\b|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b"  # camelCase / PascalCase
+    r"|\b(?:[A-Za-z_][A-Za-z0-9]*+(?:_[A-Za-z0-9]++)+\b"  # snake_case / SCREAMING_CASE
+    r"|[a-z]++(?:[A-Z][a-z0-9]++)+\b|[A-Z][a-z0-9]++(?:[A-Z][a-z0-9]++)+\b"  # camelCase / PascalCase
     r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(\)"  # dotted.call()
     r"|[A-Z][A-Z0-9]{1,9}-\d{1,6}\b"  # ticket ids such as ABC-123
     r"|v?\d+\.\d+\.\d+(?:[-+][\w.]+)?\b"  # versions
@@ -125,6 +127,12 @@ _NOT_RUN_BYTES = bytes(byte if byte in b"abcdefghijklmnopqrstuvwxyz0123456789" e
 
 def _ascii_runs(lower: str) -> list[str]:
     return lower.encode("ascii").translate(_NOT_RUN_BYTES).decode("ascii").split()
+
+
+def runs_text(text: str) -> str:
+    """ASCII `text` lower-cased with each character that is no letter or digit made a space: the split of any
+    span of it is `tokens_of` of that span lower-cased (when the text has no apostrophe)."""
+    return text.lower().encode("ascii").translate(_NOT_RUN_BYTES).decode("ascii")
 
 
 def tokens_of(lower: str) -> list[str]:

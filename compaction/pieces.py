@@ -93,14 +93,15 @@ class Piece:
 # A letter or digit: exactly what str.isalnum() accepts (re's \w is those and the underscore).
 _ALNUM_RE = re.compile(r"[^\W_]")
 _LONG_WORD_RE = re.compile(r"[A-Za-z]{9,}")
-_LONGER_WORD_RE = re.compile(r"[A-Za-z]{15,}")
+LONGER_WORD_LETTERS = 15  # a word this long costs a token more again
 
 
 def estimate_tokens(text: str) -> int:
     """About one token per word, number or mark; long words more."""
-    estimate = (
-        len(_TOKEN_PIECE_RE.findall(text)) + len(_LONG_WORD_RE.findall(text)) + len(_LONGER_WORD_RE.findall(text))
-    )
+    # Each run of 9 letters or more is one long word, and those of 15 or more are longer still: one search finds both.
+    long_words = _LONG_WORD_RE.findall(text)
+    longer = sum(1 for word in long_words if len(word) >= LONGER_WORD_LETTERS) if long_words else 0
+    estimate = len(_TOKEN_PIECE_RE.findall(text)) + len(long_words) + longer
     if not text.isascii():
         # _TOKEN_PIECE_RE counted each letter of another script as a token: a run costs about a token per
         # UNSCRIPTED_CHARS letters instead.

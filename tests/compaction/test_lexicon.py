@@ -2,6 +2,7 @@
 text finds exactly what the expressions find."""
 
 import random
+import re
 
 from compaction import lexicon
 from compaction.instructions import sentence_words
@@ -113,3 +114,56 @@ def test_dates_found_with_the_tokens_are_the_expression_s():
 def test_paths_found_are_the_expression_s():
     for text in _date_texts():
         assert lexicon.find_paths(text) == [match.group(0) for match in lexicon.PATH_RE.finditer(text)], repr(text)
+
+
+# IDENTIFIER_RE as first written, with backtracking runs: the possessive runs must find exactly what it finds.
+BACKTRACKING_IDENTIFIER_RE = re.compile(
+    r"`[^`\n]{2,80}`"
+    r"|\b(?:[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b"
+    r"|[a-z]+(?:[A-Z][a-z0-9]+)+\b|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b"
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(\)"
+    r"|[A-Z][A-Z0-9]{1,9}-\d{1,6}\b"
+    r"|v?\d+\.\d+\.\d+(?:[-+][\w.]+)?\b"
+    r"|[0-9a-f]{7,40}\b(?=[^\n]*\b(?:commit|sha|hash|rev)\b)|(?:commit|sha|hash|rev)\s+[0-9a-f]{7,40}\b"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)"
+)
+IDENTIFIER_PARTS = [
+    "foo",
+    "Bar",
+    "BAZ",
+    "q",
+    "Q",
+    "_",
+    "__",
+    "x1",
+    "9",
+    "42",
+    "v1.2.3",
+    ".",
+    "()",
+    "-",
+    "ABC-12",
+    "`",
+    "é",
+    "ß",
+    "Δx",
+    "deadbeef1",
+    "commit",
+    "sha",
+    " ",
+    " ",
+    "\n",
+    "-rc1",
+    "+",
+    "fooBar",
+    "FooBar",
+    "snake_case",
+    "a.b",
+]
+
+
+def test_identifiers_found_are_the_backtracking_expression_s():
+    generator = random.Random(7)
+    for _ in range(30_000):
+        text = "".join(generator.choice(IDENTIFIER_PARTS) for _ in range(generator.randint(0, 10)))
+        assert lexicon.IDENTIFIER_RE.findall(text) == BACKTRACKING_IDENTIFIER_RE.findall(text), repr(text)

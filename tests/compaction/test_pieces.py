@@ -6,7 +6,7 @@ import re
 import pytest
 
 from compaction import pieces
-from compaction.pieces import pieces_of
+from compaction.pieces import estimate_tokens, pieces_of
 from devtools import redaction_eval as corpora
 
 
@@ -54,3 +54,17 @@ def test_sentence_ends_are_those_of_the_two_families():
     for text in texts:
         assert ends(pieces._SENTENCE_END_RE, text) == ends(_SENTENCE_END_BY_FAMILY, text), repr(text)
         assert ends(pieces._SENTENCE_END_RE, text, 1) == ends(_SENTENCE_END_BY_FAMILY, text, 1), repr(text)
+
+
+def test_the_token_estimate_counts_long_words_once_and_longer_words_twice():
+    generator = random.Random(11)
+    parts = ["a", "word", "nine-letr", "abcdefghi", "abcdefghijklmno", "x" * 30, "Δδδδ", "日本語", "42", ".", " ", "\n"]
+    for _ in range(5_000):
+        text = "".join(generator.choice(parts) for _ in range(generator.randint(0, 12)))
+        expected = (
+            len(re.findall(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]", text))
+            + len(re.findall(r"[A-Za-z]{9,}", text))
+            + len(re.findall(r"[A-Za-z]{15,}", text))
+            - sum(len(run) - -(-len(run) // 2) for run in re.findall(r"[^\W\d_A-Za-z]{2,}", text))
+        )
+        assert estimate_tokens(text) == expected, repr(text)

@@ -70,7 +70,7 @@ def analyse(
         documents.setdefault(read.index, set()).update(read.words)
     for carried_unit in carried:
         documents.setdefault(-1 - carried_unit.position, set()).update(carried_unit.words)
-    idf = scoring.idf((frozenset(words) for words in documents.values()), max(len(items), len(documents)))
+    idf = scoring.idf(documents.values(), max(len(items), len(documents)))
     worth_analysing = _worth_analysing(reads, idf, len(items), limit)
     injected = pattern_flags([read.piece.text for read in worth_analysing])  # one batch for the pieces' checks
     analysed = (unit_of(read, injected=flag) for read, flag in zip(worth_analysing, injected, strict=True))

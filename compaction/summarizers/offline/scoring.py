@@ -17,6 +17,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
+from itertools import chain
 
 import wordfreq
 
@@ -158,20 +159,28 @@ RARITY_SCALE = 3.0
 MIN_RARITY_WEIGHT, MAX_RARITY_WEIGHT = 0.2, 1.5
 
 
-def idf(documents: Iterable[frozenset[str]], count: int) -> dict[str, float]:
+def idf(documents: Iterable[Iterable[str]], count: int) -> dict[str, float]:
     """Rarity of each word: in this conversation (per message) and in English at large.
 
     "marshmallows" and "Sweden" outweigh "colors" and "feel", even when each is said once.
     """
-    frequency: Counter = Counter()
-    for words in documents:
-        frequency.update(words)
+    frequency = Counter(chain.from_iterable(documents))
     total = max(count, 1)
-    return {
-        word: math.log((total + 1) / (seen + IDF_SMOOTHING))
-        * min(max(general_rarity(word) / RARITY_SCALE, MIN_RARITY_WEIGHT), MAX_RARITY_WEIGHT)
-        for word, seen in frequency.items()
-    }
+    # Most words are said in one message or a few: the conversation's factor is computed once for each count.
+    rarity_here: dict[int, float] = {}
+    weights: dict[str, float] = {}
+    for word, seen in frequency.items():
+        here = rarity_here.get(seen)
+        if here is None:
+            here = rarity_here[seen] = math.log((total + 1) / (seen + IDF_SMOOTHING))
+        weights[word] = here * _rarity_weight(word)
+    return weights
+
+
+@functools.cache
+def _rarity_weight(word: str) -> float:
+    """How much a word's general rarity weighs its rarity in the conversation (see RARITY_SCALE)."""
+    return min(max(general_rarity(word) / RARITY_SCALE, MIN_RARITY_WEIGHT), MAX_RARITY_WEIGHT)
 
 
 DIGITS_RARITY = 2.5  # a bare number: fairly rare, whatever its digits

@@ -235,10 +235,11 @@ QUESTION_LINES = 6
 
 def questions(analysis: Analysis, budget: float, used: set[int]) -> list[Entry]:
     """Questions said to be open, and questions of the newest quarter that nothing after them takes up."""
+    # The units are in the order said (analysis.units never goes back), so each word's last message is the
+    # message of the last unit that says it: a later unit's update overwrites an earlier one's.
     last_seen: dict[str, int] = {}
     for unit in analysis.units:
-        for word in unit.words:
-            last_seen[word] = max(last_seen.get(word, -1), unit.item)
+        last_seen.update(dict.fromkeys(unit.words, unit.item))
     start = int(len(analysis.items) * QUESTIONS_FROM)
     entries = []
     for unit in analysis.units:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Hashable, Sequence
+from itertools import repeat
 from typing import TypeVar
 
 from compaction.summarizers.offline.units import Unit
@@ -31,7 +32,7 @@ RATIO_TOLERANCE = 1e-12
 
 def worth(unit: Unit, idf: dict[str, float], focus: frozenset[str]) -> float:
     # fsum: a set's order changes with the hash seed, and a plain float sum with it; ties must not.
-    value = math.fsum(idf.get(word, 1.0) for word in unit.words) * unit.factor + unit.bonus
+    value = math.fsum(map(idf.get, unit.words, repeat(1.0))) * unit.factor + unit.bonus
     if focus and not focus.isdisjoint(unit.words):
         value *= FOCUS_WEIGHT
     return value

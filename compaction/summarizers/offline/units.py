@@ -98,28 +98,44 @@ def read_item(index: int, item: TranscriptItem) -> list[Read]:
     """The pieces of one user or assistant message with their words (tool results are paired with calls)."""
     if item.role not in ("user", "assistant") or not item.content:
         return []
-    pieces = pieces_of(index, item.content)
+    content = item.content
+    pieces = pieces_of(index, content)
     alone = sum(1 for piece in pieces if piece.kind == "sentence") <= 1
+    # On ASCII text without an apostrophe (most messages), a piece's tokens are the runs of its span of the whole
+    # message's runs text (lower-casing and the translation map each character to one): made once per message.
+    runs = lexicon.runs_text(content) if content.isascii() and "'" not in content else None
     reads = []
     for piece in pieces:
-        lower = piece.text.lower().replace("’", "'")
-        listed = lexicon.tokens_of(lower)
-        if "'" in lower:
-            found = set(listed)
-            found.update(part for token in listed if "'" in token for part in token.split("'"))
-            tokens, words = frozenset(found), frozenset(lexicon.content_words(lower))
-        else:
-            # Without an apostrophe the tokens are exactly the runs content_words splits: no second pass.
+        if runs is not None:
+            listed = runs[piece.start : piece.end].split()
             tokens = frozenset(listed)
             words = tokens - lexicon.STOP_WORDS
-        if not lower.isascii():
-            others = _other_words(lower)
-            tokens, words = tokens | others, words | others
+        else:
+            listed, tokens, words = _words_of(piece.text)
         addressed = 0
         if not scoring.SECOND_PERSON.isdisjoint(tokens):
             addressed = sum(1 for token in listed if token in scoring.SECOND_PERSON)
         reads.append(Read(index, item, piece, words, tokens, alone, addressed))
     return reads
+
+
+def _words_of(text: str) -> tuple[list[str], frozenset[str], frozenset[str]]:
+    """(its tokens in order, the set of them with an apostrophe's parts and other scripts' words, its content
+    words) of a piece's text."""
+    lower = text.lower().replace("’", "'")
+    listed = lexicon.tokens_of(lower)
+    if "'" in lower:
+        found = set(listed)
+        found.update(part for token in listed if "'" in token for part in token.split("'"))
+        tokens, words = frozenset(found), frozenset(lexicon.content_words(lower))
+    else:
+        # Without an apostrophe the tokens are exactly the runs content_words splits: no second pass.
+        tokens = frozenset(listed)
+        words = tokens - lexicon.STOP_WORDS
+    if not lower.isascii():
+        others = _other_words(lower)
+        tokens, words = tokens | others, words | others
+    return listed, tokens, words
 
 
 def _other_words(lower: str) -> frozenset[str]:
