@@ -87,11 +87,18 @@ def with_neighbours(
     by_depth = {depth_of[i]: s for i, s in scores.items()}
     near = by_depth.get
     steps = [step for step in range(-context, context + 1) if step]
-    ranked = []
-    for message_id, score in scores.items():
-        depth = depth_of[message_id]
-        around = 0.0  # added up in the order of the steps, as sum() did
-        for step in steps:
-            around += near(depth + step, 0.0)
-        ranked.append((score + NEIGHBOUR_SHARE * around, depth, message_id))
+    # The depths with another candidate within `context` turns, found by sets (most candidates have none, and
+    # their score is their own: adding NEIGHBOUR_SHARE × 0.0 changes nothing).
+    depths = set(by_depth)
+    paired: set[int] = set()
+    for step in steps:
+        paired |= depths.intersection(map(step.__add__, depths))
+    ranked = list(zip(scores.values(), map(depth_of.__getitem__, scores), scores, strict=True))
+    if paired:
+        for position, (score, depth, message_id) in enumerate(ranked):
+            if depth in paired:
+                around = 0.0  # added up in the order of the steps, as sum() did
+                for step in steps:
+                    around += near(depth + step, 0.0)
+                ranked[position] = (score + NEIGHBOUR_SHARE * around, depth, message_id)
     return heapq.nlargest(limit, ranked)  # as sorted(ranked, reverse=True)[:limit], without sorting them all

@@ -59,20 +59,44 @@ class _Loader:
         self.model = model
         self.names = [f.attname for f in fields]
         self.connection = db
+        # Per column, its converters in order, and whether they leave a NULL as it is (most do: then a NULL
+        # column is not handed to them, as their answer is known).
         self.converters = []
         for index, field in enumerate(fields):
             column = field.get_col(model._meta.db_table)
-            for converter in db.ops.get_db_converters(column) + field.get_db_converters(db):
-                self.converters.append((index, converter, column))
+            chain = db.ops.get_db_converters(column) + field.get_db_converters(db)
+            if chain:
+                self.converters.append((index, chain, column, _keeps_null(chain, column, db)))
 
-    def __call__(self, values):
+    def fillable(self) -> bool:
+        """Whether instances may be filled in directly (chatcore.instances): asked once per load."""
+        return instances_fillable(self.model)
+
+    def __call__(self, values, fillable: bool | None = None):
         values = list(values)
-        for index, converter, column in self.converters:
-            values[index] = converter(values[index], column, self.connection)
-        model, alias = self.model, self.connection.alias
-        if not instances_fillable(model):
+        db = self.connection
+        for index, chain, column, keeps_null in self.converters:
+            value = values[index]
+            if value is None and keeps_null:
+                continue
+            for converter in chain:
+                value = converter(value, column, db)
+            values[index] = value
+        model, alias = self.model, db.alias
+        if not (self.fillable() if fillable is None else fillable):
             return model.from_db(alias, self.names, values)
         return instance_filled(model, alias, zip(self.names, values, strict=True))
+
+
+def _keeps_null(chain, column, db) -> bool:
+    """Whether the converters give NULL back for NULL (they are plain functions of the value)."""
+    value = None
+    try:
+        for converter in chain:
+            value = converter(value, column, db)
+    except Exception:  # noqa: BLE001 (a converter that cannot take NULL is simply always called)
+        return False
+    return value is None
 
 
 _LOADERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection object -> {model: _Loader}
@@ -155,14 +179,15 @@ def messages_at(*, ranges: list[tuple[int, int, int]]) -> list[Message]:
         rows = cursor.fetchall()
     split = len(_MESSAGE_FIELDS)
     message_of, user_of = _loader(Message, _MESSAGE_FIELDS), _loader(user_model, user_fields)
+    messages_fillable, users_fillable = message_of.fillable(), user_of.fillable()
     messages = []
     authors: dict[int, Model] = {}  # one instance per author, as prefetching would give
     for row in rows:
-        message = message_of(row[:split])
+        message = message_of(row[:split], messages_fillable)
         author = None
         if row[split] is not None:
             if row[split] not in authors:
-                authors[row[split]] = user_of(row[split:])
+                authors[row[split]] = user_of(row[split:], users_fillable)
             author = authors[row[split]]
         Message.author.field.set_cached_value(message, author)
         messages.append(message)

@@ -1,6 +1,7 @@
 """Full-text search over the active path (chatcore.search), on SQLite FTS5 and PostgreSQL alike."""
 
 import datetime as dt
+import random
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -12,7 +13,7 @@ from chatcore.bulk import SQLITE_INDEX_AFTER_ROWS, NewMessage, messages_bulk_imp
 from chatcore.data_control import summary_purge
 from chatcore.errors import NotFound
 from chatcore.models import Message
-from chatcore.search import engine, message_search
+from chatcore.search import MAX_CONTEXT, engine, message_search, ranking, rows
 from chatcore.search.highlight import snippet
 from chatcore.search.query import parse_query
 from chatcore.search.ranking import SPEAKER_BOOST
@@ -384,3 +385,32 @@ def test_the_cursor_and_the_neighbours_are_read_with_one_plan_for_all_values(cha
     assert [generic > 0 for statement, generic in plans if "unnest" in statement] == [True]
     monkeypatch.setattr(connection.connection, "prepare_threshold", None)
     assert [_shown(message_search(channel=channel, user=channel.owner, query=q)) for q in queries] == prepared
+
+
+def _with_neighbours_one_by_one(scores, depth_of, context, limit):
+    """chatcore.search.ranking.with_neighbours as it first was: every candidate's neighbours looked up."""
+    by_depth = {depth_of[i]: s for i, s in scores.items()}
+    steps = [step for step in range(-context, context + 1) if step]
+    ranked = []
+    for message_id, score in scores.items():
+        around = 0.0
+        for step in steps:
+            around += by_depth.get(depth_of[message_id] + step, 0.0)
+        ranked.append((score + ranking.NEIGHBOUR_SHARE * around, depth_of[message_id], message_id))
+    return sorted(ranked, reverse=True)[:limit]
+
+
+def test_only_candidates_with_neighbours_get_their_share_and_the_ranking_is_unchanged():
+    rng = random.Random(5)
+    scores = {message_id: rng.random() * 5 for message_id in range(1, 600)}
+    depth_of = dict(zip(scores, rng.sample(range(3_000), len(scores)), strict=True))
+    for context in range(MAX_CONTEXT + 1):
+        for limit in (1, 10, 50):
+            expected = _with_neighbours_one_by_one(scores, depth_of, context, limit)
+            assert ranking.with_neighbours(scores=scores, depth_of=depth_of, context=context, limit=limit) == expected
+
+
+def test_a_converter_is_skipped_for_null_only_when_it_gives_null_back():
+    assert rows._keeps_null([lambda value, column, db: value], None, None)
+    assert not rows._keeps_null([lambda value, column, db: "none" if value is None else value], None, None)
+    assert not rows._keeps_null([lambda value, column, db: value.upper()], None, None)
