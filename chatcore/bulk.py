@@ -204,7 +204,9 @@ def _insert(rows: Iterable[tuple], *, count: int, segments_given: bool) -> None:
     (`segments_given`) writes the rows with the full-text trigger dropped, then indexes them in one
     INSERT ... SELECT with the trigger's own expressions, and makes the trigger again, all in the
     import's transaction: SQLite has one writer, so no other row can arrive meanwhile, and readers see
-    only the committed schema, trigger included."""
+    only the committed schema, trigger included. The index's segments are then merged as far as they go
+    (search_schema.sqlite_index_settle), so that the merging the import's one large segment calls for is
+    not left to the appends after it."""
     table = connection.ops.quote_name(Message._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in _FIELDS)
     with connection.cursor() as cursor:
@@ -225,6 +227,7 @@ def _insert(rows: Iterable[tuple], *, count: int, segments_given: bool) -> None:
         cursor.execute(trigger)
         if span is not None:
             cursor.execute(search_schema.SQLITE_INDEX_IDS, list(span))
+            search_schema.sqlite_index_settle(connection)
 
 
 @transaction.atomic

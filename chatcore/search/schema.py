@@ -85,6 +85,40 @@ SQLITE_INDEX_IDS = f"""INSERT INTO {FTS_TABLE}(rowid, content, speaker)
     WHERE id BETWEEN %s AND %s ORDER BY id"""  # noqa: S608 (constant names)
 
 
+# FTS5 keeps its index as segments on numbered levels; a flush writes a new segment at level 0 and merging
+# a level's segments writes one at the next, so a segment's level counts its merges, not its size. Appending
+# one row at a time flushes a one-page segment per row (a savepoint or statement each), and a big segment
+# only exists after many merges, at a high level. A set-based insert (SQLITE_INDEX_IDS) flushes the whole
+# import as one segment at level 0, where the next writers' merges reach it at once: FTS5's automerge does
+# merging in proportion to the pages written, and a one-row append writes a whole page, so the appends
+# after an import paid for merging its segments, many times more per row than the import did. After its
+# insert the writer therefore merges until FTS5 has nothing left to merge, with `usermerge` at 2 so that
+# any two segments on a level are merged: each level ends with at most one segment, and the import's rows
+# move up to levels that the next appends' merges reach only after thousands of rows.
+SQLITE_SETTLE_USERMERGE = 2
+SQLITE_SETTLE_PAGES = 2_000  # pages merged by one 'merge' statement; the writer repeats it until one does nothing
+# FTS5 counts a 'merge' that merged something as two or more changes, one that found nothing as fewer.
+_MERGE_DID_WORK = 2
+
+
+def sqlite_index_settle(connection) -> None:
+    """Merge the full-text index's segments until nothing is left to merge (see SQLITE_SETTLE_USERMERGE),
+    inside the caller's transaction; for a writer that indexed many rows at once (chatcore.bulk)."""
+    raw = connection.connection
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT v FROM {FTS_TABLE}_config WHERE k = 'usermerge'")  # noqa: S608 (constant name)
+        row = cursor.fetchone()
+        if row is None or row[0] != SQLITE_SETTLE_USERMERGE:
+            cursor.execute(
+                f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('usermerge', %s)", [SQLITE_SETTLE_USERMERGE]
+            )
+        while True:
+            before = raw.total_changes
+            cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('merge', %s)", [SQLITE_SETTLE_PAGES])
+            if raw.total_changes - before < _MERGE_DID_WORK:
+                return
+
+
 def sqlite_insert_trigger_drop(cursor) -> str | None:
     """Drop SQLite's insert trigger; returns the statement that makes it again as it was (None: not installed).
     For a writer that indexes its rows itself (SQLITE_INDEX_IDS) and restores the trigger in the same

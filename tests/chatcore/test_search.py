@@ -290,6 +290,28 @@ def test_a_bulk_import_gives_the_segments_the_triggers_would(channel):
     assert [Message.objects.get(pk=m.pk).segment for m in roots] == [roots[0].pk, roots[1].pk]
 
 
+def test_a_large_bulk_import_leaves_the_full_text_index_nothing_to_merge(channel):
+    """On SQLite a large import merges the index's segments as far as they go (any two on a level), so
+    that the appends after it are not left its merging: FTS5's 'merge' then finds nothing to do."""
+    if connection.vendor != "sqlite":
+        pytest.skip("FTS5's segments: SQLite only")
+    leaf = None
+    for _ in range(3):
+        items = [
+            NewMessage(role="user", content=f"Line {i} about the weather.", parent=i - 1 if i else None)
+            for i in range(SQLITE_INDEX_AFTER_ROWS)
+        ]
+        leaf = messages_bulk_import(channel=channel, user=channel.owner, items=items, under=leaf)[-1]
+    raw = connection.connection
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('usermerge', 2)")
+        before = raw.total_changes
+        cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('merge', 1000)")
+        assert raw.total_changes - before < 2
+        cursor.execute(f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH 'weather'")
+        assert cursor.fetchone()[0] == 3 * SQLITE_INDEX_AFTER_ROWS
+
+
 def test_a_large_bulk_import_is_indexed_as_the_triggers_index_one_message(channel):
     """From SQLITE_INDEX_AFTER_ROWS rows the import indexes its rows in one statement on SQLite (the
     triggers otherwise): the same words, speakers and rows, the trigger back in place afterwards, and
