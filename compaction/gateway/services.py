@@ -8,6 +8,7 @@ the protocol's terms (`errors.protocol_error`).
 """
 
 import dataclasses
+import functools
 import logging
 import time
 
@@ -49,6 +50,8 @@ KEEP_STEPS = (None, 2, 1)  # the profile's keep_recent, then fewer; never 0: the
 # takes several, but a history that never gets under the window must end.
 COMPACTIONS_PER_ATTEMPT = 20
 LEASE_POLL_SECONDS = 0.25  # a call waiting for another process's compaction (seconds of work) looks this often
+DEFINITIONS_REMEMBERED = 64  # tools' definitions whose token counts a process keeps: a few per client kind
+DEFINITIONS_REMEMBERED_CHARS = 65_536  # and how long each may be (a long one is counted on each call)
 COMPACTION_RETRY_AFTER_SECONDS = 5  # told to a call whose wait ran out: a compaction takes seconds, not minutes
 
 
@@ -270,10 +273,21 @@ def _limit(*, model: LLMModel, params: dict) -> tuple[int, int, int]:
     reserve = min(int(asked), ceiling) if isinstance(asked, int) and asked > 0 else None
     if reserve is None:
         reserve = min(int(window * conf.OUTPUT_RESERVE_SHARE), ceiling)
-    tools = count_tokens(canonical_json(params["tools"])) if params.get("tools") else 0
+    tools = _definitions_tokens(canonical_json(params["tools"])) if params.get("tools") else 0
     ours = tools_registered(besides=client_tool_names(params))
-    server = count_tokens(canonical_json([tool.schema() for tool in ours])) if ours else 0
+    server = _definitions_tokens(canonical_json([tool.schema() for tool in ours])) if ours else 0
     return window - reserve - tools - server, tools, server
+
+
+def _definitions_tokens(text: str) -> int:
+    """The tokens of tools' definitions: the same few texts on every call of a client (and the server's own),
+    counted once per process (a pure function of the text) unless too long to keep."""
+    return _remembered_tokens(text) if len(text) <= DEFINITIONS_REMEMBERED_CHARS else count_tokens(text)
+
+
+@functools.lru_cache(maxsize=DEFINITIONS_REMEMBERED)
+def _remembered_tokens(text: str) -> int:
+    return count_tokens(text)
 
 
 def _too_long(tokens: int, limit: int, why: str) -> Unprocessable:
