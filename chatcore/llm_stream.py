@@ -8,8 +8,10 @@ after the first chunk raises ModelCallFailed (no fallback: the client has
 seen tokens). A consumer that stops early (a client that went away) calls
 `interrupted()`: the attempt is recorded and `partial()` holds what came.
 
-The SDK sends the request (its retries, timeouts and HTTP errors); the body is
-read here (`_EventReader`: the server-sent events split as the SDK's decoder
+The request goes out on our own HTTP/1.1 connections (`llm_http`: the SDK's
+headers, timeout, retries and errors, without its per-request machinery), or
+through the SDK where ours cannot go (a proxy, a redirect); the body is
+read here either way (`_EventReader`: the server-sent events split as the SDK's decoder
 splits them, each event's JSON decoded once), which costs a fraction of the
 SDK's event and chunk objects per token. What one read of the network brought
 is a batch: `delta_batches()` hands each batch over whole, so that a writer
@@ -23,6 +25,7 @@ import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Unpack
 
+from chatcore import llm_http
 from chatcore.db_steps import db_step
 from chatcore.llm import OFFLINE_REPLY
 from chatcore.llm_attempt import Attempt, ModelCall, UsagePending, arecord, record, role_models
@@ -113,10 +116,15 @@ class _Body:
         # What broke the stream after chunks that came in the same read: raised once those are handed over,
         # as the SDK yields every event before the one that fails.
         self._broken: Exception | None = None
-        # The exceptions of the response's HTTP library (httpx, or the SDK's httpx2), as the SDK counts them.
-        module = importlib.import_module(type(response).__module__.partition(".")[0])
-        self._timeouts: type[Exception] = module.TimeoutException
-        self._failures: tuple[type[Exception], ...] = (module.RequestError, ssl.SSLError, anyio.EndOfStream)
+        # The exceptions of the response's HTTP library (httpx, the SDK's httpx2, or ours: `llm_http`), as
+        # the SDK counts them.
+        if isinstance(response, llm_http.Response):
+            self._timeouts: type[Exception] = response.timeouts
+            self._failures: tuple[type[Exception], ...] = response.failures
+        else:
+            module = importlib.import_module(type(response).__module__.partition(".")[0])
+            self._timeouts = module.TimeoutException
+            self._failures = (module.RequestError, ssl.SSLError, anyio.EndOfStream)
         self._drain_ends: tuple[type[Exception], ...] = (TimeoutError, *self._failures)
 
     def _chunks(self, events: list[bytes]) -> list[Any]:
@@ -276,20 +284,30 @@ class ChatStream:
         await self._tried(attempt)
         import openai
 
-        # The SDK's request (retries, timeouts, HTTP errors); the body is read by `_Body`, each chunk left as
-        # the decoded JSON it is: `chat.completions.create` builds an object of the SDK's types per chunk,
-        # and the SDK's stream an event object per line, which cost more CPU than the rest of a reply's
-        # streaming.
         client = _async_client(attempt)
-        stream = await client.post(
-            "/chat/completions",
-            cast_to=object,
-            body=_stream_request(attempt, self.messages, self.params),
-            options={"headers": attempt.headers()},
-            stream=True,
-            stream_cls=openai.AsyncStream[object],
-        )
-        self._body = _Body(stream.response)
+        body = _stream_request(attempt, self.messages, self.params)
+        transport = llm_http.transport_for(client)
+        response: Any = None
+        if transport is not None:
+            try:
+                response = await transport.open(body, attempt.headers())
+            except llm_http.Redirected:
+                response = None  # the SDK's request follows redirects
+        if response is None:
+            # The SDK's request (retries, timeouts, HTTP errors), where our own cannot go (`llm_http`); the
+            # body is read by `_Body` either way: `chat.completions.create` builds an object of the SDK's types
+            # per chunk, and the SDK's stream an event object per line, which cost more CPU than the rest of a
+            # reply's streaming.
+            stream = await client.post(
+                "/chat/completions",
+                cast_to=object,
+                body=body,
+                options={"headers": attempt.headers()},
+                stream=True,
+                stream_cls=openai.AsyncStream[object],
+            )
+            response = stream.response
+        self._body = _Body(response)
         try:
             self._first = await self._body.batch()  # StopAsyncIteration: the stream was empty
         except BaseException:

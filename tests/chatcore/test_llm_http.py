@@ -1,0 +1,237 @@
+"""The streamed model call's own HTTP/1.1 client (chatcore.llm_http) against scripted servers on loopback:
+kept-alive connections reused, a server that closes, chunked and sized bodies, the SDK's status errors,
+retries and timeout, and the SDK's request where a proxy applies."""
+
+import asyncio
+import functools
+import json
+from collections.abc import Callable
+
+import openai
+import pytest
+import uvloop
+from asgiref.sync import async_to_sync
+
+from chatcore import llm_http
+from chatcore.llm_stream import ChatStream, _Body
+
+EVENTS = b'data: {"choices": [{"delta": {"content": "Hi"}}]}\n\ndata: [DONE]\n\n'
+
+
+def _sized(body: bytes, status: int = 200, extra: str = "") -> bytes:
+    head = f"HTTP/1.1 {status} X\r\nContent-Type: text/event-stream\r\nContent-Length: {len(body)}\r\n{extra}\r\n"
+    return head.encode() + body
+
+
+def _chunked(body: bytes) -> bytes:
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in (body[:10], body[10:]))
+    return (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + chunks
+        + b"0\r\n\r\n"
+    )
+
+
+def _same(answer: bytes, index: int) -> bytes:
+    return answer
+
+
+class _Server:
+    """Answers each request on a connection with the next of `answers(index)`; counts connections."""
+
+    def __init__(self, answer: Callable[[int], bytes | None], close_after: bool = False) -> None:
+        self.answer, self.close_after = answer, close_after
+        self.connections = 0
+        self.requests: list[bytes] = []
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                self.requests.append(head + await reader.readexactly(length))
+                answer = self.answer(len(self.requests) - 1)
+                if answer is None:  # hang
+                    await asyncio.sleep(3600)
+                writer.write(answer or b"")
+                await writer.drain()
+                if self.close_after or b"Connection: close" in (answer or b""):
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        writer.close()
+
+    async def __aenter__(self) -> str:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self._server.sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}/v1"
+
+    async def __aexit__(self, *exc) -> None:
+        self._server.close()
+
+
+def _client(url: str, *, timeout: float = 5.0, max_retries: int = 0) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(api_key="sk-test", base_url=url, timeout=timeout, max_retries=max_retries)
+
+
+async def _chunks(client: openai.AsyncOpenAI) -> list:
+    transport = llm_http.transport_for(client)
+    assert transport is not None
+    body = _Body(await transport.open({"model": "m", "messages": [], "stream": True}, {"X-Request-ID": "r1"}))
+    chunks = []
+    while True:
+        try:
+            chunks.extend(await body.batch())
+        except StopAsyncIteration:
+            return chunks
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_kept_alive_connection_serves_the_next_stream(loop):
+    """On asyncio's loop and on uvloop's, which uvicorn runs the site on."""
+
+    async def run() -> None:
+        server = _Server(lambda index: _sized(EVENTS))
+        async with server as url:
+            client = _client(url)
+            for _ in range(3):
+                assert await _chunks(client) == [{"choices": [{"delta": {"content": "Hi"}}]}]
+        assert server.connections == 1
+        head = server.requests[0].split(b"\r\n\r\n")[0].decode()
+        assert head.startswith("POST /v1/chat/completions HTTP/1.1\r\n")
+        assert "Authorization: Bearer sk-test" in head and "X-Request-ID: r1" in head
+        assert "Content-Type: application/json" in head and "User-Agent: AsyncOpenAI/Python" in head
+        assert json.loads(server.requests[0].split(b"\r\n\r\n", 1)[1])["model"] == "m"
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop if loop == "uvloop" else None) as runner:
+        runner.run(run())
+
+
+def test_a_server_that_closes_gets_a_new_connection_and_chunked_bodies_are_read():
+    async def run() -> None:
+        server = _Server(lambda index: _chunked(EVENTS) if index % 2 else _sized(EVENTS, extra="Connection: close\r\n"))
+        async with server as url:
+            client = _client(url)
+            for _ in range(4):
+                assert await _chunks(client) == [{"choices": [{"delta": {"content": "Hi"}}]}]
+        # The sized answers said "close": each one's connection ends; the chunked one's is reused.
+        assert server.connections == 3
+
+    async_to_sync(run)()
+
+
+def test_a_kept_alive_connection_that_the_server_closed_is_replaced():
+    async def run() -> None:
+        server = _Server(lambda index: _sized(EVENTS), close_after=True)
+        async with server as url:
+            client = _client(url)
+            for _ in range(3):
+                assert await _chunks(client) == [{"choices": [{"delta": {"content": "Hi"}}]}]
+        assert server.connections == 3 and len(server.requests) == 3
+
+    async_to_sync(run)()
+
+
+def test_a_body_that_ends_with_the_connection_is_read_to_its_end():
+    async def run() -> None:
+        answer = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n" + EVENTS
+        server = _Server(lambda index: answer, close_after=True)
+        async with server as url:
+            client = _client(url)
+            for _ in range(2):
+                assert await _chunks(client) == [{"choices": [{"delta": {"content": "Hi"}}]}]
+        assert server.connections == 2
+
+    async_to_sync(run)()
+
+
+def test_status_errors_are_the_sdks_and_retried_as_it_retries():
+    body = json.dumps({"error": {"message": "slow down", "type": "rate_limit"}}).encode()
+
+    async def run() -> None:
+        server = _Server(
+            lambda index: _sized(body, status=429, extra="Retry-After: 0.01\r\n") if index == 0 else _sized(EVENTS)
+        )
+        async with server as url:
+            assert await _chunks(_client(url, max_retries=1)) == [{"choices": [{"delta": {"content": "Hi"}}]}]
+        assert b"x-stainless-retry-count: 1" in server.requests[1]
+        server = _Server(lambda index: _sized(body, status=429, extra="x-should-retry: false\r\n"))
+        async with server as url:
+            with pytest.raises(openai.RateLimitError) as raised:
+                await _chunks(_client(url, max_retries=1))
+        assert len(server.requests) == 1
+        assert raised.value.status_code == 429 and raised.value.message == "Error code: 429 - slow down"
+        assert raised.value.body == {"message": "slow down", "type": "rate_limit"}
+        for answer in (_sized(b"no such model", status=404), _sized(body, status=503, extra="Connection: close\r\n")):
+            async with _Server(functools.partial(_same, answer)) as url:
+                client = _client(url)
+                with pytest.raises(openai.APIStatusError) as ours:
+                    await _chunks(client)
+                with pytest.raises(openai.APIStatusError) as sdks:
+                    await client.post("/chat/completions", cast_to=object, body={}, stream=True)
+            assert (type(ours.value), ours.value.message, ours.value.body, ours.value.status_code) == (
+                type(sdks.value),
+                sdks.value.message,
+                sdks.value.body,
+                sdks.value.status_code,
+            )
+
+    async_to_sync(run)()
+
+
+def test_a_model_that_does_not_answer_times_out_and_a_closed_port_fails_to_connect():
+    async def run() -> None:
+        server = _Server(lambda index: None)
+        async with server as url:
+            with pytest.raises(openai.APITimeoutError):
+                await _chunks(_client(url, timeout=0.2))
+        with pytest.raises(openai.APIConnectionError):
+            await _chunks(_client(url))
+
+    async_to_sync(run)()
+
+
+def test_a_redirect_and_a_coded_body_are_not_read_as_the_answer():
+    async def run() -> None:
+        async with _Server(functools.partial(_same, _sized(b"", status=307, extra="Location: /v2\r\n"))) as url:
+            with pytest.raises(llm_http.Redirected):
+                await _chunks(_client(url))
+        async with _Server(functools.partial(_same, _sized(b"\x1f\x8b", extra="Content-Encoding: gzip\r\n"))) as url:
+            with pytest.raises(openai.APIConnectionError):
+                await _chunks(_client(url))
+
+    async_to_sync(run)()
+
+
+def test_a_proxy_in_the_environment_leaves_the_request_to_the_sdk(monkeypatch):
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    assert llm_http.transport_for(_client("http://models.example:8000/v1")) is None
+    assert llm_http.transport_for(_client("https://models.example/v1")) is not None
+    monkeypatch.setenv("NO_PROXY", "models.example")
+    assert llm_http.transport_for(_client("http://models.example:8000/v1")) is not None
+    monkeypatch.setenv("ALL_PROXY", "http://proxy.invalid:3128")
+    assert llm_http.transport_for(_client("https://other.example/v1")) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_streamed_reply_through_a_proxy_goes_through_the_sdks_request(monkeypatch, user, chat_model, llm_server):
+    """The proxy (a scripted server) gets the request; the model's own server gets none."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+    async def run() -> tuple[list, str]:
+        proxy = _Server(lambda index: _sized(EVENTS))
+        async with proxy as proxy_url:
+            monkeypatch.setenv("HTTP_PROXY", proxy_url.removesuffix("/v1"))
+            stream = ChatStream(messages=[{"role": "user", "content": "Hello?"}], user=user, channel=None)
+            await stream.start()
+            texts = [delta.content async for delta in stream.deltas()]
+        assert stream.turn is not None
+        return proxy.requests, texts[0]
+
+    requests, text = async_to_sync(run)()
+    assert text == "Hi" and llm_server.requests == []
+    assert requests[0].startswith(f"POST {chat_model.base_url}/chat/completions HTTP/1.1".encode())
