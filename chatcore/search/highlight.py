@@ -33,25 +33,40 @@ def _stemmer(vendor: str, language: str):
     return snowballstemmer.stemmer(name) if name in snowballstemmer.algorithms() else None
 
 
-@functools.lru_cache(maxsize=50_000)
-def _stem(word: str, vendor: str, language: str) -> str:
-    stemmer = _stemmer(vendor, language)
-    return stemmer.stemWord(word) if stemmer else word
+STEMS_KEPT = 50_000  # stems remembered per stemmer (a word's stem never changes); forgotten all at once beyond
+_STEMS: dict[tuple[str, str], dict[str, str]] = {}
+
+
+def _known_stems(vendor: str, language: str, words) -> dict[str, str]:
+    """{word: stem} for this index, holding at least `words` (lower-cased): a word's stem is a function of
+    the word alone, remembered in a plain dict per stemmer (a snippet looks up every word of its text; a
+    cache keyed on the word, the vendor and the language cost more than the stemming it spared)."""
+    known = _STEMS.setdefault((vendor, language), {})
+    missing = set(words).difference(known)
+    if missing:
+        if len(known) + len(missing) > STEMS_KEPT:
+            known.clear()
+            missing = set(words)
+        stemmer = _stemmer(vendor, language)
+        known.update((word, stemmer.stemWord(word) if stemmer else word) for word in missing)
+    return known
 
 
 def stems(words) -> frozenset[str]:
-    vendor, language = connection.vendor, conf.SEARCH_LANGUAGE
-    return frozenset(_stem(w.lower(), vendor, language) for w in words)
+    lowered = [w.lower() for w in words]
+    known = _known_stems(connection.vendor, conf.SEARCH_LANGUAGE, lowered)
+    return frozenset(map(known.__getitem__, lowered))
 
 
 def snippet(text: str, units: tuple[str, ...], *, words: int = SNIPPET_WORDS) -> str:
     """About `words` words of `text` around its densest stretch of matches, as escaped HTML with <mark>s."""
-    vendor, language = connection.vendor, conf.SEARCH_LANGUAGE
     wanted = stems(w for unit in units for w in _TOKEN_RE.findall(unit))
     tokens = list(_TOKEN_RE.finditer(text))
     if not tokens:
         return html.escape(text[:PLAIN_SNIPPET_CHARS])
-    hits = [i for i, t in enumerate(tokens) if _stem(t.group(0).lower(), vendor, language) in wanted]
+    lowered = [t.group(0).lower() for t in tokens]
+    known = _known_stems(connection.vendor, conf.SEARCH_LANGUAGE, lowered)
+    hits = [i for i, stem in enumerate(map(known.__getitem__, lowered)) if stem in wanted]
     start = 0
     if hits and len(tokens) > words:
         best = max(hits, key=lambda i: bisect.bisect_left(hits, i + words) - bisect.bisect_left(hits, i))

@@ -13,7 +13,7 @@ from chatcore.bulk import SQLITE_INDEX_AFTER_ROWS, NewMessage, messages_bulk_imp
 from chatcore.data_control import summary_purge
 from chatcore.errors import NotFound
 from chatcore.models import Message
-from chatcore.search import MAX_CONTEXT, engine, message_search, ranking, rows
+from chatcore.search import MAX_CONTEXT, engine, highlight, message_search, ranking, rows
 from chatcore.search.highlight import snippet
 from chatcore.search.query import parse_query
 from chatcore.search.ranking import SPEAKER_BOOST
@@ -436,3 +436,11 @@ def test_a_converter_is_skipped_for_null_only_when_it_gives_null_back():
     assert rows._keeps_null([lambda value, column, db: value], None, None)
     assert not rows._keeps_null([lambda value, column, db: "none" if value is None else value], None, None)
     assert not rows._keeps_null([lambda value, column, db: value.upper()], None, None)
+
+
+def test_snippets_find_their_words_when_the_remembered_stems_are_forgotten(channel, monkeypatch):
+    monkeypatch.setattr(highlight, "STEMS_KEPT", 2)
+    marked = "<mark>Deadlock</mark> again, a <mark>deadlock</mark>."
+    assert snippet("Deadlock again, a deadlock.", ("deadlock",)) == marked
+    retried = "<mark>Deadlocks</mark> were <mark>retried</mark>."
+    assert snippet("Deadlocks were retried.", ("deadlock", "retry")) == retried
