@@ -18,6 +18,7 @@ from typing import Any
 import re2
 
 from compaction.redaction.vocabulary import NOISE_WORDS, TRIGGER_WORDS
+from compaction.safety.first_pass import byte_spans
 
 PLACEHOLDER = "[REDACTED:{kind}]"
 PLACEHOLDER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
@@ -83,8 +84,8 @@ PGPASS_HINT = re2.compile(rb"[A-Za-z0-9_*]:(?:[0-9]{1,5}|\*):[A-Za-z0-9_*]")
 def re2_spans(expression: Any, data: bytes) -> list[tuple[int, int]]:
     """(start, end) of every match of an RE2 expression (one that cannot match the empty string) over `data`.
 
-    On bytes the binding maps no offsets back to characters: each hit costs the search and a match object."""
-    return [match.span() for match in expression.finditer(data)]
+    On bytes the binding maps no offsets back to characters: each hit costs the search alone (`byte_spans`)."""
+    return byte_spans(expression, data)
 
 
 def re2_group(expression: Any, data: bytes, start: int, end: int) -> tuple[int, int, int]:

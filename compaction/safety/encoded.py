@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import functools
 import html
 import re
+from collections.abc import Iterable, Sequence
 from urllib.parse import unquote
 
 import re2
 
-from compaction.safety.first_pass import scan
+from compaction.safety.first_pass import byte_spans, scan
 
 MIN_RUN = 16  # characters of a run worth decoding: shorter ones are ids and hashes, not sentences
 READABLE_SHARE = 0.85  # of the decoded characters, at least this share printable, and a space among them
@@ -90,8 +92,35 @@ def runs(text: str) -> list[Span]:
     if len(text) < MIN_RUN:
         return []
     if text.isascii():
-        return [match.span() for match in _RUN_RE2.finditer(text.encode("ascii"))]
+        return byte_spans(_RUN_RE2, text.encode("ascii"))
     return [match.span() for match in _RUN_RE.finditer(text)]
+
+
+def runs_of(texts: Sequence[str], indices: Iterable[int]) -> dict[int, list[Span]]:
+    """`runs` of each of `texts` at `indices`, the ASCII ones found by one scan of them joined by newlines: a run
+    holds no newline and the expression reads no context around it, so each text's matches in the joined bytes are
+    exactly its own (and a text shorter than a run has none)."""
+    found: dict[int, list[Span]] = {}
+    ascii_indices: list[int] = []
+    for index in indices:
+        text = texts[index]
+        if len(text) >= MIN_RUN and text.isascii():
+            ascii_indices.append(index)
+        else:
+            found[index] = runs(text)
+    if not ascii_indices:
+        return found
+    starts, position = [], 0
+    for index in ascii_indices:
+        found[index] = []
+        starts.append(position)
+        position += len(texts[index]) + 1
+    data = "\n".join(texts[index] for index in ascii_indices).encode("ascii")
+    for start, end in byte_spans(_RUN_RE2, data):
+        owner = bisect.bisect_right(starts, start) - 1
+        offset = starts[owner]
+        found[ascii_indices[owner]].append((start - offset, end - offset))
+    return found
 
 
 def without_runs(text: str, spans: list[Span] | None = None) -> str:

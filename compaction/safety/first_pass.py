@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import re2
@@ -92,6 +93,45 @@ def _batch_regexp(expression: re2.Set) -> Any:
     return _BATCH[id(expression)]
 
 
+# The binding's compiled expression and its unanchored mode: `_Regexp.search` and `finditer` wrap each call to it in a
+# generator and a match object (on bytes they map no offsets), several times the cost of a short search itself. Read
+# when present; without them (another version of the binding) the public calls give the same spans.
+_UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+
+
+def _core(regexp: Any) -> Any:
+    core = getattr(regexp, "_regexp", None)
+    return core if _UNANCHORED is not None and hasattr(core, "Match") else None
+
+
+def byte_search(regexp: Any, data: bytes, position: int = 0) -> tuple[int, int] | None:
+    """(start, end) of the first match of an RE2 expression in `data` from `position`, or None: `regexp.search`."""
+    core = _core(regexp)
+    if core is None:
+        match = regexp.search(data, position)
+        return None if match is None else match.span()
+    span = core.Match(_UNANCHORED, data, max(0, min(position, len(data))), len(data))[0]
+    return None if span[0] < 0 else span
+
+
+def byte_spans(regexp: Any, data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every match of an RE2 expression over `data`, as `regexp.finditer` finds them."""
+    core = _core(regexp)
+    if core is None:
+        return [match.span() for match in regexp.finditer(data)]
+    spans: list[tuple[int, int]] = []
+    position, end, match = 0, len(data), core.Match
+    while True:
+        span = match(_UNANCHORED, data, position, end)[0]
+        if span[0] < 0:
+            return spans
+        spans.append(span)
+        if position == end:
+            return spans
+        # An empty match where the search began: step on, as the binding does.
+        position = position + 1 if position == span[1] else span[1]
+
+
 def found(expression: re2.Set, text: str) -> bool:
     """Whether an expression made by `scan` matches anywhere in `text`.
 
@@ -132,22 +172,55 @@ class Joined:
         regexp = _batch_regexp(expression)
         found_in: set[int] = set()
         for data, starts, offset in self.chunks:
-            end, position = len(data), 0
-            while position <= end:
-                match = regexp.search(data, position)
-                if match is None:
-                    break
-                start, stop = match.start(), match.end()
-                first = bisect.bisect_right(starts, start) - 1
-                if first + 1 < len(starts) and start == starts[first + 1] - 1:
-                    first += 1  # it starts at the newline before a text, read as that text's start
-                last = bisect.bisect_right(starts, max(stop - 1, start)) - 1
-                found_in.update(range(offset + first, offset + last + 1))
-                # Another match in a text already counted would add nothing: go on from the next text, at the
-                # newline before it (a boundary that a pattern may read, as it reads the start of a text), even
-                # when this match ended past it (its last character that newline, read as the end of its text).
-                position = max(start + 1, starts[last + 1] - 1 if last + 1 < len(starts) else end + 1)
+            _chunk_hits(regexp, data, starts, offset, found_in)
         return found_in
+
+    def hits_many(self, expressions: Sequence[re2.Set]) -> list[set[int]]:
+        """`hits` of each of `expressions`: one scan of each chunk by a set of them all says which of them match
+        in it at all (most match nowhere in most chunks), and only those are searched there."""
+        combined = _combined(tuple(expressions))
+        regexps = [_batch_regexp(expression) for expression in expressions]
+        found: list[set[int]] = [set() for _ in expressions]
+        for data, starts, offset in self.chunks:
+            for number in combined.Match(data) or ():
+                _chunk_hits(regexps[number], data, starts, offset, found[number])
+        return found
+
+
+def _chunk_hits(regexp: Any, data: bytes, starts: list[int], offset: int, found_in: set[int]) -> None:
+    """`Joined.hits` in one chunk (its texts at `starts`, the first of them text `offset`), added to `found_in`."""
+    end, position = len(data), 0
+    while position <= end:
+        span = byte_search(regexp, data, position)
+        if span is None:
+            break
+        start, stop = span
+        first = bisect.bisect_right(starts, start) - 1
+        if first + 1 < len(starts) and start == starts[first + 1] - 1:
+            first += 1  # it starts at the newline before a text, read as that text's start
+        last = bisect.bisect_right(starts, max(stop - 1, start)) - 1
+        found_in.update(range(offset + first, offset + last + 1))
+        # Another match in a text already counted would add nothing: go on from the next text, at the newline
+        # before it (a boundary that a pattern may read, as it reads the start of a text), even when this match
+        # ended past it (its last character that newline, read as the end of its text).
+        position = max(start + 1, starts[last + 1] - 1 if last + 1 < len(starts) else end + 1)
+
+
+_COMBINED: dict[tuple[int, ...], re2.Set] = {}
+
+
+def _combined(expressions: tuple[re2.Set, ...]) -> re2.Set:
+    """A search set of the patterns of `expressions` (each made by `scan`), in their order: which of them match."""
+    key = tuple(id(expression) for expression in expressions)
+    if key not in _COMBINED:
+        options = re2.Options()
+        options.max_mem = MAX_MEM * len(expressions)  # room for every pattern's automaton, as each had alone
+        combined = re2.Set.SearchSet(options)
+        for expression in expressions:
+            combined.Add(_SOURCES[id(expression)][0])
+        combined.Compile()
+        _COMBINED[key] = combined
+    return _COMBINED[key]
 
 
 def loosened(pattern: re.Pattern[str]) -> re2.Set:

@@ -59,10 +59,8 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True, decode: bo
         return []
     folded = [fold(text) for text in texts]
     found = pattern_flags(texts, folded)
-    joined = Joined(list(texts))
-    maybe_encoded = joined.hits(encoded.GATE_SCAN)
-    leet = joined.hits(encoded.LEET_SCAN) if maybe_encoded else set()
-    spans = {index: encoded.runs(texts[index]) for index in maybe_encoded}
+    maybe_encoded, leet = Joined(list(texts)).hits_many((encoded.GATE_SCAN, encoded.LEET_SCAN))
+    spans = encoded.runs_of(texts, maybe_encoded)
     weights = learned.shipped() if conf.INJECTION_MODEL else None
     if weights is not None:
         read = [
@@ -115,19 +113,8 @@ def _plain(text: str, known: _Known) -> bool:
 
 
 def _batch_known(folded: list[str]) -> list[_Known]:
-    joined = Joined(folded)
-    scans = [
-        joined.hits(expression)
-        for expression in (
-            _HINT_SCAN,
-            _INJECTION.first,
-            _INDIRECT.first,
-            languages.SPACED_FIRST_PASS,
-            GAME_SCAN,
-            _FRAMING_HINT_SCAN,
-        )
-    ]
-    scans.append({index for index in joined.hits(_CUT_SCAN) if _cut_hint(folded[index])})
+    *scans, cut = Joined(folded).hits_many(_KNOWN_SCANS)
+    scans.append({index for index in cut if _cut_hint(folded[index])})
     known = [_NOTHING] * len(folded)
     for index in set().union(*scans):
         known[index] = _Known(*(index in hits for hits in scans))
@@ -217,6 +204,16 @@ _VIEW_HINT_SCAN = scan(rf"(?:^|[^a-z])(?:{_HINT_ALTERNATION})(?:$|[^a-z])")
 _FRAMING_HINT_SCAN = scan(rf"(?:^|[^a-z])(?:{'|'.join(sorted(english.FRAMING_HINTS))})(?:$|[^a-z])")
 _INJECTION = Layered(english.INJECTION_RE)
 _INDIRECT = Layered(english.INDIRECT_RE)
+# The first passes a batch knows for each text (`_Known`'s fields in order, the hint words cut last).
+_KNOWN_SCANS = (
+    _HINT_SCAN,
+    _INJECTION.first,
+    _INDIRECT.first,
+    languages.SPACED_FIRST_PASS,
+    GAME_SCAN,
+    _FRAMING_HINT_SCAN,
+    _CUT_SCAN,
+)
 _PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»—–…"
 
 
