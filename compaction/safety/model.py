@@ -169,13 +169,23 @@ _SQUEEZED_BYTES = bytes(
 _RUN_MARK_BYTES = np.append(_RUN_MARKS[:128], np.zeros(128, dtype=bool))
 
 
+def _bool_table(flags: np.ndarray) -> bytes:
+    """A translation table of bytes to a bool's byte (1 where `flags`, indexed by byte, is true; 0 past its end):
+    a look-up of a whole batch in one `bytes.translate`, without the index array numpy makes for a look-up."""
+    return bytes(int(byte < len(flags) and bool(flags[byte])) for byte in range(256))
+
+
+_RUN_MARK_TABLE = _bool_table(_RUN_MARK_BYTES)
+_SPACE_TABLE, _MARKED_TABLE, _INNER_TABLE = (_bool_table(_ASCII_CLASSES & bit) for bit in (1, 2, 4))
+
+
 def _squeezed_ascii(points: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`_squeezed` of an ASCII batch whose bytes `_SQUEEZED_BYTES` already made what it reads (uint8, so that the
     look-ups and comparisons move a quarter of the memory): the same points (uint32) and starts."""
     digits = points == _DIGIT  # a digit is "0" now, and "0" is the only character that became "0"
     repeated = np.zeros(len(points), dtype=bool)
     repeated[1:] = digits[1:] & digits[:-1]
-    marks = _RUN_MARK_BYTES[points]
+    marks = np.frombuffer(points.tobytes().translate(_RUN_MARK_TABLE), dtype=bool)
     repeated[1:] |= marks[1:] & (points[1:] == points[:-1])
     if repeated.any():
         kept = ~repeated
@@ -203,10 +213,11 @@ def _read(folded: Sequence[str], *, ascii_bytes: bool = True) -> tuple[np.ndarra
     joined = _GAP.join(padded) + _GAP
     starts = _starts([len(text) for text in padded])
     ascii_batch = ascii_bytes and joined.isascii()
-    if ascii_batch:  # bytes all along, and one look-up for the three classes
+    if ascii_batch:  # bytes all along, each class a translation of them
         data = joined.encode("ascii")
-        classes = _ASCII_CLASSES[np.frombuffer(data, dtype=np.uint8)]
-        space, marked, inner = (classes & 1).astype(bool), (classes & 2).astype(bool), (classes & 4).astype(bool)
+        space = np.frombuffer(data.translate(_SPACE_TABLE), dtype=bool)
+        marked = np.frombuffer(bytearray(data.translate(_MARKED_TABLE)), dtype=bool)  # a copy: written to below
+        inner = np.frombuffer(data.translate(_INNER_TABLE), dtype=bool)
         points = np.frombuffer(data.translate(_SQUEEZED_BYTES), dtype=np.uint8)
     elif joined.isascii():
         points = _codes(joined)
@@ -221,21 +232,25 @@ def _read(folded: Sequence[str], *, ascii_bytes: bool = True) -> tuple[np.ndarra
     marked[:-1] |= inner[:-1] & ~space[1:] & ~inner[1:]  # the joined text ends with _GAP: nothing is lost at its end
     opens = ~space
     opens[1:] &= space[:-1]  # the first character of a token (the joined text starts with a space)
-    token = np.cumsum(opens, dtype=np.intp) - 1  # of each character that is not a space, its token
-    technical = np.zeros(int(token[-1]) + 1, dtype=bool)
-    technical[token[marked]] = True
+    first = np.flatnonzero(opens)  # there is one at least: _GAP is no space
+    # A token is technical when a character of it is marked (the spaces up to the next token never are).
+    technical = np.logical_or.reduceat(marked, first)
     neutral = np.zeros(len(folded), dtype=np.float64)
     if technical.any():
         closes = ~space
         closes[:-1] &= space[1:]  # the last character of a token (the joined text ends with one, _GAP)
-        first = np.flatnonzero(opens)
-        lengths = np.flatnonzero(closes) - first + 1
+        last = np.flatnonzero(closes)
+        lengths = last - first + 1
         owners = np.searchsorted(starts, first[technical], side="right") - 1
         neutral = np.bincount(
             owners, weights=np.minimum(lengths[technical], NEUTRAL_CHARS), minlength=len(folded)
         ).astype(np.float64)
-        kept = ~space
-        kept &= technical[token]  # a token of -1 (the spaces before the first token) reads the last: not kept anyway
+        # The characters of the technical tokens, from each one's first to its last: a running sum of +1 at each
+        # first and -1 after each last (tokens never overlap, so it is 0 or 1), in bytes.
+        steps = np.zeros(len(space) + 1, dtype=np.int8)
+        steps[first[technical]] = 1
+        steps[last[technical] + 1] = -1  # after a token's last character comes a space or the end, never a first
+        kept = np.cumsum(steps[:-1], dtype=np.int8).view(bool)
         np.logical_not(kept, out=kept)
         # A text starts with a space: its start is always kept.
         if ascii_batch:
