@@ -98,7 +98,8 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
         name_counts.append(counts)
         # One kind of line break: a lone CR or U+2028 must not start a line the checks did not see as one.
         texts.append(unify_lines(message.content or ""))
-        texts.extend(unify_lines(call["arguments"]) for call in tool_calls)
+        if tool_calls:  # most messages have none: no generator for them
+            texts.extend(unify_lines(call["arguments"]) for call in tool_calls)
         items.append(
             TranscriptItem(
                 message_id=message.pk,

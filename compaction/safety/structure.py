@@ -85,7 +85,9 @@ def structural(line: str, *, names: frozenset[str] = frozenset(), headings: bool
     bare = folded[_LEAD_RE.match(folded).end() :]  # type: ignore[union-attr]  # the pattern always matches
     if not bare:
         return False
-    if _LABEL_RE.match(bare) or _FENCE_START_RE.match(bare) or _MARKER_RE.search(bare):
+    # Every marker opens with "<" or "[": a line with neither is not searched for one.
+    marker = ("<" in bare or "[" in bare) and _MARKER_RE.search(bare) is not None
+    if _LABEL_RE.match(bare) or _FENCE_START_RE.match(bare) or marker:
         return True
     if headings and _HEADING_RE.match(bare):
         return True
