@@ -25,34 +25,35 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from django.db import connection
+from django.db import connection, connections
 from django.db.backends.utils import CursorWrapper
 
 
-def _prepares() -> bool:
-    return connection.vendor == "postgresql" and getattr(connection.connection, "prepare_threshold", None) is not None
+def _prepares(db) -> bool:
+    return db.vendor == "postgresql" and getattr(db.connection, "prepare_threshold", None) is not None
 
 
 @contextmanager
 def prepared_cursor() -> Iterator[CursorWrapper]:
     """A cursor (as `connection.cursor()`) whose statements are prepared where the site allows it."""
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    if not _prepares():
-        with connection.cursor() as cursor:
+    db = connections[connection.alias]  # the connection itself, looked up once (the proxy does it per use)
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    if not _prepares(db):
+        with db.cursor() as cursor:
             yield cursor
         return
     import psycopg
     from django.db.backends.postgresql.psycopg_any import register_tzloader
 
-    connection.validate_thread_sharing()
-    with connection.wrap_database_errors:
-        raw: Any = psycopg.Cursor(connection.connection)  # server-side binding: the values travel apart
+    db.validate_thread_sharing()
+    with db.wrap_database_errors:
+        raw: Any = psycopg.Cursor(db.connection)  # server-side binding: the values travel apart
         # As Django's own cursors: the connection's time zone, where the connection's loader has another one.
         timestamptz = psycopg.adapters.types["timestamptz"].oid
-        loader = connection.connection.adapters.get_loader(timestamptz, psycopg.pq.Format.TEXT)
-        if connection.timezone != getattr(loader, "timezone", None):
-            register_tzloader(connection.timezone, raw)
-    wrapped = connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+        loader = db.connection.adapters.get_loader(timestamptz, psycopg.pq.Format.TEXT)
+        if db.timezone != getattr(loader, "timezone", None):
+            register_tzloader(db.timezone, raw)
+    wrapped = db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw)
     with wrapped as cursor:
         yield cursor
