@@ -74,8 +74,10 @@ _SOURCES = {
 FORMS = {name: re.compile(source, re.IGNORECASE) for name, source in _SOURCES.items()}
 # The forms every unit is flagged with (units._flags), in the order they are looked for.
 FLAGS = ("goal", "decision", "rejected", "next", "state", "open", "blocker")
+# Each flag's RE2 twin, read on ASCII text (every pattern but the decision's, which has a lookahead).
+FLAG_TWINS = {flag: AsciiTwin(FORMS[flag]) for flag in FLAGS if flag != "decision"}
 # Each flag's search (in RE2 on ASCII text where the pattern has no lookaround): every unit asks each one.
-FLAG_SEARCHES = {flag: FORMS[flag].search if flag == "decision" else AsciiTwin(FORMS[flag]).search for flag in FLAGS}
+FLAG_SEARCHES = {flag: FLAG_TWINS[flag].search if flag in FLAG_TWINS else FORMS[flag].search for flag in FLAGS}
 # Read with case: the speaker's own "I", and a named owner's capitals.
 OWNER_SELF_RE = re.compile(r"\bI(?:'ll| will| am going to|'m going to| can| shall)\b")
 NAMED_OWNER_RE = re.compile(

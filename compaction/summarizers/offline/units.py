@@ -62,21 +62,34 @@ def speaker_label(item: TranscriptItem) -> str:
     return speaker.capitalize() if speaker in ("user", "assistant") else speaker
 
 
-_FLAG_SEARCHES = tuple(patterns.FLAG_SEARCHES.items())
+# (flag, its hint words, its pattern, its RE2 twin or None), in the order they are looked for.
+_FLAG_FORMS = tuple(
+    (flag, patterns.HINTS[flag], patterns.FORMS[flag], patterns.FLAG_TWINS.get(flag)) for flag in patterns.FLAGS
+)
 
 
 def _flags(text: str, tokens: frozenset[str], role: str, instruction: bool) -> frozenset[str]:
-    """The forms of speech in `text`; `tokens` (its lower-cased words) spare the patterns that cannot match."""
+    """The forms of speech in `text`; `tokens` (its lower-cased words) spare the patterns that cannot match.
+
+    Each form is searched as patterns.FLAG_SEARCHES does (the twin's RE2 set on ASCII text, the pattern
+    otherwise), with an ASCII text encoded once for all the twins rather than once a search."""
     flags = set()
     question = text.rstrip().endswith("?")
     if question:
         flags.add("question")
     if instruction:
         flags.add("instruction")
-    for flag, search in _FLAG_SEARCHES:
-        if (flag == "goal" and role != "user") or (flag == "decision" and question):
+    ascii_text = text.isascii()
+    encoded = b""
+    for flag, hints, pattern, twin in _FLAG_FORMS:
+        if (flag == "goal" and role != "user") or (flag == "decision" and question) or hints.isdisjoint(tokens):
             continue
-        if not patterns.HINTS[flag].isdisjoint(tokens) and search(text):
+        if twin is not None and ascii_text:
+            encoded = encoded or text.encode("ascii")
+            found = twin.fast.Match(encoded) is not None
+        else:
+            found = pattern.search(text) is not None
+        if found:
             flags.add(flag)
     return frozenset(flags)
 

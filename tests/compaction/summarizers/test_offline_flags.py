@@ -1,0 +1,69 @@
+"""The forms of speech a unit is flagged with: the encoded-once search finds what each flag's search finds."""
+
+import random
+
+from compaction.summarizers.offline import patterns, units
+from devtools.docs.samples import demo_items
+
+PHRASES = [
+    "we decided to",
+    "we'll go with",
+    "I want to",
+    "help me",
+    "next step",
+    "is green",
+    "blocked by",
+    "still open",
+    "tbd",
+    "rather than",
+    "it failed",
+    "sign-off",
+    "Déjà vu",
+    "naïve",
+    "we need to",
+    "the plan is",
+    "?",
+    ".",
+    ",",
+    " ",
+    "Ana",
+    "the release",
+    "by Friday",
+    "won't",
+    "stay on",
+    "currently",
+    "unknown",
+]
+
+
+def _reference(text: str, tokens: frozenset[str], role: str, instruction: bool) -> frozenset[str]:
+    """The flags as patterns.FLAG_SEARCHES reads them, one search a flag."""
+    question = text.rstrip().endswith("?")
+    flags = {"question"} if question else set()
+    if instruction:
+        flags.add("instruction")
+    for flag, search in patterns.FLAG_SEARCHES.items():
+        if (flag == "goal" and role != "user") or (flag == "decision" and question):
+            continue
+        if not patterns.HINTS[flag].isdisjoint(tokens) and search(text):
+            flags.add(flag)
+    return frozenset(flags)
+
+
+def _texts() -> list[str]:
+    generator = random.Random(13)
+    made = ["".join(generator.choice(PHRASES) for _ in range(generator.randint(1, 8))) for _ in range(3_000)]
+    return made + [
+        piece.piece.text for index, item in enumerate(demo_items(0)) for piece in units.read_item(index, item)
+    ]
+
+
+def test_flags_are_each_flag_s_search():
+    flagged = 0
+    for text in _texts():
+        tokens = units._words_of(text)[1]
+        for role in ("user", "assistant"):
+            expected = _reference(text, tokens, role, instruction=False)
+            assert units._flags(text, tokens, role, False) == expected, repr(text)
+            flagged += bool(expected - {"question"})
+    assert flagged > 1_000  # the sample holds many flagged texts, not only plain ones
