@@ -102,6 +102,23 @@ PRIVATE_READS_KEPT = {
     "responses are added where drf-standardized-errors adds its own, and test_api_schema holds the result",
     ("chatcore/api/schema.py", "_get_response_for_code"): "the same hook renders each error response as "
     "drf-spectacular renders the declared ones",
+    ("chatcore/compiled.py", "_iterable_class"): "Django says nowhere else whether a query set makes instances or "
+    "values_list() rows; a FixedQuery must make the same, and tests/chatcore/test_compiled.py compares both kinds",
+    ("chatcore/llm_http.py", "_base_client"): "the transport builds its TLS context, requests and responses with the "
+    "HTTP library the SDK itself imports (httpx, or httpx2 in newer SDKs), so certificates and errors match it",
+    ("chatcore/llm_http.py", "FinalRequestOptions"): "the SDK's retry delay takes its request options; the streamed "
+    "call's retries must wait as the SDK's would",
+    ("chatcore/llm_http.py", "_should_retry"): "the SDK's own decision to retry a status (x-should-retry, 408, 409, "
+    "429, 5xx), so that a streamed call retries exactly as through the SDK; test_llm_http compares both",
+    ("chatcore/llm_http.py", "_calculate_retry_timeout"): "the SDK's backoff and Retry-After reading, for the same "
+    "reason",
+    ("chatcore/llm_http.py", "_make_status_error_from_response"): "the SDK's mapping of a status to its error class "
+    "(RateLimitError, NotFoundError, ...) with its message and body, which callers and tests match on",
+    ("compaction/safety/first_pass.py", "_Anchor"): "the RE2 binding's unanchored mode, for calling its compiled "
+    "expression directly on bytes (its public search builds a generator and a match object per call); read with "
+    "getattr, and without it the public calls give the same spans",
+    ("compaction/safety/first_pass.py", "_regexp"): "the RE2 binding's compiled expression itself, for the same "
+    "reason and with the same fallback",
 }
 FIRST_PARTY = {"chatcore", "compaction", "devtools", "project", "tests"}
 
