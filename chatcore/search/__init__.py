@@ -135,10 +135,15 @@ def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_t
                 limit=conf.SEARCH_CANDIDATES,
                 recent_first=True,
                 dated=dated,
+                flagged=operator == "OR",
             )
             if rows:
                 break
         found.update((row.id, row) for row in rows)
+        if rows and operator == "AND":
+            # Each candidate holds every one of these words: nothing to ask (SQLite's engine, with no rare
+            # word to narrow its lists, read all their matches across the candidates' span, thousands of rows).
+            members = {unit: set(found) for unit in common}
     if members is not None:
         matched.update({unit: members[unit] for unit in common})
     else:

@@ -187,6 +187,25 @@ def test_common_words_alone_that_never_meet_rank_the_messages_holding_either(cha
     assert all(hit.score > 0 for hit in found.hits)
 
 
+def test_common_words_alone_that_meet_count_every_one_without_another_query(
+    channel, settings, django_assert_num_queries
+):
+    """The candidates of common words alone are the messages holding all of them: each holds every word, so
+    the ranking counts them all with no query asking which (the cursor, the counts, the candidates, the
+    neighbours)."""
+    settings.CHATCORE_SEARCH_TERM_CAP = 2
+    for i in range(3):
+        say(channel, "user", f"Weather report {i}.")
+        say(channel, "user", f"Sunshine report {i}.")
+    both = say(channel, "user", "Weather sunshine report.")
+    with django_assert_num_queries(4):
+        found = message_search(channel=channel, user=channel.owner, query="weather sunshine", context=0)
+    assert ids(found) == [both.pk]
+    alone = message_search(channel=channel, user=channel.owner, query="weather", context=0)
+    # Both words are over the cap, so they weigh the same: twice what one of them gives the same message.
+    assert found.hits[0].score == pytest.approx(2 * next(h.score for h in alone.hits if h.message.pk == both.pk))
+
+
 def test_bulk_imports_and_purges_keep_the_index_in_step(channel):
     u0 = say(channel, "user", "Start.")
     items = [NewMessage(role="assistant", content="The zeppelin landed.")]
