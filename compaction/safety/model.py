@@ -124,6 +124,11 @@ def _points(prepared: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
 def _squeezed(points: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`points` (texts joined by _GAP, each starting with a space, at `starts`) with each newline a space, each digit
     "0" and the runs below read as one; and each text's start in the result."""
+    return _squeezed_dropping(points, starts)[:2]
+
+
+def _squeezed_dropping(points: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_squeezed`, and the positions (in `points`) of the characters a run dropped."""
     digits = (points - np.uint32(_DIGIT)) < np.uint32(10)  # unsigned: below "0" wraps to a large number
     points[digits] = _DIGIT
     points[points == _NEWLINE] = _SPACE
@@ -135,11 +140,12 @@ def _squeezed(points: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.nd
     repeated[1:] = digits[1:] & digits[:-1]
     marks = _RUN_MARKS[np.minimum(points, np.uint32(len(_RUN_MARKS) - 1))]
     repeated[1:] |= marks[1:] & (points[1:] == points[:-1])
-    if repeated.any():
+    dropped = np.flatnonzero(repeated)
+    if len(dropped):
         kept = ~repeated
         position = np.cumsum(kept) - 1
         points, starts = points[kept], position[starts]  # a text starts with a space: its start is always kept
-    return points, starts
+    return points, starts, dropped
 
 
 # Python's \s and \d (str.isspace, str.isdecimal) on ASCII, by code point; other code points are asked one by one.
@@ -179,28 +185,50 @@ _RUN_MARK_TABLE = _bool_table(_RUN_MARK_BYTES)
 _SPACE_TABLE, _MARKED_TABLE, _INNER_TABLE = (_bool_table(_ASCII_CLASSES & bit) for bit in (1, 2, 4))
 
 
-def _squeezed_ascii(points: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _squeezed_ascii(points: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`_squeezed` of an ASCII batch whose bytes `_SQUEEZED_BYTES` already made what it reads (uint8, so that the
-    look-ups and comparisons move a quarter of the memory): the same points (uint32) and starts."""
+    look-ups and comparisons move a quarter of the memory): the same points (uint32) and starts, and the positions
+    (in `points`) of the characters a run dropped."""
     digits = points == _DIGIT  # a digit is "0" now, and "0" is the only character that became "0"
     repeated = np.zeros(len(points), dtype=bool)
     repeated[1:] = digits[1:] & digits[:-1]
     marks = np.frombuffer(points.tobytes().translate(_RUN_MARK_TABLE), dtype=bool)
     repeated[1:] |= marks[1:] & (points[1:] == points[:-1])
-    if repeated.any():
-        kept = ~repeated
-        points, starts = points[kept], _kept_before(kept, starts)
-    return points.astype(np.uint32), starts
+    dropped = np.flatnonzero(repeated)
+    if len(dropped):
+        points, starts = points[~repeated], starts - np.searchsorted(dropped, starts)
+    return points.astype(np.uint32), starts, dropped
 
 
-def _kept_before(kept: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """`(np.cumsum(kept) - 1)[starts]` (int64) from the kept characters of each text (`starts` strictly rising from
-    0, each start kept): each start less the characters left out before it, found by a binary search among the few
-    left out, instead of a running total or a sum per text over every character."""
-    return starts - np.searchsorted(np.flatnonzero(~kept), starts)
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """Where the characters of a batch went in `_read` (the texts padded and joined by _GAP): enough to find
+    a span of a text among the points and the technical tokens it holds."""
+
+    left_out: np.ndarray  # positions of the technical tokens' characters, rising
+    squeezed: np.ndarray  # positions, once those are left out, of the characters a run dropped, rising
+    token_firsts: np.ndarray  # each technical token's first position, rising
+    token_neutral: np.ndarray  # the running total of the tokens' NEUTRAL_CHARS-capped lengths, from 0 (one more)
+
+    def kept_before(self, positions: np.ndarray) -> np.ndarray:
+        """How many characters before each of `positions` are among the points."""
+        kept = positions - np.searchsorted(self.left_out, positions)
+        return kept - np.searchsorted(self.squeezed, kept)
+
+    def neutral_between(self, after: np.ndarray, before: np.ndarray) -> np.ndarray:
+        """The capped lengths of the technical tokens that start after `after` and before `before` (spaces)."""
+        running = self.token_neutral
+        return running[np.searchsorted(self.token_firsts, before)] - running[np.searchsorted(self.token_firsts, after)]
 
 
 def _read(folded: Sequence[str], *, ascii_bytes: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """See `_read_laid_out`."""
+    return _read_laid_out(folded, ascii_bytes=ascii_bytes)[:3]
+
+
+def _read_laid_out(
+    folded: Sequence[str], *, ascii_bytes: bool = True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, _Layout]:
     """(`_points` of the texts as `prepare` makes them, their starts, `neutral_counts`), for the whole batch in a few
     array operations: `prepare` and `neutral_counts` read each text with a regular expression, several times the
     cost of everything else the model does. Exactly the tokens `_TECHNICAL_RE` finds are left out: runs of
@@ -234,29 +262,36 @@ def _read(folded: Sequence[str], *, ascii_bytes: bool = True) -> tuple[np.ndarra
     # A token is technical when a character of it is marked (the spaces up to the next token never are).
     technical = np.logical_or.reduceat(marked, first)
     neutral = np.zeros(len(folded), dtype=np.float64)
+    left_out = token_firsts = np.zeros(0, dtype=np.int64)
+    capped = np.zeros(0, dtype=np.int64)
     if technical.any():
         closes = ~space
         closes[:-1] &= space[1:]  # the last character of a token (the joined text ends with one, _GAP)
         last = np.flatnonzero(closes)
         lengths = last - first + 1
-        owners = np.searchsorted(starts, first[technical], side="right") - 1
-        neutral = np.bincount(
-            owners, weights=np.minimum(lengths[technical], NEUTRAL_CHARS), minlength=len(folded)
-        ).astype(np.float64)
+        token_firsts = first[technical]
+        capped = np.minimum(lengths[technical], NEUTRAL_CHARS)
+        owners = np.searchsorted(starts, token_firsts, side="right") - 1
+        neutral = np.bincount(owners, weights=capped, minlength=len(folded)).astype(np.float64)
         # The characters of the technical tokens, from each one's first to its last: a running sum of +1 at each
         # first and -1 after each last (tokens never overlap, so it is 0 or 1), in bytes.
         steps = np.zeros(len(space) + 1, dtype=np.int8)
         steps[first[technical]] = 1
         steps[last[technical] + 1] = -1  # after a token's last character comes a space or the end, never a first
         kept = np.cumsum(steps[:-1], dtype=np.int8).view(bool)
-        np.logical_not(kept, out=kept)
         # A text starts with a space: its start is always kept.
+        left_out = np.flatnonzero(kept)
+        np.logical_not(kept, out=kept)
         if ascii_batch:
-            points, starts = points[kept], _kept_before(kept, starts)
+            points, starts = points[kept], starts - np.searchsorted(left_out, starts)
         else:
             points, starts = points[kept], (np.cumsum(kept, dtype=np.int32) - 1)[starts].astype(np.int64)
-    points, starts = _squeezed_ascii(points, starts) if ascii_batch else _squeezed(points, starts)
-    return points, starts, neutral * len(ORDERS)
+    squeeze = _squeezed_ascii if ascii_batch else _squeezed_dropping
+    points, starts, squeezed = squeeze(points, starts)
+    running = np.zeros(len(capped) + 1, dtype=np.int64)
+    np.cumsum(capped, out=running[1:])
+    layout = _Layout(left_out=left_out, squeezed=squeezed, token_firsts=token_firsts, token_neutral=running)
+    return points, starts, neutral * len(ORDERS), layout
 
 
 def position_buckets(points: np.ndarray):
@@ -298,10 +333,21 @@ def sums_and_counts(model: Model, folded: Sequence[str]) -> tuple[np.ndarray, np
     if not folded:
         return np.zeros(0), np.zeros(0)
     points, starts, neutral = _read(folded)
+    return _sums(_totals(model, points), points, starts, neutral)
+
+
+def _totals(model: Model, points: np.ndarray) -> np.ndarray:
+    """The weights of the n-grams starting at each position, added up order by order (float32), gaps zero."""
     total = np.zeros(len(points), dtype=np.float32)
     for _, buckets in position_buckets(points):
         total[: len(buckets)] += model.weights[buckets]
     total[points == _SEPARATOR] = 0.0  # n-grams starting in a gap belong to no text
+    return total
+
+
+def _sums(
+    total: np.ndarray, points: np.ndarray, starts: np.ndarray, neutral: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     sums = np.add.reduceat(total.astype(np.float64), starts)
     ends = np.append(starts[1:], len(points))  # each text's n-grams start between its start and the next one's
     counts = (ends - starts - len(_GAP)).astype(np.float64) * len(ORDERS) + neutral
@@ -338,14 +384,118 @@ def pieces(folded: str) -> list[str]:
 def own_logits(model: Model, folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(each text's logit: the higher of the whole's and of its pieces', the wholes' sums, their counts)."""
     split = [pieces(text) for text in folded]
+    if not folded:
+        return np.zeros(0), np.zeros(0), np.zeros(0)
+    points, starts, neutral, layout = _read_laid_out(folded)
+    total = _totals(model, points)
+    sums, counts = _sums(total, points, starts, neutral)
+    own = logits(model, sums, counts)
     extra = [piece for found in split for piece in found]
-    sums, counts = sums_and_counts(model, [*folded, *extra])
-    every = logits(model, sums, counts)
-    own = every[: len(folded)].copy()
     if extra:
+        piece_sums, piece_counts = _piece_sums(model, folded, split, total, points, layout)
         owners = np.repeat(np.arange(len(folded)), [len(found) for found in split])
-        np.maximum.at(own, owners, every[len(folded) :])
-    return own, sums[: len(folded)], counts[: len(folded)]
+        np.maximum.at(own, owners, logits(model, piece_sums, piece_counts))
+    return own, sums, counts
+
+
+# A piece ends this many positions before its n-grams stop reading only its own characters (the longest order).
+_TAIL = max(ORDERS) - 1
+_SPAN_EDGES = (" ", "\n")  # what must be around a piece for its points to be those of its text
+
+
+def _piece_sums(
+    model: Model,
+    folded: Sequence[str],
+    split: list[list[str]],
+    total: np.ndarray,
+    points: np.ndarray,
+    layout: _Layout,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`sums_and_counts` of the pieces (`split`, each text's `pieces`), most of them read off their texts' (`total`
+    and `points` of `folded`, `layout` of their batch): a piece with a space or a line break (or its text's
+    edge) on each side is read by `_read` as the same points as the span of its text between those two characters,
+    a space each, so the n-grams it has there are its text's, and only those that run into the gap after it are
+    hashed again. Every position's total and every sum is then added up in the same order and float type as
+    `sums_and_counts` adds them: the same figures, bit for bit. The other pieces are read as texts of their own."""
+    extra = [piece for found in split for piece in found]
+    derived: list[int] = []  # indices into `extra`
+    befores: list[int] = []  # the position of the character before each derived piece, in the joined padded texts
+    afters: list[int] = []  # and of the one after it
+    position, index = 0, 0
+    for text, found in zip(folded, split, strict=True):
+        if found and "\x00" not in text:
+            cursor = 0
+            for piece in found:
+                start = text.find(piece, cursor)  # a piece is a part of its text, after the one before it
+                end = start + len(piece)
+                cursor = max(end, cursor)
+                if (
+                    start >= 0
+                    and (start == 0 or text[start - 1] in _SPAN_EDGES)
+                    and (end == len(text) or text[end] in _SPAN_EDGES)
+                ):
+                    derived.append(index)
+                    befores.append(position + start)  # the text's padding space is at `position`
+                    afters.append(position + 1 + end)
+                index += 1
+        else:
+            index += len(found)
+        position += len(text) + 2 + len(_GAP)
+    sums = np.zeros(len(extra), dtype=np.float64)
+    counts = np.zeros(len(extra), dtype=np.float64)
+    if derived:
+        chosen = np.array(derived, dtype=np.int64)
+        before, after = np.array(befores, dtype=np.int64), np.array(afters, dtype=np.int64)
+        sums[chosen], counts[chosen] = _spans_summed(model, total, points, layout, before, after)
+    rest = np.ones(len(extra), dtype=bool)
+    rest[derived] = False
+    if rest.any():
+        alone = np.flatnonzero(rest)
+        sums[alone], counts[alone] = sums_and_counts(model, [extra[i] for i in alone.tolist()])
+    return sums, counts
+
+
+def _spans_summed(
+    model: Model, total: np.ndarray, points: np.ndarray, layout: _Layout, before: np.ndarray, after: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(sums, counts) of the texts between the spaces at `before` and `after` (positions in the joined padded
+    texts), each read as `sums_and_counts` reads a text: its points are those from the one kept at or before
+    `before` to the one kept at or before `after`."""
+    first = layout.kept_before(before + 1) - 1
+    lengths = layout.kept_before(after + 1) - first
+    neutral = layout.neutral_between(before, after).astype(np.float64) * len(ORDERS)
+    gap = len(_GAP)
+    sizes = lengths + gap
+    out_starts = np.zeros(len(sizes), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=out_starts[1:])
+    out = np.zeros(int(sizes.sum()), dtype=np.float32)  # the gaps' totals stay zero
+    # Positions whose every n-gram is inside the span: their totals are the text's.
+    copied = np.maximum(lengths - _TAIL, 0)
+    if copied.sum():
+        offsets = np.arange(int(copied.sum()), dtype=np.int64) - np.repeat(np.cumsum(copied) - copied, copied)
+        out[np.repeat(out_starts, copied) + offsets] = total[np.repeat(first, copied) + offsets]
+    # The last positions read the gap after the span: hashed again, their orders added in the same order.
+    tail = lengths - copied
+    offsets = (
+        np.arange(int(tail.sum()), dtype=np.int64) - np.repeat(np.cumsum(tail) - tail, tail) + np.repeat(copied, tail)
+    )
+    where = np.repeat(first, tail) + offsets  # positions in `points`
+    ends = np.repeat(first + lengths, tail)
+    read = where[:, None] + np.arange(max(ORDERS), dtype=np.int64)[None, :]
+    values = np.where(read < ends[:, None], points[np.minimum(read, len(points) - 1)], _SEPARATOR).astype(np.uint32)
+    values += np.uint32(1)
+    hashed = np.zeros(len(where), dtype=np.uint32)
+    tails = np.zeros(len(where), dtype=np.float32)
+    shift = np.uint32(32 - BITS)
+    for order in range(1, max(ORDERS) + 1):
+        hashed = hashed * _PRIME + values[:, order - 1]
+        if order in ORDERS:
+            buckets = ((hashed * _MIX[order]) >> shift).astype(np.intp)
+            tails += model.weights[buckets]
+    out[np.repeat(out_starts, tail) + offsets] = tails
+    sums = np.add.reduceat(out.astype(np.float64), out_starts)
+    counts = lengths.astype(np.float64) * len(ORDERS) + neutral
+    return sums, counts
 
 
 def logits(model: Model, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:

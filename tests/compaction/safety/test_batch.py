@@ -263,6 +263,37 @@ def test_an_ascii_batch_read_as_bytes_is_read_as_code_points_are():
             assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs)
 
 
+def test_the_pieces_read_off_their_texts_score_as_the_pieces_read_alone():
+    """`own_logits` reads most pieces off their text's points and totals; each sum and count must be the one of
+    the piece read as a text of its own, bit for bit (pieces between spaces, line breaks, tabs, runs of marks and
+    digits, technical tokens at their edges)."""
+    model = learned.shipped()
+    words = ["the", "vault", "open", "now", "a/b", "x_1", "12", "...", "!!", "ok.", "end!", "v1.2", "run;", "-", "##"]
+    spaces = [" ", " ", " ", "  ", "\n", "\n\n", "\t", ". ", "! ", "? ", ".\t", ";\n"]
+    generator = random.Random(11)
+    texts = [
+        "".join(generator.choice(words) + generator.choice(spaces) for _ in range(generator.randint(1, 40)))
+        for _ in range(3_000)
+    ]
+    others = ["ünï", "١٢٣", "✓", "x\u00a0y", "日本語。"]
+    mixed = [
+        "".join(generator.choice(words + others) + generator.choice(spaces) for _ in range(generator.randint(1, 40)))
+        for _ in range(1_000)
+    ]
+    texts += [text for text in _texts() if text.isascii()]
+    one = next(text for text in texts if learned.pieces(fold(text)))
+    for batch in (texts, texts[:50], [one], mixed + _texts()):
+        folded = [fold(text) for text in batch]
+        split = [learned.pieces(text) for text in folded]
+        extra = [piece for found in split for piece in found]
+        points, _, _, layout = learned._read_laid_out(folded)
+
+        sums, counts = learned._piece_sums(model, folded, split, learned._totals(model, points), points, layout)
+
+        alone_sums, alone_counts = learned.sums_and_counts(model, extra)
+        assert extra and np.array_equal(sums, alone_sums) and np.array_equal(counts, alone_counts)
+
+
 def test_a_number_is_read_whatever_its_length():
     model = learned.shipped()
     texts = [fold("Crew 7 loaded 13 crates onto barge 2"), fold("Crew 1007 loaded 13013 crates onto barge 20002")]
