@@ -167,3 +167,55 @@ def test_identifiers_found_are_the_backtracking_expression_s():
     for _ in range(30_000):
         text = "".join(generator.choice(IDENTIFIER_PARTS) for _ in range(generator.randint(0, 10)))
         assert lexicon.IDENTIFIER_RE.findall(text) == BACKTRACKING_IDENTIFIER_RE.findall(text), repr(text)
+
+
+def test_identifiers_found_are_the_expression_s():
+    """find_identifiers asks RE2's twin on ASCII text without a hash word: the same matches as IDENTIFIER_RE
+    (on every text its prefilter lets through)."""
+    generator = random.Random(11)
+    for _ in range(30_000):
+        text = "".join(generator.choice(IDENTIFIER_PARTS) for _ in range(generator.randint(0, 10)))
+        if "_" in text or "`" in text or lexicon._MAYBE["identifier"].search(text):
+            assert lexicon.find_identifiers(text) == lexicon.IDENTIFIER_RE.findall(text), repr(text)
+
+
+PATH_PARTS = [
+    "a",
+    "src",
+    "x.py",
+    "run.sh",
+    "~",
+    "/",
+    ".",
+    "..",
+    ":",
+    "-",
+    "_",
+    "a-b",
+    " ",
+    "\n",
+    "http://",
+    "é",
+    "json",
+    ".yml",
+    ".md",
+    "9",
+    "(",
+    "'",
+    ",",
+    "x/",
+    "~/",
+    "./",
+    "../",
+    "dockerfile",
+]
+
+
+def test_paths_of_paths_found_are_the_expression_s():
+    """find_paths asks RE2's twin on ASCII text (a character read for each look behind): PATH_RE's matches (on
+    every text its prefilter lets through)."""
+    generator = random.Random(13)
+    for _ in range(30_000):
+        text = "".join(generator.choice(PATH_PARTS) for _ in range(generator.randint(0, 12)))
+        if "/" in text or lexicon._MAYBE["path"].search(text):
+            assert lexicon.find_paths(text) == [m.group(0) for m in lexicon.PATH_RE.finditer(text)], repr(text)
