@@ -11,9 +11,6 @@ inside the same limit.
 
 from __future__ import annotations
 
-import math
-from itertools import repeat
-
 from chatcore.tokens import count_tokens
 from compaction import lexicon
 from compaction.safety.injection import pattern_flags
@@ -71,12 +68,20 @@ def analyse(
     for carried_unit in carried:
         documents.setdefault(-1 - carried_unit.position, set()).update(carried_unit.words)
     idf = scoring.idf(documents.values(), max(len(items), len(documents)))
-    worth_analysing = _worth_analysing(reads, idf, len(items), limit)
-    injected = pattern_flags([read.piece.text for read in worth_analysing])  # one batch for the pieces' checks
-    analysed = (unit_of(read, injected=flag) for read, flag in zip(worth_analysing, injected, strict=True))
-    units: list[Unit] = [found for found in analysed if found is not None]
+    # Each piece's information once: it ranks the pieces for the full analysis, and weighs the units made of them.
+    information = [scoring.information(read.words, idf) for read in reads]
+    worth_analysing = _worth_analysing(reads, information, len(items), limit)
+    injected = pattern_flags([reads[i].piece.text for i in worth_analysing])  # one batch for the pieces' checks
+    units: list[Unit] = []
+    for i, flag in zip(worth_analysing, injected, strict=True):
+        unit = unit_of(reads[i], injected=flag)
+        if unit is not None:
+            unit.weight = information[i]
+            units.append(unit)
+    for carried_unit in carried:
+        carried_unit.weight = scoring.information(carried_unit.words, idf)
     focus_words = frozenset(lexicon.content_words(focus or ""))
-    values = {id(unit): worth(unit, idf, focus_words) for unit in units + carried}
+    values = {id(unit): worth(unit, focus_words) for unit in units + carried}
     return sections.Analysis(
         items=items,
         units=units,
@@ -101,23 +106,23 @@ RECENT_ANALYSED_PART = 20  # ... and of a long stretch, its newest twentieth
 INSTRUCTIONS_ANALYSED = 400
 
 
-def _worth_analysing(reads: list[Read], idf: dict[str, float], count: int, limit: int) -> list[Read]:
-    """The pieces a full analysis is worth: the most informative by their words alone, every possible
-    instruction of the user's, and everything of the newest quarter (state, next steps, open questions)."""
+def _worth_analysing(reads: list[Read], information: list[float], count: int, limit: int) -> list[int]:
+    """The pieces a full analysis is worth (their positions in `reads`, in order): the most informative by their
+    words alone (`information`, each read's), every possible instruction of the user's, and everything of the
+    newest quarter (state, next steps, open questions)."""
     keep = max(MIN_ANALYSED, ANALYSED_PER_TOKEN * limit)
     if len(reads) <= keep:
-        return reads
+        return list(range(len(reads)))
     recent = count - max(RECENT_ANALYSED, count // RECENT_ANALYSED_PART)
-    # Each piece's information once (fsum is exact: the same figure whatever the order of the words); the sort is
-    # stable, so equal figures keep the order of the pieces.
-    information = [-math.fsum(map(idf.get, read.words, repeat(1.0))) for read in reads]
-    ranked = sorted(range(len(reads)), key=information.__getitem__)
+    # The most informative first; the sort is stable, so equal figures keep the order of the pieces.
+    negated = [-figure for figure in information]
+    ranked = sorted(range(len(reads)), key=negated.__getitem__)
     chosen = set(ranked[:keep])
     chosen.update(i for i, read in enumerate(reads) if read.index >= recent)
     # Instructions are kept newest first: the newest possible ones are far more than any limit can hold.
     instructing = [i for i in range(len(reads) - 1, -1, -1) if may_instruct(reads[i])]
     chosen.update(instructing[:INSTRUCTIONS_ANALYSED])
-    return [reads[i] for i in sorted(chosen)]
+    return sorted(chosen)
 
 
 # The order in which the sections with a share choose their units: what a reader needs first takes first.

@@ -17,7 +17,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
-from itertools import chain
+from itertools import chain, repeat
 
 import wordfreq
 
@@ -175,6 +175,12 @@ def idf(documents: Iterable[Iterable[str]], count: int) -> dict[str, float]:
             here = rarity_here[seen] = math.log((total + 1) / (seen + IDF_SMOOTHING))
         weights[word] = here * _rarity_weight(word)
     return weights
+
+
+def information(words: Iterable[str], idf: dict[str, float]) -> float:
+    """The information of a piece's words: the sum of their rarities (a word without one counts 1)."""
+    # fsum: a set's order changes with the hash seed, and a plain float sum with it; ties must not.
+    return math.fsum(map(idf.get, words, repeat(1.0)))
 
 
 @functools.cache

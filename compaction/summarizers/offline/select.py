@@ -12,9 +12,7 @@ is a prefix of it, which the final fit to the exact token count searches.
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Callable, Hashable, Sequence
-from itertools import repeat
 from typing import TypeVar
 
 from compaction.summarizers.offline.units import Unit
@@ -30,9 +28,10 @@ PER_TOKEN_PAD = 2
 RATIO_TOLERANCE = 1e-12
 
 
-def worth(unit: Unit, idf: dict[str, float], focus: frozenset[str]) -> float:
-    # fsum: a set's order changes with the hash seed, and a plain float sum with it; ties must not.
-    value = math.fsum(map(idf.get, unit.words, repeat(1.0))) * unit.factor + unit.bonus
+def worth(unit: Unit, focus: frozenset[str]) -> float:
+    """A unit's value: the information of its words (`unit.weight`, see scoring.information) as a fact, and its
+    details."""
+    value = unit.weight * unit.factor + unit.bonus
     if focus and not focus.isdisjoint(unit.words):
         value *= FOCUS_WEIGHT
     return value
