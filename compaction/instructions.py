@@ -85,6 +85,16 @@ _NOT_INSTRUCTIONS = AsciiTwin(_NOT_INSTRUCTIONS_RE)  # a long alternation: one R
 # Markup or a demand about the reply's form "now": the shape of a prompt injection, never kept as an instruction.
 MIN_INSTRUCTION_CHARS = 6  # "Go on.": anything shorter is an acknowledgement, not an instruction
 _INJECTION_SHAPE_RE = re.compile(r"[{}<>]|\bnow (?:respond|reply|answer|output|say|print|write)\b", re.IGNORECASE)
+# Its two halves, asked apart: a search for one of four marks, and the demand asked only of a text holding "now" in
+# some case (ignoring case, n, o and w match no other character), since tried at every character of every sentence
+# an expression opening with a word boundary costs more than the rest of the check.
+_MARKUP_RE = re.compile(r"[{}<>]")
+_NOW_RE = re.compile(r"\bnow (?:respond|reply|answer|output|say|print|write)\b", re.IGNORECASE)
+
+
+def _injection_shape(text: str) -> bool:
+    """Whether `_INJECTION_SHAPE_RE` finds something in `text`."""
+    return _MARKUP_RE.search(text) is not None or ("now" in text.lower() and _NOW_RE.search(text) is not None)
 
 
 _HINTS = (
@@ -135,7 +145,7 @@ def is_instruction(sentence: str, *, screened: bool = False, words: frozenset[st
     if words is not None and _NEEDED.isdisjoint(words) and sentence.isascii():
         return False
     text = sentence.strip()
-    if len(text) < MIN_INSTRUCTION_CHARS or _NOT_INSTRUCTIONS.search(text) or _INJECTION_SHAPE_RE.search(text):
+    if len(text) < MIN_INSTRUCTION_CHARS or _NOT_INSTRUCTIONS.search(text) or _injection_shape(text):
         return False
     if not (screened and text == sentence) and lexicon.looks_like_injection(text):
         return False
