@@ -1,0 +1,14 @@
+"""The host's database options (project.settings) as a connection sees them."""
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's connection options")
+def test_sqlite_reads_its_file_through_a_memory_map_in_wal_mode(db):
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA mmap_size")
+        assert cursor.fetchone()[0] == settings.SQLITE_MMAP_BYTES > 0
+        cursor.execute("PRAGMA journal_mode")
+        assert cursor.fetchone()[0] == "wal"
