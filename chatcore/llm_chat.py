@@ -12,12 +12,15 @@ back only until its first chunk (after that the client has seen tokens).
 """
 
 import dataclasses
+import functools
+import inspect
+import json
 import weakref
-from typing import TYPE_CHECKING, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from django.contrib.auth.models import User
 
-from chatcore import conf
+from chatcore import conf, llm_http
 from chatcore.db_steps import db_step
 from chatcore.endpoints import endpoint_check
 from chatcore.llm import OFFLINE_REPLY
@@ -90,6 +93,61 @@ def _request(attempt: Attempt, messages: list[dict], params: dict) -> dict:
     return kwargs
 
 
+def request_body(kwargs: dict) -> dict:
+    """The JSON body the SDK's `create` sends for `_request`'s keywords: the options, then `extra_body` over
+    them (the messages in place of the empty list)."""
+    body = {key: value for key, value in kwargs.items() if key not in _EXTRAS}
+    return {**body, **kwargs["extra_body"]}
+
+
+_EXTRAS = ("extra_body", "extra_headers")
+_SDK = object()  # `_completion_direct`'s answer when the SDK's own request must be made
+
+
+@functools.cache
+def _create_keywords() -> frozenset[str]:
+    """The keywords the SDK's `create` accepts (any other is its TypeError, which the SDK's request raises)."""
+    from openai.resources.chat.completions import AsyncCompletions
+
+    return frozenset(inspect.signature(AsyncCompletions.create).parameters) - {"self"}
+
+
+async def _completion_direct(client: "openai.AsyncOpenAI", kwargs: dict) -> Any:
+    """The answer of a call not streamed, asked on our own connections (`llm_http`), as the SDK's `create`
+    returns it: the body decoded as the SDK decodes it and built into its types as the SDK builds them
+    (`construct_type`, no validation), so that what is read of it is the same; `_SDK` where the SDK's
+    request must be made instead (what `llm_http.transport_for` leaves to it, a redirect, a client that
+    validates answers strictly, or keywords `create` would refuse). Why: the SDK's request machinery cost
+    more of a call's CPU than the rest of what the gateway adds to it.
+    """
+    transport = llm_http.transport_for(client)
+    if transport is None or client._strict_response_validation or not _create_keywords().issuperset(kwargs):
+        return _SDK
+    try:
+        response, content = await transport.complete(request_body(kwargs), kwargs["extra_headers"])
+    except llm_http.Redirected:
+        return _SDK  # the SDK's request follows redirects
+    return _sdk_parsed(response.headers.get("content-type", "*"), content)
+
+
+def _sdk_parsed(content_type: str, content: bytes) -> Any:
+    """A whole answer as the SDK's non-streamed parse gives it: JSON built into a ChatCompletion; a body
+    that is not JSON (by its type and its bytes) as text; a JSON decoding error raised (by a JSON type)."""
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletion
+
+    if not content_type.split(";")[0].endswith("json"):
+        try:
+            data = json.loads(content)
+        except Exception:
+            return content.decode("utf-8", "replace")
+    else:
+        data = json.loads(content)
+    if data is None:
+        return None
+    return construct_type(type_=ChatCompletion, value=data)
+
+
 def _checked(content: str, tool_calls: list[dict]) -> None:
     if not content.strip() and not tool_calls:
         raise ValueError("the model returned empty content")
@@ -130,7 +188,11 @@ async def allm_chat(
 
     async def call(attempt: Attempt) -> ChatTurn:
         model = attempt.model
-        response = await _async_client(attempt).chat.completions.create(**_request(attempt, messages, params or {}))
+        client = _async_client(attempt)
+        kwargs = _request(attempt, messages, params or {})
+        response = await _completion_direct(client, kwargs)
+        if response is _SDK:
+            response = await client.chat.completions.create(**kwargs)
         if not getattr(response, "choices", None):
             raise ValueError("the response had no choices")
         choice = response.choices[0]

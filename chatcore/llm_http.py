@@ -1,16 +1,19 @@
-"""The streamed model call's own HTTP/1.1 client (`llm_stream.ChatStream`): the request the SDK would
-send, on a kept-alive connection, its answer parsed by httptools and its body handed over as it arrives.
+"""The chat call's own HTTP/1.1 client, streamed (`llm_stream.ChatStream`) or awaited whole
+(`llm_chat.allm_chat`): the request the SDK would send, on a kept-alive connection, its answer parsed by
+httptools and its body handed over as it arrives (or whole, `Transport.complete`).
 
 Why: going through the SDK and its HTTP library (request objects, header models, anyio streams, the
 connection pool's locks and state machine) cost several times what the body's own bytes cost per reply;
-a reply streams one model call, so that overhead was a large share of a reply's CPU.
+a reply makes one model call, so that overhead was a large share of a reply's CPU (and of what the
+OpenAI-compatible gateway adds to a call).
 
 What it keeps of the SDK (`transport_for` reads the SDK's own client, so the two cannot drift): the
 endpoint check and the key, the URL, the SDK's headers (Authorization: Bearer, its user agent) plus the
 call's, the timeout (for connecting and for each read, as the SDK's single number sets both), the retries
-before the answer's status (`stream_open`: a connection failure, a timeout, and the statuses the SDK
-retries, with its backoff and Retry-After), and its exceptions: APIConnectionError, APITimeoutError and
-the APIStatusError subclass the SDK builds from the status and body.
+before the answer's status (`Transport.open`: a connection failure, a timeout, and the statuses the SDK
+retries, with its backoff and Retry-After; for an answer awaited whole, a failure while reading its body
+too, as the SDK reads a body it does not stream inside its retries), and its exceptions:
+APIConnectionError, APITimeoutError and the APIStatusError subclass the SDK builds from the status and body.
 
 What it does not do, and so leaves to the SDK (`transport_for` answers None and the caller uses the SDK's
 request; the body is still read by the one parser, `llm_stream._Body`): a proxy from the environment
@@ -263,6 +266,13 @@ class Response:
     def aiter_raw(self) -> AsyncIterator[bytes]:
         return self._connection.body_pieces(self._timeout)
 
+    async def read(self) -> bytes:
+        """The whole body (an answer awaited whole), then the response closed: its connection goes back to
+        the pool when both sides keep it alive. TransportTimeout or TransportError when the read fails."""
+        pieces = [piece async for piece in self.aiter_raw()]
+        await self.aclose()
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
     async def aclose(self) -> None:
         if self.is_closed:
             return
@@ -366,8 +376,39 @@ class Transport:
             connection.drop()
         return b"".join(pieces)
 
+    async def _status_error(self, connection: _Connection, remaining: int) -> Any:
+        """An error status's answer as the SDK's response, to retry; its error raised when it is not retried."""
+        import openai
+
+        try:
+            content = await self._error_body(connection)
+        except TransportTimeout as error:
+            raise openai.APITimeoutError(request=self.sdk_request()) from error
+        except TransportError as error:
+            raise openai.APIConnectionError(request=self.sdk_request()) from error
+        sdk_response = self._http.Response(
+            connection.status,
+            headers=[(key.decode("latin-1"), value.decode("latin-1")) for key, value in connection.headers],
+            content=content,
+            request=self.sdk_request(),
+        )
+        if remaining <= 0 or not self.client._should_retry(sdk_response):
+            raise self.client._make_status_error_from_response(sdk_response) from None
+        return sdk_response
+
     async def open(self, body: dict, headers: dict[str, str]) -> Response:
         """The answer's head read, with the SDK's retries; its errors as the SDK raises them."""
+        response, _ = await self._exchange(body, headers, whole=False)
+        return response
+
+    async def complete(self, body: dict, headers: dict[str, str]) -> tuple[Response, bytes]:
+        """The whole answer (a call not streamed): the head and the body, read within the SDK's retries as the
+        SDK reads a body it does not stream (a timeout or a broken connection while reading is retried)."""
+        response, content = await self._exchange(body, headers, whole=True)
+        assert content is not None
+        return response, content
+
+    async def _exchange(self, body: dict, headers: dict[str, str], *, whole: bool) -> tuple[Response, bytes | None]:
         import openai
         from openai._models import FinalRequestOptions
 
@@ -391,21 +432,24 @@ class Transport:
                     if (connection.header(b"content-encoding") or "identity").lower() != "identity":
                         connection.drop()  # asked for identity: a coded body is the server's fault
                         raise openai.APIConnectionError(request=self.sdk_request())
-                    return Response(self, connection, self.timeout)
-                try:
-                    content = await self._error_body(connection)
-                except TransportTimeout as error:
-                    raise openai.APITimeoutError(request=self.sdk_request()) from error
-                except TransportError as error:
-                    raise openai.APIConnectionError(request=self.sdk_request()) from error
-                sdk_response = self._http.Response(
-                    connection.status,
-                    headers=[(key.decode("latin-1"), value.decode("latin-1")) for key, value in connection.headers],
-                    content=content,
-                    request=self.sdk_request(),
-                )
-                if remaining <= 0 or not self.client._should_retry(sdk_response):
-                    raise self.client._make_status_error_from_response(sdk_response) from None
+                    response = Response(self, connection, self.timeout)
+                    if not whole:
+                        return response, None
+                    try:
+                        return response, await response.read()
+                    except TransportTimeout as error:
+                        connection.drop()
+                        if remaining <= 0:
+                            raise openai.APITimeoutError(request=self.sdk_request()) from error
+                    except TransportError as error:
+                        connection.drop()
+                        if remaining <= 0:
+                            raise openai.APIConnectionError(request=self.sdk_request()) from error
+                    except BaseException:
+                        connection.drop()
+                        raise
+                else:
+                    sdk_response = await self._status_error(connection, remaining)
             options = FinalRequestOptions.construct(method="post", url=ROUTE)
             await asyncio.sleep(
                 self.client._calculate_retry_timeout(

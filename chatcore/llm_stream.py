@@ -29,7 +29,16 @@ from chatcore import llm_http
 from chatcore.db_steps import db_step
 from chatcore.llm import OFFLINE_REPLY
 from chatcore.llm_attempt import Attempt, ModelCall, UsagePending, arecord, record, role_models
-from chatcore.llm_chat import ChatCall, ChatDelta, ChatTurn, _async_client, _checked, _request, offline_turn
+from chatcore.llm_chat import (
+    ChatCall,
+    ChatDelta,
+    ChatTurn,
+    _async_client,
+    _checked,
+    _request,
+    offline_turn,
+    request_body,
+)
 from chatcore.models import LLMModel
 
 
@@ -40,11 +49,12 @@ def _without_none(value: Any) -> Any:
     return value
 
 
-def _stream_request(attempt: Attempt, messages: list[dict], params: dict) -> dict:
-    """The request's JSON body: what `_request` gives the SDK's `create`, with the messages in place."""
+def _stream_request(attempt: Attempt, messages: list[dict], params: dict) -> tuple[dict, dict[str, str]]:
+    """The request's JSON body (what `_request` gives the SDK's `create`, with the messages in place) and its
+    headers (the caller's `extra_headers` and the attempt's, as `create` sends them)."""
     kwargs = _request(attempt, messages, params)
-    body = {key: value for key, value in kwargs.items() if key not in ("extra_body", "extra_headers")}
-    return {**body, **kwargs["extra_body"], "stream": True, "stream_options": {"include_usage": True}}
+    body = {**request_body(kwargs), "stream": True, "stream_options": {"include_usage": True}}
+    return body, kwargs["extra_headers"]
 
 
 # After `[DONE]` the rest of the body is read (so that the connection can serve the next request) for at
@@ -285,12 +295,12 @@ class ChatStream:
         import openai
 
         client = _async_client(attempt)
-        body = _stream_request(attempt, self.messages, self.params)
+        body, headers = _stream_request(attempt, self.messages, self.params)
         transport = llm_http.transport_for(client)
         response: Any = None
         if transport is not None:
             try:
-                response = await transport.open(body, attempt.headers())
+                response = await transport.open(body, headers)
             except llm_http.Redirected:
                 response = None  # the SDK's request follows redirects
         if response is None:
@@ -302,7 +312,7 @@ class ChatStream:
                 "/chat/completions",
                 cast_to=object,
                 body=body,
-                options={"headers": attempt.headers()},
+                options={"headers": headers},
                 stream=True,
                 stream_cls=openai.AsyncStream[object],
             )

@@ -104,6 +104,11 @@ PRIVATE_READS_KEPT = {
     "drf-spectacular renders the declared ones",
     ("chatcore/compiled.py", "_iterable_class"): "Django says nowhere else whether a query set makes instances or "
     "values_list() rows; a FixedQuery must make the same, and tests/chatcore/test_compiled.py compares both kinds",
+    ("chatcore/llm_chat.py", "construct_type"): "the SDK's own building of a response body into its types (no "
+    "validation), so that a call awaited whole over our transport reads the same object as through the SDK; "
+    "test_llm_http compares both",
+    ("chatcore/llm_chat.py", "_strict_response_validation"): "whether the SDK's client validates answers strictly, "
+    "which our transport's parse does not do: such a client keeps the SDK's own request",
     ("chatcore/llm_http.py", "_base_client"): "the transport builds its TLS context, requests and responses with the "
     "HTTP library the SDK itself imports (httpx, or httpx2 in newer SDKs), so certificates and errors match it",
     ("chatcore/llm_http.py", "FinalRequestOptions"): "the SDK's retry delay takes its request options; the streamed "

@@ -12,7 +12,7 @@ import pytest
 import uvloop
 from asgiref.sync import async_to_sync
 
-from chatcore import llm_http
+from chatcore import llm_chat, llm_http
 from chatcore.llm_stream import ChatStream, _Body
 
 EVENTS = b'data: {"choices": [{"delta": {"content": "Hi"}}]}\n\ndata: [DONE]\n\n'
@@ -235,3 +235,126 @@ def test_a_streamed_reply_through_a_proxy_goes_through_the_sdks_request(monkeypa
     requests, text = async_to_sync(run)()
     assert text == "Hi" and llm_server.requests == []
     assert requests[0].startswith(f"POST {chat_model.base_url}/chat/completions HTTP/1.1".encode())
+
+
+COMPLETION = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "m",
+    "choices": [
+        {
+            "index": 0,
+            "finish_reason": "tool_calls",
+            "message": {
+                "role": "assistant",
+                "content": "Looking.",
+                "tool_calls": [
+                    {"type": "function", "id": "c1", "function": {"name": "f", "arguments": "{}"}, "extra": None}
+                ],
+            },
+        }
+    ],
+    "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+}
+
+
+def _json(body: dict | bytes, extra: str = "") -> bytes:
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(content)}\r\n{extra}\r\n"
+    return head.encode() + content
+
+
+def test_an_answer_awaited_whole_is_read_on_our_connection_and_built_as_the_sdk_builds_it():
+    """The same object as the SDK's `create` gives (its types, its dump), on one kept-alive connection."""
+
+    async def run() -> None:
+        server = _Server(lambda index: _json(COMPLETION))
+        async with server as url:
+            client = _client(url)
+            kwargs = {"model": "m", "messages": [], "extra_body": {"messages": []}, "extra_headers": {}}
+            ours = [await llm_chat._completion_direct(client, kwargs) for _ in range(2)]
+            sdks = await client.chat.completions.create(model="m", messages=[])
+        assert server.connections == 2  # ours (kept alive, used twice) and the SDK's own
+        assert [type(answer) for answer in ours] == [type(sdks)] * 2
+        assert ours[0].model_dump() == sdks.model_dump()
+        call = ours[0].choices[0].message.tool_calls[0]
+        assert call.model_dump(exclude_none=True) == sdks.choices[0].message.tool_calls[0].model_dump(exclude_none=True)
+
+    async_to_sync(run)()
+
+
+def test_a_whole_answer_whose_body_breaks_is_retried_as_the_sdk_retries_it():
+    """The SDK reads a body it does not stream inside its retries: a connection that closes mid-body is
+    tried again (then the answer is read), and with no retries left it is the SDK's APIConnectionError."""
+    whole = _json(COMPLETION)
+    cut = whole[: len(whole) - 20]
+
+    async def run() -> None:
+        server = _Server(lambda index: cut if index == 0 else whole, close_after=True)
+        async with server as url:
+            client = _client(url, max_retries=1)
+            response, content = await llm_http.transport_for(client).complete({"model": "m"}, {})
+        assert json.loads(content) == COMPLETION and response.headers["content-type"] == "application/json"
+        assert len(server.requests) == 2 and b"x-stainless-retry-count: 1" in server.requests[1]
+        async with _Server(functools.partial(_same, cut), close_after=True) as url:
+            with pytest.raises(openai.APIConnectionError):
+                await llm_http.transport_for(_client(url)).complete({"model": "m"}, {})
+        async with _Server(lambda index: whole[:-5]) as url:  # the body never ends
+            with pytest.raises(openai.APITimeoutError):
+                await llm_http.transport_for(_client(url, timeout=0.2)).complete({"model": "m"}, {})
+
+    async_to_sync(run)()
+
+
+def test_a_whole_answer_is_parsed_as_the_sdk_parses_a_body_by_its_type():
+    """JSON by its type must decode; another type is JSON if it decodes, else text (no choices: a failure)."""
+    with pytest.raises(json.JSONDecodeError):
+        llm_chat._sdk_parsed("application/json; charset=utf-8", b"<html>")
+    assert llm_chat._sdk_parsed("text/html", b"<html>") == "<html>"
+    assert llm_chat._sdk_parsed("text/plain", json.dumps(COMPLETION).encode()).usage.prompt_tokens == 7
+    assert llm_chat._sdk_parsed("application/json", b"null") is None
+
+
+def test_keywords_the_sdk_would_refuse_or_a_redirect_leave_the_call_to_the_sdk():
+    async def run() -> None:
+        async with _Server(functools.partial(_same, _json(COMPLETION))) as url:
+            client = _client(url)
+            kwargs = {"model": "m", "messages": [], "extra_body": {}, "extra_headers": {}, "not_an_option": 1}
+            assert await llm_chat._completion_direct(client, kwargs) is llm_chat._SDK
+        async with _Server(functools.partial(_same, _sized(b"", status=307, extra="Location: /v2\r\n"))) as url:
+            kwargs = {"model": "m", "messages": [], "extra_body": {}, "extra_headers": {}}
+            assert await llm_chat._completion_direct(_client(url), kwargs) is llm_chat._SDK
+
+    async_to_sync(run)()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("streamed", [True, False])
+def test_the_caller_s_extra_headers_go_upstream_with_the_request_id(monkeypatch, user, chat_model, streamed):
+    """`params["extra_headers"]` are sent as the SDK's `create` sends them, streamed or not (the streamed
+    request once dropped them)."""
+    answer = _sized(EVENTS) if streamed else _json(COMPLETION | {"choices": [{"message": {"content": "Hi"}}]})
+
+    async def run() -> list[bytes]:
+        server = _Server(functools.partial(_same, answer))
+        async with server as url:
+            chat_model.base_url = url
+            call = {
+                "messages": [{"role": "user", "content": "Hello?"}],
+                "user": user,
+                "channel": None,
+                "params": {"extra_headers": {"X-Trace": "t1"}},
+                "override": chat_model,
+            }
+            if streamed:
+                stream = ChatStream(**call)
+                await stream.start()
+                assert [delta.content async for delta in stream.deltas()] == ["Hi"]
+            else:
+                assert (await llm_chat.allm_chat(**call)).content == "Hi"
+        return server.requests
+
+    requests = async_to_sync(run)()
+    head = requests[0].split(b"\r\n\r\n")[0]
+    assert b"\r\nX-Trace: t1\r\n" in head
