@@ -13,6 +13,7 @@ from django.db import connection, connections, router
 from django.db.models import QuerySet
 
 from chatcore import conf
+from chatcore.compiled import FixedQuery
 from chatcore.errors import NotFound
 from chatcore.instances import instance_filled, instances_fillable
 from chatcore.models import (
@@ -190,14 +191,31 @@ def message_siblings(*, message: Message) -> QuerySet[Message]:
     return siblings.filter(parent_id=message.parent_id).order_by("id")
 
 
+def _site_role(using: str, role: str) -> QuerySet[ModelRole]:
+    return ModelRole.objects.using(using).select_related("primary", "fallback").filter(role=role)[:1]
+
+
+def _team_role(using: str, team_id: int, role: str) -> QuerySet[TeamModelRole]:
+    return (
+        TeamModelRole.objects.using(using).select_related("primary", "fallback").filter(team_id=team_id, role=role)[:1]
+    )
+
+
+# Read for every reply and gateway call (the models to try): built once per database (chatcore.compiled).
+_SITE_ROLE = FixedQuery(ModelRole, _site_role, role=str)
+_TEAM_ROLE = FixedQuery(TeamModelRole, _team_role, team_id=int, role=str)
+
+
 def model_role_get(*, role: str, team_id: int | None = None) -> ModelRole | TeamModelRole | None:
     """Who plays `role`: the team's own assignment when `team_id` names a team that has one (a team
-    channel's), else the site's; None when neither is set (the offline provider)."""
+    channel's), else the site's; None when neither is set (the offline provider). One per role (and team):
+    a unique constraint."""
     if team_id is not None:
-        assigned = _one(TeamModelRole.objects.select_related("primary", "fallback").filter(team_id=team_id, role=role))
-        if assigned is not None:
-            return assigned
-    return _one(ModelRole.objects.select_related("primary", "fallback").filter(role=role))
+        found: list = _TEAM_ROLE.fetch(team_id=team_id, role=role)
+        if found:
+            return found[0]
+    found = _SITE_ROLE.fetch(role=role)
+    return found[0] if found else None
 
 
 def chat_model_default_name() -> str:
