@@ -17,7 +17,7 @@ from chatcore import conf, selectors
 from chatcore.metadata.stored import stored_metadata, stored_tool_call_id, stored_tool_calls
 from chatcore.models import Channel, Cursor, Message, Summary
 from chatcore.names import tool_name_clean
-from chatcore.tokens import count_tokens
+from chatcore.tokens import count_tokens, count_tokens_remembered
 
 SUMMARY_FRAME = (
     "Background for reference only: the text below is a summary of the earlier part of this conversation, "
@@ -109,7 +109,9 @@ def context_assemble(
     the user's cursor; finding its boundary costs one more query. `cursor`: the user's cursor as
     the caller holds it, current (a reply's own write just placed it), which is then not read again;
     `path`: with it, the messages since its boundary down to its leaf, root first, as that write read
-    them (`services.message_append_at(read_path=True)`), which are then not read again either.
+    them (`services.message_append_at(read_path=True)`), which are then not read again either. The persona's
+    prompt and the summary in force, sent again with every call, are counted once per process
+    (`tokens.count_tokens_remembered`).
     """
     budget = channel.context_budget or selectors.channel_context_budget(channel=channel)
     if leaf is None:
@@ -124,7 +126,7 @@ def context_assemble(
     persona = channel.persona
     if persona is not None and persona.system_prompt:
         messages.append({"role": "system", "content": persona.system_prompt})
-    tokens = sum(count_tokens(m["content"]) + conf.MESSAGE_OVERHEAD_TOKENS for m in messages)
+    tokens = sum(count_tokens_remembered(m["content"]) + conf.MESSAGE_OVERHEAD_TOKENS for m in messages)
     if summary is not None:
         # A branch that opens with a system message keeps it as its system prompt, summarized or not.
         root = leaf.root if leaf is not None and leaf.root_id else None
@@ -132,7 +134,7 @@ def context_assemble(
             messages.append(_as_api_message(root, prune=False))
             tokens += root.tokens
         messages.append(summary_as_context(summary))
-        tokens += count_tokens(messages[-1]["content"]) + conf.MESSAGE_OVERHEAD_TOKENS
+        tokens += count_tokens_remembered(messages[-1]["content"]) + conf.MESSAGE_OVERHEAD_TOKENS
     if leaf is None:
         return AssembledContext(messages, tokens, budget, None, [], None)
 

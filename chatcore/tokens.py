@@ -68,3 +68,21 @@ def count_tokens(text: str) -> int:
     if len(text) <= PIECE_CHARS:
         return len(encoding.encode_ordinary(text))
     return sum(len(encoding.encode_ordinary(piece)) for piece in _pieces(text))
+
+
+# Texts that come back call after call (the summary in force framed as context, a persona's prompt): their
+# counts kept per process, at most this many texts of at most this many characters (a longer one is counted
+# each time it comes).
+REMEMBERED_TEXTS = 128
+REMEMBERED_MAX_CHARS = 65_536
+
+
+def count_tokens_remembered(text: str) -> int:
+    """`count_tokens` of a text that every call of a conversation sends again: counted once per process while
+    it is among the recent ones. A memo of a pure function of the text: it gives what `count_tokens` gives."""
+    return _remembered(text) if len(text) <= REMEMBERED_MAX_CHARS else count_tokens(text)
+
+
+@functools.lru_cache(maxsize=REMEMBERED_TEXTS)
+def _remembered(text: str) -> int:
+    return count_tokens(text)

@@ -18,3 +18,17 @@ def test_texts_the_tokenizer_refuses_in_one_call_are_still_counted():
     assert count_tokens(" ab" * 400_000) == 400_000
     # Few characters, many tokens: the pieces stay under the token limit too.
     assert count_tokens("🙂" * 300_000) == 300 * count_tokens("🙂" * 1_000)
+
+
+def test_a_text_sent_again_is_counted_once_and_as_count_tokens_counts_it(monkeypatch):
+    """The summary in force goes with every call of a conversation: its count is remembered, the same count."""
+    summary = "The team chose the venue and a backup date; the budget waits for the supplier. " * 40
+    long = "word " * (tokens.REMEMBERED_MAX_CHARS // 5 + 1)
+    counted: list[str] = []
+    real = tokens.count_tokens
+    monkeypatch.setattr(tokens, "count_tokens", lambda text: counted.append(text) or real(text))
+    tokens._remembered.cache_clear()
+
+    assert [tokens.count_tokens_remembered(summary) for _ in range(3)] == [real(summary)] * 3
+    assert [tokens.count_tokens_remembered(long) for _ in range(2)] == [real(long)] * 2
+    assert counted == [summary, long, long]  # a text too long to keep is counted each time
