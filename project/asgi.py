@@ -5,11 +5,16 @@ import os
 import warnings
 from importlib import import_module
 
+import django
 from django.conf import settings
-from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
-django_application = get_asgi_application()
+django.setup(set_prefix=False)  # as django.core.asgi.get_asgi_application does
+
+# Django's handler with its middleware's hooks in the event loop and its request threads kept (project.handler).
+from project.handler import ASGIHandler  # noqa: E402 (after Django is set up)
+
+django_application = ASGIHandler()
 
 from chatcore.overload import InFlightLimit  # noqa: E402 (after Django is set up)
 from project.errors import overload_refusal  # noqa: E402

@@ -14,7 +14,7 @@ from django.contrib.messages import middleware as messages
 from django.contrib.sessions import middleware as sessions
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.middleware import common
+from django.middleware import clickjacking, common, csrf, security
 from django.utils.deprecation import MiddlewareMixin
 from whitenoise.middleware import WhiteNoiseMiddleware
 
@@ -61,11 +61,18 @@ class InlineMiddleware(MiddlewareMixin):
         """Whether `process_response` may reach the database for this response (then it runs in a thread)."""
         return False
 
+    def request_needs_thread(self, request: HttpRequest) -> bool:
+        """Whether `process_request` may reach the database for this request (then it runs in a thread)."""
+        return False
+
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         response = None
         process_request = getattr(self, "process_request", None)
         if process_request is not None:
-            response = process_request(request)
+            if self.request_needs_thread(request):
+                response = await sync_to_async(process_request, thread_sensitive=True)(request)
+            else:
+                response = process_request(request)
         response = response or await cast(Awaitable[HttpResponseBase], self.get_response(request))
         process_response = getattr(self, "process_response", None)
         if process_response is not None:
@@ -103,3 +110,61 @@ class MessageMiddleware(InlineMiddleware, messages.MessageMiddleware):
     def needs_thread(self, request: HttpRequest, response: HttpResponseBase) -> bool:
         storage = getattr(request, "_messages", None)
         return storage is not None and bool(storage.used or storage.added_new)
+
+
+class SecurityMiddleware(InlineMiddleware, security.SecurityMiddleware):
+    """Django's: the HTTPS redirect and the security headers, from the settings and the request's headers.
+    MIDDLEWARE keeps Django's dotted path (`check --deploy` looks for it there); the site's ASGI handler
+    (project.handler) loads this class in its place."""
+
+
+class XFrameOptionsMiddleware(InlineMiddleware, clickjacking.XFrameOptionsMiddleware):
+    """Django's X-Frame-Options header, from the settings and the response; loaded as SecurityMiddleware is."""
+
+
+# The methods Django's CSRF check lets through without reading the body or the session.
+CSRF_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+
+
+class CsrfViewMiddleware(InlineMiddleware, csrf.CsrfViewMiddleware):
+    """Django's CSRF protection, loaded as SecurityMiddleware is. With the secret in a cookie its request and
+    response hooks read and write only cookies and headers, so they run inline; with CSRF_USE_SESSIONS they
+    read the session (maybe the database) and run in a thread. The view hook runs inline where Django's
+    accepts at once (an exempt view such as every API view, a safe method, a request already checked); the
+    check itself (the form's body, a refusal rendered by CSRF_FAILURE_VIEW) runs in a thread, as Django runs it."""
+
+    def __init__(self, get_response: Callable) -> None:
+        super().__init__(get_response)
+        if self.async_mode:
+            # Django runs a plain `process_view` of an async stack in a thread: a hop per request.
+            self.process_view = self._aprocess_view  # type: ignore[method-assign,assignment]
+
+    def request_needs_thread(self, request: HttpRequest) -> bool:
+        return bool(django_settings.CSRF_USE_SESSIONS)
+
+    def needs_thread(self, request: HttpRequest, response: HttpResponseBase) -> bool:
+        return bool(django_settings.CSRF_USE_SESSIONS)
+
+    async def _aprocess_view(
+        self, request: HttpRequest, callback: Callable, callback_args: tuple, callback_kwargs: dict
+    ) -> HttpResponseBase | None:
+        accepted_at_once = not django_settings.CSRF_USE_SESSIONS and (
+            getattr(request, "csrf_processing_done", False)
+            or getattr(callback, "csrf_exempt", False)
+            or request.method in CSRF_SAFE_METHODS
+        )
+        check = csrf.CsrfViewMiddleware.process_view
+        if accepted_at_once:
+            return check(self, request, callback, callback_args, callback_kwargs)
+        return await sync_to_async(check, thread_sensitive=True)(
+            self, request, callback, callback_args, callback_kwargs
+        )
+
+
+# Django's middleware listed by its own dotted path in MIDDLEWARE (where its deployment checks look for it)
+# and loaded as the inline class beside it by the site's ASGI handler.
+INLINE_SUBSTITUTES = {
+    "django.middleware.security.SecurityMiddleware": "project.middleware.SecurityMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware": "project.middleware.CsrfViewMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware": "project.middleware.XFrameOptionsMiddleware",
+}
