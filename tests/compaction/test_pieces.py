@@ -68,3 +68,18 @@ def test_the_token_estimate_counts_long_words_once_and_longer_words_twice():
             - sum(len(run) - -(-len(run) // 2) for run in re.findall(r"[^\W\d_A-Za-z]{2,}", text))
         )
         assert estimate_tokens(text) == expected, repr(text)
+
+
+def test_the_token_estimate_of_ascii_text_is_the_expressions_count():
+    """ASCII text is counted by translations and splits: the same count as the expressions, whatever the
+    characters (spaces as \\s reads them, controls, marks)."""
+    generator = random.Random(12)
+    parts = [chr(code) for code in range(128)] + ["abcdefghi", "abcdefghijklmno", "42"]
+    for _ in range(20_000):
+        text = "".join(generator.choice(parts) for _ in range(generator.randint(0, 16)))
+        expected = (
+            len(re.findall(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]", text))
+            + len(re.findall(r"[A-Za-z]{9,}", text))
+            + len(re.findall(r"[A-Za-z]{15,}", text))
+        )
+        assert estimate_tokens(text) == expected, repr(text)
