@@ -54,10 +54,19 @@ MIN_CONTENT_WORDS = 3  # fewer content words (and no number) say too little to s
 MAX_EVALUATIVE_SHARE = 0.5  # a sentence with this share of reaction words or more reports nothing new
 
 
-def informative(text: str, words: frozenset[str]) -> bool:
-    """Whether a sentence says something beyond reacting or asking back."""
-    if text.rstrip().endswith("?") and not FIRST_PERSON_RE.search(text):
-        return False
+# The lower-cased words one of FIRST_PERSON_RE's matches holds as a token (an apostrophe's parts included).
+_FIRST_PERSON_HINTS = frozenset("i we my our me us mine".split())
+
+
+def informative(text: str, words: frozenset[str], tokens: frozenset[str] | None = None) -> bool:
+    """Whether a sentence says something beyond reacting or asking back. `tokens` (its lower-cased words, an
+    apostrophe's parts included), when given, spare the search for the first person in an ASCII question without
+    any of its words (on other text, ignoring case reads some other letters as ASCII ones)."""
+    if text.rstrip().endswith("?"):
+        if tokens is not None and text.isascii() and _FIRST_PERSON_HINTS.isdisjoint(tokens):
+            return False
+        if not FIRST_PERSON_RE.search(text):
+            return False
     if len(words) < MIN_CONTENT_WORDS and not lexicon.NUMBER_RE.search(text):
         return False
     evaluative = len(words & EVALUATIVE) / max(1, len(words))

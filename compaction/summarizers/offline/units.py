@@ -181,7 +181,7 @@ def unit_of(read: Read, *, injected: bool | None = None) -> Unit | None:
     instruction = (
         item.role == "user" and not caption and instructions.is_instruction(piece.text, screened=True, words=tokens)
     )
-    if not caption and not read.alone and not instruction and not scoring.informative(piece.text, words):
+    if not caption and not read.alone and not instruction and not scoring.informative(piece.text, words, tokens):
         return None
     capitalised = scoring.capitalised(piece.text)
     bonus = scoring.detail_bonus(piece.text, tokens, capitalised)

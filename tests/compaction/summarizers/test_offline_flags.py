@@ -2,7 +2,7 @@
 
 import random
 
-from compaction.summarizers.offline import patterns, units
+from compaction.summarizers.offline import patterns, scoring, units
 from devtools.docs.samples import demo_items
 
 PHRASES = [
@@ -67,3 +67,20 @@ def test_flags_are_each_flag_s_search():
             assert units._flags(text, tokens, role, False) == expected, repr(text)
             flagged += bool(expected - {"question"})
     assert flagged > 1_000  # the sample holds many flagged texts, not only plain ones
+
+
+FIRST_PERSON_PHRASES = ["I", "I'm", "we're", "my", "Our", "US", "mine", "me", "you", "them", "we_team", "ı", "uſ", "?"]
+
+
+def test_a_question_s_first_person_read_with_its_tokens_is_the_search_s():
+    """informative() passes over the first person's search in an ASCII question without any of its words: the
+    same answer as the search."""
+    generator = random.Random(17)
+    phrases = PHRASES + FIRST_PERSON_PHRASES
+    questions = 0
+    for _ in range(5_000):
+        text = "".join(generator.choice(phrases) for _ in range(generator.randint(1, 8))) + "?"
+        _, tokens, words = units._words_of(text)
+        assert scoring.informative(text, words, tokens) == scoring.informative(text, words), repr(text)
+        questions += bool(scoring.FIRST_PERSON_RE.search(text))
+    assert 500 < questions < 4_500  # both kinds of question are in the sample
