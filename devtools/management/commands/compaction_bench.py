@@ -24,6 +24,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError, connection
+from django.test.utils import override_settings
 
 from chatcore.throttling import expensive_calls_exempt
 from devtools import benchmarks
@@ -36,6 +37,10 @@ def _git(*args: str) -> str:
     return subprocess.run(
         ["git", *args], capture_output=True, text=True, check=True, cwd=settings.BASE_DIR
     ).stdout.strip()
+
+
+# The loopback model servers the scenarios start listen here.
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost"]
 
 
 def run_identity() -> dict:
@@ -52,6 +57,14 @@ def run_identity() -> dict:
         "commit": f"{commit}+changes" if commit and changed else commit,
         "database": connection.vendor,
     }
+
+
+def production_like() -> override_settings:
+    """DEBUG off, as in production: its cursor records every statement, a cost production does not pay
+    (DEBUG is on by default in development, where this command usually runs). The loopback models the
+    scenarios call are then allowed as plain-http hosts, which DEBUG used to allow."""
+    hosts = getattr(settings, "CHATCORE_LLM_HTTP_HOSTS", [])
+    return override_settings(DEBUG=False, CHATCORE_LLM_HTTP_HOSTS=[*hosts, *LOOPBACK_HOSTS])
 
 
 class Command(BaseCommand):
@@ -96,7 +109,7 @@ class Command(BaseCommand):
             started = time.monotonic()
             try:
                 # Compactions back to back on purpose: not a person's calls, so not under their limit.
-                with expensive_calls_exempt(), calibration() as yardstick:
+                with production_like(), expensive_calls_exempt(), calibration() as yardstick:
                     figures = benchmarks.scenario_run(name, scale=scale, stdout=tables, data=options["data"])
             except DatabaseError as error:
                 raise CommandError(f"{name}: the database failed: {error}") from error
