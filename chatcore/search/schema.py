@@ -131,6 +131,12 @@ def sqlite_insert_trigger_drop(cursor) -> str | None:
     return row[0]
 
 
+# The trigger fires whatever the session's replication role: a large import switches the role to replica to
+# skip the foreign keys' per-row triggers (chatcore.bulk checks the keys itself), and the index must still be
+# kept (a logical replication subscriber computes the same document from the same row).
+PG_TRIGGER_ALWAYS = f"ALTER TABLE {TABLE} ENABLE ALWAYS TRIGGER {PG_FUNCTION}"
+
+
 def _postgresql(language: str) -> list[str]:
     config = f"'{_checked(language)}'::regconfig"
     return [
@@ -140,6 +146,7 @@ def _postgresql(language: str) -> list[str]:
         f"DROP TRIGGER IF EXISTS {PG_FUNCTION} ON {TABLE}",
         f"""CREATE TRIGGER {PG_FUNCTION} BEFORE INSERT OR UPDATE OF content, metadata ON {TABLE}
             FOR EACH ROW EXECUTE FUNCTION {PG_FUNCTION}()""",
+        PG_TRIGGER_ALWAYS,
         f"""UPDATE {TABLE} SET search_vector =
             setweight(to_tsvector({config}, coalesce(content, '')), 'A')
             || setweight(to_tsvector({config}, coalesce(metadata->>'speaker', '')), 'B')""",
