@@ -341,7 +341,7 @@ def message_append_at(
     if parent is not None and (parent.root_id is None or Message.root.is_cached(parent)):
         message.root = parent.root or parent  # the path's root as the parent holds it, read by the context
     channel.last_activity_at = timezone.now()
-    if move_cursor and cursor is not None and connection.vendor == "postgresql":
+    if move_cursor and cursor is not None and statements.placeable_in_one(message=message, companions=companions):
         return _append_in_one(
             channel=channel, user=user, cursor=cursor, message=message, companions=companions, read_path=read_path
         )
@@ -383,7 +383,8 @@ def _append_in_one(
 ) -> tuple[Message, Cursor, list[Message] | None]:
     """`message_append_at`'s writes as one statement (chatcore.statements), the lock held: the boundary and
     the pressure are worked out before the insert, as `_cursor_follow` and `_cursor_place` do after it
-    (the new message is on no summary of its own, so its boundary is its parent's)."""
+    (the new message is on no summary of its own, so its boundary is its parent's). On SQLite the path is
+    not read with them (None): the context reads it."""
     parent = message.parent
     summary = None
     if parent is not None and parent.pk == cursor.leaf_id:
@@ -397,6 +398,12 @@ def _append_in_one(
         _pressure_set(channel=channel, leaf=message, summary=summary)
         channel_fields = PRESSURE_FIELDS
     after_depth = summary.through_message.depth if summary is not None else -1
+    if connection.vendor != "postgresql":
+        statements.sqlite_append_and_place(
+            message=message, companions=companions, cursor=cursor, channel=channel, channel_fields=channel_fields
+        )
+        cursor.leaf = message  # its id is set now
+        return message, cursor, None  # the path is read on its own (the context's)
     path = statements.append_and_place(
         message=message,
         companions=companions,

@@ -7,15 +7,17 @@ so that this one begins after it with a snapshot that sees every write committed
 granted (a statement that waited for a row lock sees other rows as they were when it began). The new
 message's id is the only value the statement makes itself: the cursor takes it from the INSERT's
 RETURNING; everything else (the message's place in the tree, the pressure) the caller works out as the
-separate writes would. SQLite writes one table per statement, so there the caller makes the writes one
-by one (`chatcore.services.message_append_at`).
+separate writes would. SQLite has no data-modifying WITH: there the same writes are one INSERT into a view
+whose trigger makes them (`sqlite_append_and_place`), the path read on its own.
 """
+
+from collections.abc import Callable
 
 from django.db import connection, models
 from django.db.models.sql import InsertQuery
 
 from chatcore.instances import instance_filled, instances_fillable
-from chatcore.models import Channel, Cursor, Message
+from chatcore.models import Channel, Cursor, Message, UsageEntry
 
 # The INSERT text of each model (and database): the same whatever the row's values, once they are plain values.
 _INSERTS: dict[tuple[type[models.Model], str], str] = {}
@@ -136,3 +138,153 @@ def _with_path(parts: list[str], path_from: int, after_depth: int) -> tuple[str,
         " LEFT JOIN up ON TRUE ORDER BY up.depth"
     )
     return statement, [path_from, after_depth, after_depth]
+
+
+# SQLite has no data-modifying WITH: there the same writes go through a view whose INSTEAD OF INSERT trigger makes
+# them (`sqlite_placement_statements`, installed by migration 0008), so that they too are one statement. The
+# view's columns are the message's (`m_`), the usage row's (`u_`, written when `usage_given`), the cursor's and
+# the channel's; it holds no row of its own.
+SQLITE_PLACEMENT_VIEW = "chatcore_message_placed"
+# The channel's columns the trigger writes: the pressure (when `pressure_given`) and always the last activity.
+SQLITE_PRESSURE_COLUMNS = ("context_tokens", "context_messages", "context_budget", "context_ratio")
+
+
+def _written_columns(model: type[models.Model]) -> list[str]:
+    return [str(field.column) for field in model._meta.local_concrete_fields if not field.primary_key]
+
+
+def _placement_columns(message_model: type[models.Model], usage_model: type[models.Model]) -> list[str]:
+    return [
+        *(f"m_{column}" for column in _written_columns(message_model)),
+        "usage_given",
+        *(f"u_{column}" for column in _written_columns(usage_model)),
+        "cursor_pk",
+        "cursor_summary_id",
+        "cursor_updated_at",
+        "channel_pk",
+        "channel_last_activity_at",
+        "pressure_given",
+        *(f"channel_{column}" for column in SQLITE_PRESSURE_COLUMNS),
+    ]
+
+
+def sqlite_placement_statements(
+    *,
+    quote: Callable[[str], str],
+    message_model: type[models.Model],
+    usage_model: type[models.Model],
+    cursor_table: str,
+    channel_table: str,
+) -> list[str]:
+    """The statements that (re)make the placement view and its trigger on SQLite, for these models (the
+    migration's historical ones). A field added to the message or the usage row later needs them run again by
+    a migration: until then, the view lacks its column and every append fails loudly rather than dropping it."""
+    message_table = quote(message_model._meta.db_table)
+    usage_table = quote(usage_model._meta.db_table)
+    view = quote(SQLITE_PLACEMENT_VIEW)
+    trigger = quote(f"{SQLITE_PLACEMENT_VIEW}_insert")
+    columns = _placement_columns(message_model, usage_model)
+    message_columns = _written_columns(message_model)
+    usage_columns = _written_columns(usage_model)
+    pressure = ", ".join(f"{quote(column)} = NEW.{quote('channel_' + column)}" for column in SQLITE_PRESSURE_COLUMNS)
+    activity = f"{quote('last_activity_at')} = NEW.{quote('channel_last_activity_at')}"
+    return [
+        f"DROP TRIGGER IF EXISTS {trigger}",
+        f"DROP VIEW IF EXISTS {view}",
+        f"CREATE VIEW {view} AS SELECT " + ", ".join(f"NULL AS {quote(column)}" for column in columns) + " WHERE 0",
+        f"CREATE TRIGGER {trigger} INSTEAD OF INSERT ON {view} BEGIN "
+        f"INSERT INTO {usage_table} ({', '.join(quote(column) for column in usage_columns)}) "
+        f"SELECT {', '.join('NEW.' + quote('u_' + column) for column in usage_columns)} WHERE NEW.usage_given; "
+        f"INSERT INTO {message_table} ({', '.join(quote(column) for column in message_columns)}) "
+        f"VALUES ({', '.join('NEW.' + quote('m_' + column) for column in message_columns)}); "
+        # The message's insert is the last one of this trigger's own: its nested triggers' inserts (the search
+        # index's) leave last_insert_rowid() as it was when they end.
+        f"UPDATE {quote(cursor_table)} SET leaf_id = last_insert_rowid(), summary_id = NEW.cursor_summary_id, "
+        f"updated_at = NEW.cursor_updated_at WHERE id = NEW.cursor_pk; "
+        f"UPDATE {quote(channel_table)} SET {activity}, {pressure} WHERE id = NEW.channel_pk AND NEW.pressure_given; "
+        f"UPDATE {quote(channel_table)} SET {activity} WHERE id = NEW.channel_pk AND NOT NEW.pressure_given; "
+        "END",
+    ]
+
+
+def sqlite_placement_uninstall_statements(*, quote: Callable[[str], str]) -> list[str]:
+    return [
+        f"DROP TRIGGER IF EXISTS {quote(SQLITE_PLACEMENT_VIEW + '_insert')}",
+        f"DROP VIEW IF EXISTS {quote(SQLITE_PLACEMENT_VIEW)}",
+    ]
+
+
+def _plain(obj: models.Model) -> bool:
+    """Whether each of `obj`'s values is a plain value (not an expression, which only the compiler can place)."""
+    fields = [field for field in obj._meta.local_concrete_fields if not field.primary_key]
+    return not any(hasattr(getattr(obj, field.attname), "resolve_expression") for field in fields) and not any(
+        hasattr(field, "get_placeholder") for field in fields
+    )
+
+
+def _values(obj: models.Model) -> list:
+    """What Django would send for `obj`'s INSERT (its fields' pre_save and conversions), in field order."""
+    fields = [field for field in obj._meta.local_concrete_fields if not field.primary_key]
+    return [field.get_db_prep_save(field.pre_save(obj, True), connection) for field in fields]
+
+
+def placeable_in_one(*, message: Message, companions: tuple[models.Model, ...]) -> bool:
+    """Whether `append_and_place` (PostgreSQL) or `sqlite_append_and_place` can write `message` with these
+    companions: PostgreSQL always; SQLite with RETURNING (3.35), at most one companion, a usage row (what the
+    view carries), and plain values."""
+    if connection.vendor == "postgresql":
+        return True
+    return (
+        connection.vendor == "sqlite"
+        and connection.features.can_return_columns_from_insert
+        and len(companions) <= 1
+        and all(isinstance(companion, UsageEntry) and _plain(companion) for companion in companions)
+        and _plain(message)
+    )
+
+
+def sqlite_append_and_place(
+    *,
+    message: Message,
+    companions: tuple[models.Model, ...],
+    cursor: Cursor,
+    channel: Channel,
+    channel_fields: tuple[str, ...],
+) -> None:
+    """`append_and_place` on SQLite (without the path): one INSERT into the placement view, whose trigger
+    inserts the usage row and the message, points the cursor at the message (its summary and `updated_at`
+    as the caller set them) and saves the channel's last activity and, when `channel_fields` has them, its
+    pressure. The new message's id comes back as the cursor's leaf (the statement's RETURNING is worked out
+    after the trigger's writes). For what `placeable_in_one` accepts."""
+    values = _values(message)
+    usage = _values(companions[0]) if companions else [None] * len(_written_columns(UsageEntry))
+    pressure = "context_tokens" in channel_fields  # else the last activity alone (`_append_in_one`'s two forms)
+
+    def prepped(model: type[models.Model], name: str, obj: models.Model) -> object:
+        field = model._meta.get_field(name)
+        assert isinstance(field, models.Field)
+        return field.get_db_prep_save(getattr(obj, field.attname), connection)
+
+    params = [
+        *values,
+        bool(companions),
+        *usage,
+        cursor.pk,
+        prepped(Cursor, "summary", cursor),
+        prepped(Cursor, "updated_at", cursor),
+        channel.pk,
+        prepped(Channel, "last_activity_at", channel),
+        pressure,
+        *(prepped(Channel, column, channel) for column in SQLITE_PRESSURE_COLUMNS),
+        cursor.pk,
+    ]
+    quote = connection.ops.quote_name
+    columns = _placement_columns(Message, UsageEntry)
+    sql = (
+        f"INSERT INTO {quote(SQLITE_PLACEMENT_VIEW)} ({', '.join(quote(column) for column in columns)}) "
+        f"VALUES ({', '.join(['%s'] * len(columns))}) "
+        f"RETURNING (SELECT leaf_id FROM {quote(Cursor._meta.db_table)} WHERE id = %s)"
+    )
+    with connection.cursor() as db:
+        db.execute(sql, params)
+        (message.pk,) = db.fetchone()
