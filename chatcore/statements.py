@@ -196,7 +196,7 @@ def sqlite_placement_statements(
         f"INSERT INTO {usage_table} ({', '.join(quote(column) for column in usage_columns)}) "
         f"SELECT {', '.join('NEW.' + quote('u_' + column) for column in usage_columns)} WHERE NEW.usage_given; "
         f"INSERT INTO {message_table} ({', '.join(quote(column) for column in message_columns)}) "
-        f"VALUES ({', '.join('NEW.' + quote('m_' + column) for column in message_columns)}); "
+        f"VALUES ({', '.join(_sqlite_message_value(column, quote, message_table) for column in message_columns)}); "
         # The message's insert is the last one of this trigger's own: its nested triggers' inserts (the search
         # index's) leave last_insert_rowid() as it was when they end.
         f"UPDATE {quote(cursor_table)} SET leaf_id = last_insert_rowid(), summary_id = NEW.cursor_summary_id, "
@@ -205,6 +205,22 @@ def sqlite_placement_statements(
         f"UPDATE {quote(channel_table)} SET {activity} WHERE id = NEW.channel_pk AND NOT NEW.pressure_given; "
         "END",
     ]
+
+
+def _sqlite_message_value(column: str, quote: Callable[[str], str], message_table: str) -> str:
+    """The placement trigger's value for one of the message's columns. A message that continues its parent's
+    segment (it has a parent, and the parent no other child yet) takes the parent's segment in its insert: the
+    search index's insert trigger would otherwise work it out after the insert and write the row a second
+    time. A message that starts a segment is left to that trigger (`segment = id`, known only after the
+    insert), as is every message placed another way."""
+    given = "NEW." + quote("m_" + column)
+    if column != "segment":
+        return given
+    parent = "NEW." + quote("m_parent_id")
+    return (
+        f"coalesce({given}, CASE WHEN {parent} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {message_table} c "
+        f"WHERE c.parent_id = {parent}) THEN (SELECT p.segment FROM {message_table} p WHERE p.id = {parent}) END)"
+    )
 
 
 def sqlite_placement_uninstall_statements(*, quote: Callable[[str], str]) -> list[str]:

@@ -45,6 +45,7 @@ def _appended(channel: Channel, messages: list[Message], *, user, parent_index: 
     return {
         "message": {k: v for k, v in model_to_dict(stored).items() if k not in UNCOMPARED},
         "segment_is_own": stored.segment == stored.pk,
+        "segment_is_parent_s": stored.segment == Message.objects.get(pk=messages[parent_index].pk).segment,
         "cursor_on_it": cursor.leaf_id == message.pk,
         "boundary": cursor.summary.through_message.depth if cursor.summary else None,
         "channel": {k: v for k, v in model_to_dict(channel).items() if k not in UNCOMPARED | UNCOMPARED_TIMES},
@@ -73,6 +74,7 @@ def test_one_statement_writes_what_the_rows_one_by_one_write(db, monkeypatch, gu
         assert (key, value) == (key, written_one_by_one[key])
     assert written_at_once["cursor_on_it"] and len(written_at_once["usage"]) == 1
     assert written_at_once["segment_is_own"] is (parent_index != 5)
+    assert written_at_once["segment_is_parent_s"] is (parent_index == 5)
 
 
 def test_a_reply_s_writes_are_one_statement(db, django_assert_num_queries):
