@@ -54,6 +54,11 @@ class TransportTimeout(TimeoutError):
     """Connecting or a read took longer than the model's timeout."""
 
 
+# What a server's close means, in the words the SDK's transport (httpx) records for the same faults.
+DISCONNECTED_BEFORE_ANSWER = "Server disconnected without sending a response."
+CLOSED_BEFORE_BODY_ENDED = "peer closed connection without sending complete message body"
+
+
 class TransportError(OSError):
     """The connection failed, closed too early, or the answer was not HTTP/1.1 we can read."""
 
@@ -194,7 +199,11 @@ class _Connection(asyncio.Protocol):
                 raise self.failure
             raise TransportError(str(self.failure) or type(self.failure).__name__) from self.failure
         if self.closed:
-            raise TransportError("the server closed the connection before the answer ended")
+            # Worded as the SDK's transport words the same fault, so that a usage row's cause reads the same
+            # whichever of the two carried the call.
+            if not self.head_done:
+                raise TransportError(DISCONNECTED_BEFORE_ANSWER)
+            raise TransportError(CLOSED_BEFORE_BODY_ENDED)
 
     async def body_pieces(self, timeout: float) -> AsyncIterator[bytes]:
         while True:
