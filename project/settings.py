@@ -6,6 +6,7 @@ SECRET_KEY must be set or the process refuses to start.
 
 import os
 import re
+import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import overload
@@ -152,7 +153,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     # A file, not memory, so that worker processes started by tests share it.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
-elif env_bool("DB_POOL", False):
+elif env_bool("DB_POOL", False) and sys.argv[1:2] != ["qcluster"]:
+    # Not in the task cluster: it forks its workers (and forks a new one for each that times out or is
+    # recycled), and a pool's connections and threads do not survive a fork: a forked worker would talk
+    # on its parent's sockets. The cluster's processes open connections as Django does by default.
     # psycopg's connection pool (per process): under the ASGI server every request runs its
     # database work in a thread of its own, so connections are borrowed from the pool rather
     # than opened per request (a PostgreSQL backend costs a fork). serve.sh turns it on.
