@@ -31,6 +31,7 @@ from compaction.scanner import selectors
 from compaction.scanner.decide import Action, channel_budget, channel_opted_out, channel_threshold
 from compaction.scanner.selectors import COOLDOWN_OUTCOMES, NO_LOOP_OUTCOMES, Outcome, compaction_settings_get
 from compaction.scanner.tick import auto_compaction_reserve, scan_run
+from compaction.scanner.trigger import event_pending_clear
 from compaction.services import channel_compact
 
 logger = logging.getLogger("compaction.scanner")
@@ -74,6 +75,7 @@ def _attempt(*, channel_id: int, ticket: str | None) -> AutoOutcome:
     """Claim, compact, record the outcome of one reserved (or event-triggered) channel."""
     event = ticket is None
     if ticket is None:
+        event_pending_clear(channel_id=channel_id)
         decision = auto_compaction_reserve(channel_id=channel_id)
         if decision.action != Action.ENQUEUE:
             return AutoOutcome(channel_id, Outcome.SKIPPED, decision.detail)

@@ -5,7 +5,7 @@ import json
 
 import pytest
 from django.core.management import call_command
-from django.test import Client
+from django.test import Client, override_settings
 from django.utils import timezone
 from django_q.models import Schedule
 
@@ -13,7 +13,7 @@ from chatcore import replies as chat_replies
 from chatcore.models import AuditEntry, Summary
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
-from compaction.scanner.services import SETTINGS_FIELDS
+from compaction.scanner.services import SETTINGS_FIELDS, auto_compaction_drain
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.scanning import auto_settings, owner_create, pressured_channel, queued_tasks
@@ -106,6 +106,43 @@ def test_the_event_trigger_enqueues_nothing_while_the_lease_says_wait(
     reply(chat_channel, django_capture_on_commit_callbacks)
 
     assert queued_tasks() == ([(conf.AUTO_COMPACT_TASK, (chat_channel.pk, None))] if enqueued else [])
+
+
+def test_one_event_task_per_channel_waits_in_the_broker_until_it_starts(
+    chat_channel, llm_server, django_capture_on_commit_callbacks
+):
+    """Replies of a channel waiting for a slot queue no second task while the first waits for a worker;
+    once it has started (and skipped, here), the next reply over the threshold queues one again."""
+    auto_settings(threshold=0.70)
+    llm_server.script(*[Reply(content="An answer.", prompt_tokens=7_000)] * 3)
+
+    reply(chat_channel, django_capture_on_commit_callbacks)
+    reply(chat_channel, django_capture_on_commit_callbacks)
+    assert queued_tasks() == [(conf.AUTO_COMPACT_TASK, (chat_channel.pk, None))]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        outcome = auto_compaction_drain(channel_id=chat_channel.pk, ticket=None, seconds=0)[0]
+    assert outcome.outcome == "skipped"  # a fresh channel: too few messages
+    assert not CompactionLease.objects.filter(pk=chat_channel.pk, last_auto_at__isnull=False).exists()
+
+    reply(chat_channel, django_capture_on_commit_callbacks)
+    assert queued_tasks() == [(conf.AUTO_COMPACT_TASK, (chat_channel.pk, None))] * 2
+
+
+@override_settings(
+    CACHES={"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}},
+    CHATCORE_THROTTLE_EXPENSIVE_RATE="",  # the per-person limit counts in the cache too
+)
+def test_a_cache_that_does_not_answer_does_not_stop_the_event_task(
+    chat_channel, llm_server, django_capture_on_commit_callbacks
+):
+    auto_settings(threshold=0.70)
+    llm_server.script(*[Reply(content="An answer.", prompt_tokens=7_000)] * 2)
+
+    reply(chat_channel, django_capture_on_commit_callbacks)
+    reply(chat_channel, django_capture_on_commit_callbacks)
+
+    assert queued_tasks() == [(conf.AUTO_COMPACT_TASK, (chat_channel.pk, None))] * 2
 
 
 # --- admin ------------------------------------------------------------------
