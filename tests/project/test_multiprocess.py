@@ -92,10 +92,10 @@ class Processes:
         self.log_dir, self.env = log_dir, env
         self.processes: dict[str, subprocess.Popen] = {}
 
-    def start(self, name: str, *args: str) -> subprocess.Popen:
+    def start(self, name: str, *args: str, **env: str) -> subprocess.Popen:
         with open(self.log_dir / f"{name}.log", "wb") as log:
             process = subprocess.Popen(
-                [sys.executable, *args], cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                [sys.executable, *args], cwd=ROOT, env=self.env | env, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )  # fmt: skip
         self.processes[name] = process
@@ -218,14 +218,29 @@ def _answer(request: dict) -> Reply:
     return Reply(content=f"Deploy in small steps: {words}.", token_delay=0.005)
 
 
-def _channel_states(channel_ids: list[int]) -> list[tuple]:
-    """What the database says of the failed clients' channels: whether and why automatic compaction
-    left one alone (pressure, the lease row's attempt and outcome) is then in the failure itself."""
-    fields = ("channel_id", "last_outcome", "last_error", "holder", "attempt_leaf_id", "last_auto_at")
-    rows = CompactionLease.objects.filter(channel_id__in=channel_ids).values(*fields, "last_finished_at")
-    leases = {row["channel_id"]: row for row in rows}
-    channels = Channel.objects.filter(pk__in=channel_ids).values_list("pk", "context_tokens", "context_messages")
-    return [(pk, tokens, messages, leases.get(pk)) for pk, tokens, messages in channels]
+# How many of the clusters' log lines about a failed client's channel its report shows, newest last.
+REPORT_LOG_LINES = 25
+
+
+def _channel_report(channel_ids: list[int], log_dir: Path) -> str:
+    """What the database and the clusters say of the failed clients' channels, first in the failure (a long
+    assertion message is cut): the pressure, the lease row's attempt and outcome, the scanner's last words."""
+    fields = ("last_outcome", "last_error", "holder", "attempt_leaf_id", "last_auto_at", "last_finished_at")
+    leases = {row["channel_id"]: row for row in CompactionLease.objects.filter(channel_id__in=channel_ids).values()}
+    cluster_lines = [
+        line for path in sorted(log_dir.glob("q-*.log")) for line in path.read_text(errors="replace").splitlines()
+    ]
+    report = []
+    for pk, tokens, messages in Channel.objects.filter(pk__in=channel_ids).values_list(
+        "pk", "context_tokens", "context_messages"
+    ):
+        lease = leases.get(pk) or {}
+        report.append(
+            f"channel {pk}: {tokens} tokens, {messages} messages; lease " + repr({f: lease.get(f) for f in fields})
+        )
+        mentions = [line for line in cluster_lines if f"channel {pk} " in line or f"channel {pk}:" in line]
+        report.extend("    " + line[:300] for line in sorted(mentions)[-REPORT_LOG_LINES:])
+    return "\n".join(report)
 
 
 def test_two_web_processes_and_two_clusters_survive_a_killed_machine(transactional_db, redis_url, tmp_path):
@@ -257,8 +272,9 @@ def test_two_web_processes_and_two_clusters_survive_a_killed_machine(transaction
                 processes.start(
                     name, "-m", "uvicorn", "project.asgi:application", "--port", str(port), "--no-access-log"
                 )
-            processes.start("q-a", "manage.py", "qcluster")
-            processes.start("q-b", "manage.py", "qcluster")
+            # The clusters log the scanner's decisions and outcomes: a failure then shows what became of a channel.
+            processes.start("q-a", "manage.py", "qcluster", LOG_LEVEL="INFO")
+            processes.start("q-b", "manage.py", "qcluster", LOG_LEVEL="INFO")
             for name, port in zip(("web-a", "web-b"), ports, strict=True):
                 port_wait(port, processes.processes[name], timeout=120)
 
@@ -286,7 +302,9 @@ def test_two_web_processes_and_two_clusters_survive_a_killed_machine(transaction
         logs = processes.logs()
 
     failed = [c for c in clients if c.error or c.is_alive()]
-    assert [(c.index, c.error) for c in failed] == [], (_channel_states([c.channel_id for c in failed]), logs)
+    assert [(c.index, c.error) for c in failed] == [], (
+        _channel_report([c.channel_id for c in failed], tmp_path) + "\n" + logs
+    )
     assert running_at_kill >= CLIENTS // 2  # the kill came midway, with the load running
     # No 5xx, from either process; connection failures only towards the killed one.
     assert [s for c in clients for s in c.statuses if s[1] >= 500] == [], logs
