@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from compaction import lexicon, references
+from compaction.safety.injection import pattern_flags
 from compaction.transcript import TranscriptItem
 
 MAX_ITEMS = 20  # of each kind: the extracts are a list to scan, not a second summary
@@ -77,7 +78,7 @@ def _newest_decisions(items: list[TranscriptItem]) -> list[str]:
 def _open_questions(items: list[TranscriptItem]) -> list[str]:
     """Questions of the newest quarter whose words no later message takes up."""
     start = int(len(items) * QUESTIONS_FROM)
-    questions: list[tuple[int, str, frozenset[str]]] = []
+    asked: list[tuple[int, TranscriptItem, str]] = []
     last_seen: dict[str, int] = {}
     for index in range(start, len(items)):
         item = items[index]
@@ -85,11 +86,19 @@ def _open_questions(items: list[TranscriptItem]) -> list[str]:
             last_seen[word] = index
         if item.role == "tool" or "?" not in item.content:
             continue
-        for sentence in lexicon.split_sentences(item.content):
-            if sentence.endswith("?") and not lexicon.looks_like_injection(sentence):
-                words = frozenset(lexicon.content_words(sentence))
-                if len(words) >= MIN_QUESTION_WORDS:
-                    questions.append((index, _short(f"{item.speaker or item.role}: {sentence}"), words))
+        asked.extend(
+            (index, item, sentence) for sentence in lexicon.split_sentences(item.content) if sentence.endswith("?")
+        )
+    # Every question's injection check in one batch (`pattern_flags`: `looks_like_injection` of each sentence, the
+    # first passes scanning the batch once instead of each sentence on its own).
+    injected = pattern_flags([sentence for _, _, sentence in asked])
+    questions: list[tuple[int, str, frozenset[str]]] = []
+    for (index, item, sentence), flag in zip(asked, injected, strict=True):
+        if flag:
+            continue
+        words = frozenset(lexicon.content_words(sentence))
+        if len(words) >= MIN_QUESTION_WORDS:
+            questions.append((index, _short(f"{item.speaker or item.role}: {sentence}"), words))
     return [
         text
         for index, text, words in questions
