@@ -75,20 +75,25 @@ def _ago(**delta) -> datetime.datetime:
     return timezone.now() - datetime.timedelta(**delta)
 
 
+# Each state's lease fields as offsets from the test's own start (a timestamp taken when the module is
+# collected is minutes old by the time a long suite reaches these tests), and whether a reply enqueues.
 LEASE_STATES = {
-    "held": ({"holder": "web-1", "expires_at": _ago(minutes=-5)}, False),
-    "in_flight": ({"last_auto_at": _ago(seconds=30)}, False),
+    "held": ({"holder": "web-1", "expires_at": {"minutes": -5}}, False),
+    "in_flight": ({"last_auto_at": {"seconds": 30}}, False),
     "cooling_down": (
-        {"last_auto_at": _ago(minutes=5), "last_finished_at": _ago(minutes=4), "last_outcome": "done"},
+        {"last_auto_at": {"minutes": 5}, "last_finished_at": {"minutes": 4}, "last_outcome": "done"},
         False,
     ),
-    "cooled_down": ({"last_auto_at": _ago(hours=1), "last_finished_at": _ago(hours=1), "last_outcome": "done"}, True),
-    "abandoned": ({"last_auto_at": _ago(hours=1)}, True),
-    "failed_on_an_older_leaf": (
-        {"last_auto_at": _ago(minutes=5), "last_finished_at": _ago(minutes=4), "last_outcome": "failed"},
+    "cooled_down": (
+        {"last_auto_at": {"hours": 1}, "last_finished_at": {"hours": 1}, "last_outcome": "done"},
         True,
     ),
-    "expired": ({"holder": "web-1", "expires_at": _ago(minutes=1)}, True),
+    "abandoned": ({"last_auto_at": {"hours": 1}}, True),
+    "failed_on_an_older_leaf": (
+        {"last_auto_at": {"minutes": 5}, "last_finished_at": {"minutes": 4}, "last_outcome": "failed"},
+        True,
+    ),
+    "expired": ({"holder": "web-1", "expires_at": {"minutes": 1}}, True),
 }
 
 
@@ -99,7 +104,8 @@ def test_the_event_trigger_enqueues_nothing_while_the_lease_says_wait(
     """A channel compacting or cooling down is left alone: its replies would each cost a task that
     the attempt then skips (798 of them in a 2,000-turn gateway run)."""
     auto_settings(threshold=0.70, cooldown_minutes=30)
-    values, enqueued = LEASE_STATES[state]
+    fields, enqueued = LEASE_STATES[state]
+    values = {name: _ago(**value) if isinstance(value, dict) else value for name, value in fields.items()}
     CompactionLease.objects.create(channel=chat_channel, attempt_leaf_id=0, **values)
     llm_server.script(Reply(content="An answer.", prompt_tokens=7_000))
 
