@@ -11,6 +11,7 @@ same for both (chatcore.search.ranking): here only matching and counting.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import datetime as dt
 from typing import NamedTuple
@@ -219,15 +220,100 @@ def candidates(
         # newest are its highest ids: FTS5 walks its matches in descending rowid and stops at the limit,
         # where ordering by depth read and sorted all of them.
         order = "ORDER BY m.depth DESC" if connection.vendor == "postgresql" else f"ORDER BY {FTS_TABLE}.rowid DESC"
-    sql = f"""
-        SELECT {_candidate_select(dated)}{flags}
-        FROM {_from()} WHERE {match} AND {where} {order} LIMIT %s
-    """  # noqa: S608 (fragments built here, values as parameters)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*flag_params, *match_params, *where_params, limit])
-        rows = cursor.fetchall()
+    select = f"SELECT {_candidate_select(dated)}{flags} FROM {_from()} WHERE {match} AND {where}"
+    params = [*flag_params, *match_params, *where_params]
+    if recent_first and connection.vendor == "postgresql" and filters.id_range is not None:
+        rows = _recent_by_id_spans(select=select, params=params, order=order, limit=limit, id_range=filters.id_range)
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(f"{select} {order} LIMIT %s", [*params, limit])
+            rows = cursor.fetchall()
     width = len(Candidate._fields)
     return _candidates(rows), _members_from_flags(units, rows, width) if flagged else None
+
+
+# PostgreSQL: a common word's most recent matches are read from the newest ids down, in spans. GIN gives a
+# word's matches in no useful order, so the plain query fetched every one of them (thousands of rows for a
+# common word) to keep the newest few hundred. The first span is RECENT_PROBE_IDS ids below the leaf; the
+# matches found there give the word's rate per id, from which the second span is sized to hold what is still
+# missing (times RECENT_SPAN_MARGIN); what is still missing after it comes from the rest of the path at once.
+RECENT_PROBE_IDS = 4_096
+RECENT_SPAN_MARGIN = 1.3
+# A span's range of primary keys costs about one fetched match per this many ids: a span that would leave
+# fewer matches unread than that is not worth reading apart, and the rest of the path is read at once.
+RECENT_KEYS_PER_FETCH = 32
+# In a span, the planner would walk the primary key's range and test every message's document (it prices that
+# test far below what it costs); with plain index scans off it intersects the GIN index's matches with the
+# key's range (a BitmapAnd) and fetches only the matches in the span. Set for that one statement only.
+_BITMAPS_ONLY = "SET LOCAL enable_indexscan = off; {statement}; RESET enable_indexscan"
+
+
+def _span_after_probe(*, found: int, limit: int, probed: int, left: int) -> int | None:
+    """The ids of the span to read after a probe of `probed` ids that found `found` matches, with `left` ids
+    of the path below it: sized by the probe's rate to hold what is missing, or None when it would reach
+    the path's start or cost more in keys than the matches it leaves unread (then read the rest at once)."""
+    if found <= 0:
+        return None
+    need, rate = limit - found, found / probed
+    span = int(need / rate * RECENT_SPAN_MARGIN) + 1
+    if span >= left or span / RECENT_KEYS_PER_FETCH >= rate * left - need:
+        return None
+    return span
+
+
+def _recent_by_id_spans(*, select: str, params: list, order: str, limit: int, id_range: tuple[int, int]) -> list:
+    """The rows of `select` (a path's matches) newest first, at most `limit`: what `{select} {order} LIMIT
+    limit` gives, read in spans of ids from the path's highest down (RECENT_PROBE_IDS), so that a word with
+    thousands of matches fetches about `limit` of them. Ids grow along a path, so the spans are stretches of
+    the path, newest first, and their rows in turn are the path's newest."""
+    lowest, highest = id_range
+    low = highest - RECENT_PROBE_IDS + 1
+    with connection.cursor() as cursor:
+        if low <= lowest:  # a short path: the probe would read all of it
+            cursor.execute(f"{select} {order} LIMIT %s", [*params, limit])
+            return cursor.fetchall()
+        left = low - lowest
+        # The fewest matches in the probe that make a span worth reading (the span only shrinks and leaves
+        # more unread as the probe finds more); with fewer, the rest of the path comes in the probe's statement.
+        worth = bisect.bisect_left(
+            range(limit + 1),
+            True,
+            key=lambda found: (
+                _span_after_probe(found=found, limit=limit, probed=RECENT_PROBE_IDS, left=left) is not None
+            ),
+        )
+        # Each row says which arm it came from; the rest of the path is the plain query (with the span's id
+        # range beside it the planner would intersect the GIN index with most of the key, at a loss).
+        probe = f"{select} AND m.id BETWEEN %s AND %s {order} LIMIT %s"
+        statement = (
+            f"WITH probe AS MATERIALIZED ({probe}) SELECT 0, * FROM probe UNION ALL SELECT 1, * FROM ({select} "
+            f"AND (SELECT count(*) FROM probe) < %s {order} LIMIT %s) AS rest"
+        )
+        values = [*params, low, highest, limit, *params, min(worth, limit), limit]
+        cursor.execute(_BITMAPS_ONLY.format(statement=statement), values)
+        cursor.nextset()  # the SET's (empty) result comes first
+        arms = cursor.fetchall()
+        rest = [row[1:] for row in arms if row[0]]
+        if rest or not arms:
+            return rest  # the rest came with the probe (it holds the probe's rows too), or no match at all
+        rows = [row[1:] for row in arms]
+        if len(rows) >= limit:
+            return rows
+        high = low - 1
+        span = _span_after_probe(found=len(rows), limit=limit, probed=RECENT_PROBE_IDS, left=left)
+        if span is not None:
+            statement = f"{select} AND m.id BETWEEN %s AND %s {order} LIMIT %s"
+            cursor.execute(
+                _BITMAPS_ONLY.format(statement=statement), [*params, high - span + 1, high, limit - len(rows)]
+            )
+            cursor.nextset()
+            rows += cursor.fetchall()
+            if len(rows) >= limit:
+                return rows
+            high -= span
+        # The plain query again (see above), without what was read already.
+        cursor.execute(f"{select} {order} LIMIT %s", [*params, limit])
+        return rows + [row for row in cursor.fetchall() if row[0] <= high][: limit - len(rows)]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """Full-text search over the active path (chatcore.search), on SQLite FTS5 and PostgreSQL alike."""
 
+import dataclasses
 import datetime as dt
 import random
 
@@ -463,3 +464,67 @@ def test_snippets_find_their_words_when_the_remembered_stems_are_forgotten(chann
     assert snippet("Deadlock again, a deadlock.", ("deadlock",)) == marked
     retried = "<mark>Deadlocks</mark> were <mark>retried</mark>."
     assert snippet("Deadlocks were retried.", ("deadlock", "retry")) == retried
+
+
+def _path_filters(channel) -> engine.Filters:
+    state = rows.path_state(channel_id=channel.pk, user_id=channel.owner.pk)
+    return engine.Filters(
+        channel_id=channel.pk,
+        segments=state.segments,
+        id_range=(min(s.segment for s in state.segments), state.leaf_id),
+    )
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="spans of ids: PostgreSQL")
+@pytest.mark.parametrize(
+    ("limit", "statements", "keys_per_fetch"),
+    [
+        (3, 1, 32),  # the probe holds them all
+        (8, 2, 32),  # the probe's rate sizes a second span that holds the rest
+        (22, 3, 32),  # the second span falls short by one: the rest of the path at once
+        (40, 1, 32),  # more than the probe's rate says the path holds: the rest at once, with the probe
+        (22, 1, 0.001),  # the span's keys would cost more than the matches it leaves unread: the same
+    ],
+)
+def test_the_newest_matches_read_in_spans_of_ids_are_the_newest_of_all(
+    channel, monkeypatch, limit, statements, keys_per_fetch
+):
+    """A common word's most recent matches, read from the newest ids down (the probe, a span sized by the
+    probe's rate, the rest at once), are those of one query over the whole path, in the same order, whichever
+    step ends it; another channel's messages between them are never among them."""
+    other = ChannelFactory()
+    for i in range(30):
+        say(channel, "user", f"Weather report number {i}." if i % 3 == 0 or i >= 12 else f"Calm day {i}.")
+        say(other, "user", f"Weather elsewhere {i}.")
+    monkeypatch.setattr(engine, "RECENT_PROBE_IDS", 12)  # the path's last six messages, all matching
+    monkeypatch.setattr(engine, "RECENT_KEYS_PER_FETCH", keys_per_fetch)
+    filters = _path_filters(channel)
+    unbounded = dataclasses.replace(filters, id_range=None)
+    expected, _ = engine.candidates(
+        units=("weather",), operator="AND", filters=unbounded, limit=limit, recent_first=True, flagged=False
+    )
+    with CaptureQueriesContext(connection) as spans:
+        found, _ = engine.candidates(
+            units=("weather",), operator="AND", filters=filters, limit=limit, recent_first=True, flagged=False
+        )
+    assert found == expected
+    assert len(found) == min(limit, 22)
+    assert len(spans.captured_queries) == statements
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="spans of ids: PostgreSQL")
+def test_a_word_the_probe_does_not_find_is_read_from_the_rest_of_the_path(channel, monkeypatch):
+    """No match in the probe gives no rate to size a span by: the rest of the path comes at once, in the
+    probe's own statement."""
+    rare = say(channel, "user", "The zeppelin hovered.")
+    for i in range(10):
+        say(channel, "user", f"Calm day {i}.")
+    monkeypatch.setattr(engine, "RECENT_PROBE_IDS", 4)
+    filters = _path_filters(channel)
+    with CaptureQueriesContext(connection) as spans:
+        found, _ = engine.candidates(units=("zeppelin",), operator="AND", filters=filters, limit=5, recent_first=True)
+    assert [c.id for c in found] == [rare.pk]
+    assert len(spans.captured_queries) == 1
+    with connection.cursor() as cursor:  # the span's setting ended with its statement
+        cursor.execute("SHOW enable_indexscan")
+        assert cursor.fetchone()[0] == "on"
