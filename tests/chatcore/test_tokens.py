@@ -32,3 +32,19 @@ def test_a_text_sent_again_is_counted_once_and_as_count_tokens_counts_it(monkeyp
     assert [tokens.count_tokens_remembered(summary) for _ in range(3)] == [real(summary)] * 3
     assert [tokens.count_tokens_remembered(long) for _ in range(2)] == [real(long)] * 2
     assert counted == [summary, long, long]  # a text too long to keep is counted each time
+
+
+def test_the_cores_count_is_the_length_of_the_encoding_whatever_the_text():
+    """count_tokens asks the tokenizer's core for a count: the same number `encode_ordinary` gives by its ids."""
+    encoding = tokens._encoding()
+    texts = [
+        "Plain English prose, with punctuation; and numbers like 3.14159 and 2023-05-08.",
+        "héllo wörld 日本語のテキスト 🚀🚀 emoji and\u00a0non-breaking  spaces\n\n\ttabs",
+        "<|endoftext|> is counted as ordinary text",
+        "  leading and trailing whitespace  ",
+        "lone \ud800 surrogate",
+        "Ünïcödé " * 300,
+    ]
+
+    assert tokens._counter() is not None
+    assert [count_tokens(text) for text in texts] == [len(encoding.encode_ordinary(text)) for text in texts]
