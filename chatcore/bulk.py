@@ -27,7 +27,7 @@ from django.db.models import Exists, ForeignKey, OuterRef
 from django.utils import timezone
 
 from chatcore import conf, services
-from chatcore.chain import chain_hash, chain_seed
+from chatcore.chain import chain_hash_under, chain_seed, parent_frame
 from chatcore.instances import instance_filled, instances_fillable
 from chatcore.metadata.validation import metadata_validate
 from chatcore.models import Channel, Message
@@ -329,49 +329,58 @@ def messages_bulk_import(
     now = timezone.now()
     built: list[Message] = []
     segments = _Segments(under)
-    seed = chain_seed(channel.owner_id)
     alias = connection.alias
     plain = instances_fillable(Message)  # see chatcore.instances
-    message_size, tree_fields, of = services.message_size, services.message_tree_fields, segments.of
+    message_size, of = services.message_size, segments.of
     user_role, names, overhead = Message.Role.USER, _NAMES, conf.MESSAGE_OVERHEAD_TOKENS
+    channel_id, set_author = channel.pk, Message.author.field.set_cached_value
+    # Each parent's framed chain hash, made once: a chain's message is the next one's parent.
+    frames: dict[int | None, bytes] = {}
+    under_frame = parent_frame(under.chain_hash if under is not None else chain_seed(channel.owner_id))
 
     def rows() -> Iterator[tuple]:
         for index, item in enumerate(items):
             _item_check(index, item)
-            parent = built[item.parent] if item.parent is not None else under
-            if item.tokens is None and not item.metadata:
-                tokens, chars = count_tokens(item.content) + overhead, len(item.content)  # message_size, no metadata
-            elif item.tokens is None:
-                tokens, chars = message_size(content=item.content, metadata=item.metadata)
+            content, metadata, role = item.content, item.metadata, item.role
+            if item.parent is not None:
+                parent: Message | None = built[item.parent]
+                framed = frames.pop(item.parent, None) or parent_frame(built[item.parent].chain_hash)
             else:
-                tokens, chars = item.tokens, len(item.content) if item.chars is None else item.chars
-            author = item.author if item.author is not None else (user if item.role == user_role else None)
-            tree = tree_fields(parent=parent, tokens=tokens, chars=chars)
-            hashed = item.chain_hash or chain_hash(
-                parent_hash=parent.chain_hash if parent else seed,
-                role=item.role,
-                content=item.content,
-                metadata=item.metadata,
-            )
+                parent, framed = under, under_frame
+            if item.tokens is None and not metadata:
+                tokens, chars = count_tokens(content) + overhead, len(content)  # message_size, no metadata
+            elif item.tokens is None:
+                tokens, chars = message_size(content=content, metadata=metadata)
+            else:
+                tokens, chars = item.tokens, len(content) if item.chars is None else item.chars
+            author = item.author if item.author is not None else (user if role == user_role else None)
+            hashed = item.chain_hash or chain_hash_under(parent=framed, role=role, content=content, metadata=metadata)
+            frames[index] = parent_frame(hashed)
             message_id = ids[index]
+            # services.message_tree_fields inline (a call and a dict less a row); tests/chatcore/test_chain.py checks.
+            if parent is None:
+                depth, path_tokens, path_chars, root_id = 0, tokens, chars, None
+            else:
+                depth, root_id = parent.depth + 1, parent.root_id or parent.pk
+                path_tokens, path_chars = parent.path_tokens + tokens, parent.path_chars + chars
             values = {
                 "id": message_id,
-                "channel_id": channel.pk,
+                "channel_id": channel_id,
                 "parent_id": parent.pk if parent else None,
-                "role": item.role,
-                "content": item.content,
-                "metadata": item.metadata,
+                "role": role,
+                "content": content,
+                "metadata": metadata,
                 "author_id": author.pk if author is not None else None,
                 "created_at": item.created_at or now,
                 "deleted_at": None,
                 "purged_at": None,
-                "depth": tree["depth"],
-                "tokens": tree["tokens"],
-                "chars": tree["chars"],
-                "path_tokens": tree["path_tokens"],
-                "path_chars": tree["path_chars"],
+                "depth": depth,
+                "tokens": tokens,
+                "chars": chars,
+                "path_tokens": path_tokens,
+                "path_chars": path_chars,
                 "chain_hash": hashed,
-                "root_id": tree.get("root_id"),
+                "root_id": root_id,
                 "segment": of(message_id, item.parent),
             }
             row = tuple([values[name] for name in names])  # every concrete field, in the model's order
@@ -380,7 +389,7 @@ def messages_bulk_import(
             else:
                 message = Message.from_db(alias, names, row)
             if author is not None:
-                Message.author.field.set_cached_value(message, author)
+                set_author(message, author)
             built.append(message)
             yield row
 

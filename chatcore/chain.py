@@ -102,6 +102,20 @@ def chain_hash(*, parent_hash: str, role: str, content: str, metadata: dict | No
     return hashlib.sha256(body).hexdigest()[:HASH_CHARS]
 
 
+def parent_frame(parent_hash: str) -> bytes:
+    """`parent_hash` framed as `chain_hash_under` takes it: a writer of many messages under one parent, or a
+    chain of them, frames each hash once (see chatcore.bulk)."""
+    return _framed(parent_hash)
+
+
+def chain_hash_under(*, parent: bytes, role: str, content: str, metadata: dict | None) -> str:
+    """`chain_hash` of a message under the parent whose framed hash is `parent` (`parent_frame`)."""
+    tail = _tool_fields(metadata) if metadata else _NO_TOOL_FIELDS
+    text = (content or "").strip().encode("utf-8", "surrogatepass")
+    role_frame = _ROLES.get(role) or _framed(role)
+    return hashlib.sha256(parent + role_frame + len(text).to_bytes(8, "big") + text + tail).hexdigest()[:HASH_CHARS]
+
+
 def chain_hashes(*, owner_id: int, messages: list[tuple[str, str, dict | None]], after: str | None = None) -> list[str]:
     """Hashes of a path given root first as (role, content, metadata) in stored form (what `chain_hash`
     gives one by one, in a loop kept tight: the gateway runs it over every message of every call). `after`:

@@ -111,6 +111,10 @@ def test_bulk_import_stores_what_appending_one_by_one_stores(channel):
     stored = list(Message.objects.filter(channel=channel).order_by("depth"))
     assert [m.chain_hash for m in stored] == [m.chain_hash for m in appended] == [m.chain_hash for m in built]
     assert [m.root_id for m in stored] == [None, built[0].pk, built[0].pk, built[0].pk]
+    tree_fields = ("depth", "tokens", "chars", "path_tokens", "path_chars")
+    expected = [[getattr(m, f) for f in tree_fields] for m in appended]
+    assert [[getattr(m, f) for f in tree_fields] for m in stored] == expected
+    assert [[getattr(m, f) for f in tree_fields] for m in built] == expected
 
 
 def test_a_summarised_system_root_is_still_sent_before_the_summary(channel):
