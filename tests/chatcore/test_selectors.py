@@ -1,0 +1,49 @@
+"""Reads (chatcore.selectors): a channel looked up for its owner by the statement built once is the row the
+query set gives, and anything else is 'not found'."""
+
+from datetime import UTC, datetime
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+
+from chatcore import selectors
+from chatcore.errors import NotFound
+from chatcore.models import Channel
+from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory
+
+
+def _fields(channel: Channel) -> dict:
+    return {key: value for key, value in channel.__dict__.items() if key != "_state"}
+
+
+def test_a_channel_comes_as_the_query_set_gives_it_with_its_persona_and_model(user, django_assert_num_queries):
+    channel = ChannelFactory(owner=user, persona=PersonaFactory(), model=LLMModelFactory())
+    expected = selectors.channel_list(user=user).get(pk=channel.pk)
+
+    with django_assert_num_queries(1):
+        found = selectors.channel_get(user=user, channel_id=channel.pk)
+        assert (found.persona, found.model) == (channel.persona, channel.model)  # loaded with it
+
+    assert found == expected
+    assert _fields(found) == _fields(expected)
+    assert _fields(found.persona) == _fields(expected.persona)
+    assert _fields(found.model) == _fields(expected.model)
+    assert selectors.channel_get(user=user, channel_id=str(channel.pk)) == channel  # a query parameter's text
+
+
+@pytest.mark.parametrize("channel_id", ["x", None, "1.5", 2**63, -(2**63) - 1, 0])
+def test_an_id_that_names_no_channel_is_not_found(user, channel_id):
+    ChannelFactory(owner=user)
+
+    with pytest.raises(NotFound):
+        selectors.channel_get(user=user, channel_id=channel_id)
+
+
+def test_another_user_s_deleted_or_an_anonymous_user_s_channel_is_not_found(user, other_user):
+    mine = ChannelFactory(owner=user)
+    gone = ChannelFactory(owner=user)
+    Channel.objects.filter(pk=gone.pk).update(deleted_at=datetime(2026, 1, 1, tzinfo=UTC))
+
+    for who, channel in ((other_user, mine), (user, gone), (AnonymousUser(), mine)):
+        with pytest.raises(NotFound):
+            selectors.channel_get(user=who, channel_id=channel.pk)
