@@ -9,8 +9,11 @@ one, Django refuses `select_for_update`. On SQLite a write transaction holds the
 (IMMEDIATE, project settings), which serialises the same writers.
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from django.db import connections
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Subquery
 
 from chatcore.compiled import FixedQuery
 from chatcore.models import Channel, Cursor, Summary
@@ -54,7 +57,30 @@ def channel_lock_with_cursor(*, channel_id: int, user_id: int) -> tuple[Channel,
     return found[0].channel, found[0]
 
 
-def _cursor_locked(using: str, channel_id: int, user_id: int) -> QuerySet[Cursor]:
+def lock_with_cursor_query(channel: Callable[..., QuerySet[Any, int]], **kinds: type) -> FixedQuery[Cursor]:
+    """`channel_lock_with_cursor`'s statement for the channel whose id `channel(using, **values)` selects (a query
+    set of at most one id; `kinds` name its values, as `FixedQuery` takes them): a writer that must look for
+    its channel first (the gateway's resent history) finds and locks it in one statement instead of two. The
+    id is worked out when the statement begins, before the lock is waited for, as a lookup sent just before
+    the lock would be: what the writer reads of the channel's contents it reads under the lock."""
+
+    def build(using: str, user_id: int, **values: Any) -> QuerySet[Cursor]:
+        return _cursor_locked(using, Subquery(channel(using, **values)), user_id)
+
+    return FixedQuery(Cursor, build, user_id=int, **kinds)
+
+
+def channel_lock_with_cursor_found(
+    *, query: FixedQuery[Cursor], user_id: int, **values: Any
+) -> tuple[Channel, Cursor] | None:
+    """`channel_lock_with_cursor` for the channel that `query` (`lock_with_cursor_query`) finds with `values`;
+    None when it finds none, or the user has no cursor there, or it moved while the lock was awaited (as
+    `channel_lock_with_cursor` returns no cursor then): the caller looks for the channel and locks it apart."""
+    found = query.fetch(user_id=user_id, **values)
+    return (found[0].channel, found[0]) if found else None
+
+
+def _cursor_locked(using: str, channel_id: int | Subquery, user_id: int) -> QuerySet[Cursor]:
     rows = (
         Cursor.objects.using(using)
         .select_for_update(of=("channel", "self"))

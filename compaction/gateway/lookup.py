@@ -20,7 +20,8 @@ from django.db import router
 from django.db.models import Exists, OuterRef, QuerySet
 
 from chatcore.compiled import FixedQuery
-from chatcore.models import Channel, Message
+from chatcore.locks import channel_lock_with_cursor_found, lock_with_cursor_query
+from chatcore.models import Channel, Cursor, Message
 from compaction.gateway import conf
 
 
@@ -100,6 +101,7 @@ def _match_in(using: str, channel_id: int, hashes: list[str]) -> QuerySet[Messag
 # length (chatcore.compiled); the longer lookups of an edited history are built as they come.
 _CHANNEL_FOUND = FixedQuery(Message, _channel_found, owner_id=int, hashes=list)
 _MATCH_IN = FixedQuery(Message, _match_in, channel_id=int, hashes=list)
+_CHANNEL_FOUND_LOCKED = lock_with_cursor_query(_channel_found, owner_id=int, hashes=list)
 
 
 def deepest_channel(*, user: User, hashes: list[str]) -> int | None:
@@ -113,6 +115,17 @@ def deepest_channel(*, user: User, hashes: list[str]) -> int | None:
         if found:
             return found[0]
     return None
+
+
+def deepest_channel_locked(*, user: User, hashes: list[str]) -> tuple[Channel, Cursor] | None:
+    """The usual call's `deepest_channel`, found among the newest hashes, and its lock with the user's cursor
+    (`chatcore.locks.channel_lock_with_cursor`) in the same statement. None when the newest hashes are not
+    stored, or the user has no cursor there, or it moved while the lock was awaited: the caller then looks
+    with `deepest_channel` and locks what it finds."""
+    probe = next(_probes(hashes), None)
+    if probe is None:
+        return None
+    return channel_lock_with_cursor_found(query=_CHANNEL_FOUND_LOCKED, user_id=user.pk, owner_id=user.pk, hashes=probe)
 
 
 def deepest_in_locked(*, user: User, channel: Channel, hashes: list[str]) -> Message | None:

@@ -38,7 +38,7 @@ from chatcore.tools import CURSOR_UNREAD, ReplyTool, tools_offered, tools_regist
 from compaction.collector import collector_paused
 from compaction.gateway import conf
 from compaction.gateway.incoming import CompletionRequest, StoredForm
-from compaction.gateway.lookup import deepest_channel, deepest_in_locked
+from compaction.gateway.lookup import deepest_channel, deepest_channel_locked, deepest_in_locked
 from compaction.services import channel_compact
 
 logger = logging.getLogger(__name__)
@@ -227,18 +227,21 @@ def _place(
     if hashes is None:
         hashes = chain_hashes(owner_id=user.pk, messages=[(m.role, m.content, m.metadata) for m in request.messages])
     # The channel to lock: the one pinned, or the deepest match's (looked for again under the lock: a
-    # concurrent identical call may have appended meanwhile), or a new one.
-    found = pinned.pk if pinned is not None else deepest_channel(user=user, hashes=hashes)
-    created = found is None
-    channel_id = (
-        found or chatcore_services.channel_create(owner=user, title=_title(request.messages), model=model, team=team).pk
-    )
-    # One writer per channel from here: a concurrent identical call finds what this one appends. The user's
-    # cursor comes with the lock (None when it must be read under it: none yet, or moved while waiting).
-    if created:
-        channel, cursor = channel_lock(channel_id=channel_id), None
+    # concurrent identical call may have appended meanwhile), or a new one. One writer per channel from
+    # there: a concurrent identical call finds what this one appends. The user's cursor comes with the lock
+    # (None when it must be read under it: none yet, or moved while waiting). The usual call's channel is
+    # found and locked in one statement.
+    locked = deepest_channel_locked(user=user, hashes=hashes) if pinned is None else None
+    if locked is not None:
+        (channel, cursor), created = locked, False
     else:
-        channel, cursor = channel_lock_with_cursor(channel_id=channel_id, user_id=user.pk)
+        found = pinned.pk if pinned is not None else deepest_channel(user=user, hashes=hashes)
+        created = found is None
+        if found is None:
+            new = chatcore_services.channel_create(owner=user, title=_title(request.messages), model=model, team=team)
+            channel, cursor = channel_lock(channel_id=new.pk), None
+        else:
+            channel, cursor = channel_lock_with_cursor(channel_id=found, user_id=user.pk)
     # A spent budget of the channel's team refuses the turn; the transaction takes back a channel made for it.
     team_budget_check(team_id=channel.team_id)
     match = None if created else deepest_in_locked(user=user, channel=channel, hashes=hashes)

@@ -7,8 +7,8 @@ from django.test.utils import CaptureQueriesContext
 from chatcore import services
 from chatcore.bulk import NewMessage, messages_bulk_import
 from chatcore.locks import channel_lock
-from chatcore.models import Message
-from compaction.gateway.lookup import deepest_channel, deepest_in_locked, deepest_match
+from chatcore.models import Cursor, Message
+from compaction.gateway.lookup import deepest_channel, deepest_channel_locked, deepest_in_locked, deepest_match
 from tests.chatcore.factories import ChannelFactory
 
 pytestmark = pytest.mark.django_db
@@ -77,3 +77,19 @@ def test_the_lookups_before_and_under_the_lock_agree_with_deepest_match(user, ot
     assert deepest_channel(user=user, hashes=hashes) == newer.pk  # the deleted one is never matched
     with transaction.atomic():
         assert deepest_in_locked(user=user, channel=channel_lock(channel_id=channel.pk), hashes=hashes) is None
+
+
+def test_the_usual_call_s_channel_is_found_and_locked_with_the_cursor_in_one_statement(user, other_user):
+    channel, messages = conversation(user, 6)
+    conversation(user, 6, topic="another talk")
+    hashes = [m.chain_hash for m in messages] + ["x" * 32]  # the history resent with one new turn
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        locked, cursor = deepest_channel_locked(user=user, hashes=hashes)
+    assert (locked.pk, cursor.user_id, cursor.leaf_id, len(queries)) == (channel.pk, user.pk, messages[-1].pk, 1)
+    if connection.vendor == "postgresql":
+        assert queries[0]["sql"].endswith('FOR UPDATE OF "chatcore_channel", "chatcore_cursor"')
+    with transaction.atomic():
+        assert deepest_channel_locked(user=other_user, hashes=hashes) is None  # not theirs
+        assert deepest_channel_locked(user=user, hashes=hashes[:1] + ["y" * 32] * 9) is None  # the newest not stored
+        Cursor.objects.filter(channel=channel, user=user).delete()
+        assert deepest_channel_locked(user=user, hashes=hashes) is None  # no cursor of the user's there

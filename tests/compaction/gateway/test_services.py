@@ -21,7 +21,7 @@ MODEL = "loopback-chat"
 WINDOW = 2_000  # tokens: the answer's reserve is an eighth of it
 # Statements of a call that adds one turn to a conversation (the token, the model, the placing transaction,
 # the reply's): what the gateway adds to a model call, whatever the history's length.
-TURN_STATEMENTS = {"postgresql": 19, "sqlite": 25}
+TURN_STATEMENTS = {"postgresql": 18, "sqlite": 24}
 
 
 @pytest.fixture(autouse=True)
