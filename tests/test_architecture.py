@@ -119,6 +119,9 @@ PRIVATE_READS_KEPT = {
     "reason",
     ("chatcore/llm_http.py", "_make_status_error_from_response"): "the SDK's mapping of a status to its error class "
     "(RateLimitError, NotFoundError, ...) with its message and body, which callers and tests match on",
+    ("chatcore/tokens.py", "_backend"): "bpe-openai's tokenizer core, for its count of a text's tokens "
+    "(encode_ordinary builds and copies the list of ids only for the caller to measure it); read with getattr, "
+    "and without it encode_ordinary gives the same counts (test_tokens compares them)",
     ("compaction/safety/first_pass.py", "_Anchor"): "the RE2 binding's unanchored mode, for calling its compiled "
     "expression directly on bytes (its public search builds a generator and a match object per call); read with "
     "getattr, and without it the public calls give the same spans",
