@@ -97,9 +97,7 @@ def chain_hash(*, parent_hash: str, role: str, content: str, metadata: dict | No
     calls and content parts), each framed by its length in UTF-8 bytes so that no two field lists share a
     digest. Called once per incoming message on every gateway call, hence the precomputed frames.
     """
-    tail = _tool_fields(metadata) if metadata else _NO_TOOL_FIELDS
-    body = _framed(parent_hash) + (_ROLES.get(role) or _framed(role)) + _framed((content or "").strip()) + tail
-    return hashlib.sha256(body).hexdigest()[:HASH_CHARS]
+    return chain_hash_under(parent=_framed(parent_hash), role=role, content=content, metadata=metadata)
 
 
 def parent_frame(parent_hash: str) -> bytes:
