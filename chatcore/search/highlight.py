@@ -13,6 +13,7 @@ import bisect
 import functools
 import html
 import re
+from collections.abc import Sequence
 
 import snowballstemmer
 from django.db import connection
@@ -60,12 +61,23 @@ def stems(words) -> frozenset[str]:
 
 def snippet(text: str, units: tuple[str, ...], *, words: int = SNIPPET_WORDS) -> str:
     """About `words` words of `text` around its densest stretch of matches, as escaped HTML with <mark>s."""
+    return snippets([text], units, words=words)[0]
+
+
+def snippets(texts: Sequence[str], units: tuple[str, ...], *, words: int = SNIPPET_WORDS) -> list[str]:
+    """`snippet` of each text: the query's stems and the index's stemmer worked out once for all of them
+    (a search shows several hits, each snippet of the same query)."""
     wanted = stems(w for unit in units for w in _TOKEN_RE.findall(unit))
+    vendor, language = connection.vendor, conf.SEARCH_LANGUAGE
+    return [_snippet(text, wanted, vendor, language, words) for text in texts]
+
+
+def _snippet(text: str, wanted: frozenset[str], vendor: str, language: str, words: int) -> str:
     tokens = list(_TOKEN_RE.finditer(text))
     if not tokens:
         return html.escape(text[:PLAIN_SNIPPET_CHARS])
     lowered = [t.group(0).lower() for t in tokens]
-    known = _known_stems(connection.vendor, conf.SEARCH_LANGUAGE, lowered)
+    known = _known_stems(vendor, language, lowered)
     hits = [i for i, stem in enumerate(map(known.__getitem__, lowered)) if stem in wanted]
     start = 0
     if hits and len(tokens) > words:

@@ -22,7 +22,7 @@ from django.contrib.auth.models import User
 from chatcore.metadata.stored import stored_metadata
 from chatcore.models import Channel, Message
 from chatcore.search import SearchFilters, SearchHit, message_search
-from chatcore.search.highlight import snippet
+from chatcore.search.highlight import snippets
 from compaction.dates import anchor_dates, format_day
 from compaction.redaction import Redacted, redact_many
 from compaction.safety.structure import RAW_NAME_CHARS, safe_speaker, safe_tool
@@ -70,32 +70,53 @@ def speaker_of(message: Message, channel: Channel) -> str:
     return message.role
 
 
-def _when(message: Message) -> str:
-    return f"{format_day(message.created_at.date())}, {message.created_at:%H:%M}"
+class _Shown:
+    """What a search's results show of each message, worked out once per message (a turn shown beside two
+    hits, a hit's own speaker) and each day written once (a conversation's turns share a few days)."""
+
+    def __init__(self, channel: Channel, redacted: dict[int, Redacted]) -> None:
+        self.channel = channel
+        self.redacted = redacted
+        self.lines: dict[int, str] = {}
+        self.speakers: dict[int, str] = {}
+        self.days: dict[dt.date, str] = {}
+
+    def speaker(self, message: Message) -> str:
+        speaker = self.speakers.get(message.pk)
+        if speaker is None:
+            speaker = self.speakers[message.pk] = speaker_of(message, self.channel)
+        return speaker
+
+    def line(self, message: Message) -> str:
+        """The message as one turn: "date, time · speaker: text", redacted, relative dates anchored."""
+        line = self.lines.get(message.pk)
+        if line is None:
+            said = message.created_at
+            day = self.days.get(said.date())
+            if day is None:
+                day = self.days[said.date()] = format_day(said.date())
+            text = anchor_dates(" ".join(self.redacted[message.pk].text.split()), said_on=said)
+            line = self.lines[message.pk] = (
+                f"{day}, {said.hour:02d}:{said.minute:02d} · {self.speaker(message)}: {text}"
+            )
+        return line
 
 
-def _turn(message: Message, redacted: Redacted, channel: Channel) -> str:
-    text = anchor_dates(" ".join(redacted.text.split()), said_on=message.created_at)
-    return f"{_when(message)} · {speaker_of(message, channel)}: {text}"
-
-
-def _result(
-    hit: SearchHit, channel: Channel, units: tuple[str, ...], redacted: dict[int, Redacted], lines: dict[int, str]
-) -> RecallResult:
+def _result(hit: SearchHit, shown: _Shown, snippet: str) -> RecallResult:
     counts: Counter = Counter()
     for message in hit.window:
-        counts.update(redacted[message.pk].counts)
-        if message.pk not in lines:  # a turn shown beside two hits is written once
-            lines[message.pk] = _turn(message, redacted[message.pk], channel)
+        found = shown.redacted[message.pk].counts
+        if found:
+            counts.update(found)
     return RecallResult(
         id=hit.message.pk,
         rank=hit.rank,
         score=hit.score,
         role=hit.message.role,
-        speaker=speaker_of(hit.message, channel),
+        speaker=shown.speaker(hit.message),
         created_at=hit.message.created_at,
-        content="\n".join(lines[m.pk] for m in hit.window),
-        snippet=snippet(redacted[hit.message.pk].text, units),
+        content="\n".join([shown.line(m) for m in hit.window]),
+        snippet=snippet,
         summarized=hit.summarized,
         message_ids=[m.pk for m in hit.window],
         redactions=dict(sorted(counts.items())),
@@ -114,12 +135,12 @@ def recall_search(
     """`message_search` (with the same filters), each hit shown with its neighbours, redacted, dated and highlighted."""
     found = message_search(channel=channel, user=user, query=query, context=context, **filters)
     units = found.query.units
-    redacted = _redacted(found.hits)
-    lines: dict[int, str] = {}
+    shown = _Shown(channel, _redacted(found.hits))
+    marked = snippets([shown.redacted[hit.message.pk].text for hit in found.hits], units)
     return Recall(
         query=query,
         terms=list(units),
-        results=[_result(hit, channel, units, redacted, lines) for hit in found.hits],
+        results=[_result(hit, shown, text) for hit, text in zip(found.hits, marked, strict=True)],
         searched=found.searched,
         summarized_through=found.boundary.pk if found.boundary else None,
     )
