@@ -9,6 +9,8 @@ from chatcore import services
 from tests.chatcore.factories import ChannelFactory
 
 DAY = dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.UTC)
+# The channel, the cursor's path and the engine's matches, the hits' neighbours.
+SEARCH_STATEMENTS = 4
 KEY = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAB7cDE"
 
 
@@ -75,6 +77,19 @@ def test_summarized_results_say_so(api, channel):
     assert [(r["id"], r["summarized"], r["message_ids"]) for r in body["results"]] == [
         (messages[3].pk, True, [messages[3].pk])
     ]
+    summary = channel.summaries.get()
+    assert body["results"][0]["url"] == f"/channels/{channel.pk}/summaries/{summary.pk}/messages/#m{messages[3].pk}"
+
+
+def test_search_statements(api, channel, django_assert_num_queries):
+    """The channel, the search's own statements, and the cursor only when a result is summarized (its link)."""
+    url = f"/api/channels/{channel.pk}/search/"
+    with django_assert_num_queries(SEARCH_STATEMENTS):
+        assert api.get(url, {"q": "support groups"}).json()["count"] == 1
+    messages = list(channel.messages.order_by("depth"))
+    services.summary_write(channel=channel, through_message=messages[3], content="Earlier talk.", created_by=None)
+    with django_assert_num_queries(SEARCH_STATEMENTS + 1):
+        assert api.get(url, {"q": "support groups"}).json()["results"][0]["summarized"] is True
 
 
 def test_another_users_channel_is_not_found(channel, other_user):
