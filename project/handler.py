@@ -1,4 +1,4 @@
-"""The site's ASGI handler: Django's, with two of its per-request costs taken out.
+"""The site's ASGI handler: Django's, with some of its per-request costs taken out.
 
 - Its middleware: Django's security, CSRF and clickjacking middleware stay listed in MIDDLEWARE by their own
   dotted paths, where `check --deploy` looks for them, and are loaded as project.middleware's inline classes
@@ -8,25 +8,84 @@
   request's steps still run on one thread that no other request uses meanwhile, but the threads are kept
   between requests: a request takes an idle single-thread executor, or makes one, and gives it back when it
   ends.
+- The request's signals: Django sends `request_started` through a thread hop of its own before the request,
+  and closes the response (which sends `request_finished`) through another after it. Their receivers
+  (Django's: the thread's database connections and the caches) concern the request's thread, so here they
+  run there without a hop of their own: `request_started`'s just before the request's first synchronous step
+  (in the same task of the thread, `RequestThread.before_next`), and the response's close queued on the
+  thread as the request ends, which the event loop does not wait for (the thread runs it before any step of
+  the next request it serves).
 """
 
-from concurrent.futures import ThreadPoolExecutor
+import asyncio
+import contextvars
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 from asgiref.sync import ThreadSensitiveContext
 from django.conf import settings
+from django.core import signals
+from django.core.exceptions import RequestAborted
 from django.core.handlers import asgi
+from django.http.response import HttpResponseBase
+from django.urls import set_script_prefix
 
 from chatcore.overload import Receive, Scope, Send
 from project.middleware import INLINE_SUBSTITUTES
+
+logger = logging.getLogger("django.request")
 
 # Idle request threads a worker keeps (the others end once their request has): enough for the requests a
 # worker serves at once at its limit, few enough that a burst does not leave hundreds of threads behind.
 IDLE_THREADS_KEPT = 256
 
 
+class RequestThread(ThreadPoolExecutor):
+    """A request's single thread. `before_next`: work that runs in the thread ahead of the next task
+    submitted to it, in the same task (no hop of its own); `run_pending` submits it alone when no task came."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1, thread_name_prefix="request")
+        self._before: Callable[[], None] | None = None
+
+    def before_next(self, work: Callable[[], None]) -> None:
+        self._before = work
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        before, self._before = self._before, None
+        if before is None:
+            return super().submit(fn, *args, **kwargs)
+        return super().submit(_after, before, fn, *args, **kwargs)
+
+    def run_pending(self) -> None:
+        before, self._before = self._before, None
+        if before is not None:
+            super().submit(before)
+
+
+def _after(before: Callable[[], None], fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    before()
+    return fn(*args, **kwargs)
+
+
+def _in_context(context: contextvars.Context, work: Callable[[], None], what: str) -> Callable[[], None]:
+    """`work` run in the request's context (its caches live in context-local storage), its failure logged:
+    nothing awaits it."""
+
+    def run() -> None:
+        try:
+            context.run(work)
+        except Exception:
+            logger.exception("The request's %s failed", what)
+
+    return run
+
+
 class ASGIHandler(asgi.ASGIHandler):
     def __init__(self) -> None:
-        self._idle: list[ThreadPoolExecutor] = []
+        self._idle: list[RequestThread] = []
         super().__init__()
 
     def load_middleware(self, is_async: bool = False) -> None:
@@ -41,12 +100,82 @@ class ASGIHandler(asgi.ASGIHandler):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
-        executor = self._idle.pop() if self._idle else ThreadPoolExecutor(max_workers=1, thread_name_prefix="request")
+        thread = self._idle.pop() if self._idle else RequestThread()
         try:
-            async with ThreadSensitiveContext(executor=executor):
-                await self.handle(scope, receive, send)
+            async with ThreadSensitiveContext(executor=thread):
+                await self._handle(scope, receive, send, thread)
         finally:
+            thread.run_pending()  # a request that never reached its thread still has its signal's receivers run
             if len(self._idle) < IDLE_THREADS_KEPT:
-                self._idle.append(executor)
+                self._idle.append(thread)
             else:
-                executor.shutdown(wait=False)
+                thread.shutdown(wait=False)
+
+    async def _handle(self, scope: Any, receive: Any, send: Any, thread: RequestThread) -> None:
+        """Django's `ASGIHandler.handle` (5.2), but for where `request_started` and the response's close run
+        (see the module's docstring)."""
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        set_script_prefix(asgi.get_script_prefix(scope))
+        context = contextvars.copy_context()
+
+        def started() -> None:
+            signals.request_started.send(sender=self.__class__, scope=scope)
+
+        thread.before_next(_in_context(context, started, "request_started signal"))
+        request, error_response = self.create_request(scope, body_file)
+        if request is None:
+            assert error_response is not None
+            body_file.close()
+            await self.send_response(error_response, send)
+            self._close_later(thread, error_response)
+            return
+
+        async def process_request(request: Any, send: Any) -> HttpResponseBase:
+            response = await self.run_get_response(request)
+            try:
+                await self.send_response(response, send)
+            except asyncio.CancelledError:
+                pass  # the client disconnected during send_response
+            return response
+
+        # Django's: a disconnect is watched for while the response is made and sent.
+        tasks = [
+            asyncio.create_task(self.listen_for_disconnect(receive)),
+            asyncio.create_task(process_request(request, send)),
+        ]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in tasks:
+            if task.done():
+                try:
+                    task.result()
+                except RequestAborted:
+                    pass
+                except AssertionError:
+                    body_file.close()
+                    raise
+            else:
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
+        try:
+            response = tasks[1].result()
+        except asyncio.CancelledError:
+            # Django sends `request_finished` here (no response to close): in the request's thread too.
+            def finished() -> None:
+                signals.request_finished.send(sender=self.__class__)
+
+            thread.submit(_in_context(contextvars.copy_context(), finished, "request_finished signal"))
+        else:
+            assert response is not None
+            self._close_later(thread, response)
+        body_file.close()
+
+    @staticmethod
+    def _close_later(thread: RequestThread, response: HttpResponseBase) -> None:
+        """The response closed (`request_finished` sent) in the request's thread, after the steps queued there."""
+        thread.submit(_in_context(contextvars.copy_context(), response.close, "response close"))

@@ -3,13 +3,15 @@ their hooks in the event loop, and request threads kept between requests."""
 
 import asyncio
 import collections
+import threading
 from http.cookies import SimpleCookie
 
 import pytest
 from asgiref import sync as asgiref_sync
 from django.conf import settings
+from django.core import signals
 
-from project.handler import ASGIHandler
+from project.handler import ASGIHandler, RequestThread
 from project.middleware import INLINE_SUBSTITUTES
 
 
@@ -116,3 +118,44 @@ def test_request_threads_are_kept_and_requests_at_once_get_one_each():
 
     asyncio.run(together())
     assert len(handler._idle) == 3 and kept in handler._idle
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_request_signals_run_in_the_request_s_thread_without_hops_of_their_own(hops):
+    ran: list[tuple[str, str]] = []
+
+    def started(**kwargs) -> None:
+        ran.append(("started", threading.current_thread().name))
+
+    def finished(**kwargs) -> None:
+        ran.append(("finished", threading.current_thread().name))
+
+    signals.request_started.connect(started)
+    signals.request_finished.connect(finished)
+    try:
+        handler = ASGIHandler()
+        status, _headers, _body = asyncio.run(_request(handler, "GET", "/login/"))
+        (thread,) = handler._idle
+        thread.submit(lambda: None).result()  # the response's close is queued on the thread, not awaited
+    finally:
+        signals.request_started.disconnect(started)
+        signals.request_finished.disconnect(finished)
+
+    assert status == 200
+    assert [event for event, _ in ran] == ["started", "finished"]
+    assert len({name for _, name in ran}) == 1 and ran[0][1].startswith("request")
+    # The view's step is the request's only hop: the signal and the close ride on its thread.
+    assert not [name for name in hops if "send" in name or "close" in name], dict(hops)
+
+
+def test_a_request_thread_runs_the_pending_work_ahead_of_its_next_task_or_alone():
+    thread = RequestThread()
+    ran: list[str] = []
+    thread.before_next(lambda: ran.append("before"))
+    assert thread.submit(lambda: ran.append("task") or len(ran)).result() == 2  # in the same task, first
+    thread.before_next(lambda: ran.append("pending"))
+    thread.run_pending()  # a request whose steps never reached its thread
+    thread.run_pending()  # nothing left: nothing runs
+    thread.submit(lambda: None).result()
+    thread.shutdown()
+    assert ran == ["before", "task", "pending"]
