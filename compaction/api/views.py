@@ -20,7 +20,7 @@ from chatcore.api.serializers import ChannelSerializer, SummarySerializer
 from compaction import selectors, services
 from compaction.api import serializers as s
 from compaction.recall import RecallResult, recall_search
-from compaction.recall.pages import result_url
+from compaction.recall.pages import result_urls
 from compaction.services import profiles as rules
 
 
@@ -367,11 +367,8 @@ class ChannelSearchView(ApiView):
             scope=values["scope"],
             context=values["context"],
         )
-        summary_id = None
-        if any(r.summarized for r in found.results):  # only a summarized result links to the summary's view
-            cursor = chat_selectors.cursor_get(channel=channel, user=user)
-            summary_id = cursor.summary_id if cursor else None
-        results = [_search_result(r, channel_id=channel.pk, summary_id=summary_id) for r in found.results]
+        urls = result_urls(channel=channel, user=user, results=found.results)
+        results = [_search_result(r, url) for r, url in zip(found.results, urls, strict=True)]
         body = {
             "query": str(found.query),
             "terms": [str(term) for term in found.terms],
@@ -389,7 +386,7 @@ class ChannelSearchView(ApiView):
 _CREATED_AT = serializers.DateTimeField()
 
 
-def _search_result(result: RecallResult, *, channel_id: int, summary_id: int | None) -> dict:
+def _search_result(result: RecallResult, url: str) -> dict:
     """One result as s.RecallResultSerializer writes it."""
     return {
         "id": result.id,
@@ -402,7 +399,5 @@ def _search_result(result: RecallResult, *, channel_id: int, summary_id: int | N
         "snippet": result.snippet,
         "summarized": result.summarized,
         "message_ids": list(result.message_ids),
-        "url": result_url(
-            channel_id=channel_id, message_id=result.id, summary_id=summary_id if result.summarized else None
-        ),
+        "url": url,
     }

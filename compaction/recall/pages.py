@@ -1,6 +1,9 @@
 """The channel page's search: a plain GET form and a results page, no JavaScript needed."""
 
+from collections.abc import Sequence
+
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import render
@@ -9,15 +12,23 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from chatcore import selectors as chat_selectors
+from chatcore.models import Channel
 from chatcore.web import AuthenticatedRequest, own_channel
-from compaction.recall import recall_search
+from compaction.recall import RecallResult, recall_search
 
 
-def result_url(*, channel_id: int, message_id: int, summary_id: int | None) -> str:
-    """The message on the channel page, or in the summarized-history view when a summary covers it."""
-    if summary_id is not None:
-        return reverse("chat:originals", args=[channel_id, summary_id]) + f"#m{message_id}"
-    return reverse("chat:channel", args=[channel_id]) + f"#m{message_id}"
+def result_urls(*, channel: Channel, user: User, results: Sequence[RecallResult]) -> list[str]:
+    """Where each result opens: the message on the channel page, or in the summarized-history view of the
+    summary in force when the result is summarized (the user's cursor read only then). Each page's address is
+    reversed once (a search lists up to SEARCH_MAX_LIMIT results, and reversing an address cost more than
+    writing the rest of a result)."""
+    summary_page = None
+    if any(r.summarized for r in results):
+        cursor = chat_selectors.cursor_get(channel=channel, user=user)
+        if cursor is not None and cursor.summary_id is not None:
+            summary_page = reverse("chat:originals", args=[channel.pk, cursor.summary_id])
+    channel_page = reverse("chat:channel", args=[channel.pk])
+    return [f"{summary_page if r.summarized and summary_page is not None else channel_page}#m{r.id}" for r in results]
 
 
 @login_required
@@ -32,17 +43,14 @@ def channel_search(request: AuthenticatedRequest, channel_id: int) -> HttpRespon
         except ValidationError as invalid:
             error = "; ".join(invalid.messages)
         else:
-            cursor = chat_selectors.cursor_get(channel=channel, user=request.user)
-            summary_id = cursor.summary_id if cursor else None
+            urls = result_urls(channel=channel, user=request.user, results=found.results)
             results = [
                 {
                     "result": r,
                     "snippet": mark_safe(r.snippet),  # noqa: S308 (escaped by chatcore.search.highlight)
-                    "url": result_url(
-                        channel_id=channel.pk, message_id=r.id, summary_id=summary_id if r.summarized else None
-                    ),
+                    "url": url,
                 }
-                for r in found.results
+                for r, url in zip(found.results, urls, strict=True)
             ]
     context = {"channel": channel, "query": query, "results": results, "error": error}
     return render(request, "compaction/search.html", context)
