@@ -38,6 +38,7 @@ from compaction.gateway.rounds import Spent, answer_complete, round_stream, turn
 from compaction.gateway.services import Turn, model_for_request, turn_prepare, turn_reply_store
 from compaction.gateway.streaming import completion_events
 from compaction.observability.metrics import gateway_added_seconds
+from compaction.scanner.selectors import settings_read_once
 
 logger = logging.getLogger(__name__)
 
@@ -158,8 +159,9 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     """POST /v1/chat/completions: the OpenAI Chat Completions call, on our tree, with compaction."""
     timings = Timings()  # each step's milliseconds, sent as Server-Timing
     # The request's wall time and the server process's CPU (this request's when alone): in the header of an
-    # answer sent whole (a stream's headers leave before they end).
-    with timings.timed("cpu", clock=time.process_time), timings.timed("total"):
+    # answer sent whole (a stream's headers leave before they end). The compaction settings are read once for
+    # the call: the tools offered and the trigger after the answer's store both look at them.
+    with timings.timed("cpu", clock=time.process_time), timings.timed("total"), settings_read_once():
         with timings.timed("prepare"):
             user, completion, turn = await db_step(_prepare)(request, timings)
         loop = turn_loop(user=user, turn=turn)

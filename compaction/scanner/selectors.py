@@ -1,6 +1,9 @@
 """Reads of the scanner. Each is one query whatever the number of candidates."""
 
+import contextlib
 import datetime
+from collections.abc import Iterator
+from contextvars import ContextVar
 
 from django.db.models import Count, F, Q, QuerySet
 
@@ -24,13 +27,43 @@ _SETTINGS_ROW = FixedQuery(
 )
 
 
+# The settings row as read by the call in progress (`settings_read_once`); None outside such a call.
+_CALL_SETTINGS: ContextVar[list[CompactionSettings] | None] = ContextVar("compaction_call_settings", default=None)
+
+
+@contextlib.contextmanager
+def settings_read_once() -> Iterator[None]:
+    """Within the block, the unlocked settings row is read at most once: a gateway call reads it while it
+    prepares (whether to offer recall_history) and again after the answer is stored (the event trigger), one
+    statement of every call in a compacted channel; the second use takes the row the first read. The row
+    is the call's own, never kept past it, so every call still sees the admin's latest settings (no
+    process-local state). The holder is shared with the threads the block's steps run in (a context copy
+    holds the same list)."""
+    token = _CALL_SETTINGS.set([])
+    try:
+        yield
+    finally:
+        _CALL_SETTINGS.reset(token)
+
+
 def compaction_settings_get(*, lock: bool = False) -> CompactionSettings:
     """The settings row, created with its defaults (auto-compaction off) if missing.
 
     With `lock`, the row is locked until the transaction ends: ticks and
     event reservations serialise on it, so two of them never hand out the
-    same concurrency slot.
+    same concurrency slot. Without, inside `settings_read_once`, the call's
+    first read serves the rest of the call.
     """
+    held = None if lock else _CALL_SETTINGS.get()
+    if held:
+        return held[0]
+    row = _settings_read(lock=lock)
+    if held is not None:
+        held.append(row)
+    return row
+
+
+def _settings_read(*, lock: bool) -> CompactionSettings:
     queryset = CompactionSettings.objects.select_for_update() if lock else CompactionSettings.objects
     # Read on every reply in a compacted channel: unlocked, a statement built once (chatcore.compiled).
     found = queryset.filter(pk=SETTINGS_PK)[:1] if lock else _SETTINGS_ROW.fetch(pk=SETTINGS_PK)

@@ -206,3 +206,20 @@ def test_the_service_module_imports_nothing_from_http():
     )
     assert wrong == []
     assert "compaction.gateway.incoming.CompletionRequest" in imported(path)  # the check reads this module
+
+
+@pytest.mark.django_db(transaction=True)  # the trigger runs as the answer's store commits
+def test_a_call_in_a_compacted_channel_reads_the_compaction_settings_once(small_model, llm_server, token):
+    """The tools offered (recall_history, with a summary in force) and the trigger after the answer's store
+    both look at the compaction settings: one read serves the call."""
+    llm_server.script(Reply(content="Answered."), Reply(content="Again."))
+    messages = history(61)
+    response = post(token, messages)
+    assert response.status_code == 200, response.content
+    messages += [{"role": "assistant", "content": "Answered."}, {"role": "user", "content": "And the venue?"}]
+    with CaptureQueriesContext(connection) as captured:
+        response = post(token, messages)
+    assert response.status_code == 200, response.content
+    assert "recall_history" in str(llm_server.requests[-1].get("tools"))  # the settings were looked at
+    reads = [query["sql"] for query in captured if "compaction_compactionsettings" in query["sql"]]
+    assert len(reads) == 1, reads

@@ -482,3 +482,18 @@ def test_other_users_cursors_do_not_count_as_the_owners_path(db, django_capture_
     chat_services.message_append(channel=channel, user=visitor, role="user", content="Hello from a visitor.")
     report = tick(django_capture_on_commit_callbacks, now=timezone.now() + NOW_PLUS)
     assert report.decisions[0].leaf_id == channel.cursors.get(user=channel.owner).leaf_id
+
+
+def test_the_settings_are_read_once_inside_a_call_and_afresh_at_each_call(db, django_assert_num_queries):
+    """`settings_read_once`: a call's later reads take its first one; the next call reads the row again."""
+    selectors.compaction_settings_get()  # the row exists
+    with django_assert_num_queries(1), selectors.settings_read_once():
+        first = selectors.compaction_settings_get()
+        assert selectors.compaction_settings_get() is first
+    CompactionSettings.objects.filter(pk=selectors.SETTINGS_PK).update(enabled=True)
+    with django_assert_num_queries(1), selectors.settings_read_once():
+        assert selectors.compaction_settings_get().enabled
+        assert selectors.compaction_settings_get().enabled
+    with django_assert_num_queries(2):
+        selectors.compaction_settings_get()
+        selectors.compaction_settings_get()
