@@ -12,6 +12,8 @@ from django.conf import settings as django_settings
 from django.contrib.auth import middleware as auth
 from django.contrib.messages import middleware as messages
 from django.contrib.sessions import middleware as sessions
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.middleware import clickjacking, common, csrf, security
@@ -83,7 +85,52 @@ class InlineMiddleware(MiddlewareMixin):
 
 
 class CSPMiddleware(InlineMiddleware, csp.CSPMiddleware):
-    """The Content-Security-Policy header (and its nonce)."""
+    """The Content-Security-Policy header (and its nonce). A response without a nonce and without a view's
+    own policy (`csp.decorators`) gets the settings' policy, the same string every time: it is built once per
+    setting (`_settings_policies`, emptied when the setting changes) instead of at every response."""
+
+    def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+        # django-csp's own, with `build_policy(**asdict(parts))` read through `_policy`.
+        if response.status_code in CSP_DEBUG_EXEMPT and django_settings.DEBUG:
+            return response
+        for report_only, header, exempt, setting in CSP_HEADERS:
+            policy = self._policy(
+                self.get_policy_parts(request=request, response=response, report_only=report_only), report_only
+            )
+            if not policy or header in response or getattr(response, exempt, False) is not False:
+                continue
+            prefixes = (getattr(django_settings, setting, None) or {}).get("EXCLUDE_URL_PREFIXES", None) or ()
+            if not request.path_info.startswith(tuple(prefixes)):
+                response[header] = policy
+        if getattr(request, "_csp_nonce", None) is None:
+            request.csp_nonce = csp.CheckableLazyObject(self._csp_nonce_post_response)  # type: ignore[attr-defined]
+        return response
+
+    @staticmethod
+    def _policy(parts: csp.PolicyParts, report_only: bool) -> str:
+        if parts.config is None and parts.update is None and parts.replace is None and parts.nonce is None:
+            policy = _settings_policies.get(report_only)
+            if policy is None:
+                policy = _settings_policies[report_only] = csp.build_policy(report_only=report_only)
+            return policy
+        return csp.build_policy(parts.config, parts.update, parts.replace, parts.nonce, report_only=report_only)
+
+
+# django-csp's: a 500 or 404 page under DEBUG keeps its own policy (the debug pages' inline styles).
+CSP_DEBUG_EXEMPT = frozenset({500, 404})
+# Each header: report-only or not, its name, the response's attribute exempting it, its setting.
+CSP_HEADERS = (
+    (False, csp.HEADER, "_csp_exempt", "CONTENT_SECURITY_POLICY"),
+    (True, csp.HEADER_REPORT_ONLY, "_csp_exempt_ro", "CONTENT_SECURITY_POLICY_REPORT_ONLY"),
+)
+# The settings' policy (by report-only), built at its first response.
+_settings_policies: dict[bool, str] = {}
+
+
+@receiver(setting_changed)
+def _settings_policy_forget(*, setting: str, **kwargs: Any) -> None:
+    if setting.startswith("CONTENT_SECURITY_POLICY"):
+        _settings_policies.clear()
 
 
 class CommonMiddleware(InlineMiddleware, common.CommonMiddleware):

@@ -5,15 +5,22 @@ import asyncio
 import secrets
 import threading
 
+import csp.middleware as csp_middleware
 import pytest
 from asgiref.sync import async_to_sync, iscoroutinefunction
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.sessions.models import Session
 from django.http import HttpResponse
-from django.test import AsyncRequestFactory, RequestFactory
+from django.test import AsyncRequestFactory, RequestFactory, override_settings
 
-from project.middleware import InlineMiddleware, MessageMiddleware, SessionMiddleware, StaticFilesMiddleware
+from project.middleware import (
+    CSPMiddleware,
+    InlineMiddleware,
+    MessageMiddleware,
+    SessionMiddleware,
+    StaticFilesMiddleware,
+)
 
 
 def _middleware(tmp_path, get_response):
@@ -106,3 +113,33 @@ def test_a_message_that_does_not_fit_its_cookie_goes_to_the_session():
     response = async_to_sync(_with_session(MessageMiddleware(view)))(AsyncRequestFactory().get("/"))
     key = response.cookies[settings.SESSION_COOKIE_NAME].value
     assert "_messages" in Session.objects.get(session_key=key).get_decoded()
+
+
+def _csp_headers(middleware, *, nonce: bool = False, decorate=None) -> dict[str, str]:
+    request = RequestFactory().get("/api/anything")
+    middleware.process_request(request)
+    if nonce:
+        str(request.csp_nonce)
+    response = HttpResponse("x")
+    if decorate is not None:
+        decorate(response)
+    middleware.process_response(request, response)
+    return {name: value for name, value in response.items() if name.startswith("Content-Security-Policy")}
+
+
+def test_the_settings_csp_policy_is_django_csp_s_built_once_and_rebuilt_when_the_setting_changes():
+    ours, theirs = CSPMiddleware(lambda request: None), csp_middleware.CSPMiddleware(lambda request: None)
+    assert _csp_headers(ours) == _csp_headers(theirs) != {}
+    assert _csp_headers(ours) == _csp_headers(theirs)  # from what was built at the first response
+
+    def replaced(response):
+        response._csp_replace = {"img-src": ["https://example.com"]}
+
+    assert _csp_headers(ours, decorate=replaced) == _csp_headers(theirs, decorate=replaced) != _csp_headers(ours)
+    # A response whose page asked for a nonce is built as django-csp builds it (the settings place no nonce).
+    assert _csp_headers(ours, nonce=True) == _csp_headers(theirs, nonce=True)
+
+    changed = {**settings.CONTENT_SECURITY_POLICY, "DIRECTIVES": {"default-src": ["'none'"]}}
+    with override_settings(CONTENT_SECURITY_POLICY=changed):
+        assert _csp_headers(ours) == _csp_headers(theirs) == {"Content-Security-Policy": "default-src 'none'"}
+    assert _csp_headers(ours) == _csp_headers(theirs)
