@@ -134,6 +134,17 @@ def _ascii_runs(lower: str) -> list[str]:
     return lower.encode("ascii").translate(_NOT_RUN_BYTES).decode("ascii").split()
 
 
+# An apostrophe between a letter or digit and a letter: where TOKEN_RE keeps a word's tail ("don't"). An apostrophe
+# that is only a quotation mark ('TimeoutError', the runners') joins nothing: TOKEN_RE's tokens are then the runs.
+_JOINING_APOSTROPHE_RE = re.compile(r"[A-Za-z0-9]'[A-Za-z]")
+
+
+def runs_exact(text: str) -> bool:
+    """Whether the split of any span of `runs_text(text)` is `tokens_of` of that span lower-cased, with no
+    apostrophe's parts to add: ASCII text in which no apostrophe joins a word's tail to it."""
+    return text.isascii() and ("'" not in text or _JOINING_APOSTROPHE_RE.search(text) is None)
+
+
 def runs_text(text: str) -> str:
     """ASCII `text` lower-cased with each character that is no letter or digit made a space: the split of any
     span of it is `tokens_of` of that span lower-cased (when the text has no apostrophe)."""

@@ -219,3 +219,23 @@ def test_paths_of_paths_found_are_the_expression_s():
         text = "".join(generator.choice(PATH_PARTS) for _ in range(generator.randint(0, 12)))
         if "/" in text or lexicon._MAYBE["path"].search(text):
             assert lexicon.find_paths(text) == [m.group(0) for m in lexicon.PATH_RE.finditer(text)], repr(text)
+
+
+def test_runs_text_splits_as_the_expression_where_no_apostrophe_joins_a_word():
+    generator = random.Random(4)
+    exact = 0
+    for text in [*_texts(), "The log said 'TimeoutError after 10 s' and the runners' logs", "We'll see"]:
+        if not lexicon.runs_exact(text):
+            assert not text.isascii() or re.search(r"[a-z0-9]'[a-z]", text.lower()), repr(text)
+            continue
+        exact += 1
+        runs = lexicon.runs_text(text)
+        start = generator.randint(0, len(text))
+        end = generator.randint(start, len(text))
+        for a, b in ((0, len(text)), (start, end)):
+            expected = lexicon.TOKEN_RE.findall(text[a:b].lower())
+            assert runs[a:b].split() == expected, repr(text[a:b])
+            assert not any("'" in token for token in expected)
+    assert exact > 1_000
+    assert lexicon.runs_exact("The log said 'TimeoutError after 10 s'")
+    assert not lexicon.runs_exact("We'll see") and not lexicon.runs_exact("Café")

@@ -114,9 +114,10 @@ def read_item(index: int, item: TranscriptItem) -> list[Read]:
     content = item.content
     pieces = pieces_of(index, content)
     alone = sum(1 for piece in pieces if piece.kind == "sentence") <= 1
-    # On ASCII text without an apostrophe (most messages), a piece's tokens are the runs of its span of the whole
-    # message's runs text (lower-casing and the translation map each character to one): made once per message.
-    runs = lexicon.runs_text(content) if content.isascii() and "'" not in content else None
+    # On ASCII text in which no apostrophe joins a word (most messages), a piece's tokens are the runs of its span of
+    # the whole message's runs text (lower-casing and the translation map each character to one): made once per
+    # message.
+    runs = lexicon.runs_text(content) if lexicon.runs_exact(content) else None
     reads = []
     for piece in pieces:
         if runs is not None:

@@ -2,7 +2,9 @@
 
 import random
 
+from compaction import lexicon
 from compaction.summarizers.offline import patterns, scoring, units
+from compaction.transcript import TranscriptItem
 from devtools.docs.samples import demo_items
 
 PHRASES = [
@@ -84,3 +86,33 @@ def test_a_question_s_first_person_read_with_its_tokens_is_the_search_s():
         assert scoring.informative(text, words, tokens) == scoring.informative(text, words), repr(text)
         questions += bool(scoring.FIRST_PERSON_RE.search(text))
     assert 500 < questions < 4_500  # both kinds of question are in the sample
+
+
+QUOTING_PHRASES = [
+    "said 'TimeoutError",
+    " s'",
+    "the runners' logs",
+    "'ok'",
+    "don't",
+    "Rock'n'roll",
+    ". Next",
+    "!",
+    "\n",
+]
+
+
+def test_a_message_s_pieces_read_once_are_each_piece_s_words():
+    """read_item splits a whole ASCII message once when no apostrophe in it joins a word (an apostrophe that only
+    quotes included): each piece's words and tokens are what `_words_of` finds in the piece alone."""
+    generator = random.Random(19)
+    phrases = PHRASES + QUOTING_PHRASES
+    once = 0
+    for index in range(3_000):
+        content = "".join(generator.choice(phrases) for _ in range(generator.randint(1, 12)))
+        item = TranscriptItem(index, "user", "user", content)
+        once += "'" in content and lexicon.runs_exact(content)
+        for read in units.read_item(index, item):
+            listed, tokens, words = units._words_of(read.piece.text)
+            assert (read.tokens, read.words) == (tokens, words), repr(read.piece.text)
+            assert read.addressed == sum(1 for token in listed if token in scoring.SECOND_PERSON)
+    assert once > 200  # quoting apostrophes read with the whole message, not only messages without any
