@@ -154,15 +154,19 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _sentence_spans(text: str, start: int, end: int):
-    """Sentences of one line of `text`, as spans."""
-    position = start
-    for match in _SENTENCE_END_RE.finditer(text, start, end):
-        gap = match.span(1 if match.start(1) >= 0 else 2)
-        yield position, gap[0]
-        position = gap[1]
-    if position < end:
-        yield position, end
+def _spans_of_sentences(text: str) -> list[tuple[int, int]]:
+    """The sentences of each line of `text` in turn, as spans (one list: a generator per line cost more than the
+    spans)."""
+    spans: list[tuple[int, int]] = []
+    for line in _LINE_RE.finditer(text):
+        position, end = line.span()
+        for match in _SENTENCE_END_RE.finditer(text, position, end):
+            gap = match.span(1 if match.start(1) >= 0 else 2)
+            spans.append((position, gap[0]))
+            position = gap[1]
+        if position < end:
+            spans.append((position, end))
+    return spans
 
 
 def _limited(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
@@ -209,16 +213,20 @@ def pieces_of(index: int, content: str) -> list[Piece]:
     masked = _SHARED_RE.sub(_blank, masked) if shared else masked
     pieces: list[Piece] = []
     sentence = 0
-    for line in _LINE_RE.finditer(masked):
-        for begin, finish in _sentence_spans(masked, line.start(), line.end()):
-            begin, finish = _trimmed(masked, begin, finish)
-            if finish - begin < MIN_PIECE_CHARS:
-                continue
-            sentence += 1
-            for start, end, cut in _limited(masked, begin, finish):
-                text = content[start:end]
-                if _ALNUM_RE.search(text):
-                    pieces.append(Piece(index, start, end, text, len(pieces), cut=cut, sentence=sentence))
+    for begin, finish in _spans_of_sentences(masked):
+        begin, finish = _trimmed(masked, begin, finish)
+        if finish - begin < MIN_PIECE_CHARS:
+            continue
+        sentence += 1
+        if masked.count(" ", begin, finish) < SPLIT_WORDS:  # _limited's one span, without its call (most sentences)
+            text = content[begin:finish]
+            if _ALNUM_RE.search(text):
+                pieces.append(Piece(index, begin, finish, text, len(pieces), sentence=sentence))
+            continue
+        for start, end, cut in _limited(masked, begin, finish):
+            text = content[start:end]
+            if _ALNUM_RE.search(text):
+                pieces.append(Piece(index, start, end, text, len(pieces), cut=cut, sentence=sentence))
     for match in _CAPTION_RE.finditer(content) if shared else ():
         if match.group(1).strip():
             start, end = match.span(1)
