@@ -116,7 +116,7 @@ def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_t
             dated=dated,
             flagged=False,
         )
-        found = {row.id: row for row in rows}
+        found = {row[engine.ID]: row for row in rows}
         weights[unit] = ranking.idf(matches=min(len(rows), cap + 1), messages=messages)
         matched[unit] = set(found)
         return _scored(parsed, found, matched, weights, average_tokens, context, limit)
@@ -127,8 +127,8 @@ def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_t
         if count > cap:
             common.append(unit)
             continue
-        matched[unit] = {row.id for row in each.found[unit]}
-        found.update((row.id, row) for row in each.found[unit])
+        matched[unit] = {row[engine.ID] for row in each.found[unit]}
+        found.update((row[engine.ID], row) for row in each.found[unit])
     if not found and common:
         for operator in ("AND", "OR"):
             rows, members = engine.candidates(
@@ -142,7 +142,7 @@ def _rank(parsed: ParsedQuery, filters: engine.Filters, messages: int, average_t
             )
             if rows:
                 break
-        found.update((row.id, row) for row in rows)
+        found.update((row[engine.ID], row) for row in rows)
         if rows and operator == "AND":
             # Each candidate holds every one of these words: nothing to ask (SQLite's engine, with no rare
             # word to narrow its lists, read all their matches across the candidates' span, thousands of rows).
@@ -167,7 +167,7 @@ def _scored(
     scores = ranking.base_scores(
         query=parsed, candidates=found.values(), matched=matched, weights=weights, average_tokens=average_tokens
     )
-    depth_of = {i: found[i].depth for i in scores}
+    depth_of = {i: found[i][engine.DEPTH] for i in scores}
     return ranking.with_neighbours(scores=scores, depth_of=depth_of, context=context, limit=limit)
 
 

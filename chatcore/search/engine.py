@@ -14,7 +14,6 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import datetime as dt
-from typing import NamedTuple
 
 from django.db import connection
 from django.utils import timezone
@@ -79,19 +78,18 @@ class Filters:
         return " AND ".join(parts), params
 
 
-class Candidate(NamedTuple):
-    """A matching message as the ranking reads it (a tuple: hundreds are made per search)."""
+# A matching message as the ranking reads it: the row the engine's statement sends, as it comes (hundreds per
+# search; a named tuple made of each cost more than the ranking's own work). Its columns, in order: the id, the
+# depth, the tokens, the creation time as the driver returns it (NULL unless the query names a period: read it
+# through `created_at`) and the speaker's name ('' or NULL when none). A row may carry more columns after these.
+Candidate = tuple
+ID, DEPTH, TOKENS, CREATED_AT, SPEAKER = range(5)
+CANDIDATE_COLUMNS = 5
 
-    id: int
-    depth: int
-    tokens: int
-    created_at_raw: object  # as the driver returns it; read through `created_at` (only periods need it)
-    role: str
-    speaker: str
 
-    @property
-    def created_at(self) -> dt.datetime | None:
-        return _aware(self.created_at_raw)
+def created_at(candidate: Candidate) -> dt.datetime | None:
+    """The candidate's creation time, aware (None when its statement did not read it)."""
+    return _aware(candidate[CREATED_AT])
 
 
 def segments_cte(leaf: str) -> str:
@@ -157,8 +155,8 @@ def _flags(units: tuple[str, ...], vector: str) -> tuple[str, list]:
 
 def _members_from_flags(units: tuple[str, ...], rows, first: int) -> dict[str, set[int]]:
     """{unit: ids of the rows whose flag for it is true}; the flags are the columns from `first` on,
-    the id is column `first - len(Candidate._fields)`."""
-    id_column = first - len(Candidate._fields)
+    the id is column `first - CANDIDATE_COLUMNS`."""
+    id_column = first - CANDIDATE_COLUMNS
     return {unit: {row[id_column] for row in rows if row[first + position]} for position, unit in enumerate(units)}
 
 
@@ -188,13 +186,8 @@ def _candidate_select(dated: bool, named: bool = False) -> str:
     # The date is read only when the query names a period: converting it is most of what a row costs here.
     created_at = "m.created_at" if dated else "NULL"
     if named:
-        return f"m.id, m.depth, m.tokens, {created_at} AS created_at, m.role, {_speaker_column()} AS speaker"
-    return f"m.id, m.depth, m.tokens, {created_at}, m.role, {_speaker_column()}"
-
-
-def _candidates(rows, first: int = 0) -> list[Candidate]:
-    a, b, c, d, e, f = first, first + 1, first + 2, first + 3, first + 4, first + 5
-    return [Candidate(row[a], row[b], row[c], row[d], row[e], row[f] or "") for row in rows]
+        return f"m.id, m.depth, m.tokens, {created_at} AS created_at, {_speaker_column()} AS speaker"
+    return f"m.id, m.depth, m.tokens, {created_at}, {_speaker_column()}"
 
 
 def candidates(
@@ -228,8 +221,7 @@ def candidates(
         with connection.cursor() as cursor:
             cursor.execute(f"{select} {order} LIMIT %s", [*params, limit])
             rows = cursor.fetchall()
-    width = len(Candidate._fields)
-    return _candidates(rows), _members_from_flags(units, rows, width) if flagged else None
+    return rows, _members_from_flags(units, rows, CANDIDATE_COLUMNS) if flagged else None
 
 
 # PostgreSQL: a common word's most recent matches are read from the newest ids down, in spans. GIN gives a
@@ -352,7 +344,7 @@ def candidates_each(*, units: tuple[str, ...], filters: Filters, limit: int, dat
         # The window functions see the arm's rows after its LIMIT: its count, and a row to carry it.
         arms.append(
             f"SELECT * FROM (SELECT {position} AS unit, arm.matches, "
-            f"arm.id, arm.depth, arm.tokens, arm.created_at, arm.role, arm.speaker"
+            f"arm.id, arm.depth, arm.tokens, arm.created_at, arm.speaker"
             f"{flags} FROM (SELECT count(*) OVER () AS matches, row_number() OVER () AS place, "
             f"inner{position}.* FROM (SELECT {_candidate_select(dated, named=True)}{vector} FROM {_from()} "
             f"WHERE {match} AND {where} LIMIT %s) AS inner{position}) AS arm "
@@ -373,8 +365,9 @@ def candidates_each(*, units: tuple[str, ...], filters: Filters, limit: int, dat
         unit = units[row[0]]
         if counts[unit] < limit:
             kept.setdefault(unit, []).append(row)
-    found = {unit: _candidates(kept.get(unit, ()), 2) for unit in units if counts[unit] < limit}
-    first_flag = 2 + len(Candidate._fields)
+    # Each row without its leading unit and count (the flags after it stay: the ranking reads the first columns).
+    found = {unit: [row[2:] for row in kept.get(unit, ())] for unit in units if counts[unit] < limit}
+    first_flag = 2 + CANDIDATE_COLUMNS
     members = _members_from_flags(units, [r for m in kept.values() for r in m], first_flag) if flagged else None
     return Each(counts, found, members)
 

@@ -22,7 +22,7 @@ import math
 import re
 from collections.abc import Iterable
 
-from chatcore.search.engine import Candidate
+from chatcore.search.engine import ID, SPEAKER, TOKENS, Candidate, created_at
 from chatcore.search.query import ParsedQuery
 
 K1 = 1.2
@@ -52,16 +52,41 @@ def base_scores(
     average_tokens: float,
 ) -> dict[int, float]:
     """Each candidate's own score, before its neighbours are counted."""
-    scores: dict[int, float] = {}
     # Per unit, once: the set of its matches and its numerator (the same products as computed per candidate).
     units = [(unit, matched.get(unit, ()), weights.get(unit, 0.0) * (K1 + 1)) for unit in query.units]
     average = max(average_tokens, 1.0)
+    # Each length's damping once (a length's is the same number for every candidate of that length; most
+    # candidates share a few dozen lengths), by candidate.
+    damping: dict[int, float] = {}
+    divisor_of: dict[int, float] = {}
+    named: list[Candidate] = []
+    dated: list[Candidate] = []  # all of them, when the query names a period
     for candidate in candidates:
-        names = _speaker_words(candidate.speaker) if candidate.speaker else frozenset()
-        length = K1 * (1 - B + B * candidate.tokens / average)
+        if query.periods:
+            dated.append(candidate)
+        if candidate[SPEAKER]:
+            named.append(candidate)
+            continue
+        tokens = candidate[TOKENS]
+        divisor = damping.get(tokens)
+        if divisor is None:
+            divisor = damping[tokens] = 1 + K1 * (1 - B + B * tokens / average)
+        divisor_of[candidate[ID]] = divisor
+    # A candidate without a speaker: its units' shares added unit by unit, in the query's order, as the
+    # per-candidate sum adds them (the same float additions from 0.0, so the same scores).
+    scores: dict[int, float] = {}
+    for _unit, members, numerator in units:
+        for message_id in members:
+            divisor = divisor_of.get(message_id)
+            if divisor is not None:
+                scores[message_id] = scores.get(message_id, 0.0) + numerator / divisor
+    scores = {i: score for i, score in scores.items() if score > 0}
+    for candidate in named:
+        names = _speaker_words(candidate[SPEAKER])
+        length = K1 * (1 - B + B * candidate[TOKENS] / average)
         score, speaker = 0.0, False
         for unit, members, numerator in units:
-            if candidate.id not in members:
+            if candidate[ID] not in members:
                 continue
             if unit in names:
                 speaker = True
@@ -71,11 +96,14 @@ def base_scores(
             continue
         if speaker:
             score *= SPEAKER_BOOST
-        if query.periods:
-            when = candidate.created_at
+        scores[candidate[ID]] = score
+    if query.periods:
+        for candidate in dated:
+            if candidate[ID] not in scores:
+                continue
+            when = created_at(candidate)
             if when is not None and any(period.holds(when.date()) for period in query.periods):
-                score *= PERIOD_BOOST
-        scores[candidate.id] = score
+                scores[candidate[ID]] *= PERIOD_BOOST
     return scores
 
 

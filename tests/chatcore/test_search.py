@@ -452,6 +452,62 @@ def test_only_candidates_with_neighbours_get_their_share_and_the_ranking_is_unch
             assert ranking.with_neighbours(scores=scores, depth_of=depth_of, context=context, limit=limit) == expected
 
 
+def _base_scores_one_by_one(query, candidates, matched, weights, average_tokens):
+    """chatcore.search.ranking.base_scores as it first was: each candidate's units summed in turn."""
+    scores = {}
+    average = max(average_tokens, 1.0)
+    for candidate in candidates:
+        message_id, _depth, tokens, _created, speaker = candidate[:5]
+        names = ranking._speaker_words(speaker) if speaker else frozenset()
+        length = ranking.K1 * (1 - ranking.B + ranking.B * tokens / average)
+        score, named = 0.0, False
+        for unit in query.units:
+            if message_id not in matched.get(unit, ()):
+                continue
+            if unit in names:
+                named = True
+                continue
+            score += weights.get(unit, 0.0) * (ranking.K1 + 1) / (1 + length)
+        if score <= 0:
+            continue
+        if named:
+            score *= SPEAKER_BOOST
+        when = engine.created_at(candidate)
+        if query.periods and when is not None and any(p.holds(when.date()) for p in query.periods):
+            score *= ranking.PERIOD_BOOST
+        scores[message_id] = score
+    return scores
+
+
+@pytest.mark.parametrize("text", ["deploy", "deploy caroline rollback", "caroline May 2023", "rollback 2024 deploy"])
+def test_base_scores_by_unit_are_the_scores_summed_candidate_by_candidate(text):
+    rng = random.Random(text)
+    query = parse_query(text)
+    start = dt.datetime(2023, 4, 20, tzinfo=dt.UTC)
+    candidates = [
+        (
+            message_id,
+            message_id * 2,
+            rng.randint(0, 120),
+            start + dt.timedelta(days=rng.randint(0, 60)) if query.periods else None,
+            rng.choice(["", "", "", None, "Caroline", "Bob Rollback"]),
+            "trailing flag",
+        )
+        for message_id in range(1, 700)
+    ]
+    ids = [candidate[0] for candidate in candidates]
+    matched = {unit: set(rng.sample(ids, rng.randint(1, len(ids)))) | {10_000} for unit in query.units}
+    weights = {unit: rng.random() * 4 for unit in query.units}
+    if len(query.units) > 1:
+        del weights[query.units[-1]]  # a unit that weighs nothing: its candidates alone score nothing
+    expected = _base_scores_one_by_one(query, candidates, matched, weights, 31.7)
+    found = ranking.base_scores(
+        query=query, candidates=iter(candidates), matched=matched, weights=weights, average_tokens=31.7
+    )
+    assert found == expected
+    assert len(expected) > 100
+
+
 def test_a_converter_is_skipped_for_null_only_when_it_gives_null_back():
     assert rows._keeps_null([lambda value, column, db: value], None, None)
     assert not rows._keeps_null([lambda value, column, db: "none" if value is None else value], None, None)
@@ -523,7 +579,7 @@ def test_a_word_the_probe_does_not_find_is_read_from_the_rest_of_the_path(channe
     filters = _path_filters(channel)
     with CaptureQueriesContext(connection) as spans:
         found, _ = engine.candidates(units=("zeppelin",), operator="AND", filters=filters, limit=5, recent_first=True)
-    assert [c.id for c in found] == [rare.pk]
+    assert [c[engine.ID] for c in found] == [rare.pk]
     assert len(spans.captured_queries) == 1
     with connection.cursor() as cursor:  # the span's setting ended with its statement
         cursor.execute("SHOW enable_indexscan")
