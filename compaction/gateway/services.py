@@ -14,7 +14,7 @@ import time
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet, Subquery
 from django.utils import timezone
 
 from chatcore import conf as chatcore_conf
@@ -28,7 +28,7 @@ from chatcore.errors import Conflict, ModelCallFailed, NotFound, Unprocessable
 from chatcore.llm_attempt import UsagePending, role_models
 from chatcore.llm_chat import ChatTurn
 from chatcore.locks import channel_lock, channel_lock_with_cursor
-from chatcore.models import Channel, Cursor, LLMModel, Message, Summary, Team
+from chatcore.models import Channel, Cursor, LLMModel, Message, ModelRole, Summary, Team
 from chatcore.replies import reply_store
 from chatcore.teams.budgets import team_budget_check
 from chatcore.throttling import expensive_call
@@ -79,23 +79,46 @@ class Turn:
 
 
 def _model_named(using: str, name: str) -> QuerySet[LLMModel]:
-    # The name is unique: a slice, not `first()` (an ORDER BY).
-    return chatcore_selectors.llm_models_active().using(using).filter(name=name)[:1]
+    # The active model of that (unique) name, and the site's chat fallback (any, active or not, as the role
+    # reads it), each row with the fallback's id to tell them apart: `role_models`' read of the site's role, in
+    # the same statement.
+    site_fallback = ModelRole.objects.using(using).filter(role=ModelRole.Role.CHAT).values("fallback_id")[:1]
+    return (
+        LLMModel.objects.using(using)
+        .filter(Q(name=name, is_active=True) | Q(pk=Subquery(site_fallback)))
+        .annotate(site_fallback_id=Subquery(site_fallback))
+    )
 
 
 _MODEL_NAMED = FixedQuery(LLMModel, _model_named, name=str)  # built once per database (chatcore.compiled)
 
 
 def model_for_request(*, name: str) -> LLMModel:
+    return _model_and_site_fallback(name=name)[0]
+
+
+def _model_and_site_fallback(*, name: str) -> tuple[LLMModel, LLMModel | None]:
+    """The active model named `name`, and the site's chat fallback (None: none set)."""
     found = _MODEL_NAMED.fetch(name=name)
-    model = found[0] if found else None
+    model = next((row for row in found if row.name == name and row.is_active), None)
+    fallback = next((row for row in found if row.pk == row.site_fallback_id), None)  # type: ignore[attr-defined]
     if model is None:
         raise NotFound(
             f"The model `{name}` does not exist or is not active: GET /v1/models lists the models you can use.",
             code="model_not_found",
             extra={"field": "model"},
         )
-    return model
+    return model, fallback
+
+
+def _candidates(*, model: LLMModel, site_fallback: LLMModel | None, channel: Channel) -> tuple[LLMModel, ...]:
+    """The models to try, as `role_models(role="chat", override=model, channel=channel)` gives them: the
+    requested model, then the chat role's fallback unless it is that model. A team's channel asks the team's
+    assignment first (`role_models`); any other takes the site's fallback read with the model."""
+    if channel.team_id is not None:
+        return tuple(role_models(role="chat", override=model, channel=channel))
+    fallback = site_fallback if site_fallback is not None and site_fallback.pk != model.pk else None
+    return (model,) if fallback is None else (model, fallback)
 
 
 def _title(messages: list[StoredForm]) -> str:
@@ -370,7 +393,7 @@ def _pinned_channel(*, user: User, channel_id: int | None) -> Channel | None:
 
 
 def _turn_prepare(*, user: User, request: CompletionRequest, timings: Timings, team: Team | None) -> Turn:
-    model = model_for_request(name=request.model)
+    model, site_fallback = _model_and_site_fallback(name=request.model)
     pinned = _pinned_channel(user=user, channel_id=request.channel_id)
     # Hashing and appending the history: CPU and a few short queries (the channel's row lock is held only by
     # another call placing its history), never a model call.
@@ -397,7 +420,7 @@ def _turn_prepare(*, user: User, request: CompletionRequest, timings: Timings, t
         appended=appended,
         tools=ours,
         room=max(0, limit - assembled.tokens),
-        candidates=tuple(role_models(role="chat", override=model, channel=channel)),
+        candidates=_candidates(model=model, site_fallback=site_fallback, channel=channel),
     )
 
 

@@ -19,9 +19,9 @@ from tests.chatcore.factories import ChannelFactory, LLMModelFactory, ModelRoleF
 
 MODEL = "loopback-chat"
 WINDOW = 2_000  # tokens: the answer's reserve is an eighth of it
-# Statements of a call that adds one turn to a conversation (the token, the model, the placing transaction,
-# the reply's): what the gateway adds to a model call, whatever the history's length.
-TURN_STATEMENTS = {"postgresql": 18, "sqlite": 24}
+# Statements of a call that adds one turn to a conversation (the token, the model with the chat role's fallback,
+# the placing transaction, the reply's): what the gateway adds to a model call, whatever the history's length.
+TURN_STATEMENTS = {"postgresql": 17, "sqlite": 23}
 
 
 @pytest.fixture(autouse=True)
@@ -223,3 +223,22 @@ def test_a_call_in_a_compacted_channel_reads_the_compaction_settings_once(small_
     assert "recall_history" in str(llm_server.requests[-1].get("tools"))  # the settings were looked at
     reads = [query["sql"] for query in captured if "compaction_compactionsettings" in query["sql"]]
     assert len(reads) == 1, reads
+
+
+@pytest.mark.parametrize("fallback_is_the_model", [False, True])
+def test_a_failed_call_falls_back_to_the_chat_role_s_fallback(chat_model, llm_server, token, fallback_is_the_model):
+    """The models a call tries, read with the requested model: it, then the site's chat fallback unless that
+    is the same model (`role_models`)."""
+    fallback = (
+        chat_model if fallback_is_the_model else LLMModelFactory(name="loopback-fallback", base_url=llm_server.url)
+    )
+    ModelRole.objects.filter(role=ModelRole.Role.CHAT).update(fallback=fallback)
+    llm_server.script(Reply(status=500), Reply(content="From the fallback."))
+    response = post(token, history(1))
+    if fallback_is_the_model:
+        assert response.status_code == 502, response.content
+        assert [request["model"] for request in llm_server.requests] == [MODEL]
+    else:
+        assert response.status_code == 200, response.content
+        assert response.json()["choices"][0]["message"]["content"] == "From the fallback."
+        assert [request["model"] for request in llm_server.requests] == [MODEL, "loopback-fallback"]
