@@ -166,12 +166,15 @@ def _from() -> str:
     return f"{FTS_TABLE} CROSS JOIN {TABLE} m ON m.id = {FTS_TABLE}.rowid"
 
 
-def _speaker_column() -> str:
+def _speaker_column(*, matched: bool = True) -> str:
+    """The speaker's name of the row `m`; on SQLite, `matched` when the statement's FTS5 table is in its FROM
+    (else the name is looked up by id)."""
     if connection.vendor == "postgresql":
         return "coalesce(m.metadata->>'speaker', '')"
     # Reading an FTS5 column fetches its row from the index's content table: half of what a match cost.
     # Only a message whose metadata names a speaker has one there ('' otherwise, as the trigger stores it).
-    return f"""CASE WHEN instr(m.metadata, '"speaker"') > 0 THEN {FTS_TABLE}.speaker ELSE '' END"""
+    speaker = f"{FTS_TABLE}.speaker" if matched else f"(SELECT f.speaker FROM {FTS_TABLE} f WHERE f.rowid = m.id)"
+    return f"""CASE WHEN instr(m.metadata, '"speaker"') > 0 THEN {speaker} ELSE '' END"""
 
 
 def _aware(value) -> dt.datetime | None:
@@ -182,12 +185,14 @@ def _aware(value) -> dt.datetime | None:
     return value
 
 
-def _candidate_select(dated: bool, named: bool = False) -> str:
+def _candidate_select(dated: bool, named: bool = False, matched: bool = True) -> str:
+    """The candidate's columns of the row `m` (`matched`: see _speaker_column)."""
     # The date is read only when the query names a period: converting it is most of what a row costs here.
     created_at = "m.created_at" if dated else "NULL"
+    speaker = _speaker_column(matched=matched)
     if named:
-        return f"m.id, m.depth, m.tokens, {created_at} AS created_at, {_speaker_column()} AS speaker"
-    return f"m.id, m.depth, m.tokens, {created_at}, {_speaker_column()}"
+        return f"m.id, m.depth, m.tokens, {created_at} AS created_at, {speaker} AS speaker"
+    return f"m.id, m.depth, m.tokens, {created_at}, {speaker}"
 
 
 def candidates(
@@ -321,24 +326,36 @@ class Each:
 def candidates_each(*, units: tuple[str, ...], filters: Filters, limit: int, dated: bool = True) -> Each:
     """For each unit alone, how many messages match it (counted up to `limit`) and, for the units under
     `limit`, those messages: what `candidates` gives for each, in one statement (one round trip however
-    many words the query has). A unit that reaches `limit` is only counted: on PostgreSQL its arm sends
-    back one row (its count), not its matches, and the others' rows say which units they match."""
+    many words the query has). A unit that reaches `limit` is only counted: its arm sends back one row (its
+    count), not its matches, and on PostgreSQL the others' rows say which units they match."""
     if not units:
         return Each({}, {}, {} if flags_in_rows() else None)
     where, where_params = filters.sql()
     flagged = flags_in_rows()
     vector = ", m.search_vector AS vector" if flagged else ""
     arms, params = [], []
+    ctes: list[str] = []
+    cte_params: list = []
     for position, unit in enumerate(units):
         match, match_params = _match((unit,), "AND")
         if not flagged:
-            # FTS5: each arm's rows as they come (counted here); the window functions below cost it more
-            # than the rows they spare.
-            arms.append(
-                f"SELECT * FROM (SELECT {position} AS unit, 0 AS matches, {_candidate_select(dated)} "
-                f"FROM {_from()} WHERE {match} AND {where} LIMIT %s) AS arm{position}"
+            # FTS5: the arm's ids are kept in SQLite (a materialized CTE, counted there), and its rows are
+            # read only when it stays under the limit; a common word sends back its count alone, where its
+            # rows cost more to fetch than to find. The window functions below cost FTS5 more than they spare.
+            ctes.append(
+                f"ids{position} AS MATERIALIZED (SELECT m.id AS id FROM {_from()} WHERE {match} AND {where} "
+                f"LIMIT %s), count{position} AS MATERIALIZED (SELECT count(*) AS n FROM ids{position})"
             )
-            params += [*match_params, *where_params, limit]
+            cte_params += [*match_params, *where_params, limit]
+            count = f"(SELECT n FROM count{position})"
+            # (The rows' select first: the statement's columns take their declared types, which the driver's
+            # conversions follow, from its first select.)
+            arms.append(
+                f"SELECT {position}, {count}, {_candidate_select(dated, matched=False)} "
+                f"FROM ids{position} CROSS JOIN {TABLE} m ON m.id = ids{position}.id WHERE {count} < %s "
+                f"UNION ALL SELECT {position}, n, NULL, NULL, NULL, NULL, NULL FROM count{position} WHERE n >= %s"
+            )
+            params += [limit, limit]
             continue
         flags, flag_params = _flags(units, "arm.vector")
         # The window functions see the arm's rows after its LIMIT: its count, and a row to carry it.
@@ -351,15 +368,15 @@ def candidates_each(*, units: tuple[str, ...], filters: Filters, limit: int, dat
             f"WHERE arm.matches < %s OR arm.place = 1) AS arm{position}"
         )
         params += [*flag_params, *match_params, *where_params, limit, limit]
+    statement = " UNION ALL ".join(arms)
+    if ctes:
+        statement = f"WITH {', '.join(ctes)} {statement}"
     with connection.cursor() as cursor:
-        cursor.execute(" UNION ALL ".join(arms), params)  # noqa: S608 (fragments built here, values as parameters)
+        cursor.execute(statement, [*cte_params, *params])  # noqa: S608 (fragments built here, values as parameters)
         rows = cursor.fetchall()
     counts = dict.fromkeys(units, 0)
-    for row in rows:
-        if flagged:
-            counts[units[row[0]]] = row[1]
-        else:
-            counts[units[row[0]]] += 1
+    for row in rows:  # each row carries its arm's count
+        counts[units[row[0]]] = row[1]
     kept: dict[str, list] = {}
     for row in rows:
         unit = units[row[0]]

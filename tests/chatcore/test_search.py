@@ -179,6 +179,25 @@ def test_a_common_word_counts_for_the_rare_words_candidates_it_matches(channel, 
     assert found.hits[0].score > found.hits[1].score
 
 
+def test_a_common_words_arm_sends_back_its_count_alone(channel):
+    """Counting each word, a word at the limit sends one row (its count), a rarer one its matches, each with
+    the candidate's columns as `candidates` reads them (the speaker too)."""
+    weather = [say(channel, "user", f"Weather report number {i}.") for i in range(4)]
+    named = say(channel, "user", "The zeppelin weather.", metadata={"speaker": "Ana"})
+    plain = say(channel, "user", "The zeppelin hovered.")
+    segments = engine.path_segments(leaf_id=plain.pk)
+    filters = engine.Filters(channel_id=channel.pk, segments=segments, id_range=(weather[0].pk, plain.pk))
+    with CaptureQueriesContext(connection) as captured:
+        each = engine.candidates_each(units=("weather", "zeppelin", "absent"), filters=filters, limit=3)
+    assert len(captured) == 1
+    assert each.counts == {"weather": 3, "zeppelin": 2, "absent": 0}
+    assert set(each.found) == {"zeppelin", "absent"}
+    rows, _members = engine.candidates(units=("zeppelin",), operator="AND", filters=filters, limit=3, flagged=False)
+    assert sorted(row[: engine.CANDIDATE_COLUMNS] for row in each.found["zeppelin"]) == sorted(rows)
+    assert {row[engine.ID]: row[engine.SPEAKER] for row in rows} == {named.pk: "Ana", plain.pk: ""}
+    assert each.found["absent"] == []
+
+
 def test_common_words_alone_that_never_meet_rank_the_messages_holding_either(channel, settings):
     settings.CHATCORE_SEARCH_TERM_CAP = 2
     weather = [say(channel, "user", f"Weather report number {i}.") for i in range(3)]
