@@ -161,6 +161,17 @@ _WRITTEN_ANCHOR_RE = re.compile(r" [\[(][^()\[\]]*[\])]")
 # Every expression _ANCHOR_RE finds holds one of these words: most texts hold none, and this test is
 # several times cheaper than _ANCHOR_RE's scan (search results date every turn they show).
 _ANCHOR_HINT_RE = re.compile(r"yesterday|last|ago|past|next", re.IGNORECASE)
+_ANCHOR_HINTS = ("yesterday", "last", "ago", "past", "next")
+
+
+def _hinted(text: str) -> bool:
+    """Whether `text` holds one of the hint words (_ANCHOR_HINT_RE): an ASCII text is lower-cased and searched
+    for each word, many times cheaper than the case-blind regex's scan; any other text (whose case folding
+    may differ from lower-casing) goes through the regex."""
+    if text.isascii():
+        lowered = text.lower()
+        return any(map(lowered.__contains__, _ANCHOR_HINTS))
+    return _ANCHOR_HINT_RE.search(text) is not None
 
 
 def date_anchors(text: str, *, said_on: dt.date | dt.datetime | None) -> list[tuple[int, str]]:
@@ -169,7 +180,7 @@ def date_anchors(text: str, *, said_on: dt.date | dt.datetime | None) -> list[tu
     The position is the end of the expression. An expression already followed by an anchor, one that
     fixes no date, and a repeat of an anchor already given are left out.
     """
-    if said_on is None or not text or not _ANCHOR_HINT_RE.search(text):
+    if said_on is None or not text or not _hinted(text):
         return []
     said = said_on.date() if isinstance(said_on, dt.datetime) else said_on
     found: list[tuple[int, str]] = []

@@ -4,6 +4,7 @@ import datetime as dt
 
 import pytest
 
+from compaction import dates
 from compaction.dates import anchor_dates
 
 FRIDAY = dt.date(2023, 6, 9)
@@ -103,3 +104,24 @@ def test_without_a_date_nothing_changes():
     assert (
         anchor_dates("I went yesterday.", said_on=dt.datetime(2023, 6, 9, 23, 59)) == "I went yesterday [8 June 2023]."
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Yesterday we met.",
+        "LAST week",
+        "two years AGO",
+        "nExT Friday",
+        "the pAsT",
+        "nothing here",
+        "",
+        "laſt week",
+        "naïve, yesterday",
+        "İ ago",
+        "no hint: café",
+    ],
+)
+def test_the_hint_words_are_found_as_the_case_blind_pattern_finds_them(text):
+    """ASCII texts are lower-cased and searched word by word; the others go through the pattern."""
+    assert dates._hinted(text) == (dates._ANCHOR_HINT_RE.search(text) is not None)
