@@ -6,6 +6,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from chatcore import services
+from compaction.api.serializers import SearchResultSerializer
 from tests.chatcore.factories import ChannelFactory
 
 DAY = dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.UTC)
@@ -90,6 +91,14 @@ def test_search_statements(api, channel, django_assert_num_queries):
     services.summary_write(channel=channel, through_message=messages[3], content="Earlier talk.", created_by=None)
     with django_assert_num_queries(SEARCH_STATEMENTS + 1):
         assert api.get(url, {"q": "support groups"}).json()["results"][0]["summarized"] is True
+
+
+def test_search_body_is_the_documented_serializers_shape(api, channel):
+    """The view writes its results by hand for speed: written again through SearchResultSerializer (the schema's
+    shape), the body comes out the same, so a field added to one and not the other fails here."""
+    body = api.get(f"/api/channels/{channel.pk}/search/", {"q": "support groups"}).json()
+    assert body["count"] == 1
+    assert SearchResultSerializer(body).data == body
 
 
 def test_another_users_channel_is_not_found(channel, other_user):
