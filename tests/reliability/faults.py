@@ -5,7 +5,7 @@ fault tests."""
 from devtools.loopback_llm import Reply
 
 # Model calls in fault tests time out after this many seconds, without retries.
-FAULT_TIMEOUT = 0.3
+FAULT_TIMEOUT = 1.0
 TOO_LONG_LIMIT = 2_000
 
 FAULTS: dict[str, tuple[Reply, str]] = {
