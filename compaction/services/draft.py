@@ -7,7 +7,6 @@ from collections import Counter
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db.models import prefetch_related_objects
 
 from chatcore import conf as chatcore_conf
 from chatcore import selectors as chatcore_selectors
@@ -320,8 +319,8 @@ def _set_opening_aside(sources: _Sources, ids: set[int]) -> None:
 
 
 def _sources(*, plan: Plan, focus: str) -> _Sources:
-    """The transcript, the previous summary and the focus, redacted: no secret reaches the summarizer."""
-    prefetch_related_objects(plan.to_summarize, "author")
+    """The transcript, the previous summary and the focus, redacted: no secret reaches the summarizer. The
+    messages' authors are not loaded: the transcript names a speaker from the message's own metadata."""
     items = transcript_items(plan.to_summarize)
     redactions: Counter[str] = Counter()
     for item in items:  # every message's secrets count, not only those of the summary and the focus
