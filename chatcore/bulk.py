@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from chatcore import conf, services
 from chatcore.chain import chain_hash_under, chain_seed, parent_frame
+from chatcore.collector import collector_paused
 from chatcore.instances import instance_filled, instances_fillable
 from chatcore.metadata.validation import metadata_validate
 from chatcore.models import Channel, Message
@@ -393,7 +394,8 @@ def messages_bulk_import(
             built.append(message)
             yield row
 
-    _insert(rows(), count=len(items), segments_given=segments.all_given())
+    with collector_paused():  # several objects a row, all kept until the import returns: see chatcore.collector
+        _insert(rows(), count=len(items), segments_given=segments.all_given())
     Channel.objects.filter(pk=channel.pk).update(last_activity_at=now)
     if move_cursor and built:
         services.cursor_move(channel=channel, user=user, message_id=built[-1].pk)

@@ -22,6 +22,7 @@ from chatcore import selectors as chatcore_selectors
 from chatcore import services as chatcore_services
 from chatcore.bulk import NewMessage, messages_bulk_import, new_message_check
 from chatcore.chain import canonical_json, chain_hash, chain_hashes
+from chatcore.collector import collector_paused
 from chatcore.compiled import FixedQuery
 from chatcore.context import AssembledContext, context_assemble
 from chatcore.errors import Conflict, ModelCallFailed, NotFound, Unprocessable
@@ -35,7 +36,6 @@ from chatcore.throttling import expensive_call
 from chatcore.timing import Timings
 from chatcore.tokens import count_tokens
 from chatcore.tools import CURSOR_UNREAD, ReplyTool, tools_offered, tools_registered
-from compaction.collector import collector_paused
 from compaction.gateway import conf
 from compaction.gateway.incoming import CompletionRequest, StoredForm
 from compaction.gateway.lookup import deepest_channel, deepest_channel_locked, deepest_in_locked

@@ -21,6 +21,7 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from chatcore import selectors as chatcore_selectors
+from chatcore.collector import collector_paused
 from chatcore.db_steps import db_step
 from chatcore.errors import ModelCallFailed, ServiceError
 from chatcore.llm_chat import ChatTurn
@@ -28,7 +29,6 @@ from chatcore.observability.metrics import Outcome, reply_observed
 from chatcore.teams.access import allowed_model_names
 from chatcore.timing import Timings
 from chatcore.tool_rounds import ToolLoop
-from compaction.collector import collector_paused
 from compaction.gateway import conf, legacy
 from compaction.gateway.auth import gateway_token, gateway_user
 from compaction.gateway.errors import ProtocolError, error_from_validation, protocol_error

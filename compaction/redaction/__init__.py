@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from compaction.collector import collector_paused
+from chatcore.collector import collector_paused
 from compaction.redaction import context, entropy, identifiers, keywords, phrases, public, shapes, structure, tokens
 from compaction.redaction.spans import PLACEHOLDER, PLACEHOLDER_RE, Scan, Spans
 

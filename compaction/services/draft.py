@@ -10,12 +10,12 @@ from django.core.exceptions import ValidationError
 
 from chatcore import conf as chatcore_conf
 from chatcore import selectors as chatcore_selectors
+from chatcore.collector import collector_paused
 from chatcore.errors import Conflict, Unprocessable
 from chatcore.llm import Completion
 from chatcore.models import Channel, LLMModel, Message, ModelRole, Summary
 from chatcore.tokens import count_tokens
 from compaction import conf
-from compaction.collector import collector_paused
 from compaction.extracts import extracts_collect, extracts_from_text
 from compaction.facts import facts_pin
 from compaction.models import MIN_SUMMARY_TOKENS, CompactionProfile
@@ -259,7 +259,7 @@ def draft_make(request: DraftRequest) -> Draft:
     """The summary that would be written, computed with no transaction open; raises
     Unprocessable (too few messages), ValidationError (an edit as long as what it
     replaces) or ModelCallFailed."""
-    with collector_paused():  # loading and reading thousands of messages: see compaction.collector
+    with collector_paused():  # loading and reading thousands of messages: see chatcore.collector
         plan = plan_make(
             channel=request.channel,
             keep_recent=request.keep,

@@ -5,12 +5,12 @@ the profile's limit)."""
 import dataclasses
 
 from chatcore import selectors as chatcore_selectors
+from chatcore.collector import collector_paused
 from chatcore.errors import ModelCallFailed
 from chatcore.llm import Completion, OfflineModel, llm_complete
 from chatcore.llm_attempt import role_models
 from chatcore.models import Channel, LLMModel, ModelRole, UsageEntry
 from chatcore.tokens import count_tokens
-from compaction.collector import collector_paused
 from compaction.facts import facts_pin
 from compaction.instructions import verbatim_instructions
 from compaction.models import MIN_SUMMARY_TOKENS, CompactionProfile
@@ -119,7 +119,7 @@ def _summarize_offline(request: SummaryRequest) -> Completion:
             layout=layout,
         )
 
-    with collector_paused():  # tens of thousands of pieces read and valued: see compaction.collector
+    with collector_paused():  # tens of thousands of pieces read and valued: see chatcore.collector
         text = offline(limit)
         # It fills its budget, which would leave no room for the pinned references that the limit also
         # covers: when they would not fit, summarize again in less room (at most a fifth less: REFERENCES_PART).

@@ -1,4 +1,4 @@
-"""Pausing Python's cyclic garbage collector around the CPU-bound stretches of a compaction.
+"""Pausing Python's cyclic garbage collector around the CPU-bound stretches of a compaction or an import.
 
 Loading a path of 5,000 messages and reading them for the offline summary
 creates some 100,000 small objects (model instances, transcript items,
@@ -8,7 +8,8 @@ towards a full one, and a full collection walks every object of the process:
 left on, the collector runs full collections during a compaction that
 take a noticeable share of its CPU and free nothing — these objects hold
 no reference cycles. Paused, the objects are looked at once,
-when it resumes.
+when it resumes. A bulk import (`chatcore.bulk`) is the same: several
+objects a row (the row, its instance, its hash), all kept until it returns.
 
 Only around stretches that run on the CPU (never around a model call or a
 wait), so that the process's other threads go on collecting soon after.
