@@ -39,7 +39,9 @@ from compaction.gateway.errors import protocol_error
 from compaction.gateway.incoming import CompletionRequest
 from compaction.gateway.rounds import Spent, client_turn, round_stream
 from compaction.gateway.services import Turn, turn_reply_store
+from compaction.models import CompactionSettings
 from compaction.observability.metrics import gateway_added_seconds
+from compaction.scanner.selectors import settings_read_once
 
 logger = logging.getLogger(__name__)
 
@@ -133,10 +135,19 @@ class _Relay:
 
 
 async def completion_events(
-    *, user: User, turn: Turn, loop: ToolLoop, stream: ChatStream, request: CompletionRequest, prepared_ms: float
+    *,
+    user: User,
+    turn: Turn,
+    loop: ToolLoop,
+    stream: ChatStream,
+    request: CompletionRequest,
+    prepared_ms: float,
+    settings: list[CompactionSettings] | None = None,
 ) -> AsyncIterator[bytes]:
     """The events of one streamed completion; `stream` (the first round) has been started. The gateway's added
-    time is `prepared_ms` (what came before the stream) and storing the answer."""
+    time is `prepared_ms` (what came before the stream) and storing the answer. `settings`: the compaction
+    settings' holder of the call's preparation (`settings_read_once`), so that the trigger after the store
+    takes the row the call read rather than reading it again."""
     chunks = _Chunks(stream.model.name if stream.model else turn.model.name, request)
     relay, spent, storing = _Relay(turn), Spent(), False
     try:
@@ -163,7 +174,7 @@ async def completion_events(
                 yield event
         storing = True  # from here the answer is stored (a thread finishes it even if this task is cancelled)
         timings = Timings()
-        with timings.timed("store"):
+        with timings.timed("store"), settings_read_once(held=settings):
             await db_step(turn_reply_store)(
                 user=user, turn=turn, result=answer, parent=loop.plan.parent, usage=stream.answered_take()
             )

@@ -38,7 +38,7 @@ from compaction.gateway.rounds import Spent, answer_complete, round_stream, turn
 from compaction.gateway.services import Turn, model_for_request, turn_prepare, turn_reply_store
 from compaction.gateway.streaming import completion_events
 from compaction.observability.metrics import gateway_added_seconds
-from compaction.scanner.selectors import settings_read_once
+from compaction.scanner.selectors import settings_held, settings_read_once
 
 logger = logging.getLogger(__name__)
 
@@ -196,7 +196,13 @@ async def _streamed(
         reply_observed(interface="v1", stream=True, outcome=Outcome.FAILED)
         raise
     events = completion_events(
-        user=user, turn=turn, loop=loop, stream=stream, request=completion, prepared_ms=timings.ms["prepare"]
+        user=user,
+        turn=turn,
+        loop=loop,
+        stream=stream,
+        request=completion,
+        prepared_ms=timings.ms["prepare"],
+        settings=settings_held(),  # the row the call read while it prepared, for the trigger after the store
     )
     content: AsyncIterator[bytes] | Iterator[bytes] = events
     if not isinstance(request, ASGIRequest):

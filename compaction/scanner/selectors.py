@@ -32,18 +32,26 @@ _CALL_SETTINGS: ContextVar[list[CompactionSettings] | None] = ContextVar("compac
 
 
 @contextlib.contextmanager
-def settings_read_once() -> Iterator[None]:
+def settings_read_once(*, held: list[CompactionSettings] | None = None) -> Iterator[None]:
     """Within the block, the unlocked settings row is read at most once: a gateway call reads it while it
     prepares (whether to offer recall_history) and again after the answer is stored (the event trigger), one
     statement of every call in a compacted channel; the second use takes the row the first read. The row
     is the call's own, never kept past it, so every call still sees the admin's latest settings (no
     process-local state). The holder is shared with the threads the block's steps run in (a context copy
-    holds the same list)."""
-    token = _CALL_SETTINGS.set([])
+    holds the same list). `held`: the holder of a block of the same call that has ended (`settings_held`),
+    for a step the call takes after it (a streamed answer is stored once the view has returned)."""
+    token = _CALL_SETTINGS.set([] if held is None else held)
     try:
         yield
     finally:
         _CALL_SETTINGS.reset(token)
+
+
+def settings_held() -> list[CompactionSettings]:
+    """The holder of the `settings_read_once` block in progress (the row, once read), to hand to a later step
+    of the same call; a new, empty one outside such a block."""
+    held = _CALL_SETTINGS.get()
+    return [] if held is None else held
 
 
 def compaction_settings_get(*, lock: bool = False) -> CompactionSettings:

@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from chatcore.api_tokens import api_token_create
 from chatcore.models import Cursor, Message, ModelRole, Summary, UsageEntry
 from compaction.leases import lease_acquire
+from compaction.scanner import selectors
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, ModelRoleFactory
 
@@ -223,6 +224,31 @@ def test_a_call_in_a_compacted_channel_reads_the_compaction_settings_once(small_
     assert "recall_history" in str(llm_server.requests[-1].get("tools"))  # the settings were looked at
     reads = [query["sql"] for query in captured if "compaction_compactionsettings" in query["sql"]]
     assert len(reads) == 1, reads
+
+
+def test_a_streamed_call_in_a_compacted_channel_reads_the_compaction_settings_once(
+    small_model, llm_server, openai_client, monkeypatch
+):
+    """A streamed answer is stored after the view has returned (through the ASGI server, as the stream is sent):
+    the trigger after its store still takes the row the call read while it prepared."""
+    llm_server.script(Reply(content="Answered."), Reply(content="Again."))
+    messages = history(61)
+    first = openai_client.chat.completions.create(model=MODEL, messages=messages)
+    assert first.choices[0].message.content == "Answered."
+    reads: list[bool] = []
+    read = selectors._settings_read
+
+    def counted(*, lock: bool):
+        reads.append(lock)
+        return read(lock=lock)
+
+    monkeypatch.setattr(selectors, "_settings_read", counted)
+    messages += [{"role": "assistant", "content": "Answered."}, {"role": "user", "content": "And the venue?"}]
+    stream = openai_client.chat.completions.create(model=MODEL, messages=messages, stream=True)
+    assert "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices) == "Again."
+    assert "recall_history" in str(llm_server.requests[-1].get("tools"))  # the settings were looked at
+    assert Message.objects.filter(content="Again.").count() == 1  # stored, so the trigger has run
+    assert reads == [False]
 
 
 @pytest.mark.parametrize("fallback_is_the_model", [False, True])
