@@ -58,12 +58,14 @@ def _names_of(message: Any, counts: Counter[str]) -> tuple[str, str]:
     tool_name = ""
     if message.role == "tool":
         tool_name, found = safe_tool(str(metadata.get("name") or metadata.get("tool_name") or "tool"))
-        counts.update(dict(found))
+        if found:
+            counts.update(dict(found))
     raw = metadata.get("speaker") or metadata.get("author_name")
     if not raw:
         return (tool_name or message.role), tool_name
     speaker, found = safe_speaker(str(raw)[:RAW_NAME_CHARS], message.role)
-    counts.update(dict(found))
+    if found:  # most names hold no secret: no update of nothing (a Counter's update costs as much as a lookup)
+        counts.update(dict(found))
     return speaker, tool_name
 
 
@@ -73,7 +75,8 @@ def _tool_calls_of(metadata: dict, counts: Counter[str]) -> list[dict]:
     calls = []
     for call in stored_tool_calls(metadata):  # the protocol's shape, whatever an older row holds
         name, found = safe_tool(str(call["function"]["name"] or "tool"))
-        counts.update(dict(found))
+        if found:
+            counts.update(dict(found))
         calls.append({"id": call["id"], "name": name, "arguments": call["function"]["arguments"]})
     return calls
 
@@ -116,12 +119,15 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
     for item, counts in zip(items, name_counts, strict=True):
         content = next(cleaned)
         item.content = content.text
-        counts.update(content.counts)
+        # Most messages hold no secret: their empty counts are not added (thousands of updates of nothing).
+        if content.counts:
+            counts.update(content.counts)
         for call in item.tool_calls:
             arguments = next(cleaned)
             call["arguments"] = arguments.text
-            counts.update(arguments.counts)
-        item.redactions = dict(sorted(counts.items()))
+            if arguments.counts:
+                counts.update(arguments.counts)
+        item.redactions = dict(sorted(counts.items())) if counts else {}
     return items
 
 

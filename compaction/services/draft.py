@@ -324,7 +324,8 @@ def _sources(*, plan: Plan, focus: str) -> _Sources:
     items = transcript_items(plan.to_summarize)
     redactions: Counter[str] = Counter()
     for item in items:  # every message's secrets count, not only those of the summary and the focus
-        redactions.update(item.redactions)
+        if item.redactions:  # most have none: no update of nothing
+            redactions.update(item.redactions)
     previous_text = None
     if plan.boundary is not None:
         redacted = redact(plan.boundary.content)
