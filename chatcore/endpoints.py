@@ -32,6 +32,7 @@ a name that resolves to an internal service out is the https rule and the
 the allow-lists do, and is not checked.
 """
 
+import functools
 import ipaddress
 import re
 import socket
@@ -191,9 +192,36 @@ def base_url_problem(url: str) -> str | None:
 
 
 def endpoint_problems(*, base_url: str, api_key_env: str) -> dict[str, str]:
-    """Field → why it is refused; empty when the endpoint and key variable are allowed."""
-    problems = {"base_url": base_url_problem(base_url or ""), "api_key_env": key_variable_problem(api_key_env or "")}
-    return {field: problem for field, problem in problems.items() if problem}
+    """Field → why it is refused; empty when the endpoint and key variable are allowed.
+
+    The rule is a function of the two values and of the settings it reads (DEBUG and the allow- and
+    deny-lists), which are read here at every call and are part of the memo's key: the gateway applies it
+    before every model call, and a changed setting or row is a new key, judged afresh."""
+    key = (
+        base_url or "",
+        api_key_env or "",
+        bool(settings.DEBUG),
+        _frozen(conf.LLM_HTTP_HOSTS),
+        _frozen(conf.LLM_KEY_VARIABLES),
+        _frozen(conf.LLM_KEY_VARIABLES_DENIED),
+    )
+    return dict(_problems_judged(key))
+
+
+def _frozen(value: Iterable[str] | str) -> tuple[str, ...] | str:
+    return value if isinstance(value, str) else tuple(value)
+
+
+# The distinct (row, settings) pairs judged kept at once: a site has a handful of model endpoints.
+JUDGED_ENDPOINTS_KEPT = 256
+
+
+@functools.lru_cache(maxsize=JUDGED_ENDPOINTS_KEPT)
+def _problems_judged(key: tuple) -> tuple[tuple[str, str], ...]:
+    """`endpoint_problems` for one key; the settings in the key are those in force as this call runs."""
+    base_url, api_key_env = key[0], key[1]
+    problems = {"base_url": base_url_problem(base_url), "api_key_env": key_variable_problem(api_key_env)}
+    return tuple((field, problem) for field, problem in problems.items() if problem)
 
 
 def endpoint_validate(*, base_url: str, api_key_env: str) -> None:

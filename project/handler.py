@@ -15,6 +15,11 @@
   (in the same task of the thread, `RequestThread.before_next`), and the response's close queued on the
   thread as the request ends, which the event loop does not wait for (the thread runs it before any step of
   the next request it serves).
+- A streamed response's pieces: Django reads an async `StreamingHttpResponse` through two generators of its
+  own (`__aiter__` around `streaming_content`'s wrapper, which passes each piece through `make_bytes`) and a
+  third that cuts each piece into `chunk_size` slices, for every piece of every stream (a streamed reply's
+  every token). Here the response's iterator is read directly, each piece sent as it is when it is already
+  bytes no longer than a slice (`make_bytes` and the slicing otherwise, as Django applies them).
 """
 
 import asyncio
@@ -22,6 +27,7 @@ import contextvars
 import logging
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import aclosing
 from typing import Any
 
 from asgiref.sync import ThreadSensitiveContext
@@ -29,7 +35,7 @@ from django.conf import settings
 from django.core import signals
 from django.core.exceptions import RequestAborted
 from django.core.handlers import asgi
-from django.http.response import HttpResponseBase
+from django.http.response import HttpResponseBase, StreamingHttpResponse
 from django.urls import set_script_prefix
 
 from chatcore.overload import Receive, Scope, Send
@@ -175,7 +181,50 @@ class ASGIHandler(asgi.ASGIHandler):
             self._close_later(thread, response)
         body_file.close()
 
+    async def send_response(self, response: HttpResponseBase, send: Any) -> None:
+        """Django's, but for an async stream read as the module's docstring says."""
+        if not _direct_stream(response):
+            await super().send_response(response, send)
+            return
+        assert isinstance(response, StreamingHttpResponse)
+        await send({"type": "http.response.start", "status": response.status_code, "headers": _headers(response)})
+        chunk_size = self.chunk_size
+        async with aclosing(response._iterator) as content:  # type: ignore[attr-defined]
+            async for part in content:
+                if type(part) is not bytes:
+                    part = response.make_bytes(part)
+                if len(part) <= chunk_size:
+                    await send({"type": "http.response.body", "body": part, "more_body": True})
+                    continue
+                for chunk, _ in self.chunk_bytes(part):
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body"})
+
     @staticmethod
     def _close_later(thread: RequestThread, response: HttpResponseBase) -> None:
         """The response closed (`request_finished` sent) in the request's thread, after the steps queued there."""
         thread.submit(_in_context(contextvars.copy_context(), response.close, "response close"))
+
+
+def _direct_stream(response: HttpResponseBase) -> bool:
+    """An async StreamingHttpResponse whose iteration is Django's own (no subclass changes how it is read)."""
+    kind = type(response)
+    return (
+        response.streaming
+        and getattr(response, "is_async", False)
+        and kind.__aiter__ is StreamingHttpResponse.__aiter__  # type: ignore[attr-defined]
+        and kind.streaming_content is StreamingHttpResponse.streaming_content  # type: ignore[attr-defined]
+        and kind.make_bytes is StreamingHttpResponse.make_bytes
+    )
+
+
+def _headers(response: HttpResponseBase) -> list[tuple[bytes, bytes]]:
+    """The response's headers and cookies as Django's `send_response` encodes them."""
+    headers: list[tuple[bytes, bytes]] = []
+    for name, value in response.items():
+        encoded_name = name.encode("ascii") if isinstance(name, str) else name
+        encoded_value = value.encode("latin1") if isinstance(value, str) else value
+        headers.append((bytes(encoded_name), bytes(encoded_value)))
+    for cookie in response.cookies.values():
+        headers.append((b"Set-Cookie", cookie.output(header="").encode("ascii").strip()))
+    return headers

@@ -4,6 +4,7 @@ in a thread each (`InlineMiddleware`). It lives here, not in the apps, because t
 WhiteNoise: a host site serves its static files and orders its middleware as it chooses."""
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, cast
 
 import csp.middleware as csp
@@ -11,6 +12,7 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_asy
 from django.conf import settings as django_settings
 from django.contrib.auth import middleware as auth
 from django.contrib.messages import middleware as messages
+from django.contrib.messages.storage import default_storage
 from django.contrib.sessions import middleware as sessions
 from django.core.signals import setting_changed
 from django.dispatch import receiver
@@ -18,6 +20,7 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.middleware import clickjacking, common, csrf, security
 from django.utils.deprecation import MiddlewareMixin
+from django.utils.functional import SimpleLazyObject, empty
 from whitenoise.middleware import WhiteNoiseMiddleware
 
 
@@ -152,11 +155,32 @@ class SessionMiddleware(InlineMiddleware, sessions.SessionMiddleware):
 
 class MessageMiddleware(InlineMiddleware, messages.MessageMiddleware):
     """Messages kept in a cookie, or in the session when they do not fit: the session is read then (its
-    store may be the database), in a thread."""
+    store may be the database), in a thread. The storage is made when something first adds or reads a
+    message (`SimpleLazyObject`): Django's makes it for every request, a cookie signer with it, while most
+    requests (every API call, every stream) neither add nor read one. A storage never made has nothing to
+    save, as Django's would have nothing (neither used nor added to)."""
+
+    def process_request(self, request: HttpRequest) -> None:
+        request._messages = SimpleLazyObject(partial(default_storage, request))  # type: ignore[attr-defined]
+
+    def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+        if _storage_made(request):
+            return super().process_response(request, response)
+        return response
 
     def needs_thread(self, request: HttpRequest, response: HttpResponseBase) -> bool:
-        storage = getattr(request, "_messages", None)
-        return storage is not None and bool(storage.used or storage.added_new)
+        if not _storage_made(request):
+            return False
+        storage = request._messages  # type: ignore[attr-defined]
+        return bool(storage.used or storage.added_new)
+
+
+def _storage_made(request: HttpRequest) -> bool:
+    """Whether the request has a message storage that was made (a storage set by other code counts as made)."""
+    storage = getattr(request, "_messages", None)
+    if storage is None:
+        return False
+    return not isinstance(storage, SimpleLazyObject) or storage._wrapped is not empty  # type: ignore[attr-defined]
 
 
 class SecurityMiddleware(InlineMiddleware, security.SecurityMiddleware):

@@ -210,3 +210,18 @@ def test_the_async_and_streamed_gateway_refuse_too(no_retries, user, settings):
     for error in (awaited, streamed):
         assert "endpoint refused (base_url: 127.0.0.1 is this machine" in error.value.message
     assert list(UsageEntry.objects.values_list("success", flat=True)) == [False, False]
+
+
+def test_the_judged_endpoint_follows_a_changed_setting_and_row(settings):
+    """The judgment is kept per row and settings: a setting or row that changes is judged afresh, at once."""
+    settings.CHATCORE_LLM_HTTP_HOSTS = ["vllm.internal"]
+    assert endpoint_problems(base_url="http://vllm.internal/v1", api_key_env="") == {}
+    settings.CHATCORE_LLM_HTTP_HOSTS = []
+    assert endpoint_problems(base_url="http://vllm.internal/v1", api_key_env="")["base_url"].startswith("Use https://")
+    settings.CHATCORE_LLM_HTTP_HOSTS = "vllm.internal"
+    assert endpoint_problems(base_url="http://vllm.internal/v1", api_key_env="") == {}
+    refused = endpoint_problems(base_url="http://elsewhere/v1", api_key_env="SECRET_KEY")
+    assert set(refused) == {"base_url", "api_key_env"}
+    problems = endpoint_problems(base_url="http://elsewhere/v1", api_key_env="")
+    problems.clear()  # a caller's copy: the next judgment is whole
+    assert "base_url" in endpoint_problems(base_url="http://elsewhere/v1", api_key_env="")

@@ -10,6 +10,8 @@ import pytest
 from asgiref import sync as asgiref_sync
 from django.conf import settings
 from django.core import signals
+from django.core.handlers import asgi
+from django.http import StreamingHttpResponse
 
 from project.handler import ASGIHandler, RequestThread
 from project.middleware import INLINE_SUBSTITUTES
@@ -159,3 +161,35 @@ def test_a_request_thread_runs_the_pending_work_ahead_of_its_next_task_or_alone(
     thread.submit(lambda: None).result()
     thread.shutdown()
     assert ran == ["before", "task", "pending"]
+
+
+@pytest.mark.parametrize("pieces", [[b"event: delta\n\n", b"x" * 70_000, "text", memoryview(b"view"), b""], []])
+def test_an_async_stream_is_sent_as_django_sends_it(pieces):
+    """Read directly (no generators of Django's around it), an async stream sends what Django's handler
+    sends: the same messages, a piece longer than a slice cut into slices, a str encoded; and its
+    iterator is closed."""
+    closed = []
+
+    async def stream():
+        try:
+            for piece in pieces:
+                yield piece
+        finally:
+            closed.append(True)
+
+    async def sent_by(send_response) -> list[dict]:
+        messages: list[dict] = []
+
+        async def send(message: dict) -> None:
+            messages.append(message)
+
+        response = StreamingHttpResponse(stream(), content_type="text/event-stream", headers={"X-A": "b"})
+        response.set_cookie("c", "d")
+        await send_response(response, send)
+        return messages
+
+    handler = ASGIHandler()
+    ours = asyncio.run(sent_by(handler.send_response))
+    django_s = asyncio.run(sent_by(lambda response, send: asgi.ASGIHandler.send_response(handler, response, send)))
+    assert ours == django_s and closed == [True, True]
+    assert [len(message.get("body", b"")) for message in ours[1:]][:3] == ([14, 65_536, 4_464] if pieces else [0])

@@ -10,9 +10,12 @@ import pytest
 from asgiref.sync import async_to_sync, iscoroutinefunction
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.messages.storage.cookie import CookieStorage
+from django.contrib.messages.storage.fallback import FallbackStorage
 from django.contrib.sessions.models import Session
 from django.http import HttpResponse
 from django.test import AsyncRequestFactory, RequestFactory, override_settings
+from django.utils.functional import empty
 
 from project.middleware import (
     CSPMiddleware,
@@ -113,6 +116,37 @@ def test_a_message_that_does_not_fit_its_cookie_goes_to_the_session():
     response = async_to_sync(_with_session(MessageMiddleware(view)))(AsyncRequestFactory().get("/"))
     key = response.cookies[settings.SESSION_COOKIE_NAME].value
     assert "_messages" in Session.objects.get(session_key=key).get_decoded()
+
+
+@pytest.mark.django_db
+def test_the_message_storage_is_made_only_for_a_request_that_uses_it():
+    """A request that neither adds nor reads a message gets no storage (nothing to save, no cookie); one
+    that adds a message gets Django's: the message in its cookie, read back by the next request."""
+    made = []
+
+    async def quiet(request):
+        return HttpResponse("quiet")
+
+    async def tells(request):
+        messages.info(request, "Saved.")
+        made.append(request._messages._wrapped)
+        return HttpResponse("told")
+
+    request = AsyncRequestFactory().get("/")
+    response = async_to_sync(_with_session(MessageMiddleware(quiet)))(request)
+    assert request._messages._wrapped is empty and not response.cookies
+    response = async_to_sync(_with_session(MessageMiddleware(tells)))(AsyncRequestFactory().get("/"))
+    assert isinstance(made[0], FallbackStorage) and CookieStorage.cookie_name in response.cookies
+    seen = []
+
+    async def reads(request):
+        seen.extend(str(message) for message in messages.get_messages(request))
+        return HttpResponse("read")
+
+    later = AsyncRequestFactory().get("/")
+    later.COOKIES[CookieStorage.cookie_name] = response.cookies[CookieStorage.cookie_name].value
+    response = async_to_sync(_with_session(MessageMiddleware(reads)))(later)
+    assert seen == ["Saved."] and response.cookies[CookieStorage.cookie_name].value == ""  # read: cleared
 
 
 def _csp_headers(middleware, *, nonce: bool = False, decorate=None) -> dict[str, str]:
