@@ -226,7 +226,8 @@ def message_search(
         # A segment's id is its first message's, so the least of them is the root's.
         id_range=(min(s.segment for s in segments), state.leaf_id) if segments else None,
     )
-    ranked = _rank(parsed, filters, messages, path_tokens / messages, context, limit)
+    with engine.index_covering(channel_id=channel.pk, pending=state.index_pending):
+        ranked = _rank(parsed, filters, messages, path_tokens / messages, context, limit)
     by_depth = _windows([(i, d) for _s, d, i in ranked], segments, context)
     hits = []
     for position, (score, depth, _message_id) in enumerate(ranked, start=1):

@@ -21,6 +21,7 @@ from chatcore.instances import instance_filled, instances_fillable
 from chatcore.models import Cursor, Message, Summary
 from chatcore.prepared import prepared_cursor
 from chatcore.search.engine import Segment, segments_cte
+from chatcore.search.schema import SQLITE_ANY_PENDING
 
 _MESSAGE_FIELDS = Message._meta.concrete_fields
 
@@ -34,6 +35,8 @@ class PathState:
     leaf_path_tokens: int
     boundary: Message | None  # the last message the summary in force covers
     segments: tuple[Segment, ...]  # the path's, leaf first (chatcore.search.engine.path_segments)
+    # SQLite: whether some message's words wait to be indexed (chatcore.search.schema); False on PostgreSQL.
+    index_pending: bool = False
 
 
 _COLUMNS: dict[tuple[str, str, object], str] = {}
@@ -112,11 +115,13 @@ def _loader(model, fields) -> _Loader:
 
 def path_state(*, channel_id: int, user_id: int) -> PathState | None:
     """The cursor of `user_id` on the channel (None if the user has none), its leaf, boundary and the path's
-    segments: one query (a row per segment, the cursor's columns repeated on each)."""
+    segments: one query (a row per segment, the cursor's columns repeated on each). On SQLite, the same query
+    says whether messages wait to be indexed, so that a search with none pending runs no statement for it."""
     cursor_where = "c.channel_id = %s AND c.user_id = %s"
+    pending = f"({SQLITE_ANY_PENDING})" if connection.vendor == "sqlite" else "FALSE"
     sql = f"""
         WITH RECURSIVE {segments_cte(f"(SELECT c.leaf_id FROM {Cursor._meta.db_table} c WHERE {cursor_where})")}
-        SELECT l.id, l.depth, l.path_tokens, segs.segment, segs.first_depth, segs.last_depth,
+        SELECT l.id, l.depth, l.path_tokens, segs.segment, segs.first_depth, segs.last_depth, {pending},
             {_columns("b", _MESSAGE_FIELDS)}
         FROM {Cursor._meta.db_table} c
         JOIN {Message._meta.db_table} l ON l.id = c.leaf_id
@@ -132,10 +137,17 @@ def path_state(*, channel_id: int, user_id: int) -> PathState | None:
     if not rows:
         return None
     row = rows[0]
-    boundary_values = row[6:]
+    boundary_values = row[7:]
     boundary = _loader(Message, _MESSAGE_FIELDS)(boundary_values) if boundary_values[0] is not None else None
     segments = tuple(Segment(*found[3:6]) for found in rows if found[3] is not None)
-    return PathState(leaf_id=row[0], leaf_depth=row[1], leaf_path_tokens=row[2], boundary=boundary, segments=segments)
+    return PathState(
+        leaf_id=row[0],
+        leaf_depth=row[1],
+        leaf_path_tokens=row[2],
+        boundary=boundary,
+        segments=segments,
+        index_pending=bool(row[6]),
+    )
 
 
 def _merged(ranges: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:

@@ -2,8 +2,9 @@
 
 Triggers rather than application code keep both in step with the message
 table, so that every way a row arrives (the services, `chatcore.bulk`, a
-benchmark's `bulk_create`, raw SQL) is indexed the same, in the same
-transaction, and a purge (which blanks a message's content) drops its words.
+benchmark's `bulk_create`, raw SQL) is indexed the same (on SQLite: noted in
+the same transaction, indexed before the next search reads, see below), and a
+purge (which blanks a message's content) drops its words.
 
 - **Segment.** A message that is its parent's first child continues its
   parent's segment; a root, an edit or a regeneration (a later child) starts
@@ -21,9 +22,20 @@ transaction, and a purge (which blanks a message's content) drops its words.
   weighted A, the speaker's name B) computed by a BEFORE INSERT/UPDATE
   trigger with the configured text search configuration, and a GIN index.
 - **SQLite.** An FTS5 table `chatcore_message_fts(content, speaker)` whose
-  rowid is the message's id, filled by AFTER INSERT/UPDATE/DELETE triggers;
-  the tokenizer is `porter unicode61` for English (stemming), plain
-  `unicode61` for other languages (FTS5 ships no other stemmer).
+  rowid is the message's id; the tokenizer is `porter unicode61` for English
+  (stemming), plain `unicode61` for other languages (FTS5 ships no other
+  stemmer). Its words are written late: FTS5 writes a new segment of its index
+  at every commit or savepoint release that indexed something, whatever the
+  number of rows, a fixed cost that was most of what the index added to an
+  append (each is its own savepoint or transaction). So the AFTER
+  INSERT/UPDATE triggers only note the message's id in
+  `chatcore_message_fts_pending` (an update first removes the old words, so a
+  purge's words go at once), the DELETE trigger removes both, and the pending
+  rows are indexed together by the next search before it reads
+  (`chatcore.search.engine.index_covering`): every search sees every
+  committed message (and its own transaction's), as if
+  each had been indexed by its own statement. An id is in the pending table
+  exactly when its message's words are not in the index.
 
 `install()` and `uninstall()` are used by the migration and by
 `manage.py search_reindex`, which rebuilds everything after a change of
@@ -36,6 +48,7 @@ import re
 
 TABLE = "chatcore_message"
 FTS_TABLE = "chatcore_message_fts"
+PENDING_TABLE = "chatcore_message_fts_pending"  # SQLite: ids of the messages whose words are not yet in FTS_TABLE
 PG_FUNCTION = "chatcore_message_index"
 PG_INDEX = "chatcore_message_search_idx"
 
@@ -71,11 +84,57 @@ def _pg_function(language: str) -> str:
 
 
 def _sqlite_insert_trigger() -> str:
-    speaker = "coalesce(json_extract(NEW.metadata, '$.speaker'), '')"
+    # OR IGNORE: an id already noted (only raw SQL reusing the id of a deleted message could do that) stays noted.
     return f"""CREATE TRIGGER {FTS_TABLE}_insert AFTER INSERT ON {TABLE} BEGIN
             UPDATE {TABLE} SET segment = {_SEGMENT_CASE} WHERE id = NEW.id AND NEW.segment IS NULL;
-            INSERT INTO {FTS_TABLE}(rowid, content, speaker) VALUES (NEW.id, NEW.content, {speaker});
+            INSERT OR IGNORE INTO {PENDING_TABLE}(id) VALUES (NEW.id);
         END"""
+
+
+def _sqlite_update_trigger() -> str:
+    return f"""CREATE TRIGGER {FTS_TABLE}_update AFTER UPDATE OF content, metadata ON {TABLE} BEGIN
+            DELETE FROM {FTS_TABLE} WHERE rowid = OLD.id;
+            INSERT OR IGNORE INTO {PENDING_TABLE}(id) VALUES (NEW.id);
+        END"""
+
+
+def _sqlite_delete_trigger() -> str:
+    return f"""CREATE TRIGGER {FTS_TABLE}_delete AFTER DELETE ON {TABLE} BEGIN
+            DELETE FROM {FTS_TABLE} WHERE rowid = OLD.id;
+            DELETE FROM {PENDING_TABLE} WHERE id = OLD.id;
+        END"""
+
+
+def sqlite_trigger_statements() -> list[str]:
+    """SQLite: the pending table if missing and the three triggers made again, leaving the index's data alone."""
+    return [
+        f"CREATE TABLE IF NOT EXISTS {PENDING_TABLE} (id INTEGER PRIMARY KEY)",
+        *(f"DROP TRIGGER IF EXISTS {FTS_TABLE}_{suffix}" for suffix in ("insert", "update", "delete")),
+        _sqlite_insert_trigger(),
+        _sqlite_update_trigger(),
+        _sqlite_delete_trigger(),
+    ]
+
+
+# The pending rows' words, all at once, as one segment of the index (the trigger's expressions of old), then the
+# pending table emptied: in one transaction, which holds SQLite's only write lock, so no row is noted in between.
+SQLITE_INDEX_PENDING = [
+    f"""INSERT INTO {FTS_TABLE}(rowid, content, speaker)
+        SELECT m.id, m.content, coalesce(json_extract(m.metadata, '$.speaker'), '')
+        FROM {PENDING_TABLE} p CROSS JOIN {TABLE} m ON m.id = p.id ORDER BY p.id""",  # noqa: S608 (constant names)
+    f"DELETE FROM {PENDING_TABLE}",  # noqa: S608 (constant name)
+]
+# The first of them for when a pending message's words are in the index already (indexed by other means while
+# pending, against the rule): replaced, so that they are there once. Only then: replacing looks each row up.
+SQLITE_INDEX_PENDING_REPLACING = SQLITE_INDEX_PENDING[0].replace("INSERT INTO", "INSERT OR REPLACE INTO", 1)
+# The words of channel %s's messages into a temporary index of the same name (chatcore.search.engine).
+SQLITE_INDEX_CHANNEL = f"""INSERT INTO temp.{FTS_TABLE}(rowid, content, speaker)
+    SELECT id, content, coalesce(json_extract(metadata, '$.speaker'), '') FROM main.{TABLE}
+    WHERE channel_id = %s ORDER BY id"""  # noqa: S608 (constant names)
+SQLITE_ANY_PENDING = f"SELECT EXISTS (SELECT 1 FROM {PENDING_TABLE})"  # noqa: S608 (constant name)
+# Whether a message of channel %s is pending (a search that cannot index them covers that channel's apart).
+SQLITE_CHANNEL_PENDING = f"""SELECT EXISTS (SELECT 1 FROM {PENDING_TABLE} p CROSS JOIN {TABLE} m
+    ON m.id = p.id WHERE m.channel_id = %s)"""  # noqa: S608 (constant names)
 
 
 _SQLITE_INSERT_TRIGGER = f"{FTS_TABLE}_insert"
@@ -155,19 +214,12 @@ def _postgresql(language: str) -> list[str]:
 
 
 def _sqlite(language: str) -> list[str]:
-    speaker = "coalesce(json_extract(NEW.metadata, '$.speaker'), '')"
     return [
         f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(content, speaker, tokenize = '{sqlite_tokenizer(language)}')",
-        _sqlite_insert_trigger(),
-        f"""CREATE TRIGGER {FTS_TABLE}_update AFTER UPDATE OF content, metadata ON {TABLE} BEGIN
-            DELETE FROM {FTS_TABLE} WHERE rowid = OLD.id;
-            INSERT INTO {FTS_TABLE}(rowid, content, speaker) VALUES (NEW.id, NEW.content, {speaker});
-        END""",
-        f"""CREATE TRIGGER {FTS_TABLE}_delete AFTER DELETE ON {TABLE} BEGIN
-            DELETE FROM {FTS_TABLE} WHERE rowid = OLD.id;
-        END""",
+        *sqlite_trigger_statements(),
         f"""INSERT INTO {FTS_TABLE}(rowid, content, speaker)
             SELECT id, content, coalesce(json_extract(metadata, '$.speaker'), '') FROM {TABLE}""",
+        f"DELETE FROM {PENDING_TABLE}",
     ]
 
 
@@ -189,11 +241,12 @@ def installed_language(cursor, vendor: str, default: str) -> str:
 
 
 def segment_trigger_statements(vendor: str, language: str) -> list[str]:
-    """The insert triggers again, as `install_statements` makes them, leaving the index's data alone."""
+    """The insert triggers again, as `install_statements` makes them, leaving the index's data alone (SQLite:
+    all three, and the pending table they write)."""
     if vendor == "postgresql":
         return [_pg_function(language)]
     if vendor == "sqlite":
-        return [f"DROP TRIGGER IF EXISTS {FTS_TABLE}_insert", _sqlite_insert_trigger()]
+        return sqlite_trigger_statements()
     return []
 
 
@@ -211,6 +264,7 @@ def uninstall_statements(vendor: str) -> list[str]:
             f"DROP TRIGGER IF EXISTS {FTS_TABLE}_update",
             f"DROP TRIGGER IF EXISTS {FTS_TABLE}_delete",
             f"DROP TABLE IF EXISTS {FTS_TABLE}",
+            f"DROP TABLE IF EXISTS {PENDING_TABLE}",
         ]
     return []
 

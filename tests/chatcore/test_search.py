@@ -3,6 +3,7 @@
 import dataclasses
 import datetime as dt
 import random
+import sqlite3
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -18,7 +19,7 @@ from chatcore.search import MAX_CONTEXT, engine, highlight, message_search, rank
 from chatcore.search.highlight import snippet
 from chatcore.search.query import parse_query
 from chatcore.search.ranking import SPEAKER_BOOST
-from chatcore.search.schema import FTS_TABLE, TABLE, installed_language
+from chatcore.search.schema import FTS_TABLE, PENDING_TABLE, TABLE, installed_language
 from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
 
 FILLER = [
@@ -35,6 +36,12 @@ def say(channel, role, content, **kwargs):
 
 def ids(results):
     return [hit.message.pk for hit in results.hits]
+
+
+def indexed(channel):
+    """The messages still pending indexed (SQLite; chatcore.search.schema), as the next search would first."""
+    with engine.index_covering(channel_id=channel.pk):
+        pass
 
 
 @pytest.fixture
@@ -187,12 +194,13 @@ def test_a_common_words_arm_sends_back_its_count_alone(channel):
     plain = say(channel, "user", "The zeppelin hovered.")
     segments = engine.path_segments(leaf_id=plain.pk)
     filters = engine.Filters(channel_id=channel.pk, segments=segments, id_range=(weather[0].pk, plain.pk))
-    with CaptureQueriesContext(connection) as captured:
-        each = engine.candidates_each(units=("weather", "zeppelin", "absent"), filters=filters, limit=3)
+    with engine.index_covering(channel_id=channel.pk):
+        with CaptureQueriesContext(connection) as captured:
+            each = engine.candidates_each(units=("weather", "zeppelin", "absent"), filters=filters, limit=3)
+        rows, _members = engine.candidates(units=("zeppelin",), operator="AND", filters=filters, limit=3, flagged=False)
     assert len(captured) == 1
     assert each.counts == {"weather": 3, "zeppelin": 2, "absent": 0}
     assert set(each.found) == {"zeppelin", "absent"}
-    rows, _members = engine.candidates(units=("zeppelin",), operator="AND", filters=filters, limit=3, flagged=False)
     assert sorted(row[: engine.CANDIDATE_COLUMNS] for row in each.found["zeppelin"]) == sorted(rows)
     assert {row[engine.ID]: row[engine.SPEAKER] for row in rows} == {named.pk: "Ana", plain.pk: ""}
     assert each.found["absent"] == []
@@ -218,6 +226,7 @@ def test_common_words_alone_that_meet_count_every_one_without_another_query(
         say(channel, "user", f"Weather report {i}.")
         say(channel, "user", f"Sunshine report {i}.")
     both = say(channel, "user", "Weather sunshine report.")
+    indexed(channel)
     with django_assert_num_queries(4):
         found = message_search(channel=channel, user=channel.owner, query="weather sunshine", context=0)
     assert ids(found) == [both.pk]
@@ -255,9 +264,11 @@ def test_path_segments_follow_branch_points(channel):
 def test_query_count_does_not_grow_with_the_path(channel):
     build_path(channel, 10)
     say(channel, "user", "A quokka appeared.")
+    indexed(channel)
     with CaptureQueriesContext(connection) as short:
         message_search(channel=channel, user=channel.owner, query="quokka word3-1")
     build_path(channel, 60, start=20)
+    indexed(channel)
     with CaptureQueriesContext(connection) as long:
         message_search(channel=channel, user=channel.owner, query="quokka word3-1")
     assert len(short.captured_queries) == len(long.captured_queries) <= 6
@@ -413,7 +424,9 @@ def test_a_word_naming_the_speaker_counts_as_the_speaker_not_the_text(channel):
 
 
 def test_a_search_is_three_statements(channel, conversation, django_assert_num_queries):
-    """The cursor with its path's segments, the engine's matches, the hits with their neighbours."""
+    """The cursor with its path's segments, the engine's matches, the hits with their neighbours (on SQLite, once
+    the messages appended since the last search are indexed: see the deferred indexing's tests)."""
+    indexed(channel)
     with django_assert_num_queries(3):
         message_search(channel=channel, user=channel.owner, query="migration")
     with django_assert_num_queries(3):
@@ -542,6 +555,8 @@ def test_snippets_find_their_words_when_the_remembered_stems_are_forgotten(chann
 
 
 def _path_filters(channel) -> engine.Filters:
+    """The filters of the channel's active path, its pending messages indexed (as a search does first)."""
+    indexed(channel)
     state = rows.path_state(channel_id=channel.pk, user_id=channel.owner.pk)
     return engine.Filters(
         channel_id=channel.pk,
@@ -603,3 +618,103 @@ def test_a_word_the_probe_does_not_find_is_read_from_the_rest_of_the_path(channe
     with connection.cursor() as cursor:  # the span's setting ended with its statement
         cursor.execute("SHOW enable_indexscan")
         assert cursor.fetchone()[0] == "on"
+
+
+def _pending_ids() -> set[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id FROM {PENDING_TABLE}")
+        return {row[0] for row in cursor.fetchall()}
+
+
+def _indexed_ids(among: list[int]) -> set[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT rowid FROM {FTS_TABLE} WHERE rowid IN ({', '.join(['%s'] * len(among))})", among)
+        return {row[0] for row in cursor.fetchall()}
+
+
+def test_a_message_is_found_right_after_its_append_and_its_new_words_after_an_update(channel, conversation):
+    """Whenever its words are indexed (on SQLite the next search indexes them), a search finds a message as soon
+    as it is written, and the words it has now, not those it had."""
+    fresh = say(channel, "user", "A narwhal surfaced.")
+    assert ids(message_search(channel=channel, user=channel.owner, query="narwhal", context=0)) == [fresh.pk]
+    later = say(channel, "assistant", "The axolotl and the narwhal.")
+    twin = say(channel, "assistant", "The axolotl and the narwhal.")
+    Message.objects.filter(pk=fresh.pk).update(content="A manatee surfaced.")
+    assert ids(message_search(channel=channel, user=channel.owner, query="narwhal", context=0)) == [twin.pk, later.pk]
+    assert ids(message_search(channel=channel, user=channel.owner, query="manatee", context=0)) == [fresh.pk]
+    Message.objects.filter(pk=later.pk).update(metadata={"speaker": "Ondine"})
+    found = message_search(channel=channel, user=channel.owner, query="ondine axolotl", context=0)
+    assert ids(found) == [later.pk, twin.pk]
+    assert found.hits[0].score == pytest.approx(found.hits[1].score * SPEAKER_BOOST, rel=1e-3)
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="deferred indexing: SQLite")
+def test_sqlite_notes_a_written_message_as_pending_until_a_search_indexes_it(channel, conversation):
+    """An id is pending exactly while its message's words are not in the index: an append notes it, an update
+    removes the old words at once (a purge's words go with its statement) and notes it again, a delete removes
+    both, and a search indexes every pending message, of every channel."""
+    indexed(channel)
+    other = ChannelFactory()
+    first = say(channel, "user", "A narwhal surfaced.")
+    elsewhere = services.message_append(channel=other, user=other.owner, role="user", content="Narwhal elsewhere.")
+    dropped = say(channel, "user", "A walrus too.", move_cursor=False)
+    assert _pending_ids() == {first.pk, elsewhere.pk, dropped.pk}
+    assert _indexed_ids([first.pk, elsewhere.pk, dropped.pk]) == set()
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {TABLE} WHERE id = %s", [dropped.pk])
+    assert _pending_ids() == {first.pk, elsewhere.pk}
+    assert ids(message_search(channel=channel, user=channel.owner, query="narwhal", context=0)) == [first.pk]
+    assert _pending_ids() == set()
+    assert _indexed_ids([first.pk, elsewhere.pk]) == {first.pk, elsewhere.pk}
+    Message.objects.filter(pk=first.pk).update(content="")
+    assert _indexed_ids([first.pk]) == set()
+    assert _pending_ids() == {first.pk}
+    assert message_search(channel=channel, user=channel.owner, query="narwhal").hits == []
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH 'walrus'")
+        assert cursor.fetchone()[0] == 0
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="deferred indexing: SQLite")
+@pytest.mark.django_db(transaction=True)
+def test_sqlite_a_search_that_cannot_write_still_finds_the_pending_messages(monkeypatch):
+    """Another connection holds the write lock past PENDING_LOCK_WAIT_MS: the search finds the channel's pending
+    messages all the same (a temporary index of the channel), leaves them pending and its connection as it was;
+    once the lock is free, the next search indexes them."""
+    channel = ChannelFactory()
+    build_path(channel, 4)
+    fresh = say(channel, "user", "A narwhal surfaced.")
+    monkeypatch.setattr(engine, "PENDING_LOCK_WAIT_MS", 20)
+    other = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        found = message_search(channel=channel, user=channel.owner, query="narwhal surfaced", context=0)
+        assert ids(found) == [fresh.pk]
+        assert fresh.pk in _pending_ids()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM temp.sqlite_master")
+            assert cursor.fetchone()[0] == 0
+            cursor.execute("PRAGMA busy_timeout")
+            assert cursor.fetchone()[0] == int(connection.settings_dict["OPTIONS"]["timeout"] * 1000)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert ids(message_search(channel=channel, user=channel.owner, query="narwhal surfaced", context=0)) == [fresh.pk]
+    assert _pending_ids() == set()
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="deferred indexing: SQLite")
+def test_sqlite_a_pending_message_already_indexed_is_indexed_once(channel, conversation):
+    """A message indexed by other means while still noted as pending (a writer indexing its own rows) does not
+    make the next search fail, and its words are in the index once, as they are now."""
+    fresh = say(channel, "user", "A narwhal surfaced.")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {FTS_TABLE}(rowid, content, speaker) VALUES (%s, 'An old walrus.', '')", [fresh.pk]
+        )
+    assert ids(message_search(channel=channel, user=channel.owner, query="narwhal", context=0)) == [fresh.pk]
+    assert message_search(channel=channel, user=channel.owner, query="walrus").hits == []
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {FTS_TABLE} WHERE rowid = %s", [fresh.pk])
+        assert cursor.fetchone()[0] == 1
+        cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('integrity-check')")

@@ -97,6 +97,8 @@ def test_search_scenario_prints_both_goals_against_the_like_baseline(db):
     for key in ("search_p95_ms", "recall_p95_ms", "like_p95_ms", "append_upkeep", "bulk_upkeep"):
         assert key in figures
     assert figures["append_ms_with_index"] > 0 and figures["append_ms_without_index"] > 0
+    # SQLite indexes the appended messages when the next search comes (chatcore.search.schema), timed apart.
+    assert (figures["append_indexed_later_ms"] > 0) == (connection.vendor == "sqlite")
     assert figures["import_ms_per_message_first"] > 0 and figures["import_ms_per_message_last"] > 0
     assert figures["import_growth"] > 0 and figures["build_seconds_cal"] >= 0
     assert counts() == before
