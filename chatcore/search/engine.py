@@ -27,7 +27,7 @@ from chatcore.search.schema import FTS_TABLE, TABLE
 
 # SQLite: how long a search waits for the write lock to index the messages still pending (chatcore.search.schema:
 # the app's writers hold it for a few statements each); past it, or where the database cannot be written at all,
-# the search covers its channel's pending messages another way (`_sqlite_channel_covered`).
+# the search covers its channel's pending messages another way (`_sqlite_channel_index`).
 PENDING_LOCK_WAIT_MS = 1_000
 
 
@@ -36,19 +36,22 @@ def index_covering(*, channel_id: int, pending: bool | None = None) -> Iterator[
     """While the block runs, every message of the channel is in the full-text index, as if each were indexed by
     the statement that wrote it. On SQLite, where the triggers leave a message's words for later, the pending
     messages are indexed first, all of them in one transaction (one segment of the index, however many); when
-    that write cannot be made, the block reads a temporary index of the channel's messages instead.
+    that write cannot be made and some are the channel's, the block reads a temporary index of the channel's
+    messages instead.
     `pending`: whether messages are pending, when the caller already read it (chatcore.search.rows.path_state);
     None: ask the database."""
-    if connection.vendor != "sqlite" or _sqlite_index_pending(pending=pending):
+    if connection.vendor != "sqlite" or _sqlite_channel_indexed(channel_id=channel_id, pending=pending):
         yield
         return
-    with _sqlite_channel_covered(channel_id=channel_id):
+    with _sqlite_channel_index(channel_id=channel_id):
         yield
 
 
-def _sqlite_index_pending(*, pending: bool | None) -> bool:
-    """Index the pending messages; False when the write lock was not had within PENDING_LOCK_WAIT_MS or the
-    database cannot be written (nothing is changed then)."""
+def _sqlite_channel_indexed(*, channel_id: int, pending: bool | None) -> bool:
+    """Index the pending messages; whether the channel's are all in the index then. When the write lock is
+    taken, the channel's messages are looked at first: with none pending the search goes on at once, else it
+    waits up to PENDING_LOCK_WAIT_MS for the lock. False: locked past that wait, or the database cannot be
+    written, with some of the channel's pending (nothing is changed)."""
     if pending is False:
         return True
     with connection.cursor() as cursor:
@@ -56,39 +59,47 @@ def _sqlite_index_pending(*, pending: bool | None) -> bool:
             cursor.execute(schema.SQLITE_ANY_PENDING)
             if not cursor.fetchone()[0]:
                 return True
-        # Inside a transaction the connection holds the write lock already (IMMEDIATE transactions): no wait.
-        waits = not connection.in_atomic_block
-        if waits:
-            cursor.execute("PRAGMA busy_timeout")
-            (waited,) = cursor.fetchone()
-            cursor.execute(f"PRAGMA busy_timeout = {int(PENDING_LOCK_WAIT_MS)}")
+        if connection.in_atomic_block:  # the transaction holds the write lock already (IMMEDIATE transactions)
+            return _sqlite_index_pending(cursor)
+        cursor.execute("PRAGMA busy_timeout")
+        (configured,) = cursor.fetchone()
         try:
-            with transaction.atomic():
-                try:
-                    with transaction.atomic():
-                        cursor.execute(schema.SQLITE_INDEX_PENDING[0])
-                except IntegrityError:  # some were in the index already (see SQLITE_INDEX_PENDING_REPLACING)
-                    cursor.execute(schema.SQLITE_INDEX_PENDING_REPLACING)
-                cursor.execute(schema.SQLITE_INDEX_PENDING[1])
-        except OperationalError:  # locked past the wait, or a read-only database
+            for wait in (0, PENDING_LOCK_WAIT_MS):
+                cursor.execute(f"PRAGMA busy_timeout = {int(wait)}")
+                if _sqlite_index_pending(cursor):
+                    return True
+                if not wait:
+                    cursor.execute(schema.SQLITE_CHANNEL_PENDING, [channel_id])
+                    if not cursor.fetchone()[0]:
+                        return True
             return False
         finally:
-            if waits:
-                cursor.execute(f"PRAGMA busy_timeout = {int(waited)}")
+            cursor.execute(f"PRAGMA busy_timeout = {int(configured)}")
+
+
+def _sqlite_index_pending(cursor) -> bool:
+    """Index every pending message in one transaction; False when locked past the connection's busy timeout or
+    when the database cannot be written (nothing is changed then)."""
+    try:
+        with transaction.atomic():
+            try:
+                with transaction.atomic():
+                    cursor.execute(schema.SQLITE_INDEX_PENDING[0])
+            except IntegrityError:  # some were in the index already (see SQLITE_INDEX_PENDING_REPLACING)
+                cursor.execute(schema.SQLITE_INDEX_PENDING_REPLACING)
+            cursor.execute(schema.SQLITE_INDEX_PENDING[1])
+    except OperationalError:  # locked, or a read-only database
+        return False
     return True
 
 
 @contextlib.contextmanager
-def _sqlite_channel_covered(*, channel_id: int) -> Iterator[None]:
-    """The block's statements read a temporary full-text index of the channel's messages when some of them are
-    pending: a table of the connection's own (no write to the database), named as the index and made with its
-    tokenizer, which unqualified names find before the database's. It costs an indexing of the whole channel,
-    so it is only the way out when the pending messages cannot be indexed."""
+def _sqlite_channel_index(*, channel_id: int) -> Iterator[None]:
+    """The block's statements read a temporary full-text index of the channel's messages: a table of the
+    connection's own (no write to the database), named as the index and made with its tokenizer, which
+    unqualified names find before the database's. It costs an indexing of the whole channel, so it is only the
+    way out when its pending messages cannot be indexed."""
     with connection.cursor() as cursor:
-        cursor.execute(schema.SQLITE_CHANNEL_PENDING, [channel_id])
-        if not cursor.fetchone()[0]:
-            yield
-            return
         cursor.execute("SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = %s", [FTS_TABLE])
         (made,) = cursor.fetchone()
         cursor.execute(made.replace(f"CREATE VIRTUAL TABLE {FTS_TABLE}", f"CREATE VIRTUAL TABLE temp.{FTS_TABLE}", 1))

@@ -4,6 +4,7 @@ import dataclasses
 import datetime as dt
 import random
 import sqlite3
+import time
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -718,3 +719,27 @@ def test_sqlite_a_pending_message_already_indexed_is_indexed_once(channel, conve
         cursor.execute(f"SELECT count(*) FROM {FTS_TABLE} WHERE rowid = %s", [fresh.pk])
         assert cursor.fetchone()[0] == 1
         cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('integrity-check')")
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="deferred indexing: SQLite")
+@pytest.mark.django_db(transaction=True)
+def test_sqlite_a_search_does_not_wait_for_the_lock_when_only_other_channels_are_pending(monkeypatch):
+    """Another connection holds the write lock: a search whose channel has nothing pending goes on at once (the
+    others' pending messages are not its concern) and finds what it would find; they stay pending."""
+    channel, other = ChannelFactory(), ChannelFactory()
+    build_path(channel, 2)
+    mine = say(channel, "user", "A narwhal surfaced.")
+    indexed(channel)
+    theirs = say(other, "user", "Another narwhal.")
+    monkeypatch.setattr(engine, "PENDING_LOCK_WAIT_MS", 5_000)
+    locker = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
+    try:
+        locker.execute("BEGIN IMMEDIATE")
+        started = time.monotonic()
+        found = message_search(channel=channel, user=channel.owner, query="narwhal", context=0)
+        assert time.monotonic() - started < 2.5
+        assert ids(found) == [mine.pk]
+        assert _pending_ids() == {theirs.pk}
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
