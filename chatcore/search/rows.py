@@ -161,13 +161,22 @@ def _merged(ranges: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
     return [(segment, low, high) for segment, low, high in merged]
 
 
+def _author_fields(user_model) -> tuple:
+    """The author's fields a search reads: its key and its name (`get_username`, as the recall tool shows it)."""
+    meta = user_model._meta
+    name = meta.get_field(user_model.USERNAME_FIELD)
+    return (meta.pk,) if name == meta.pk else (meta.pk, name)
+
+
 def messages_at(*, ranges: list[tuple[int, int, int]]) -> list[Message]:
-    """The messages of each (segment, first depth, last depth), with their authors loaded: one query."""
+    """The messages of each (segment, first depth, last depth), with their authors loaded: one query.
+    Each author comes with only its key and name (the rest deferred, read on first use as for `only()`):
+    the user's other columns, dates among them, were converted again on every row of the author's."""
     if not ranges:
         return []
     ranges = _merged(ranges)
     user_model = get_user_model()
-    user_fields = user_model._meta.concrete_fields
+    user_fields = _author_fields(user_model)
     select = f"SELECT {_columns('m', _MESSAGE_FIELDS)}, {_columns('u', user_fields)}"
     author_join = f"LEFT JOIN {user_model._meta.db_table} u ON u.id = m.author_id"
     if connection.vendor == "postgresql":
@@ -191,7 +200,7 @@ def messages_at(*, ranges: list[tuple[int, int, int]]) -> list[Message]:
         rows = cursor.fetchall()
     split = len(_MESSAGE_FIELDS)
     message_of, user_of = _loader(Message, _MESSAGE_FIELDS), _loader(user_model, user_fields)
-    messages_fillable, users_fillable = message_of.fillable(), user_of.fillable()
+    messages_fillable = message_of.fillable()
     messages = []
     authors: dict[int, Model] = {}  # one instance per author, as prefetching would give
     for row in rows:
@@ -199,7 +208,7 @@ def messages_at(*, ranges: list[tuple[int, int, int]]) -> list[Message]:
         author = None
         if row[split] is not None:
             if row[split] not in authors:
-                authors[row[split]] = user_of(row[split:], users_fillable)
+                authors[row[split]] = user_of(row[split:], False)  # from_db: the fields left out are deferred
             author = authors[row[split]]
         Message.author.field.set_cached_value(message, author)
         messages.append(message)

@@ -298,6 +298,20 @@ def test_the_boundary_and_the_windows_are_loaded_as_the_orm_loads_them(
     assert ({"speaker": "Ana"}, channel.owner) in [(metadata, author) for _at, metadata, author, *_ in loaded.values()]
 
 
+def test_the_windows_authors_carry_their_key_and_name_and_read_the_rest_when_asked(
+    channel, conversation, django_assert_num_queries
+):
+    """The author's other columns are not read with every row; the name is there, the rest comes on use."""
+    say(channel, "user", "The migration is done.", author=channel.owner)
+    found = message_search(channel=channel, user=channel.owner, query="migration", context=0)
+    (author,) = {id(m.author): m.author for hit in found.hits for m in hit.window if m.author_id}.values()
+    with django_assert_num_queries(0):
+        assert (author.pk, author.get_username()) == (channel.owner.pk, channel.owner.get_username())
+    assert "date_joined" in author.get_deferred_fields()
+    with django_assert_num_queries(1):
+        assert author.date_joined == channel.owner.date_joined
+
+
 def expected_segments(channel) -> dict[int, int]:
     """The rule of chatcore.search.schema worked out from the stored tree: in id order, a parent's first
     child continues its segment, every other message starts its own."""
