@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import logging
 import time
+from collections.abc import Callable
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -240,12 +241,12 @@ def _append_one(*, user: User, channel: Channel, under: Message, item: NewMessag
     return message
 
 
-@transaction.atomic
 def _place(
     *, user: User, request: CompletionRequest, model: LLMModel, pinned: Channel | None, team: Team | None
 ) -> tuple[Channel, Message, bool, int, AssembledContext, Cursor]:
     """The history on the tree, our context for its leaf, assembled under the channel's lock that placed
-    the cursor there (no compaction can come between), and the cursor as placed."""
+    the cursor there (no compaction can come between), and the cursor as placed. In the caller's
+    transaction (`_turn_prepare`)."""
     hashes = request.hashes if request.hashes is not None and request.hashed_for == user.pk else None
     if hashes is None:
         hashes = chain_hashes(owner_id=user.pk, messages=[(m.role, m.content, m.metadata) for m in request.messages])
@@ -368,17 +369,27 @@ def _fit(*, channel: Channel, user: User, leaf: Message, limit: int, assembled: 
 
 
 def turn_prepare(
-    *, user: User, request: CompletionRequest, timings: Timings | None = None, team: Team | None = None
+    *,
+    user: User,
+    request: CompletionRequest,
+    timings: Timings | None = None,
+    team: Team | None = None,
+    placed: Callable[[Turn], None] | None = None,
 ) -> Turn:
     """Place the request's history on the tree and make our context for its leaf fit the model; how long
     each took goes into `timings` ("place", "fit"). A conversation that starts a channel starts it in
     `team` (the API token's, when it is bound to one).
 
+    `placed`: called with the turn when it is known before the placing's transaction commits (the usual
+    call, whose context fits without compacting), so that the caller may send the model its request while
+    the commit waits for the disk (`views._placed_and_asked`). The commit may still fail after it: the
+    caller must not store anything of the turn before this function has returned.
+
     One call of the user's limit on model calls (chatcore.throttling), the inline compactions included;
     a refused turn (Throttled) writes nothing.
     """
     with expensive_call(user=user):
-        return _turn_prepare(user=user, request=request, timings=timings or Timings(), team=team)
+        return _turn_prepare(user=user, request=request, timings=timings or Timings(), team=team, placed=placed)
 
 
 def _pinned_channel(*, user: User, channel_id: int | None) -> Channel | None:
@@ -392,23 +403,80 @@ def _pinned_channel(*, user: User, channel_id: int | None) -> Channel | None:
         ) from None
 
 
-def _turn_prepare(*, user: User, request: CompletionRequest, timings: Timings, team: Team | None) -> Turn:
+def _turn_prepare(
+    *,
+    user: User,
+    request: CompletionRequest,
+    timings: Timings,
+    team: Team | None,
+    placed: Callable[[Turn], None] | None,
+) -> Turn:
     model, site_fallback = _model_and_site_fallback(name=request.model)
     pinned = _pinned_channel(user=user, channel_id=request.channel_id)
-    # Hashing and appending the history: CPU and a few short queries (the channel's row lock is held only by
-    # another call placing its history), never a model call.
-    with timings.timed("place"), collector_paused():
-        channel, leaf, created, appended, placed, cursor = _place(
-            user=user, request=request, model=model, pinned=pinned, team=team
-        )
+    with transaction.atomic():
+        # Hashing and appending the history: CPU and a few short queries (the channel's row lock is held only by
+        # another call placing its history), never a model call.
+        with timings.timed("place"), collector_paused():
+            channel, leaf, created, appended, assembled, cursor = _place(
+                user=user, request=request, model=model, pinned=pinned, team=team
+            )
+        with timings.timed("fit"):
+            limit, tools_tokens, server_tokens = _limit(model=model, params=request.params)
+            if assembled.tokens <= limit:  # the usual call: the turn is whole before the commit, handed on
+                turn = _turn_made(
+                    user=user,
+                    request=request,
+                    model=model,
+                    site_fallback=site_fallback,
+                    channel=channel,
+                    leaf=leaf,
+                    created=created,
+                    appended=appended,
+                    assembled=assembled,
+                    offered_for=cursor,  # the summary in force is the placed cursor's
+                    limits=(limit, tools_tokens, server_tokens),
+                )
+                if placed is not None:
+                    placed(turn)
+                return turn
+    # Too long: compacted inline, after the commit (a compaction calls a model: no lock is held across it).
     with timings.timed("fit"):
-        limit, tools_tokens, server_tokens = _limit(model=model, params=request.params)
-        assembled = _fit(channel=channel, user=user, leaf=leaf, limit=limit, assembled=placed)
-        # The tools follow the summary in force: the placed cursor's unless a compaction moved it since.
-        offered_for = cursor if assembled is placed else CURSOR_UNREAD
-        ours = tuple(
-            tools_offered(channel=channel, user=user, besides=client_tool_names(request.params), cursor=offered_for)
+        assembled = _fit(channel=channel, user=user, leaf=leaf, limit=limit, assembled=assembled)
+        return _turn_made(
+            user=user,
+            request=request,
+            model=model,
+            site_fallback=site_fallback,
+            channel=channel,
+            leaf=leaf,
+            created=created,
+            appended=appended,
+            assembled=assembled,
+            offered_for=CURSOR_UNREAD,  # a compaction moved the summary in force since the placing
+            limits=(limit, tools_tokens, server_tokens),
         )
+
+
+def _turn_made(
+    *,
+    user: User,
+    request: CompletionRequest,
+    model: LLMModel,
+    site_fallback: LLMModel | None,
+    channel: Channel,
+    leaf: Message,
+    created: bool,
+    appended: int,
+    assembled: AssembledContext,
+    offered_for: Cursor | None | object,
+    limits: tuple[int, int, int],
+) -> Turn:
+    """The turn for a context that fits: the tools offered with the summary in force (`offered_for`: the cursor
+    that names it, or CURSOR_UNREAD) and the models to try. `limits`: `_limit`'s."""
+    limit, tools_tokens, server_tokens = limits
+    ours = tuple(
+        tools_offered(channel=channel, user=user, besides=client_tool_names(request.params), cursor=offered_for)
+    )
     return Turn(
         channel=channel,
         leaf=leaf,

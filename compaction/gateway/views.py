@@ -7,6 +7,7 @@ for /api/ and these answer the services' errors in the protocol's terms
 (`errors.protocol_error`, in `protocol_view`).
 """
 
+import asyncio
 import dataclasses
 import logging
 import time
@@ -25,6 +26,7 @@ from chatcore.collector import collector_paused
 from chatcore.db_steps import db_step
 from chatcore.errors import ModelCallFailed, ServiceError
 from chatcore.llm_chat import ChatTurn
+from chatcore.llm_stream import ChatStream
 from chatcore.observability.metrics import Outcome, reply_observed
 from chatcore.teams.access import allowed_model_names
 from chatcore.timing import Timings
@@ -115,8 +117,12 @@ def turn_headers(turn: Turn, timings: Timings) -> dict[str, str]:
     return headers
 
 
-def _prepare(request: HttpRequest, timings: Timings) -> tuple[User, CompletionRequest, Turn]:
-    """Everything before the model call, in one trip to a thread: auth, parsing, the limit, the tree."""
+Prepared = tuple[User, CompletionRequest, Turn]
+
+
+def _prepare(request: HttpRequest, timings: Timings, placed: Callable[[Prepared], None] | None = None) -> Prepared:
+    """Everything before the model call, in one trip to a thread: auth, parsing, the limit, the tree.
+    `placed`: given what is prepared once the turn is placed, before its commit (`turn_prepare`)."""
     with timings.timed("prepare_cpu", clock=time.thread_time):
         with timings.timed("parse"):
             token = gateway_token(request)
@@ -126,8 +132,58 @@ def _prepare(request: HttpRequest, timings: Timings) -> tuple[User, CompletionRe
                 completion = request_read(
                     _body(request), owner_id=user.pk, channel_header=request.headers.get("X-Channel-Id")
                 )
-        turn = turn_prepare(user=user, request=completion, timings=timings, team=token.team)
+
+        def handed(turn: Turn) -> None:
+            if placed is not None:
+                placed((user, completion, turn))
+
+        turn = turn_prepare(user=user, request=completion, timings=timings, team=token.team, placed=handed)
     return user, completion, turn
+
+
+Asked = tuple[ToolLoop, asyncio.Future]  # the call's rounds, and its first model request running
+Asking = Callable[[User, CompletionRequest, Turn], Asked]
+
+
+async def _placed_and_asked(request: HttpRequest, timings: Timings, ask: Asking) -> tuple[Prepared, Asked]:
+    """The call prepared (`_prepare`) and its model request started (`ask`), the request sent while the
+    placing's transaction commits.
+
+    A commit waits some milliseconds for the disk, and the model request needs nothing the commit adds: the
+    preparation's thread hands the turn over (`turn_prepare`'s `placed`) once its placing is done and the
+    request upstream is known, the request is sent, and the commit is awaited before anything else. So the
+    answer is stored, and the response sent, only after the turn it answers is on disk; if the commit fails,
+    the request is cancelled (its answer, if any, is never stored) and the call fails with the commit's error,
+    as it did before the request was sent. Everything the asking writes meanwhile (a failed attempt's usage
+    row, a round of the server's tools) goes through `db_step`, into the request's one thread, after the
+    preparation's step. No lock is held across the model call: the channel's row lock lasts to the commit.
+    A turn that had to be compacted first is handed over only after its thread returns.
+    """
+    running = asyncio.get_running_loop()
+    ready: asyncio.Future[Prepared] = running.create_future()
+
+    def placed(prepared: Prepared) -> None:  # in the preparation's thread
+        running.call_soon_threadsafe(_settle, ready, prepared)
+
+    preparing = asyncio.ensure_future(db_step(_prepare)(request, timings, placed))
+    await asyncio.wait((ready, preparing), return_when=asyncio.FIRST_COMPLETED)
+    if not ready.done():  # not handed over before the commit (compacted inline, or failed: raises here)
+        prepared = await preparing
+        return prepared, ask(*prepared)
+    prepared = ready.result()
+    asked = ask(*prepared)
+    try:
+        await preparing  # the commit
+    except BaseException:
+        asked[1].cancel()
+        await asyncio.gather(asked[1], return_exceptions=True)
+        raise
+    return prepared, asked
+
+
+def _settle(future: asyncio.Future, value: object) -> None:
+    if not future.done():
+        future.set_result(value)
 
 
 def _completion_body(*, turn: Turn, result: ChatTurn, spent: Spent, legacy_functions: bool) -> dict:
@@ -158,24 +214,31 @@ def _completion_body(*, turn: Turn, result: ChatTurn, spent: Spent, legacy_funct
 async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     """POST /v1/chat/completions: the OpenAI Chat Completions call, on our tree, with compaction."""
     timings = Timings()  # each step's milliseconds, sent as Server-Timing
+    spent = Spent()
+
+    def ask(user: User, completion: CompletionRequest, turn: Turn) -> Asked:
+        loop = turn_loop(user=user, turn=turn)
+        if completion.stream:
+            return loop, asyncio.ensure_future(round_stream(user=user, turn=turn, loop=loop))
+        return loop, asyncio.ensure_future(_answered(user=user, turn=turn, loop=loop, spent=spent, timings=timings))
+
     # The request's wall time and the server process's CPU (this request's when alone): in the header of an
     # answer sent whole (a stream's headers leave before they end). The compaction settings are read once for
     # the call: the tools offered and the trigger after the answer's store both look at them.
     with timings.timed("cpu", clock=time.process_time), timings.timed("total"), settings_read_once():
         with timings.timed("prepare"):
-            user, completion, turn = await db_step(_prepare)(request, timings)
-        loop = turn_loop(user=user, turn=turn)
+            (user, completion, turn), (loop, asking) = await _placed_and_asked(request, timings, ask)
         if completion.stream:
-            return await _streamed(request, user=user, completion=completion, turn=turn, loop=loop, timings=timings)
-        spent = Spent()
-        with timings.timed("upstream"):
-            try:
-                result = await answer_complete(user=user, turn=turn, loop=loop, spent=spent)
-            except ModelCallFailed:
-                reply_observed(interface="v1", stream=False, outcome=Outcome.FAILED)
-                raise
-            if completion.legacy_functions:
-                result = dataclasses.replace(result, tool_calls=legacy.answer_calls(result.tool_calls))
+            return await _streamed(
+                request, user=user, completion=completion, turn=turn, loop=loop, timings=timings, opening=asking
+            )
+        try:
+            result = await asking
+        except ModelCallFailed:
+            reply_observed(interface="v1", stream=False, outcome=Outcome.FAILED)
+            raise
+        if completion.legacy_functions:
+            result = dataclasses.replace(result, tool_calls=legacy.answer_calls(result.tool_calls))
         with timings.timed("store"):
             await db_step(turn_reply_store)(
                 user=user, turn=turn, result=result, parent=loop.plan.parent, usage=result.usage
@@ -186,12 +249,24 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     return JsonResponse(body, headers=turn_headers(turn, timings))
 
 
+async def _answered(*, user: User, turn: Turn, loop: ToolLoop, spent: Spent, timings: Timings) -> ChatTurn:
+    with timings.timed("upstream"):
+        return await answer_complete(user=user, turn=turn, loop=loop, spent=spent)
+
+
 async def _streamed(
-    request: HttpRequest, *, user: User, completion: CompletionRequest, turn: Turn, loop: ToolLoop, timings: Timings
+    request: HttpRequest,
+    *,
+    user: User,
+    completion: CompletionRequest,
+    turn: Turn,
+    loop: ToolLoop,
+    timings: Timings,
+    opening: "asyncio.Future[ChatStream]",
 ) -> StreamingHttpResponse:
-    """`stream: true`: the events (`streaming.py`), the first round opened before the headers go."""
+    """`stream: true`: the events (`streaming.py`), the first round opened (`opening`) before the headers go."""
     try:
-        stream = await round_stream(user=user, turn=turn, loop=loop)
+        stream = await opening
     except ModelCallFailed:
         reply_observed(interface="v1", stream=True, outcome=Outcome.FAILED)
         raise
