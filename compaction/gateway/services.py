@@ -422,39 +422,28 @@ def _turn_prepare(
             )
         with timings.timed("fit"):
             limit, tools_tokens, server_tokens = _limit(model=model, params=request.params)
+            made = functools.partial(
+                _turn_made,
+                user=user,
+                request=request,
+                model=model,
+                site_fallback=site_fallback,
+                channel=channel,
+                leaf=leaf,
+                created=created,
+                appended=appended,
+                limits=(limit, tools_tokens, server_tokens),
+            )
             if assembled.tokens <= limit:  # the usual call: the turn is whole before the commit, handed on
-                turn = _turn_made(
-                    user=user,
-                    request=request,
-                    model=model,
-                    site_fallback=site_fallback,
-                    channel=channel,
-                    leaf=leaf,
-                    created=created,
-                    appended=appended,
-                    assembled=assembled,
-                    offered_for=cursor,  # the summary in force is the placed cursor's
-                    limits=(limit, tools_tokens, server_tokens),
-                )
+                turn = made(assembled=assembled, offered_for=cursor)  # the summary in force is the placed cursor's
                 if placed is not None:
                     placed(turn)
                 return turn
     # Too long: compacted inline, after the commit (a compaction calls a model: no lock is held across it).
     with timings.timed("fit"):
         assembled = _fit(channel=channel, user=user, leaf=leaf, limit=limit, assembled=assembled)
-        return _turn_made(
-            user=user,
-            request=request,
-            model=model,
-            site_fallback=site_fallback,
-            channel=channel,
-            leaf=leaf,
-            created=created,
-            appended=appended,
-            assembled=assembled,
-            offered_for=CURSOR_UNREAD,  # a compaction moved the summary in force since the placing
-            limits=(limit, tools_tokens, server_tokens),
-        )
+        # A compaction moved the summary in force since the placing.
+        return made(assembled=assembled, offered_for=CURSOR_UNREAD)
 
 
 def _turn_made(
