@@ -14,6 +14,8 @@ services.
 """
 
 import dataclasses
+import gc
+import io
 import itertools
 import json
 from collections.abc import Iterable, Iterator, Sequence
@@ -23,7 +25,7 @@ from typing import cast
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, ForeignKey, OuterRef
+from django.db.models import ForeignKey
 from django.utils import timezone
 
 from chatcore import conf, services
@@ -106,6 +108,11 @@ def new_message_check(index: int, item: NewMessage) -> None:
     _item_check(index, item)
 
 
+# The segment of the message %s and whether it has children (the message's id twice: children, then row).
+_UNDER_SEGMENT = f"""SELECT segment, EXISTS (SELECT 1 FROM {Message._meta.db_table} c WHERE c.parent_id = %s)
+    FROM {Message._meta.db_table} WHERE id = %s"""  # noqa: S608 (the model's table)
+
+
 class _Segments:
     """Each new message's segment, worked out from the tree in memory as the database's trigger would
     (chatcore.search.schema): a parent's first child continues the parent's segment, any other message
@@ -118,13 +125,13 @@ class _Segments:
         self.under_segment: int | None = None
         self.under_has_children = False
         if under is not None:
-            row = (
-                Message.objects.filter(pk=under.pk)
-                .annotate(has_children=Exists(Message.objects.filter(parent_id=OuterRef("pk"))))
-                .values_list("segment", "has_children")
-                .get()
-            )
-            self.under_segment, self.under_has_children = row
+            # Written out rather than through the ORM, whose compiling of the EXISTS cost more than the query.
+            with connection.cursor() as cursor:
+                cursor.execute(_UNDER_SEGMENT, [under.pk, under.pk])
+                row = cursor.fetchone()
+            if row is None:
+                raise Message.DoesNotExist("The message to import under does not exist.")
+            self.under_segment, self.under_has_children = row[0], bool(row[1])
         self.by_index: list[int | None] = []
         self.parents_seen: set[int | None] = set()
 
@@ -252,6 +259,39 @@ class _ForeignKeys:
             raise IntegrityError(f"Imported messages refer to a {', '.join(broken)} that does not exist.")
 
 
+# PostgreSQL works on a COPY's data one message at a time, once the whole message has arrived, and the client
+# library sends a message only as far as its last full 8 kB until more follows. Written row by row, the rows
+# went out in 32 kB messages, so the server sat idle while the first hundred or so rows were built and lagged a
+# message behind after that. Here they go in pieces, each sent whole as soon as it is formatted, the first of
+# them a few rows: the server starts on them at once and works through each piece while the next is built.
+PG_FIRST_PIECE_ROWS = 16
+PG_PIECE_ROWS = 128
+
+
+def _pg_copy(cursor, sql: str, rows: Iterable[list]) -> None:
+    """COPY the rows (`sql` is the statement) in pieces of PG_PIECE_ROWS rows, each formatted by psycopg as
+    `write_row` formats it (a `Copy` over a cursor of the same connection, written to memory) and flushed to
+    the server at once.
+
+    The collector's young generation (the rows' objects, made while an import pauses it) is gone through
+    after the last piece, while the server works through the last pieces, rather than by the collector's
+    first run after the COPY, when the server would wait for it."""
+    from psycopg.copy import Copy, FileWriter, LibpqWriter  # PostgreSQL's driver: only where it is the database
+
+    raw = cursor.cursor  # psycopg's own cursor, under Django's wrapper
+    iterator = iter(rows)
+    with raw.connection.cursor() as formatting, raw.copy(sql, writer=LibpqWriter(raw, flush_threshold=0)) as copy:
+        size = PG_FIRST_PIECE_ROWS
+        while piece := list(itertools.islice(iterator, size)):
+            buffer = io.BytesIO()
+            with Copy(formatting, writer=FileWriter(buffer)) as formatter:
+                for values in piece:
+                    formatter.write_row(values)
+            copy.write(buffer.getvalue())
+            size = PG_PIECE_ROWS
+        gc.collect(0)
+
+
 def _pg_copy_unchecked(cursor, rows: Iterable[tuple], *, sql: str) -> bool:
     """COPY the rows with the foreign keys' triggers off and check the keys in one query after (see
     PG_UNCHECKED_FROM_ROWS); False, with nothing done, when the role may not be switched."""
@@ -261,9 +301,7 @@ def _pg_copy_unchecked(cursor, rows: Iterable[tuple], *, sql: str) -> bool:
     if cursor.fetchone() is None:
         return False
     keys = _ForeignKeys()
-    with cursor.copy(sql) as copy:
-        for values in _prepared(keys.seen(rows)):
-            copy.write_row(values)
+    _pg_copy(cursor, sql, _prepared(keys.seen(rows)))
     cursor.execute("SELECT set_config('session_replication_role', 'origin', true)")
     keys.check(cursor)
     return True
@@ -291,9 +329,7 @@ def _insert(rows: Iterable[tuple], *, count: int, segments_given: bool) -> None:
             sql = f"COPY {table} ({columns}) FROM STDIN"
             if count >= PG_UNCHECKED_FROM_ROWS and _pg_copy_unchecked(cursor, rows, sql=sql):
                 return
-            with cursor.copy(sql) as copy:
-                for values in _prepared(rows):
-                    copy.write_row(values)
+            _pg_copy(cursor, sql, _prepared(rows))
             return
         marks = ", ".join(["%s"] * len(_FIELDS))
         sql = f"INSERT INTO {table} ({columns}) VALUES ({marks})"  # noqa: S608 (the model's table and columns)
@@ -308,6 +344,10 @@ def _insert(rows: Iterable[tuple], *, count: int, segments_given: bool) -> None:
         if span is not None:
             cursor.execute(search_schema.SQLITE_INDEX_IDS, list(span))
             search_schema.sqlite_index_settle(connection)
+
+
+_ACTIVITY_FIELD = Channel._meta.get_field("last_activity_at")
+_CHANNEL_ACTIVITY = f"UPDATE {Channel._meta.db_table} SET {_ACTIVITY_FIELD.column} = %s WHERE id = %s"  # noqa: S608
 
 
 @transaction.atomic
@@ -396,7 +436,8 @@ def messages_bulk_import(
 
     with collector_paused():  # several objects a row, all kept until the import returns: see chatcore.collector
         _insert(rows(), count=len(items), segments_given=segments.all_given())
-    Channel.objects.filter(pk=channel.pk).update(last_activity_at=now)
+    with connection.cursor() as cursor:  # one plain statement: the ORM compiles an update anew for every import
+        cursor.execute(_CHANNEL_ACTIVITY, [_ACTIVITY_FIELD.get_db_prep_save(now, connection), channel.pk])
     if move_cursor and built:
         services.cursor_move(channel=channel, user=user, message_id=built[-1].pk)
     return built

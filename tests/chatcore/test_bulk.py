@@ -6,7 +6,13 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 
-from chatcore.bulk import PG_UNCHECKED_FROM_ROWS, NewMessage, messages_bulk_import
+from chatcore.bulk import (
+    PG_FIRST_PIECE_ROWS,
+    PG_PIECE_ROWS,
+    PG_UNCHECKED_FROM_ROWS,
+    NewMessage,
+    messages_bulk_import,
+)
 from chatcore.models import Channel, Message
 from chatcore.search.schema import PG_FUNCTION, TABLE
 from tests.chatcore.factories import ChannelFactory, UserFactory
@@ -116,3 +122,39 @@ def test_a_large_import_with_an_invalid_item_writes_nothing_and_leaves_the_role_
         messages_bulk_import(channel=channel, user=channel.owner, items=items)
     assert not Message.objects.filter(channel=channel).exists()
     assert replication_role() == "origin"
+
+
+# What COPY's text format escapes or treats apart: tab, newlines, backslash, its NULL and end markers, quotes.
+AWKWARD = ["tab\there", "line\nbreak\r\n", "back\\slash \\N", "\\.", "quote ' and \" é ✓ 😀", ""]
+
+
+def test_an_import_sent_in_pieces_stores_every_row_once_in_order_as_given():
+    channel = ChannelFactory()
+    first = messages_bulk_import(channel=channel, user=channel.owner, items=chain(3))[-1]
+    count = PG_FIRST_PIECE_ROWS + 2 * PG_PIECE_ROWS + 3  # the small first piece, two full ones, a short last one
+    items = [
+        NewMessage(
+            role="assistant" if i % 2 else "user",
+            content=f"{i} {AWKWARD[i % len(AWKWARD)]}",
+            parent=i - 1 if i else None,
+            metadata={"speaker": f'Ann\\{i}\t"x"'} if i % 5 == 0 else {},
+        )
+        for i in range(count)
+    ]
+    built = messages_bulk_import(channel=channel, user=channel.owner, items=items, under=first)
+    rows = list(
+        Message.objects.filter(channel=channel, depth__gte=3)
+        .order_by("depth")
+        .values_list("id", "content", "metadata", "parent_id", "segment", "path_chars")
+    )
+    assert [row[0] for row in rows] == [message.pk for message in built] == sorted(m.pk for m in built)
+    assert [(row[1], row[2]) for row in rows] == [(item.content, item.metadata) for item in items]
+    assert [row[3] for row in rows] == [first.pk] + [message.pk for message in built[:-1]]
+    assert {row[4] for row in rows} == {first.segment}  # a chain under the last message continues its segment
+    assert rows[-1][5] == first.path_chars + sum(len(item.content) for item in items)
+    with connection.cursor() as cursor:  # the search trigger indexed each row, the speakers' names included
+        cursor.execute(
+            f"SELECT count(*) FROM {TABLE} WHERE channel_id = %s AND search_vector @@ to_tsquery('simple', 'ann')",
+            [channel.pk],
+        )
+        assert cursor.fetchone()[0] == len([i for i in range(count) if i % 5 == 0])
