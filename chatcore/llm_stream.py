@@ -22,8 +22,8 @@ import asyncio
 import importlib
 import json
 import ssl
-from collections.abc import AsyncIterator, Mapping
-from typing import Any, Unpack
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, NoReturn, TypeVar, Unpack
 
 from chatcore import llm_http
 from chatcore.db_steps import db_step
@@ -41,6 +41,8 @@ from chatcore.llm_chat import (
 )
 from chatcore.models import LLMModel
 
+T = TypeVar("T")
+
 
 def _without_none(value: Any) -> Any:
     """A tool call fragment without its null fields, as the SDK's objects dumped it (`exclude_none`)."""
@@ -55,6 +57,20 @@ def _stream_request(attempt: Attempt, messages: list[dict], params: dict) -> tup
     kwargs = _request(attempt, messages, params)
     body = {**request_body(kwargs), "stream": True, "stream_options": {"include_usage": True}}
     return body, kwargs["extra_headers"]
+
+
+# The default decoder's scanner (the C one): what `json.loads` runs after skipping surrounding whitespace.
+_scan_json: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _json_value(text: str) -> Any:
+    """`json.loads(text)`: the decoder's scanner alone when the text is one JSON value without surrounding
+    whitespace (a stream's every chunk), `json.loads` itself (its result or its error) for anything else."""
+    try:
+        value, end = _scan_json(text, 0)
+    except (StopIteration, ValueError):
+        return json.loads(text)
+    return value if end == len(text) else json.loads(text)
 
 
 # After `[DONE]` the rest of the body is read (so that the connection can serve the next request) for at
@@ -77,6 +93,20 @@ class _EventReader:
 
     def feed(self, piece: bytes) -> list[bytes]:
         """The data of the events that `piece` completes (UTF-8, decoded by the caller)."""
+        if (
+            not self._tail
+            and not self._data
+            and not self._skip_lf
+            and piece.startswith(b"data:")
+            and piece.endswith(b"\n\n")
+            and piece.count(b"\n") == 2
+            and b"\r" not in piece
+        ):
+            # The piece is one whole event of one `data` line (what a provider sends per token): the same
+            # event the line rules below give, without splitting the piece into lines.
+            value = piece[5:-2]
+            self._fields = False
+            return [value[1:] if value[:1] == b" " else value]
         if self._skip_lf and piece[:1] == b"\n":
             piece = piece[1:]
         buffer = self._tail + piece if self._tail else piece
@@ -145,7 +175,7 @@ class _Body:
                 if text.startswith("[DONE]"):
                     self.done = self._drain = True
                     break
-                chunk = json.loads(text)
+                chunk = _json_value(text)
                 if isinstance(chunk, Mapping) and chunk.get("error"):
                     raise self._streamed_error(chunk["error"])
             except Exception as error:
@@ -167,8 +197,6 @@ class _Body:
 
     async def batch(self) -> list[Any]:
         """The next read's chunks (never an empty list); StopAsyncIteration at the end of the stream."""
-        import openai
-
         if self._broken is not None:
             broken, self._broken = self._broken, None
             raise broken
@@ -183,8 +211,12 @@ class _Body:
                 if chunks:
                     return chunks
         except self._timeouts as error:
+            import openai
+
             raise openai.APITimeoutError(request=self.response.request) from error
         except self._failures as error:
+            import openai
+
             raise openai.APIConnectionError(request=self.response.request) from error
         await self.close()
         raise StopAsyncIteration
@@ -224,7 +256,8 @@ class _Collected:
         choice = choices[0]
         delta = choice.get("delta") or {}
         text = delta.get("content") or ""
-        fragments = [_without_none(call) for call in delta.get("tool_calls") or []]
+        calls = delta.get("tool_calls")
+        fragments = [_without_none(call) for call in calls] if calls else []
         for fragment in fragments:
             call = self.calls.setdefault(
                 fragment.get("index", 0), {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
@@ -326,54 +359,69 @@ class ChatStream:
 
     async def deltas(self) -> AsyncIterator[ChatDelta]:
         """The turn's pieces as they come, one per chunk of the provider's that says something."""
-        async for chunks in self._chunk_batches():
+        async for chunks in self._batches(list):
             for chunk in chunks:
                 delta = self._collected.add(chunk)
                 if delta is not None:
                     yield delta
 
-    async def delta_batches(self) -> AsyncIterator[list[ChatDelta]]:
+    def delta_batches(self) -> AsyncIterator[list[ChatDelta]]:
         """`deltas()` by reads of the network: the pieces that arrived together, in one list (never empty),
         so that a writer can send them in one write; the next list waits on the network."""
-        async for chunks in self._chunk_batches():
-            batch = [delta for delta in map(self._collected.add, chunks) if delta is not None]
-            if batch:
-                yield batch
+        return self._batches(self._deltas_of)
 
-    async def _chunk_batches(self) -> AsyncIterator[list[Any]]:
+    def _deltas_of(self, chunks: list[Any]) -> list[ChatDelta]:
+        return [delta for delta in map(self._collected.add, chunks) if delta is not None]
+
+    async def _batches(self, convert: Callable[[list[Any]], list[T]]) -> AsyncIterator[list[T]]:
+        """Each read's chunks through `convert` (its empty results skipped). The conversion happens in the
+        generator that reads (a generator layer less per read of every reply than converting around it),
+        outside the read's failures, as when the consumer converted."""
         attempt, walk = self._attempt, self._walk
         assert attempt is not None and walk is not None, "start() first"
         if attempt.offline:
-            yield [
-                {"choices": [{"delta": {"content": OFFLINE_REPLY}}]},
-                {"choices": [{"delta": {}, "finish_reason": "stop"}]},
-            ]
+            offline = convert(
+                [
+                    {"choices": [{"delta": {"content": OFFLINE_REPLY}}]},
+                    {"choices": [{"delta": {}, "finish_reason": "stop"}]},
+                ]
+            )
+            if offline:
+                yield offline
             await arecord(attempt, attempt.offline_row())
             self.turn = offline_turn(attempt)
             return
         collected, body = self._collected, self._body
         assert body is not None, "start() opened no stream"
+        chunks: list[Any] | None = self._first
+        while chunks is not None:
+            batch = convert(chunks)
+            if batch:
+                yield batch
+            try:
+                chunks = await body.batch()
+            except StopAsyncIteration:
+                chunks = None
+            except attempt.policy.failures() as error:
+                await self._failed(attempt, body, error)
         try:
-            chunks = self._first
-            while True:
-                yield chunks
-                try:
-                    chunks = await body.batch()
-                except StopAsyncIteration:
-                    break
             _checked(collected.content, collected.tool_calls)
         except attempt.policy.failures() as error:
-            # After the first chunk the reader has seen tokens: no fallback, and the error is this model's.
-            await body.close()
-            broken = ModelCall(role="chat", user=self.user, channel=self.channel, trigger=self.trigger, candidates=[])
-            await arecord(attempt, broken.failed(attempt, error))
-            raise broken.error() from None
+            await self._failed(attempt, body, error)
         self.turn = self.partial()
         row = attempt.answered_row(input_tokens=collected.tokens_in, output_tokens=collected.tokens_out)
         if self.record_later:
             self._answered = (attempt, row)
         else:
             await arecord(attempt, row)
+
+    async def _failed(self, attempt: Attempt, body: _Body, error: BaseException) -> NoReturn:
+        """A failure after the first chunk: the reader has seen tokens, so no fallback, and the error is this
+        model's (recorded, raised as ModelCallFailed)."""
+        await body.close()
+        broken = ModelCall(role="chat", user=self.user, channel=self.channel, trigger=self.trigger, candidates=[])
+        await arecord(attempt, broken.failed(attempt, error))
+        raise broken.error() from None
 
     def answered_take(self) -> UsagePending | None:
         """With `record_later`: the answered attempt's usage row, unwritten, for a caller that writes it

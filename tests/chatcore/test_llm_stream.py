@@ -12,7 +12,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from openai._streaming import SSEDecoder
 
-from chatcore.llm_stream import _Body, _EventReader
+from chatcore.llm_stream import _Body, _EventReader, _json_value
 from chatcore.streaming import ReplyDelta, ReplyTools, written_together
 
 BODIES = [
@@ -22,6 +22,8 @@ BODIES = [
     b': a comment\n\nevent: message\ndata: {"a":\ndata: 1}\n\nretry: 5\n\n',
     b'id: 7\ndata: {"a": 1}\n\n\n',
     'data: {"text": "caf\u00e9 \u2603"}\n\nunknown: field\n\n'.encode(),
+    # Whole one-line events beside those that are not (a multi-line data pending, no space, empty data).
+    b'data: {"a": 1}\n\ndata:{"b": 2}\n\ndata:\n\ndata: x\ndata: {"c": 3}\n\ndata: {"d": 4}\r\n\r\n',
 ]
 
 
@@ -39,6 +41,20 @@ def test_events_are_split_as_the_sdk_splits_them_wherever_the_reads_cut(body):
     for first, second in itertools.combinations(range(len(body) + 1), 2):
         pieces = [body[:first], body[first:second], body[second:]]
         assert _events(pieces) == _sdk_events(pieces), pieces
+
+
+@pytest.mark.parametrize(
+    "text", ['{"a": [1, "x"]}', ' {"a": 1}', '{"a": 1} ', '{"a": 1}x', '{"a": 1}{}', "", "[1]", "nul", '"s"', "{"]
+)
+def test_a_chunk_is_decoded_as_json_loads_decodes_it(text):
+    try:
+        expected: object = json.loads(text)
+    except json.JSONDecodeError as error:
+        with pytest.raises(json.JSONDecodeError) as raised:
+            _json_value(text)
+        assert (raised.value.msg, raised.value.pos) == (error.msg, error.pos)
+    else:
+        assert _json_value(text) == expected
 
 
 class _Reads(httpx2.AsyncByteStream):
