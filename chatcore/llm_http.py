@@ -45,6 +45,9 @@ IDLE_PER_ORIGIN = 16  # idle connections kept per origin and loop: enough for th
 # An idle connection is used again within this many seconds, as the SDK's HTTP library keeps one: a server
 # closes idle connections after a while (5 s for uvicorn), and a request sent as it closes would be lost.
 IDLE_SECONDS = 5.0
+# A timer may fire this much before its time (the event loop's timers count whole milliseconds): a wait whose
+# deadline is that close has timed out, as a timer set for that wait alone would have fired then.
+TIMER_SLACK_SECONDS = 0.001
 PAUSE_BYTES = 1 << 20  # received but unread body past which the socket is not read until the reader catches up
 ERROR_BODY_MAX_BYTES = 1 << 20  # an error answer's body read for its message, at most this much
 ROUTE = "/chat/completions"
@@ -82,9 +85,13 @@ class _Connection(asyncio.Protocol):
         self.failure: BaseException | None = None
         self._waiter: asyncio.Future | None = None
         self._paused = False
+        # One timer for the connection's waits (see `wait`), and when the current wait times out.
+        self._timer: asyncio.TimerHandle | None = None
+        self._deadline = 0.0
         self._reset()
 
     def _reset(self) -> None:
+        self._timer_stop()
         self.parser = httptools.HttpResponseParser(self)
         self.status = 0
         self.headers: list[tuple[bytes, bytes]] = []
@@ -148,6 +155,7 @@ class _Connection(asyncio.Protocol):
             waiter.set_result(None)
 
     def drop(self) -> None:
+        self._timer_stop()
         self.closed = True
         if self.transport is not None:
             self.transport.abort()
@@ -163,14 +171,38 @@ class _Connection(asyncio.Protocol):
         return self.header(b"content-length") is not None or "chunked" in (self.header(b"transfer-encoding") or "")
 
     async def wait(self, timeout: float) -> None:
-        """Until something arrives or the connection ends; TransportTimeout after `timeout` seconds."""
-        waiter = self._waiter = self.loop.create_future()
-        timer = self.loop.call_later(timeout, _expire, waiter)
+        """Until something arrives or the connection ends; TransportTimeout after `timeout` seconds.
+
+        A stream waits once per read (per token of a reply), so a timer is not made and cancelled for each
+        wait: the connection keeps one, which a wait moves only to an earlier time; when it fires before the
+        current wait's deadline (a later wait began since it was set) it is set again for that deadline."""
+        loop = self.loop
+        waiter = self._waiter = loop.create_future()
+        deadline = self._deadline = loop.time() + timeout
+        timer = self._timer
+        if timer is None or timer.when() > deadline:
+            if timer is not None:
+                timer.cancel()
+            self._timer = loop.call_at(deadline, self._timer_due)
         try:
             await waiter
         finally:
-            timer.cancel()
             self._waiter = None
+
+    def _timer_due(self) -> None:
+        self._timer = None
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return  # no wait is under way: the next one sets the timer again
+        if self.loop.time() >= self._deadline - TIMER_SLACK_SECONDS:
+            _expire(waiter)
+        else:
+            self._timer = self.loop.call_at(self._deadline, self._timer_due)
+
+    def _timer_stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     async def head(self, timeout: float) -> None:
         while not self.head_done:

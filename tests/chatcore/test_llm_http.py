@@ -358,3 +358,31 @@ def test_the_caller_s_extra_headers_go_upstream_with_the_request_id(monkeypatch,
     requests = async_to_sync(run)()
     head = requests[0].split(b"\r\n\r\n")[0]
     assert b"\r\nX-Trace: t1\r\n" in head
+
+
+def test_each_wait_times_out_its_own_timeout_after_it_began_whatever_the_waits_before_it():
+    """The connection's one timer (`_Connection.wait`) expires each wait as a timer of its own would."""
+
+    async def waited(connection: llm_http._Connection, timeout: float, *, woken_after: float | None) -> float:
+        loop = connection.loop
+        began = loop.time()
+        if woken_after is not None:
+            loop.call_later(woken_after, connection._wake)
+        try:
+            await connection.wait(timeout)
+        except llm_http.TransportTimeout:
+            return loop.time() - began
+        return -1.0  # woken: no timeout
+
+    async def run() -> None:
+        connection = llm_http._Connection(asyncio.get_running_loop())
+        assert await waited(connection, 0.3, woken_after=0.1) == -1.0
+        # The timer set by the first wait fires first; the second wait's own deadline is 0.3 s after it began.
+        assert 0.29 <= await waited(connection, 0.3, woken_after=None) < 1.0
+        assert await waited(connection, 5.0, woken_after=0.0) == -1.0
+        # A shorter timeout than the timer pending from a longer one: it expires at its own time.
+        assert 0.09 <= await waited(connection, 0.1, woken_after=None) < 1.0
+        connection.drop()
+        assert connection._timer is None
+
+    async_to_sync(run)()
