@@ -88,12 +88,16 @@ def _store(plan: ReplyPlan, turn: ChatTurn, *, interrupted: bool = False, stream
     )
 
 
+# The store's step, made once: a step made per call costs asgiref's wrapper and its checks for every reply.
+_store_step = db_step(_store)
+
+
 async def _store_interrupted(plan: ReplyPlan, stream: ChatStream) -> None:
     """The text that arrived before the reader went away, kept and marked; nothing if none did."""
     await stream.interrupted()
     partial = stream.partial()
     if stream.turn is None and partial.content.strip():
-        await db_step(_store)(plan, partial, interrupted=True)
+        await _store_step(plan, partial, interrupted=True)
 
 
 def _call_arguments(loop: ToolLoop, trigger: str) -> dict[str, Any]:
@@ -128,6 +132,12 @@ async def reply_events(
         try:
             await stream.start()
             async for batch in stream.delta_batches():
+                if len(batch) == 1:  # what one read brings, most often: one piece
+                    delta = batch[0]
+                    calling = calling or bool(delta.tool_calls)
+                    if delta.content and not calling:
+                        yield ReplyDelta(delta.content)
+                    continue
                 pieces = []
                 for delta in batch:
                     calling = calling or bool(delta.tool_calls)
@@ -151,7 +161,7 @@ async def reply_events(
         if not await loop.tools_ran(turn):
             break
         yield ReplyTools(calls=turn.tool_calls, round=loop.rounds)
-    message = await db_step(_store)(loop.plan, turn, stream=stream)
+    message = await _store_step(loop.plan, turn, stream=stream)
     reply_observed(interface=interface, stream=True, outcome=Outcome.OK)
     yield ReplyDone(message)
 
@@ -194,6 +204,6 @@ async def reply_complete(*, plan: ReplyPlan, trigger: str = "manual", interface:
     except ModelCallFailed:
         reply_observed(interface=interface, stream=False, outcome=Outcome.FAILED)
         raise
-    message = await db_step(_store)(loop.plan, turn)
+    message = await _store_step(loop.plan, turn)
     reply_observed(interface=interface, stream=False, outcome=Outcome.OK)
     return message

@@ -147,10 +147,11 @@ def async_api_view(view_class: type[APIView]) -> Callable[..., Coroutine[Any, An
     It keeps the DRF class visible (`cls`, `initkwargs`) so that the schema generator documents it.
     """
     sync_view = view_class.as_view()
+    sync_step = db_step(sync_view)  # made once: asgiref's wrapper and its checks are not paid per request
 
     @csrf_exempt  # DRF's own authentication enforces CSRF for session clients
     async def view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        response = await db_step(sync_view)(request, *args, **kwargs)
+        response = await sync_step(request, *args, **kwargs)
         if isinstance(response, PendingReply):
             return await response.finish()
         return response
