@@ -5,12 +5,13 @@ boundary depth, so their cost follows the stretch asked for, never the
 whole tree.
 """
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection, connections, router
-from django.db.models import QuerySet
+from django.db.models import Field, QuerySet
 
 from chatcore import conf
 from chatcore.compiled import FixedQuery
@@ -83,10 +84,27 @@ def cursor_get(*, channel: Channel, user: User) -> Cursor | None:
     )
 
 
-def _path_sql(with_siblings: bool) -> str:
+# What the statement needs of every row, whatever else a caller reads: the walk goes up by the parent and stops at a
+# depth, the rows come back ordered by it, and the siblings are counted within the channel.
+_PATH_WALK = ("id", "channel_id", "parent_id", "depth")
+
+
+def _path_fields(only: tuple[str, ...] | None) -> list[Field]:
+    """The concrete fields a path reads, in field order: all of them, or those named in `only` (attnames) with
+    what the walk needs."""
+    fields = Message._meta.concrete_fields
+    if only is None:
+        return list(fields)
+    wanted = set(only) | set(_PATH_WALK)
+    return [field for field in fields if field.attname in wanted]
+
+
+@functools.lru_cache(maxsize=16)
+def _path_sql(with_siblings: bool, only: tuple[str, ...] | None = None) -> str:
     table = Message._meta.db_table
-    columns = ", ".join(str(f.column) for f in Message._meta.concrete_fields)
-    prefixed = ", ".join(f"m.{f.column}" for f in Message._meta.concrete_fields)
+    fields = _path_fields(only)
+    columns = ", ".join(str(f.column) for f in fields)
+    prefixed = ", ".join(f"m.{f.column}" for f in fields)
     siblings = ""
     if with_siblings:
         siblings = f""",
@@ -108,20 +126,27 @@ def _path_sql(with_siblings: bool) -> str:
     """
 
 
-def message_path(*, leaf_id: int, after_depth: int = -1, with_siblings: bool = False) -> list[Message]:
+def message_path(
+    *, leaf_id: int, after_depth: int = -1, with_siblings: bool = False, only: tuple[str, ...] | None = None
+) -> list[Message]:
     """Messages from just below `after_depth` down to the leaf, root first.
 
     With `with_siblings`, each message carries `sibling_index` (1-based) and
-    `sibling_count` among the children of its parent.
+    `sibling_count` among the children of its parent. With `only` (attnames), only those fields are read (and
+    the id, the channel, the parent and the depth): the others are deferred, as `QuerySet.only` leaves them,
+    read on first use with a statement each. A caller that reads thousands of messages and a few of their
+    fields (a compaction) spares the columns and the conversions it would not use.
     """
-    return _messages_of_rows(_path_sql(with_siblings), [leaf_id, after_depth, after_depth], extra=with_siblings)
+    sql = _path_sql(with_siblings, only)
+    return _messages_of_rows(sql, [leaf_id, after_depth, after_depth], extra=with_siblings, fields=_path_fields(only))
 
 
 _SIBLING_COLUMNS = ("sibling_count", "sibling_index")
 
 
-def _messages_of_rows(sql: str, params: list[Any], *, extra: bool) -> list[Message]:
-    """The messages of `sql`'s rows (every concrete column in field order, then `_SIBLING_COLUMNS` when `extra`),
+def _messages_of_rows(sql: str, params: list[Any], *, extra: bool, fields: list[Field] | None = None) -> list[Message]:
+    """The messages of `sql`'s rows (the columns of `fields`, every concrete field's when not given, in field
+    order, then `_SIBLING_COLUMNS` when `extra`),
     as `Message.objects.raw` makes them: the same statement, the database's and the fields' converters, instances
     loaded from the database (`_state`) with the extra columns as attributes.
 
@@ -131,7 +156,8 @@ def _messages_of_rows(sql: str, params: list[Any], *, extra: bool) -> list[Messa
     when anything listens for Message's init signals, the instances are made the ordinary way."""
     alias = router.db_for_read(Message)
     db = connections[alias]
-    fields = Message._meta.concrete_fields
+    if fields is None:
+        fields = list(Message._meta.concrete_fields)
     names = [field.attname for field in fields]
     with db.cursor() as cursor:
         cursor.execute(sql, params)
@@ -147,7 +173,7 @@ def _messages_of_rows(sql: str, params: list[Any], *, extra: bool) -> list[Messa
         if direct:
             message = instance_filled(Message, alias, zip(names, row, strict=False))  # the sibling columns follow
         else:
-            message = Message.from_db(alias, names, row[:width])
+            message = Message.from_db(alias, names, row[:width])  # the fields not read are deferred
         if extra:
             message.__dict__.update(zip(_SIBLING_COLUMNS, row[width:], strict=True))
         messages.append(message)

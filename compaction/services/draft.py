@@ -125,11 +125,19 @@ def plan_make(*, channel: Channel, keep_recent: int, through_message_id: int | N
     return Plan(leaf=cursor.leaf, boundary=boundary, path=path, to_summarize=to_summarize, kept=kept)
 
 
+# What a compaction reads of each message on the path (with the id, channel, parent and depth that the path's
+# statement always reads): the transcript's role, content, metadata and date, the cut's token counts, and the
+# summary's channel check. The rest (hashes, deletion dates, the author, the segment) is left unread: deferred, as
+# `QuerySet.only` leaves it.
+PATH_FIELDS = ("channel_id", "role", "content", "metadata", "created_at", "tokens", "path_tokens")
+
+
 def _path_after(*, leaf_id: int, boundary: Summary | None) -> list[Message]:
     """The active path after the summary in force, without the branch's own system prompt: that is sent as it
-    is after any summary (chatcore.context), never summarized."""
+    is after any summary (chatcore.context), never summarized. Only PATH_FIELDS are read: a path is thousands of
+    messages, and the columns nothing reads (three dates a row to convert on SQLite) cost a share of the load."""
     after_depth = boundary.through_message.depth if boundary else -1
-    path = chatcore_selectors.message_path(leaf_id=leaf_id, after_depth=after_depth)
+    path = chatcore_selectors.message_path(leaf_id=leaf_id, after_depth=after_depth, only=PATH_FIELDS)
     if path and path[0].depth == 0 and path[0].role == Message.Role.SYSTEM:
         path = path[1:]
     return path

@@ -3,7 +3,9 @@ regenerations, cursors, and paths with and without a boundary."""
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connection
 from django.db.models.signals import post_init
+from django.test.utils import CaptureQueriesContext
 
 from chatcore import conf, selectors, services
 from chatcore.characters import NUL_MESSAGE, SURROGATE_MESSAGE
@@ -251,6 +253,34 @@ def test_a_path_is_loaded_as_the_orm_loads_its_rows(channel, with_siblings):
         path = selectors.message_path(leaf_id=leaf_id, with_siblings=with_siblings)
         assert [_loaded(m) for m in path] == [_loaded(m) for m in expected]
         assert all(type(m) is Message for m in path) and path[1].parent.pk == path[0].pk
+
+
+@pytest.mark.parametrize("with_siblings", [False, True])
+def test_a_path_read_with_only_some_fields_holds_those_as_the_orm_loads_them(channel, with_siblings):
+    """The fields named (and the id, channel, parent and depth the statement reads) hold what `QuerySet.only`
+    would load; the others are deferred, and read from the database when used."""
+    build_path(channel, 3)
+    leaf = services.message_append(
+        channel=channel, user=channel.owner, role="user", content="Go on.", metadata={"speaker": "Ann"}
+    )
+    only = ("role", "metadata", "created_at", "tokens")
+    path = selectors.message_path(leaf_id=leaf.pk, with_siblings=with_siblings, only=only)
+    full = selectors.message_path(leaf_id=leaf.pk, with_siblings=with_siblings)
+    loaded = {"id", "channel_id", "parent_id", "depth", *only}
+    queryset = Message.objects.filter(pk__in=[m.pk for m in full]).only(*only, "channel", "parent", "depth")
+    expected = {m.pk: m for m in queryset}
+    assert [m.pk for m in path] == [m.pk for m in full]
+    for message, whole in zip(path, full, strict=True):
+        assert message.get_deferred_fields() == expected[message.pk].get_deferred_fields()
+        assert {name: getattr(message, name) for name in loaded} == {
+            name: getattr(expected[message.pk], name) for name in loaded
+        }
+        if with_siblings:
+            assert (message.sibling_index, message.sibling_count) == (whole.sibling_index, whole.sibling_count)
+    assert path[-1].metadata == {"speaker": "Ann"}
+    with CaptureQueriesContext(connection) as queries:
+        assert path[-1].chain_hash == full[-1].chain_hash  # deferred: read when used
+    assert len(queries) == 1
 
 
 def test_a_path_is_made_through_the_model_when_its_init_is_listened_to(channel):
