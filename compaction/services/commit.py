@@ -9,8 +9,8 @@ from django.db import transaction
 
 from chatcore import selectors as chatcore_selectors
 from chatcore.errors import Conflict
-from chatcore.locks import channel_lock
-from chatcore.models import Channel, Summary
+from chatcore.locks import channel_lock_with_cursor
+from chatcore.models import Channel, Cursor, Summary
 from chatcore.services import audit_record, summary_write
 from compaction.leases import lease_release
 from compaction.models import CompactionLease
@@ -19,10 +19,22 @@ from compaction.services.draft import Draft, DraftRequest
 SYSTEM_ACTOR = "system:compaction"
 
 
-def _check_unchanged(*, channel: Channel, draft: Draft) -> None:
-    """Conflict unless the owner's path still holds the draft's boundary and summarized messages."""
+def _locked_with_owner_cursor(*, channel: Channel) -> tuple[Channel, Cursor | None]:
+    """The channel locked, and its owner's cursor as it is under the lock: read in the lock's statement (the
+    owner known from the channel the compaction loaded), or after it when that statement could not give it
+    (no cursor, a cursor moved while the lock was awaited, or a channel that changed hands meanwhile)."""
+    locked, cursor = channel_lock_with_cursor(channel_id=channel.pk, user_id=channel.owner_id)
+    if locked.owner_id != channel.owner_id:
+        return locked, chatcore_selectors.cursor_get(channel=locked, user=locked.owner)
+    if cursor is None:
+        cursor = chatcore_selectors.cursor_get(channel=locked, user=channel.owner)
+    return locked, cursor
+
+
+def _check_unchanged(*, cursor: Cursor | None, draft: Draft) -> None:
+    """Conflict unless the owner's path (`cursor`, read under the lock) still holds the draft's boundary and
+    summarized messages."""
     previous, through = draft.previous, draft.through
-    cursor = chatcore_selectors.cursor_get(channel=channel, user=channel.owner)
     if cursor is None or cursor.summary_id != (previous.pk if previous else None):
         raise Conflict(
             "The channel changed during the compaction (its summary in force is not the same); nothing was written.",
@@ -54,8 +66,8 @@ def draft_commit(
     """
     channel, summarized = request.channel, draft.summarized
     with transaction.atomic():
-        locked = channel_lock(channel_id=channel.pk)
-        _check_unchanged(channel=locked, draft=draft)
+        locked, cursor = _locked_with_owner_cursor(channel=channel)
+        _check_unchanged(cursor=cursor, draft=draft)
         if not lease_release(channel_id=channel.pk, holder=holder, outcome=CompactionLease.Outcome.DONE, record=record):
             raise Conflict(
                 "This compaction's lease expired and was taken over; nothing was written.", code="lease_lost"

@@ -14,11 +14,11 @@ from django.utils import timezone
 
 from chatcore import services as chat_services
 from chatcore.errors import Conflict
-from chatcore.models import Cursor, Summary
+from chatcore.models import Channel, Cursor, Summary
 from compaction.models import CompactionLease
 from compaction.services import channel_compact
 from devtools.loopback_llm import Reply
-from tests.chatcore.factories import ChannelFactory
+from tests.chatcore.factories import ChannelFactory, UserFactory
 from tests.compaction.factories import converse
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -95,3 +95,16 @@ def test_a_lease_taken_over_after_expiry_writes_nothing(utility_model, llm_serve
     assert caught.value.code == "lease_lost"
     assert Summary.objects.count() == 0
     assert CompactionLease.objects.get(channel=channel).holder == "second-worker:9:abcd"
+
+
+def test_the_channel_handed_to_someone_else_meanwhile(utility_model, llm_server):
+    """The check under the lock reads the cursor of whoever owns the channel then: the new owner has none on
+    this path, so nothing is written."""
+    channel = ChannelFactory()
+    converse(channel, 12)
+    other = UserFactory()
+    _during_the_call(llm_server, lambda: Channel.objects.filter(pk=channel.pk).update(owner=other))
+    with pytest.raises(Conflict) as caught:
+        channel_compact(channel=channel, actor=channel.owner, keep_recent=2)
+    assert caught.value.code == "channel_changed"
+    assert not Summary.objects.filter(channel=channel).exists()

@@ -98,3 +98,26 @@ def test_one_compaction_costs_the_same_number_of_queries_whatever_the_length(db,
     with django_assert_num_queries(len(baseline.captured_queries)):
         result = channel_compact(channel=large, actor=large.owner, keep_recent=4)
     assert result.summarized_count == size - 4
+
+
+def test_a_compaction_reads_the_owners_cursor_with_the_lock_and_no_field_it_left_unread(db):
+    """The commit locks the channel and reads the owner's cursor in one statement (the owner is the one the
+    compaction loaded, not read again); the path's messages are read with the fields a compaction uses, and
+    none of the others is read later, one statement a message."""
+    channel = ChannelFactory()
+    converse(channel, 30)
+    statements: list[str] = []
+
+    def sent(execute, sql, params, many, context):  # the text as sent (a prepared statement's log holds none)
+        statements.append(" ".join(sql.split()))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(sent):
+        result = channel_compact(channel=channel, actor=channel.owner, keep_recent=4)
+    assert result.summary is not None
+    assert not [sql for sql in statements if 'FROM "auth_user"' in sql]
+    assert not [sql for sql in statements if 'FROM "chatcore_message"' in sql and "RECURSIVE" not in sql]
+    # The plan's, the lock's (the channel joined) and the write's (the cursors it moves); no other read of either.
+    cursors = [sql for sql in statements if sql.startswith('SELECT "chatcore_cursor"')]
+    assert len(cursors) == 3 and 'INNER JOIN "chatcore_channel"' in cursors[1]
+    assert len([sql for sql in statements if sql.startswith('SELECT "chatcore_channel"')]) == 2
