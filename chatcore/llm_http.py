@@ -41,7 +41,11 @@ import httptools
 if TYPE_CHECKING:
     import openai
 
-IDLE_PER_ORIGIN = 16  # idle connections kept per origin and loop: enough for the replies streaming at once
+# Idle connections kept per origin and loop: enough for the replies a worker streams at once (at most
+# CHATCORE_MAX_REQUESTS_IN_FLIGHT, 100 by default), which end about together under load and are followed at
+# once by the next ones; with fewer kept, most of those replies opened a connection of their own (about 80 us
+# of the worker's CPU each, and the model server's accept).
+IDLE_PER_ORIGIN = 128
 # An idle connection is used again within this many seconds, as the SDK's HTTP library keeps one: a server
 # closes idle connections after a while (5 s for uvicorn), and a request sent as it closes would be lost.
 IDLE_SECONDS = 5.0
@@ -268,6 +272,11 @@ class _Pool:
 
     def put(self, origin: tuple[str, str, int], connection: _Connection) -> None:
         idle = self.idle.setdefault(origin, [])
+        # The oldest first (`get` takes the newest): those idle too long, or closed by the server, go, so that
+        # they do not hold places once the load has dropped.
+        now = connection.loop.time()
+        while idle and (idle[0][0].closed or now - idle[0][1] >= IDLE_SECONDS):
+            idle.pop(0)[0].drop()
         if len(idle) >= IDLE_PER_ORIGIN:
             connection.drop()
             return

@@ -386,3 +386,25 @@ def test_each_wait_times_out_its_own_timeout_after_it_began_whatever_the_waits_b
         assert connection._timer is None
 
     async_to_sync(run)()
+
+
+def test_idle_connections_are_kept_up_to_the_limit_and_those_closed_or_idle_too_long_leave_first(monkeypatch):
+    monkeypatch.setattr(llm_http, "IDLE_PER_ORIGIN", 3)
+    origin = ("http", "127.0.0.1", 80)
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        pool, made = llm_http._Pool(), [llm_http._Connection(loop) for _ in range(6)]
+        for connection in made[:3]:
+            pool.put(origin, connection)
+        pool.put(origin, made[3])  # the limit: not kept
+        assert made[3].closed and [entry[0] for entry in pool.idle[origin]] == made[:3]
+        made[0].closed = True  # the server closed the oldest
+        connection, _ = pool.idle[origin][1]
+        pool.idle[origin][1] = (connection, loop.time() - llm_http.IDLE_SECONDS)  # the next idle too long
+        pool.put(origin, made[4])
+        pool.put(origin, made[5])
+        assert [entry[0] for entry in pool.idle[origin]] == [made[2], made[4], made[5]]
+        assert made[1].closed and not made[5].closed
+
+    async_to_sync(run)()
