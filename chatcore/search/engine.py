@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from chatcore import conf
+from chatcore.prepared import prepared_cursor
 from chatcore.search import schema
 from chatcore.search.schema import FTS_TABLE, TABLE
 
@@ -136,11 +137,14 @@ class Filters:
     # matches in id order: bounded, it starts at this path's instead of crossing every other channel's.
     id_range: tuple[int, int] | None = None
 
-    def sql(self) -> tuple[str, list]:
+    def sql(self, *, matches_only: bool = False) -> tuple[str, list]:
+        """The WHERE fragment of these filters, and its parameters. `matches_only`: on PostgreSQL too, the
+        path's columns are kept out of the plan (as always on SQLite), so that the full-text index alone
+        drives it whatever the values (the one plan a prepared statement keeps: see `candidates_each`)."""
         # SQLite: a unary + keeps these columns' indexes out of the plan, so that the engine's matches
         # drive it, one primary-key lookup each (the plan stays right as long as the statistics, if any,
         # are not those of a near-empty table: ANALYZE after a large import, as the benchmark does).
-        plus = "+" if connection.vendor == "sqlite" else ""
+        plus = "+" if connection.vendor == "sqlite" or matches_only else ""
         parts = [f"{plus}m.channel_id = %s", "m.deleted_at IS NULL"]
         params: list = [self.channel_id]
         path = []
@@ -417,15 +421,20 @@ def candidates_each(*, units: tuple[str, ...], filters: Filters, limit: int, dat
     count), not its matches, and on PostgreSQL the others' rows say which units they match."""
     if not units:
         return Each({}, {}, {} if flags_in_rows() else None)
-    where, where_params = filters.sql()
     flagged = flags_in_rows()
+    # PostgreSQL: the statement is prepared (chatcore.prepared), its planning being about a third of what it
+    # cost. Only the full-text index can drive it (the path's columns are kept out of the plan, each word's
+    # tsquery is a scalar subquery, the limit is written in), so that a plan made without the values is the
+    # one a plan made with them would be: PostgreSQL keeps that one plan. With the path's index in reach, the
+    # plan made without the values intersected it with the word's matches and read the whole path's keys.
+    where, where_params = filters.sql(matches_only=flagged)
     vector = ", m.search_vector AS vector" if flagged else ""
     arms, params = [], []
     ctes: list[str] = []
     cte_params: list = []
     for position, unit in enumerate(units):
-        match, match_params = _match((unit,), "AND")
         if not flagged:
+            match, match_params = _match((unit,), "AND")
             # FTS5: the arm's ids are kept in SQLite (a materialized CTE, counted there), and its rows are
             # read only when it stays under the limit; a common word sends back its count alone, where its
             # rows cost more to fetch than to find. The window functions below cost FTS5 more than they spare.
@@ -444,6 +453,8 @@ def candidates_each(*, units: tuple[str, ...], filters: Filters, limit: int, dat
             )
             params += [limit, limit]
             continue
+        piece, match_params = _tsquery(unit)
+        match = f"m.search_vector @@ (SELECT {piece})"
         flags, flag_params = _flags(units, "arm.vector")
         # The window functions see the arm's rows after its LIMIT: its count, and a row to carry it.
         arms.append(
@@ -451,14 +462,14 @@ def candidates_each(*, units: tuple[str, ...], filters: Filters, limit: int, dat
             f"arm.id, arm.depth, arm.tokens, arm.created_at, arm.speaker"
             f"{flags} FROM (SELECT count(*) OVER () AS matches, row_number() OVER () AS place, "
             f"inner{position}.* FROM (SELECT {_candidate_select(dated, named=True)}{vector} FROM {_from()} "
-            f"WHERE {match} AND {where} LIMIT %s) AS inner{position}) AS arm "
-            f"WHERE arm.matches < %s OR arm.place = 1) AS arm{position}"
+            f"WHERE {match} AND {where} LIMIT {int(limit)}) AS inner{position}) AS arm "
+            f"WHERE arm.matches < {int(limit)} OR arm.place = 1) AS arm{position}"
         )
-        params += [*flag_params, *match_params, *where_params, limit, limit]
+        params += [*flag_params, *match_params, *where_params]
     statement = " UNION ALL ".join(arms)
     if ctes:
         statement = f"WITH {', '.join(ctes)} {statement}"
-    with connection.cursor() as cursor:
+    with prepared_cursor() if flagged else connection.cursor() as cursor:
         cursor.execute(statement, [*cte_params, *params])  # noqa: S608 (fragments built here, values as parameters)
         rows = cursor.fetchall()
     counts = dict.fromkeys(units, 0)

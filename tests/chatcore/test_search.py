@@ -478,6 +478,28 @@ def test_the_cursor_and_the_neighbours_are_read_with_one_plan_for_all_values(cha
     assert [_shown(message_search(channel=channel, user=channel.owner, query=q)) for q in queries] == prepared
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements: PostgreSQL")
+def test_the_words_matches_are_read_with_one_plan_for_all_values(channel, conversation, monkeypatch):
+    """The statement that counts and reads each word's matches (engine.candidates_each) is prepared too, and
+    PostgreSQL keeps one plan for it however rare or common the words (only the full-text index can drive it:
+    a plan made without the values is the one made with them); the results are those of the ordinary statement."""
+    # Each shape of the statement (two words, three) sent a dozen times: psycopg prepares it at its 5th run,
+    # and PostgreSQL plans the first 5 runs of a prepared statement with their values before it compares.
+    words = ["migration", "deadlock", "weather", "timeout", "lock", "orders", "table", "retried", "database"]
+    words += ["tomorrow", "sure", "rain", "failed"]
+    queries = [f"{first} {second}" for first, second in zip(words, words[1:], strict=False)]
+    queries += [f"{query} tonight" for query in queries]
+    prepared = [_shown(message_search(channel=channel, user=channel.owner, query=q)) for q in queries]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, generic_plans FROM pg_prepared_statements")
+        plans = cursor.fetchall()
+    counting = [generic for statement, generic in plans if "count(*) OVER ()" in statement]
+    assert len(counting) == 2  # one statement for two words, one for three
+    assert all(generic > 0 for generic in counting)
+    monkeypatch.setattr(connection.connection, "prepare_threshold", None)
+    assert [_shown(message_search(channel=channel, user=channel.owner, query=q)) for q in queries] == prepared
+
+
 def _with_neighbours_one_by_one(scores, depth_of, context, limit):
     """chatcore.search.ranking.with_neighbours as it first was: every candidate's neighbours looked up."""
     by_depth = {depth_of[i]: s for i, s in scores.items()}
