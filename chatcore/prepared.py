@@ -21,6 +21,7 @@ logged like any other.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -31,6 +32,29 @@ from django.db.backends.utils import CursorWrapper
 
 def _prepares(db) -> bool:
     return db.vendor == "postgresql" and getattr(db.connection, "prepare_threshold", None) is not None
+
+
+@functools.cache
+def _timestamptz_loader(timezone) -> type:
+    """The loader of a timestamptz that gives what Django's gives (the value in the connection's time zone,
+    with `timezone` as its tzinfo; None: naive), parsed by psycopg's own loader: its C one where psycopg's C
+    implementation is installed. Django's is a Python subclass of psycopg's Python loader, which parses each
+    value in Python: most of what reading a search's hits cost the client (a C class cannot be subclassed,
+    so this one holds an instance of it)."""
+    import psycopg
+    from psycopg.adapt import Loader
+
+    parser: Any = psycopg.adapters.get_loader(psycopg.adapters.types["timestamptz"].oid, psycopg.pq.Format.TEXT)
+
+    class TimestamptzLoader(Loader):
+        def __init__(self, oid: int, context: Any = None) -> None:
+            super().__init__(oid, context)
+            self._parse = parser(oid, context).load
+
+        def load(self, data: Any) -> Any:
+            return self._parse(data).replace(tzinfo=timezone)
+
+    return TimestamptzLoader
 
 
 @contextmanager
@@ -44,16 +68,12 @@ def prepared_cursor() -> Iterator[CursorWrapper]:
             yield cursor
         return
     import psycopg
-    from django.db.backends.postgresql.psycopg_any import register_tzloader
 
     db.validate_thread_sharing()
     with db.wrap_database_errors:
         raw: Any = psycopg.Cursor(db.connection)  # server-side binding: the values travel apart
-        # As Django's own cursors: the connection's time zone, where the connection's loader has another one.
-        timestamptz = psycopg.adapters.types["timestamptz"].oid
-        loader = db.connection.adapters.get_loader(timestamptz, psycopg.pq.Format.TEXT)
-        if db.timezone != getattr(loader, "timezone", None):
-            register_tzloader(db.timezone, raw)
+        # As Django's own cursors: datetimes in the connection's time zone (_timestamptz_loader).
+        raw.adapters.register_loader("timestamptz", _timestamptz_loader(db.timezone))
     wrapped = db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw)
     with wrapped as cursor:
         yield cursor

@@ -57,3 +57,24 @@ def test_its_statements_are_counted_and_converted_as_the_ordinary_cursors(db):
     assert type(moment) is type(ordinary)
     if isinstance(moment, dt.datetime):
         assert moment.tzinfo == ordinary.tzinfo
+
+
+@postgresql_only
+def test_its_datetimes_are_those_of_the_ordinary_cursors(db):
+    """The same values as Django's loader gives, down to the tzinfo object (psycopg's own parser, Django's zone),
+    for instants written in other zones, with and without microseconds, at the ends of the range, and NULL."""
+    sql = (
+        "SELECT '2023-05-08 10:00:00.5+02'::timestamptz, '2023-05-08 23:59:59-07:30'::timestamptz, "
+        "'0001-01-01 00:00:00+00'::timestamptz, '9999-12-31 23:59:59.999999+00'::timestamptz, NULL::timestamptz, "
+        "CURRENT_TIMESTAMP"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        ordinary = cursor.fetchone()
+    for _ in range(7):  # prepared from the 5th run on: its rows come as the others
+        with prepared_cursor() as cursor:
+            cursor.execute(sql)
+            read = cursor.fetchone()
+        assert read == ordinary
+        assert [repr(value) for value in read] == [repr(value) for value in ordinary]
+        assert all(value.tzinfo is connection.timezone for value in read if value is not None)
