@@ -18,7 +18,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from chatcore import signals
+from chatcore import signals, statements
 from chatcore.context import context_assemble
 from chatcore.llm import Completion, llm_complete
 from chatcore.llm_attempt import UsagePending, record, record_written, role_models
@@ -118,7 +118,9 @@ def reply_store(
     is stored of it is decided here once. One transaction, `message_append`'s (the announcement waits for
     the caller's commit when there is an outer one); `parent` as the caller holds it is not read again.
     `usage`: the model call's usage row, unwritten (`llm_attempt.UsagePending`), written with the reply
-    (in the same statement on PostgreSQL); if the reply cannot be stored, it is written alone."""
+    (in the same statement on PostgreSQL); if the reply cannot be stored, it is written alone. The rows the
+    announcement's receivers registered (`signals.REPLY_STORED_READS`) are read by the reply's own write
+    statement when it is one, so that the receivers send none of their own after the commit."""
     metadata = {
         "model": answer.model,
         "used_fallback": answer.used_fallback,
@@ -129,6 +131,7 @@ def reply_store(
         metadata["offline"] = True
     if interrupted:
         metadata["interrupted"] = True
+    read_along = statements.RowsAlong(wanted=signals.REPLY_STORED_READS) if signals.REPLY_STORED_READS else None
     try:
         reply = message_append(
             channel=channel,
@@ -140,6 +143,7 @@ def reply_store(
             metadata=metadata,
             chain_hash_as=chain_hash_as,
             companions=(usage.entry(),) if usage is not None else (),
+            read_along=read_along,
         )
     except Exception:
         if usage is not None:  # the model was called whatever became of its answer: its row is kept
@@ -149,9 +153,15 @@ def reply_store(
         record_written(usage.attempt, usage.row)
     reported = answer.input_tokens
     prompt_tokens = reported or prompt_tokens_estimate
+    rows = read_along.rows if read_along is not None else {}
     transaction.on_commit(
         lambda: signals.reply_stored.send(
-            sender=Channel, channel=channel, message=reply, input_tokens=prompt_tokens, reported=bool(reported)
+            sender=Channel,
+            channel=channel,
+            message=reply,
+            input_tokens=prompt_tokens,
+            reported=bool(reported),
+            read_along=rows,
         )
     )
     return reply

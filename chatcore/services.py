@@ -251,6 +251,7 @@ def message_append(
     chain_hash_as: str = "",
     parent: Message | None = None,
     companions: tuple[models.Model, ...] = (),
+    read_along: statements.RowsAlong | None = None,
 ) -> Message:
     """Append under the active leaf, or under `parent_id` (a new sibling branch).
 
@@ -258,6 +259,7 @@ def message_append(
     a client saw it, when not the stored path (the gateway's answer after server-side tool rounds).
     `parent`: the message `parent_id` names, when the caller holds it already (a reply answers the
     message its context ended with): what is read of it (depth, totals, chain hash) never changes.
+    `read_along`: rows to read with the write when it is one statement (`chatcore.statements.RowsAlong`).
     """
     message, _, _ = message_append_at(
         channel=channel,
@@ -273,6 +275,7 @@ def message_append(
         chain_hash_as=chain_hash_as,
         parent=parent,
         companions=companions,
+        read_along=read_along,
     )
     return message
 
@@ -294,6 +297,7 @@ def message_append_at(
     parent: Message | None = None,
     companions: tuple[models.Model, ...] = (),
     read_path: bool = False,
+    read_along: statements.RowsAlong | None = None,
 ) -> tuple[Message, Cursor | None, list[Message] | None]:
     """`message_append`, and the user's cursor as it is once the message is in (None when it did not
     move and the user had none): a reply's preparation assembles the context and picks the tools from
@@ -302,7 +306,8 @@ def message_append_at(
     `companions`: unsaved rows of other tables written with the message (a reply's usage row).
     `read_path`: also return the stored messages since the boundary in force, root first, ending with
     the new one, when they come with the write at no cost of their own (PostgreSQL), else None: the
-    context then needs no statement for them."""
+    context then needs no statement for them. `read_along` (not with `read_path`): rows read by that one
+    statement, when the writes are one (`chatcore.statements.RowsAlong`; its `rows` stay empty otherwise)."""
     _message_check(role=role, content=content, metadata=metadata)
     channel, cursor = channel_lock_with_cursor(channel_id=channel.pk, user_id=user.pk)
     if cursor is None:
@@ -343,7 +348,13 @@ def message_append_at(
     channel.last_activity_at = timezone.now()
     if move_cursor and cursor is not None and statements.placeable_in_one(message=message, companions=companions):
         return _append_in_one(
-            channel=channel, user=user, cursor=cursor, message=message, companions=companions, read_path=read_path
+            channel=channel,
+            user=user,
+            cursor=cursor,
+            message=message,
+            companions=companions,
+            read_path=read_path,
+            read_along=read_along,
         )
     for companion in companions:
         companion.save(force_insert=True)
@@ -380,6 +391,7 @@ def _append_in_one(
     message: Message,
     companions: tuple[models.Model, ...],
     read_path: bool,
+    read_along: statements.RowsAlong | None = None,
 ) -> tuple[Message, Cursor, list[Message] | None]:
     """`message_append_at`'s writes as one statement (chatcore.statements), the lock held: the boundary and
     the pressure are worked out before the insert, as `_cursor_follow` and `_cursor_place` do after it
@@ -400,7 +412,12 @@ def _append_in_one(
     after_depth = summary.through_message.depth if summary is not None else -1
     if connection.vendor != "postgresql":
         statements.sqlite_append_and_place(
-            message=message, companions=companions, cursor=cursor, channel=channel, channel_fields=channel_fields
+            message=message,
+            companions=companions,
+            cursor=cursor,
+            channel=channel,
+            channel_fields=channel_fields,
+            read_along=read_along,
         )
         cursor.leaf = message  # its id is set now
         return message, cursor, None  # the path is read on its own (the context's)
@@ -413,6 +430,7 @@ def _append_in_one(
         channel_fields=channel_fields,
         path_from=parent.pk if read_path and parent is not None else None,
         path_after_depth=after_depth,
+        read_along=read_along,
     )
     cursor.leaf = message  # its id is set now
     if read_path:

@@ -11,13 +11,27 @@ separate writes would. SQLite has no data-modifying WITH: there the same writes 
 whose trigger makes them (`sqlite_append_and_place`), the path read on its own.
 """
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from django.db import connection, models
 from django.db.models.sql import InsertQuery
 
 from chatcore.instances import instance_filled, instances_fillable
 from chatcore.models import Channel, Cursor, Message, UsageEntry
+from chatcore.signals import ReadAlong
+
+
+@dataclasses.dataclass
+class RowsAlong:
+    """Rows to read inside a write statement (`wanted`: name → what to read), and once it ran, `rows`: name →
+    the row as Django loads it (its other fields deferred), None when it does not exist. A write that took
+    another way leaves `rows` empty."""
+
+    wanted: dict[str, ReadAlong]
+    rows: dict[str, models.Model | None] = dataclasses.field(default_factory=dict)
+
 
 # The INSERT text of each model (and database): the same whatever the row's values, once they are plain values.
 _INSERTS: dict[tuple[type[models.Model], str], str] = {}
@@ -66,6 +80,7 @@ def append_and_place(
     channel_fields: tuple[str, ...],
     path_from: int | None = None,
     path_after_depth: int = -1,
+    read_along: RowsAlong | None = None,
 ) -> list[Message] | None:
     """Insert `message` and `companions` (rows of other tables, e.g. the model call's usage row), point
     `cursor` at the message (its `cursor_fields` other than the leaf as it holds them) and save
@@ -73,7 +88,8 @@ def append_and_place(
     otherwise as the caller built it, its relations cached).
 
     With `path_from` (the message's parent), also return the stored messages from just below
-    `path_after_depth` down to that parent, root first (`selectors.message_path`'s rows), else None."""
+    `path_after_depth` down to that parent, root first (`selectors.message_path`'s rows), else None.
+    `read_along` (without `path_from`): rows read by the same statement, put in its `rows`."""
     quote = connection.ops.quote_name
     parts: list[str] = []
     params: list = []
@@ -93,10 +109,21 @@ def append_and_place(
     parts.append(f"pressed AS (UPDATE {quote(Channel._meta.db_table)} SET {sql} WHERE id = %s)")
     params += [*values, channel.pk]
     if path_from is None:
+        reads = _reads_ordered(read_along)
+        selected, joins, values = ["ins.id"], [], []
+        for index, (_name, read, fields) in enumerate(reads):
+            selected += [f"r{index}.{quote(str(field.column))}" for field in fields]
+            pk = quote(str(read.model._meta.pk.column))
+            joins.append(f" LEFT JOIN {quote(read.model._meta.db_table)} r{index} ON r{index}.{pk} = %s")
+            values.append(read.pk)
         with connection.cursor() as db:
-            db.execute("WITH " + ", ".join(parts) + " SELECT id FROM ins", params)
-            (message.pk,) = db.fetchone()
+            sql = "WITH " + ", ".join(parts) + f" SELECT {', '.join(selected)} FROM ins{''.join(joins)}"
+            db.execute(sql, params + values)
+            row = db.fetchone()
+        message.pk = row[0]
+        _reads_put(read_along, reads, row[1:])
         return None
+    assert read_along is None or not read_along.wanted, "rows are read along only without the path"
     statement, values = _with_path(parts, path_from, path_after_depth)
     # Each row is the new message's id beside a message of the path (none when the path is empty).
     with connection.cursor() as db:
@@ -119,6 +146,63 @@ def _messages(rows: list[tuple]) -> list[Message]:
     if instances_fillable(Message):
         return [instance_filled(Message, alias, zip(names, row, strict=True)) for row in converted]
     return [Message.from_db(alias, names, row) for row in converted]
+
+
+# Each row read along: the fields it sends (the row's key, then its own, in the model's order) and their
+# converters, per database; worked out once (the reads are the apps' constants).
+_READ_COLUMNS: dict[tuple[ReadAlong, str], tuple[list[models.Field], dict]] = {}
+
+
+def _read_columns(read: ReadAlong) -> tuple[list[models.Field], dict]:
+    key = (read, connection.alias)
+    if key not in _READ_COLUMNS:
+        wanted = set()
+        for name in read.fields:
+            field = read.model._meta.get_field(name)
+            assert isinstance(field, models.Field)
+            wanted.add(field.attname)
+        pk = read.model._meta.pk
+        assert pk is not None
+        concrete = read.model._meta.concrete_fields
+        fields = [pk, *(field for field in concrete if field.attname in wanted and field is not pk)]
+        query = read.model._default_manager.none().query
+        compiler = connection.ops.compiler("SQLCompiler")(query, connection, connection.alias)
+        converters = compiler.get_converters([field.get_col(read.model._meta.db_table) for field in fields])
+        _READ_COLUMNS[key] = fields, converters
+    return _READ_COLUMNS[key]
+
+
+def _reads_ordered(read_along: RowsAlong | None) -> list[tuple[str, ReadAlong, list[models.Field]]]:
+    """Each read's name, itself and the columns it sends."""
+    wanted = read_along.wanted if read_along is not None else {}
+    return [(name, read, _read_columns(read)[0]) for name, read in wanted.items()]
+
+
+def _reads_put(
+    read_along: RowsAlong | None,
+    reads: list[tuple[str, ReadAlong, list[models.Field]]],
+    values: Sequence[Any],
+) -> None:
+    """The rows of `reads` from the statement's `values`, as Django loads them (the fields' converters,
+    `Model.from_db` with the other fields deferred), put in `read_along.rows` under their names."""
+    if read_along is None:
+        return
+    start = 0
+    for name, read, fields in reads:
+        own = values[start : start + len(fields)]
+        start += len(fields)
+        if own[0] is None:  # no such row
+            read_along.rows[name] = None
+            continue
+        row = list(own)
+        for position, (converters, expression) in _read_columns(read)[1].items():  # as the compiler applies them
+            for converter in converters:
+                row[position] = converter(row[position], expression, connection)
+        names = [field.attname for field in fields]
+        if instances_fillable(read.model):  # as `Model.from_db` makes it, its other fields deferred (left unset)
+            read_along.rows[name] = instance_filled(read.model, connection.alias, zip(names, row, strict=True))
+        else:
+            read_along.rows[name] = read.model.from_db(connection.alias, names, row)
 
 
 def _with_path(parts: list[str], path_from: int, after_depth: int) -> tuple[str, list]:
@@ -266,12 +350,14 @@ def sqlite_append_and_place(
     cursor: Cursor,
     channel: Channel,
     channel_fields: tuple[str, ...],
+    read_along: RowsAlong | None = None,
 ) -> None:
-    """`append_and_place` on SQLite (without the path): one INSERT into the placement view, whose trigger
-    inserts the usage row and the message, points the cursor at the message (its summary and `updated_at`
-    as the caller set them) and saves the channel's last activity and, when `channel_fields` has them, its
-    pressure. The new message's id comes back as the cursor's leaf (the statement's RETURNING is worked out
-    after the trigger's writes). For what `placeable_in_one` accepts."""
+    """`append_and_place` on SQLite (without the path; with `read_along` as there): one INSERT into the
+    placement view, whose trigger inserts the usage row and the message, points the cursor at the message (its
+    summary and `updated_at` as the caller set them) and saves the channel's last activity and, when
+    `channel_fields` has them, its pressure. The new message's id comes back as the cursor's leaf (the
+    statement's RETURNING is worked out after the trigger's writes), the rows read along beside it. For what
+    `placeable_in_one` accepts."""
     values = _values(message)
     usage = _values(companions[0]) if companions else [None] * len(_written_columns(UsageEntry))
     pressure = "context_tokens" in channel_fields  # else the last activity alone (`_append_in_one`'s two forms)
@@ -296,11 +382,19 @@ def sqlite_append_and_place(
     ]
     quote = connection.ops.quote_name
     columns = _placement_columns(Message, UsageEntry)
+    reads = _reads_ordered(read_along)
+    returned = [f"(SELECT leaf_id FROM {quote(Cursor._meta.db_table)} WHERE id = %s)"]
+    for _name, read, fields in reads:
+        table, pk = quote(read.model._meta.db_table), quote(str(read.model._meta.pk.column))
+        returned += [f"(SELECT {quote(str(field.column))} FROM {table} WHERE {pk} = %s)" for field in fields]
+        params += [read.pk] * len(fields)
     sql = (
         f"INSERT INTO {quote(SQLITE_PLACEMENT_VIEW)} ({', '.join(quote(column) for column in columns)}) "
         f"VALUES ({', '.join(['%s'] * len(columns))}) "
-        f"RETURNING (SELECT leaf_id FROM {quote(Cursor._meta.db_table)} WHERE id = %s)"
+        f"RETURNING {', '.join(returned)}"
     )
     with connection.cursor() as db:
         db.execute(sql, params)
-        (message.pk,) = db.fetchone()
+        row = db.fetchone()
+    message.pk = row[0]
+    _reads_put(read_along, reads, row[1:])

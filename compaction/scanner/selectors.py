@@ -10,6 +10,7 @@ from django.db.models import Count, F, Q, QuerySet
 from chatcore import conf as chatcore_conf
 from chatcore.compiled import FixedQuery
 from chatcore.models import Channel, Cursor, ModelRole, Summary, Team
+from chatcore.signals import ReadAlong
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
 
@@ -24,6 +25,17 @@ NO_LOOP_OUTCOMES = frozenset({Outcome.FAILED, Outcome.NOTHING, Outcome.ABANDONED
 
 _SETTINGS_ROW = FixedQuery(
     CompactionSettings, lambda using, pk: CompactionSettings.objects.using(using).filter(pk=pk)[:1], pk=int
+)
+
+
+# The settings row as every stored reply's write reads it (`chatcore.signals.ReadAlong`), for the event trigger
+# after the reply (`trigger.reply_pressure_check`), which then sends no statement of its own after the commit.
+# The fields the trigger reads (the others are deferred: loaded by a statement of their own if touched).
+SETTINGS_READ_ALONG_NAME = "compaction.settings"
+SETTINGS_READ_ALONG = ReadAlong(
+    model=CompactionSettings,
+    pk=SETTINGS_PK,
+    fields=("enabled", "threshold", "default_context_budget", "cooldown_minutes"),
 )
 
 
@@ -54,17 +66,22 @@ def settings_held() -> list[CompactionSettings]:
     return [] if held is None else held
 
 
-def compaction_settings_get(*, lock: bool = False) -> CompactionSettings:
+def compaction_settings_get(*, lock: bool = False, read: CompactionSettings | None = None) -> CompactionSettings:
     """The settings row, created with its defaults (auto-compaction off) if missing.
 
     With `lock`, the row is locked until the transaction ends: ticks and
     event reservations serialise on it, so two of them never hand out the
     same concurrency slot. Without, inside `settings_read_once`, the call's
-    first read serves the rest of the call.
+    first read serves the rest of the call. `read` (unlocked only): the row as a
+    statement of the caller's has just read it (`SETTINGS_READ_ALONG`, with a stored
+    reply, some fields deferred), used instead of reading it again; a row the call
+    holds already comes first, and `read` is not held for the rest of the call.
     """
     held = None if lock else _CALL_SETTINGS.get()
     if held:
         return held[0]
+    if read is not None and not lock:
+        return read
     row = _settings_read(lock=lock)
     if held is not None:
         held.append(row)

@@ -24,7 +24,7 @@ from django_q.tasks import async_task
 
 from chatcore.models import Channel
 from compaction import conf
-from compaction.models import CompactionLease
+from compaction.models import CompactionLease, CompactionSettings
 from compaction.scanner import selectors
 from compaction.scanner.decide import channel_budget, channel_opted_out, channel_threshold, lease_wait_reason
 from compaction.scanner.selectors import compaction_settings_get
@@ -35,12 +35,15 @@ logger = logging.getLogger("compaction.scanner")
 CACHE_ALIAS = "default"
 
 
-def reply_pressure_check(*, channel: Channel, input_tokens: int | None) -> bool:
+def reply_pressure_check(
+    *, channel: Channel, input_tokens: int | None, settings_read: CompactionSettings | None = None
+) -> bool:
     """After a reply: enqueue an automatic compaction when the prompt the model
-    just read was over the channel's threshold. Cheap; the task does the rest."""
+    just read was over the channel's threshold. Cheap; the task does the rest.
+    `settings_read`: the settings row as the reply's write read it (None: read here)."""
     if not channel.is_pressure_watched or channel_opted_out(channel) or not input_tokens:
         return False
-    settings = compaction_settings_get()
+    settings = compaction_settings_get(read=settings_read)
     if not settings.enabled:
         return False
     declared = channel.model is not None and channel.model.context_window

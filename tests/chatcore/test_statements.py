@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from chatcore import services, statements
 from chatcore.models import Channel, Cursor, Message, UsageEntry
+from chatcore.signals import ReadAlong
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, UserFactory, build_path
 
 WHEN = datetime.datetime(2026, 1, 2, 3, 4, 5, 678_000, tzinfo=datetime.UTC)
@@ -115,3 +116,39 @@ def test_a_migration_that_rebuilds_a_table_the_trigger_names_still_runs(transact
         message = services.message_append(channel=channel, user=channel.owner, role="user", content="Still here.")
     assert Cursor.objects.get(channel=channel).leaf_id == message.pk
     assert any(statements.SQLITE_PLACEMENT_VIEW in query["sql"] for query in queries.captured_queries)
+
+
+def test_rows_read_along_come_with_the_write_as_django_loads_them(db, django_assert_num_queries):
+    """A row read along (chatcore.signals.ReadAlong) comes from the write's own statement: its fields converted as
+    a query set's, the others deferred, the same instance a query would give; a missing row is None."""
+    channel = ChannelFactory()
+    build_path(channel, 2)
+    model = LLMModelFactory(context_window=3_000, is_active=False)
+    read = statements.RowsAlong(
+        wanted={
+            "model": ReadAlong(model=type(model), pk=model.pk, fields=("name", "context_window", "is_active")),
+            "gone": ReadAlong(model=type(model), pk=model.pk + 1_000, fields=("name",)),
+        }
+    )
+    with django_assert_num_queries(4):  # the lock and the write, with the savepoint and its release
+        services.message_append(channel=channel, user=channel.owner, role="assistant", content="Yes.", read_along=read)
+    row = read.rows["model"]
+    assert isinstance(row, type(model)) and read.rows["gone"] is None
+    assert (row.pk, row.name, row.context_window, row.is_active) == (model.pk, model.name, 3_000, False)
+    assert row.get_deferred_fields() == {field.attname for field in type(model)._meta.concrete_fields} - {
+        "id",
+        "name",
+        "context_window",
+        "is_active",
+    }
+    assert row._state.adding is False and row._state.db == connection.alias
+
+
+def test_nothing_is_read_along_when_the_writes_go_one_by_one(db, monkeypatch):
+    channel = ChannelFactory()
+    build_path(channel, 2)
+    model = LLMModelFactory()
+    read = statements.RowsAlong(wanted={"model": ReadAlong(model=type(model), pk=model.pk, fields=("name",))})
+    monkeypatch.setattr(statements, "placeable_in_one", lambda *, message, companions: False)
+    services.message_append(channel=channel, user=channel.owner, role="assistant", content="Yes.", read_along=read)
+    assert read.rows == {}

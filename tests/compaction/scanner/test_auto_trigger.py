@@ -13,7 +13,7 @@ from chatcore import replies as chat_replies
 from chatcore.models import AuditEntry, Summary
 from compaction import conf
 from compaction.models import CompactionLease, CompactionSettings
-from compaction.scanner.services import SETTINGS_FIELDS, auto_compaction_drain
+from compaction.scanner.services import SETTINGS_FIELDS, auto_compaction_drain, compaction_settings_update
 from devtools.loopback_llm import Reply
 from tests.chatcore.factories import ChannelFactory
 from tests.compaction.scanning import auto_settings, owner_create, pressured_channel, queued_tasks
@@ -255,3 +255,60 @@ def test_compaction_scan_prints_candidates_and_decisions(db, capsys):
 def test_compaction_scan_says_when_it_is_off(db, capsys):
     call_command("compaction_scan")
     assert capsys.readouterr().out.startswith("Auto-compaction is off: nothing scanned.")
+
+
+@pytest.mark.parametrize(("prompt_tokens", "statements"), [(5_599, 0), (7_000, 1)])
+def test_the_event_trigger_reads_no_settings_after_the_reply_s_commit(
+    chat_channel, llm_server, django_capture_on_commit_callbacks, django_assert_num_queries, prompt_tokens, statements
+):
+    """The settings row comes with the reply's own write (chatcore.signals.ReadAlong): what runs after the commit
+    decides on it without a statement of its own (under the threshold: none at all; over it, with the channel
+    cooling down: the lease's row alone, and no field of the settings the write left out is loaded)."""
+    auto_settings(threshold=0.70, cooldown_minutes=30)
+    values = {"last_auto_at": _ago(minutes=5), "last_finished_at": _ago(minutes=4), "last_outcome": "done"}
+    CompactionLease.objects.create(channel=chat_channel, attempt_leaf_id=0, **values)
+    llm_server.script(Reply(content="An answer.", prompt_tokens=prompt_tokens))
+    with django_capture_on_commit_callbacks() as callbacks:
+        chat_replies.reply_generate(channel=chat_channel, user=chat_channel.owner, content="Next question, please.")
+    with django_assert_num_queries(statements):
+        for callback in callbacks:
+            callback()
+    assert queued_tasks() == []
+
+
+def test_the_event_trigger_follows_the_settings_as_they_change_between_replies(
+    db, chat_model, llm_server, django_capture_on_commit_callbacks
+):
+    """Each reply decides on the settings as its own write read them: a change made between two replies holds
+    for the second (the threshold, the kill switch), in the same process."""
+    steps = [
+        ({"threshold": 0.70}, True),
+        ({"threshold": 0.75}, False),
+        ({"threshold": 0.50, "enabled": False}, False),
+        ({"threshold": 0.50, "enabled": True}, True),
+    ]
+    auto_settings()
+    for values, enqueued in steps:
+        compaction_settings_update(actor=None, **values)
+        channel = ChannelFactory(owner=owner_create(), model=chat_model)
+        llm_server.script(Reply(content="An answer.", prompt_tokens=5_600))
+        reply(channel, django_capture_on_commit_callbacks)
+        assert (values, (conf.AUTO_COMPACT_TASK, (channel.pk, None)) in queued_tasks()) == (values, enqueued)
+
+
+def test_the_event_trigger_reads_the_settings_itself_when_the_reply_was_written_another_way(
+    chat_channel, llm_server, django_capture_on_commit_callbacks, monkeypatch
+):
+    """A reply written row by row reads nothing along: the trigger reads the settings after the commit, as before
+    (and makes the row with its defaults when there is none)."""
+    from chatcore import statements
+
+    CompactionSettings.objects.all().delete()
+    monkeypatch.setattr(statements, "placeable_in_one", lambda *, message, companions: False)
+    llm_server.script(Reply(content="An answer.", prompt_tokens=7_000))
+    reply(chat_channel, django_capture_on_commit_callbacks)
+    assert CompactionSettings.objects.get().enabled is False and queued_tasks() == []
+    auto_settings(threshold=0.70)
+    llm_server.script(Reply(content="An answer.", prompt_tokens=7_000))
+    reply(ChannelFactory(owner=owner_create(), model=chat_channel.model), django_capture_on_commit_callbacks)
+    assert len(queued_tasks()) == 1
