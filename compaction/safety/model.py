@@ -30,6 +30,7 @@ import functools
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -383,19 +384,94 @@ def pieces(folded: str) -> list[str]:
 
 def own_logits(model: Model, folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(each text's logit: the higher of the whole's and of its pieces', the wholes' sums, their counts)."""
-    split = [pieces(text) for text in folded]
     if not folded:
         return np.zeros(0), np.zeros(0), np.zeros(0)
+    found = _pieces_found(folded)
     points, starts, neutral, layout = _read_laid_out(folded)
     total = _totals(model, points)
     sums, counts = _sums(total, points, starts, neutral)
     own = logits(model, sums, counts)
-    extra = [piece for found in split for piece in found]
-    if extra:
-        piece_sums, piece_counts = _piece_sums(model, folded, split, total, points, layout)
-        owners = np.repeat(np.arange(len(folded)), [len(found) for found in split])
-        np.maximum.at(own, owners, logits(model, piece_sums, piece_counts))
+    if len(found.owners):
+        piece_sums, piece_counts = _piece_sums(model, folded, found, total, points, layout)
+        np.maximum.at(own, found.owners, logits(model, piece_sums, piece_counts))
     return own, sums, counts
+
+
+# The end marks of a sentence: ASCII ones end a piece when a space follows, CJK ones wherever they are.
+_ASCII_END_MARKS = tuple(ord(mark) for mark in ".!?;")
+_CJK_END_MARKS = tuple(ord(mark) for mark in "。！？")
+_EDGE_POINTS = (ord(" "), ord("\n"))  # the code points of _SPAN_EDGES
+_END_MARK_TABLE = _bool_table(np.array([point in _ASCII_END_MARKS for point in range(128)]))
+
+
+class _Pieces(NamedTuple):
+    """The pieces of a batch (`piece_spans`), and the batch joined by line breaks that they were found in."""
+
+    owners: np.ndarray  # each piece's text
+    starts: np.ndarray  # where it starts in its text
+    ends: np.ndarray  # and ends
+    points: np.ndarray  # the code points of the texts joined by line breaks
+    offsets: np.ndarray  # where each text starts among them
+    lengths: np.ndarray  # each text's length
+
+
+def piece_spans(folded: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(owner text, start, end) of every piece of `folded` (each text's `pieces`, in order, as offsets in its text),
+    for the whole batch in a few array operations over the texts joined by line breaks, instead of a split of each
+    text: a piece is a stretch between two ends (a line break; the spaces after an ASCII end mark; a CJK end mark),
+    without the spaces at its edges (str.isspace, as the split's \\s and str.strip read them), at least
+    PIECE_MIN_CHARS long, of a text at least twice that long; a text's only piece is none when it is the whole
+    text. A line break between two texts is an end like any other, so no piece runs from one text into the next."""
+    found = _pieces_found(folded)
+    return found.owners, found.starts, found.ends
+
+
+def _pieces_found(folded: Sequence[str]) -> _Pieces:
+    lengths = np.fromiter((len(text) for text in folded), dtype=np.int64, count=len(folded))
+    offsets = np.zeros(len(folded), dtype=np.int64)
+    np.cumsum(lengths[:-1] + 1, out=offsets[1:])
+    joined = "\n".join(folded)
+    if joined.isascii():  # bytes, each class a translation of them (no CJK mark among them)
+        data = joined.encode("ascii")
+        points = np.frombuffer(data, dtype=np.uint8)
+        space = np.frombuffer(data.translate(_SPACE_TABLE), dtype=bool)
+        cut = np.zeros(len(points), dtype=bool)
+        cut[:-1] = np.frombuffer(data.translate(_END_MARK_TABLE), dtype=bool)[:-1] & space[1:]
+    else:
+        points = _codes(joined)
+        space = _classified(points, _ASCII_SPACES, str.isspace)
+        cut = np.isin(points, _CJK_END_MARKS)
+        cut[:-1] |= np.isin(points[:-1], _ASCII_END_MARKS) & space[1:]
+    # Each end as (where the stretch before it stops, where the next one starts), sorted: an end mark stays with
+    # the stretch it ends, a line break belongs to neither.
+    breaks = np.concatenate([(np.flatnonzero(cut) + 1) * 2, np.flatnonzero(points == _NEWLINE) * 2 + 1])
+    breaks.sort()
+    stops = np.append(breaks >> 1, len(points))
+    opens = np.zeros(len(stops), dtype=np.int64)
+    opens[1:] = (breaks >> 1) + (breaks & 1)
+    letters = np.flatnonzero(~space)
+    if not len(letters):
+        empty = np.zeros(0, dtype=np.int64)
+        return _Pieces(empty, empty, empty, points, offsets, lengths)
+    firsts = np.searchsorted(letters, opens)
+    lasts = np.searchsorted(letters, stops) - 1
+    held = firsts <= lasts  # the stretch holds a character other than a space
+    firsts, lasts = letters[np.minimum(firsts[held], len(letters) - 1)], letters[lasts[held]]
+    ends = lasts + 1
+    long = ends - firsts >= PIECE_MIN_CHARS
+    firsts, ends = firsts[long], ends[long]
+    owners = np.searchsorted(offsets, firsts, side="right") - 1
+    keep = lengths[owners] >= 2 * PIECE_MIN_CHARS
+    firsts, ends, owners = firsts[keep], ends[keep], owners[keep]
+    # A text's only piece is none when it is the whole text, spaces at its edges aside.
+    alone = np.bincount(owners, minlength=len(folded))[owners] == 1
+    if alone.any():
+        text_first = letters[np.searchsorted(letters, offsets[owners[alone]])]
+        text_end = letters[np.searchsorted(letters, offsets[owners[alone]] + lengths[owners[alone]]) - 1] + 1
+        whole = np.zeros(len(owners), dtype=bool)
+        whole[alone] = (firsts[alone] == text_first) & (ends[alone] == text_end)
+        firsts, ends, owners = firsts[~whole], ends[~whole], owners[~whole]
+    return _Pieces(owners, firsts - offsets[owners], ends - offsets[owners], points, offsets, lengths)
 
 
 # A piece ends this many positions before its n-grams stop reading only its own characters (the longest order).
@@ -406,52 +482,38 @@ _SPAN_EDGES = (" ", "\n")  # what must be around a piece for its points to be th
 def _piece_sums(
     model: Model,
     folded: Sequence[str],
-    split: list[list[str]],
+    found: _Pieces,
     total: np.ndarray,
     points: np.ndarray,
     layout: _Layout,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """`sums_and_counts` of the pieces (`split`, each text's `pieces`), most of them read off their texts' (`total`
-    and `points` of `folded`, `layout` of their batch): a piece with a space or a line break (or its text's
+    """`sums_and_counts` of the pieces (`found`: those of `folded`), most of them read off their texts'
+    (`total` and `points` of `folded`, `layout` of their batch): a piece with a space or a line break (or its text's
     edge) on each side is read by `_read` as the same points as the span of its text between those two characters,
     a space each, so the n-grams it has there are its text's, and only those that run into the gap after it are
     hashed again. Every position's total and every sum is then added up in the same order and float type as
-    `sums_and_counts` adds them: the same figures, bit for bit. The other pieces are read as texts of their own."""
-    extra = [piece for found in split for piece in found]
-    derived: list[int] = []  # indices into `extra`
-    befores: list[int] = []  # the position of the character before each derived piece, in the joined padded texts
-    afters: list[int] = []  # and of the one after it
-    position, index = 0, 0
-    for text, found in zip(folded, split, strict=True):
-        if found and "\x00" not in text:
-            cursor = 0
-            for piece in found:
-                start = text.find(piece, cursor)  # a piece is a part of its text, after the one before it
-                end = start + len(piece)
-                cursor = max(end, cursor)
-                if (
-                    start >= 0
-                    and (start == 0 or text[start - 1] in _SPAN_EDGES)
-                    and (end == len(text) or text[end] in _SPAN_EDGES)
-                ):
-                    derived.append(index)
-                    befores.append(position + start)  # the text's padding space is at `position`
-                    afters.append(position + 1 + end)
-                index += 1
-        else:
-            index += len(found)
-        position += len(text) + 2 + len(_GAP)
-    sums = np.zeros(len(extra), dtype=np.float64)
-    counts = np.zeros(len(extra), dtype=np.float64)
-    if derived:
-        chosen = np.array(derived, dtype=np.int64)
-        before, after = np.array(befores, dtype=np.int64), np.array(afters, dtype=np.int64)
-        sums[chosen], counts[chosen] = _spans_summed(model, total, points, layout, before, after)
-    rest = np.ones(len(extra), dtype=bool)
-    rest[derived] = False
-    if rest.any():
-        alone = np.flatnonzero(rest)
-        sums[alone], counts[alone] = sums_and_counts(model, [extra[i] for i in alone.tolist()])
+    `sums_and_counts` adds them: the same figures, bit for bit. The other pieces (and those of a text holding the
+    gap's character) are read as texts of their own."""
+    owners, starts, ends, joined, offsets, lengths = found
+    # Where each text's padding space is in the texts padded and joined by _GAP (`_read`).
+    padded = np.zeros(len(folded), dtype=np.int64)
+    np.cumsum(lengths[:-1] + 2 + len(_GAP), out=padded[1:])
+    edge_before = np.isin(joined[np.maximum(offsets[owners] + starts - 1, 0)], _EDGE_POINTS) | (starts == 0)
+    edge_after = np.isin(joined[np.minimum(offsets[owners] + ends, len(joined) - 1)], _EDGE_POINTS)
+    derived = edge_before & (edge_after | (ends == lengths[owners]))
+    gaps = np.flatnonzero(joined == _SEPARATOR)  # _GAP's character inside a text
+    if len(gaps):
+        derived &= np.searchsorted(gaps, offsets[owners] + lengths[owners]) == np.searchsorted(gaps, offsets[owners])
+    sums = np.zeros(len(owners), dtype=np.float64)
+    counts = np.zeros(len(owners), dtype=np.float64)
+    if derived.any():
+        base = padded[owners[derived]]
+        before, after = base + starts[derived], base + 1 + ends[derived]
+        sums[derived], counts[derived] = _spans_summed(model, total, points, layout, before, after)
+    if not derived.all():
+        alone = np.flatnonzero(~derived)
+        extra = [folded[owners[i]][starts[i] : ends[i]] for i in alone.tolist()]
+        sums[alone], counts[alone] = sums_and_counts(model, extra)
     return sums, counts
 
 

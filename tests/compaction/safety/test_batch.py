@@ -243,6 +243,29 @@ def test_the_pieces_are_those_of_a_split_at_each_end(monkeypatch):
             assert learned.pieces(text) == _pieces_by_split(text), repr(text)
 
 
+def test_the_pieces_of_a_batch_are_those_of_each_text(monkeypatch):
+    """`piece_spans` finds every text's pieces at once, over the batch joined by line breaks: the same pieces, in
+    order, at the places each text has them (ASCII batches and others, texts ending with an end mark, empty ones)."""
+    marks = list("ab c.!?;。！？\n\r\t \u3000\x0b\x85\u2028\x1fxyz\x00")
+    generator = random.Random(13)
+    texts = ["".join(generator.choice(marks) for _ in range(generator.randint(0, 120))) for _ in range(6_000)]
+    plain = [
+        "".join(generator.choice("ab c.!?;\n\t xyz") for _ in range(generator.randint(0, 120))) for _ in range(6_000)
+    ]
+    for minimum in (learned.PIECE_MIN_CHARS, 1):
+        monkeypatch.setattr(learned, "PIECE_MIN_CHARS", minimum)
+        for batch in (texts, plain, plain[:1], [""], ["", ""], _texts()):
+            owners, starts, ends = learned.piece_spans(batch)
+            found = [batch[owner][start:end] for owner, start, end in zip(owners, starts, ends, strict=True)]
+            assert owners.tolist() == sorted(owners.tolist())
+            assert found == [piece for text in batch for piece in learned.pieces(text)]
+            cursors: dict[int, int] = {}
+            for owner, start, end in zip(owners.tolist(), starts.tolist(), ends.tolist(), strict=True):
+                # where a search of the text for the piece, from the end of the piece before it, finds it first
+                assert batch[owner].find(batch[owner][start:end], cursors.get(owner, 0)) == start
+                cursors[owner] = end
+
+
 def test_the_runs_of_ascii_text_are_those_python_s_expression_finds():
     marks = list("0123456789abcdefABCDEFxyz+/_-= :.\n")
     generator = random.Random(5)
@@ -284,11 +307,11 @@ def test_the_pieces_read_off_their_texts_score_as_the_pieces_read_alone():
     one = next(text for text in texts if learned.pieces(fold(text)))
     for batch in (texts, texts[:50], [one], mixed + _texts()):
         folded = [fold(text) for text in batch]
-        split = [learned.pieces(text) for text in folded]
-        extra = [piece for found in split for piece in found]
+        extra = [piece for text in folded for piece in learned.pieces(text)]
         points, _, _, layout = learned._read_laid_out(folded)
+        found = learned._pieces_found(folded)
 
-        sums, counts = learned._piece_sums(model, folded, split, learned._totals(model, points), points, layout)
+        sums, counts = learned._piece_sums(model, folded, found, learned._totals(model, points), points, layout)
 
         alone_sums, alone_counts = learned.sums_and_counts(model, extra)
         assert extra and np.array_equal(sums, alone_sums) and np.array_equal(counts, alone_counts)
