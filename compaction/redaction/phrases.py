@@ -25,8 +25,8 @@ from compaction.redaction.spans import Scan, Spans
 from compaction.redaction.values import credential_like, is_reference, short_password
 from compaction.redaction.vocabulary import PASSWORD_WORDS, STRONG_WORDS
 from compaction.redaction.wordness import wordlike
+from compaction.safety.first_pass import Joined, loosened
 from compaction.safety.first_pass import found as first_pass_found
-from compaction.safety.first_pass import loosened
 
 # Words in a label that name a secret (besides every STRONG word): keys, codes, PINs, in several languages.
 _LABEL_WORDS = (
@@ -103,19 +103,58 @@ def _credential(value: str, *, code_label: bool, strong: bool) -> bool:
 
 
 def find(scan: Scan, spans: Spans) -> None:
-    """Values after a colon whose label, a few words before it, names a secret."""
+    """Values after a colon whose label, a few words before it, names a secret.
+
+    Most labels name nothing secret, and a batch holds thousands of them: the text each label is cut from (its
+    window, see `_windows`) is scanned for a label word by one pass of `_LABEL_FIRST` over all windows, and a
+    colon whose window holds none, with a value after it on its line, is left without reading its label (it
+    would hold no label word either)."""
     text = scan.text
     for colon_char in _COLONS:
+        colons = []
         colon = text.find(colon_char)
         while colon != -1:
-            _after_label(scan, spans, colon)
+            # A label is followed by a blank (postgres:16, a URL's scheme, a time are not labels).
+            if colon_char != ":" or text[colon + 1 : colon + 2] in ("", " ", "\t", "\n"):
+                colons.append(colon)
             colon = text.find(colon_char, colon + 1)
+        if len(colons) < _BATCH_MIN_COLONS:
+            for colon in colons:
+                _after_label(scan, spans, colon)
+            continue
+        windows = _windows(scan, colons)
+        named = Joined([window for window, _ in windows]).hits(_LABEL_FIRST)
+        for index, (colon, (_, plain)) in enumerate(zip(colons, windows, strict=True)):
+            if plain and index not in named:
+                continue
+            _after_label(scan, spans, colon)
+
+
+# Below this many colons, labels are read one by one: a batch scan's setup would cost more than it saves.
+_BATCH_MIN_COLONS = 8
+# Whitespace other than one space, which `_label` may join differently than its window has it.
+_ODD_SPACE_RE = re.compile(r"[^\S ]| {2}")
+
+
+def _windows(scan: Scan, colons: list[int]) -> list[tuple[str, bool]]:
+    """For each colon: the lower-cased text its label is cut from (from its line's start, at most MAX_LABEL_CHARS
+    before it), and whether a colon whose window holds no label word may be skipped. The label `_label` reads is
+    a part of its window, or, when it has more than MAX_LABEL_WORDS words, its last words joined by one space
+    after a space: still a part of the window when every blank in the window is one space. A colon whose line
+    ends with it (a list of codes may follow) is never skipped: it is read for what its label says of the list."""
+    text, lower = scan.text, scan.lower
+    windows = []
+    for colon in colons:
+        start = max(text.rfind("\n", 0, colon) + 1, colon - MAX_LABEL_CHARS)
+        window = lower[start:colon]
+        line_end = text.find("\n", colon)
+        rest = text[colon + 1 : line_end] if line_end != -1 else text[colon + 1 :]
+        windows.append((window, _ODD_SPACE_RE.search(window) is None and rest.strip() != ""))
+    return windows
 
 
 def _after_label(scan: Scan, spans: Spans, colon: int) -> None:
     text = scan.text
-    if text[colon] == ":" and text[colon + 1 : colon + 2] not in ("", " ", "\t", "\n"):
-        return  # a label is followed by a blank (postgres:16, a URL's scheme, a time are not labels)
     found = _label(scan, colon)
     if found is None:
         return

@@ -1,12 +1,14 @@
 """Values a few words after the word that names them, up to a colon; and labels in other scripts."""
 
+import random
 from pathlib import Path
 
 import pytest
 
-from compaction.redaction import phrases, redact
+from compaction.redaction import phrases, redact, redact_many
 from compaction.redaction.vocabulary import STRONG_WORDS
 from compaction.safety.first_pass import found
+from compaction.safety.normalize import unify_lines
 
 
 @pytest.mark.parametrize(
@@ -87,3 +89,25 @@ def test_the_label_words_first_pass_passes_every_label_the_expression_reads():
     for label in labels:
         if phrases._LABEL_RE.search(label):
             assert found(phrases._LABEL_FIRST, label), label
+
+
+def test_a_batch_of_labels_reads_as_each_label_alone(monkeypatch):
+    """`find` skips the colons whose window holds no label word, found by one scan of all windows: what it finds
+    in a batch must be what reading every label finds (labels past MAX_LABEL_WORDS words, odd spaces, colons that
+    end a line before a list of codes, full-width colons, labels that name a secret and labels that do not)."""
+    words = "password Password key pin wifi token the note here secret public Schlüssel don't é 日本 ${VAR} 1234"
+    codes = "abcd-efgh-ijkl-mnop 98765432 Zx9!kQ2# a1b2c-3d4e5 PI90-TPYS-PIJG-NAUM Q7fT2pLx9rVw"
+    blanks = [":", "：", " ", "  ", "\t", "\n", ". ", "\u2003"]
+    phrases_ = ["recovery codes", "api key", "backup code", "one two three four five six seven eight nine ten eleven"]
+    parts = [*words.split(), *codes.split(), *blanks, *phrases_]
+    generator = random.Random(17)
+    texts = [
+        unify_lines("".join(generator.choice(parts) for _ in range(generator.randint(1, 40)))) for _ in range(3_000)
+    ]
+    texts += ["keep these somewhere safe:\n1234-5678\n2345-6789\n3456-7890", "recovery key: Zx9!kQ2#Q7fT2pLx9rVw"]
+    batched = [(result.text, result.counts) for result in redact_many(texts)]
+    monkeypatch.setattr(phrases, "_BATCH_MIN_COLONS", 10**9)  # every label read
+    alone = [(result.text, result.counts) for result in redact_many(texts)]
+
+    assert batched == alone
+    assert sum(1 for _, counts in alone if counts) > 300  # the labels found secrets, not only the other layers
