@@ -41,7 +41,8 @@ _LEET_WORD_RE = re.compile(r"[^\W\d_][0-9@$|!]+[^\W\d_]")
 _BYTE_ESCAPES_RE = re.compile(r"(?:\\x[0-9A-Fa-f]{2})+")
 _CHAR_ESCAPE_RE = re.compile(r"\\u([0-9A-Fa-f]{4})")
 _LEET = str.maketrans("01345789@$!|", "oieastbgasil")
-# Whatever could make a view, in one linear RE2 scan of a batch: most texts have none, and stop there.
+# Whatever could make a view, in one linear RE2 scan of a batch: most texts have none, and stop there. Neither it
+# nor LEET_SCAN matches a newline, so a batch may ask each text of a chunk they match in (`Joined.within_many`).
 GATE_SCAN = scan(
     rf"[A-Za-z0-9+/_-]{{{MIN_RUN}}}|(?:[0-9A-Fa-f]{{2}}[ :]){{{MIN_RUN // 2}}}|%[0-9A-Fa-f]{{2}}|&#?[A-Za-z0-9]+;"
     r"|[A-Za-z][0-9@$|!][A-Za-z]|\\[xu][0-9A-Fa-f]{2}"

@@ -186,6 +186,22 @@ class Joined:
                 _chunk_hits(regexps[number], data, starts, offset, found[number])
         return found
 
+    def within_many(self, expressions: Sequence[re2.Set]) -> list[set[int]]:
+        """`hits_many` of expressions that never match a newline: then a match lies inside one text, and the texts
+        each expression matches in are those a set of them all names for each text of a chunk in which it matches
+        at all. One call a text instead of a search, a look-up and a jump for each text with a match: cheaper
+        where most texts of a chunk match (long tokens, paths, URLs), while a chunk with none costs one scan."""
+        combined = _combined(tuple(expressions))
+        found: list[set[int]] = [set() for _ in expressions]
+        for data, starts, offset in self.chunks:
+            if not combined.Match(data):
+                continue
+            ends = [*(start - 1 for start in starts[1:]), len(data)]
+            for index, (start, end) in enumerate(zip(starts, ends, strict=True)):
+                for number in combined.Match(data[start:end]) or ():
+                    found[number].add(offset + index)
+        return found
+
 
 def _chunk_hits(regexp: Any, data: bytes, starts: list[int], offset: int, found_in: set[int]) -> None:
     """`Joined.hits` in one chunk (its texts at `starts`, the first of them text `offset`), added to `found_in`."""

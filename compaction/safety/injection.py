@@ -59,7 +59,7 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True, decode: bo
         return []
     folded = [fold(text) for text in texts]
     found = pattern_flags(texts, folded)
-    maybe_encoded, leet = Joined(list(texts)).hits_many((encoded.GATE_SCAN, encoded.LEET_SCAN))
+    maybe_encoded, leet = Joined(list(texts)).within_many((encoded.GATE_SCAN, encoded.LEET_SCAN))
     spans = encoded.runs_of(texts, maybe_encoded)
     weights = learned.shipped() if conf.INJECTION_MODEL else None
     if weights is not None:

@@ -177,6 +177,22 @@ def test_a_batch_scanned_for_several_expressions_at_once_finds_what_each_scan_fi
             assert joined.hits_many(expressions) == [joined.hits(expression) for expression in expressions]
 
 
+def test_a_batch_asked_text_by_text_finds_what_its_scan_finds_for_expressions_without_newlines():
+    """`within_many` asks each text of a matching chunk instead of searching the chunk: for the encoding gate and
+    the leet scan (which match no newline) the same texts as `hits_many`, and as `found` on each text alone."""
+    texts = _mixed_batch()
+    generator = random.Random(23)
+    marks = list("ab0123456789ABCDEF+/_-%&#;:x \n\u00e9") + ["\\x4", "\\u00"]
+    texts += ["".join(generator.choice(marks) for _ in range(generator.randint(0, 80))) for _ in range(5_000)]
+    expressions = (encoded.GATE_SCAN, encoded.LEET_SCAN)
+    for batch in (texts, [fold(text) for text in texts], texts[::-1], texts[:1], [""]):
+        joined = first_pass.Joined(batch)
+        within = joined.within_many(expressions)
+        assert within == joined.hits_many(expressions)
+        assert within == [{i for i, text in enumerate(batch) if found(scan_, text)} for scan_ in expressions]
+    assert all(first_pass.Joined(texts).within_many(expressions))  # both match in some of the texts
+
+
 def test_the_runs_of_a_batch_are_each_texts_own():
     texts = _mixed_batch()
     found = encoded.runs_of(texts, range(len(texts)))
