@@ -140,6 +140,29 @@ def without_runs(text: str, spans: list[Span] | None = None) -> str:
     return _BYTE_ESCAPES_RE.sub(" ", text) if "\\x" in text else text
 
 
+def read_and_decoded(text: str, folded: str, spans: list[Span]) -> tuple[str, list[str]]:
+    """(`without_runs(folded, spans)`, the readable texts `views` finds in the runs of `text`) in one pass over the
+    runs, for a text whose fold changed nothing but the case of ASCII letters (`spans` are `runs(text)`, and where
+    they are in `folded` too). A run already in lower case is decoded once for both; hex reads alike in either
+    case, base64 does not, so any other run is decoded in each spelling."""
+    if len(folded) < MIN_RUN:
+        return folded, []
+    parts: list[str] = []
+    found_views: list[str] = []
+    last = 0
+    for start, end in spans:
+        run = text[start:end].strip()
+        view = _decoded(run)
+        if view is not None:
+            found_views.append(view)
+        lowered = folded[start:end].strip()
+        if (view if lowered == run else _decoded(lowered)) is not None:
+            parts += [folded[last:start], " "]
+            last = end
+    read = "".join(parts) + folded[last:] if parts else folded
+    return (_BYTE_ESCAPES_RE.sub(" ", read) if "\\x" in read else read), found_views
+
+
 def _blanked(text: str, spans: list[Span]) -> str:
     """`text` with each of `spans` made one space."""
     if not spans:
@@ -151,11 +174,17 @@ def _blanked(text: str, spans: list[Span]) -> str:
     return "".join(parts) + text[last:]
 
 
-def views(text: str, spans: list[Span] | None = None, *, leet: bool = True) -> list[str]:
+def views(
+    text: str, spans: list[Span] | None = None, *, leet: bool = True, decoded_runs: list[str] | None = None
+) -> list[str]:
     """The readable texts hidden in `text` (see the module docstring); none for ordinary text. `spans`, when given,
-    are `runs(text)`; `leet` False when a batch's LEET_SCAN already found no leet word in it."""
+    are `runs(text)`; `leet` False when a batch's LEET_SCAN already found no leet word in it; `decoded_runs`, when
+    given, the readable texts of those runs (`read_and_decoded`), so that they are not decoded again."""
     spans = runs(text) if spans is None else spans
-    found_views = [view for start, end in spans if (view := _decoded(text[start:end].strip())) is not None]
+    if decoded_runs is not None:
+        found_views = list(decoded_runs)
+    else:
+        found_views = [view for start, end in spans if (view := _decoded(text[start:end].strip())) is not None]
     if "%" in text and len(_ESCAPE_RE.findall(text)) >= MIN_SIGNS:
         found_views.append(unquote(text))
     if "&" in text and len(_ENTITY_RE.findall(text)) >= MIN_SIGNS:

@@ -62,11 +62,14 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True, decode: bo
     maybe_encoded, leet = Joined(list(texts)).within_many((encoded.GATE_SCAN, encoded.LEET_SCAN))
     spans = encoded.runs_of(texts, maybe_encoded)
     weights = learned.shipped() if conf.INJECTION_MODEL else None
+    decoded_runs: dict[int, list[str]] = {}
     if weights is not None:
-        read = [
-            encoded.without_runs(view, spans[i] if _case_only(texts[i], view) else None) if i in maybe_encoded else view
-            for i, view in enumerate(folded)
-        ]
+        read = list(folded)
+        for i in maybe_encoded:
+            if _case_only(texts[i], folded[i]):
+                read[i], decoded_runs[i] = encoded.read_and_decoded(texts[i], folded[i], spans[i])
+            else:
+                read[i] = encoded.without_runs(folded[i])
         scored = learned.flags_folded(weights, read, neighbours=neighbours)
         found = [rule or bool(flag) for rule, flag in zip(found, scored, strict=True)]
     if not decode:  # a decoded view is read as it stands: an encoding inside an encoding is not unwrapped
@@ -74,14 +77,21 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True, decode: bo
     hidden = [
         (index, view)
         for index in sorted(maybe_encoded)
-        if not found[index]
-        for view in encoded.views(texts[index], spans[index], leet=index in leet)
+        if not found[index] and _may_hide(texts[index], decoded_runs.get(index), leet=index in leet)
+        for view in encoded.views(texts[index], spans[index], leet=index in leet, decoded_runs=decoded_runs.get(index))
     ]
     if hidden:
         verdicts = injection_flags([view for _, view in hidden], neighbours=False, decode=False)
         for (index, _), verdict in zip(hidden, verdicts, strict=True):
             found[index] = found[index] or verdict
     return found
+
+
+def _may_hide(text: str, decoded_runs: list[str] | None, *, leet: bool) -> bool:
+    """Whether `encoded.views` could find anything in `text`, its runs' readable texts known (`decoded_runs`): with
+    none of them, no URL escape, entity or string escape sign, and no leet word, it finds nothing (most texts with a
+    path or a long token), and is not called."""
+    return decoded_runs is None or bool(decoded_runs) or leet or "%" in text or "&" in text or "\\" in text
 
 
 def _case_only(text: str, folded: str) -> bool:
