@@ -79,11 +79,14 @@ def role_models(*, role: str, override: LLMModel | None = None, channel: Channel
     """Primary then fallback for a role; the offline provider when none is set. For a team's channel the
     team's own assignment of the role wins over the site's (`selectors.model_role_get`)."""
     team_id = channel.team_id if channel is not None else None
+    # The chat role's row versions when the channel was read for a reply (selectors.channel_get): the role
+    # as read before under them, without a statement.
+    version = getattr(channel, "chat_role_version", None) if role == "chat" else None
     if override is not None:
-        assigned = selectors.model_role_get(role=role, team_id=team_id)
+        assigned = selectors.model_role_get(role=role, team_id=team_id, version=version)
         fallback = assigned.fallback if assigned and assigned.fallback_id != override.pk else None
         return [m for m in (override, fallback) if m is not None]
-    assigned = selectors.model_role_get(role=role, team_id=team_id)
+    assigned = selectors.model_role_get(role=role, team_id=team_id, version=version)
     if assigned is None:
         return [_offline_model()]
     return [m for m in (assigned.primary, assigned.fallback) if m is not None]

@@ -5,6 +5,7 @@ boundary depth, so their cost follows the stretch asked for, never the
 whole tree.
 """
 
+import copy
 import functools
 from collections.abc import Iterable
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import connection, connections, router
 from django.db.models import Field, QuerySet
+from django.db.models.expressions import RawSQL
 
 from chatcore import conf
 from chatcore.compiled import FixedQuery
@@ -40,20 +42,72 @@ def _channel_owned(using: str, owner_id: int, channel_id: int) -> QuerySet[Chann
     return rows.select_related("persona", "model")[:1]
 
 
+# The row versions a channel's chat role rests on, on PostgreSQL: the site's chat role and its primary and
+# fallback models, each as its id, the transaction that wrote it (xmin) and where it lies (ctid). Any write to
+# one of them (a save, a query set's update, raw SQL) makes a new version of the row: a new xmin, or within the
+# transaction that wrote the last one a new place (that transaction's earlier versions keep theirs until it
+# ends); a deleted or added row changes the text too. No text (NULL) for a team's channel (its own assignment
+# may win), for no role, or for a frozen row (PostgreSQL shows every frozen row's xmin as 2, and a place is
+# reused once the version there is gone, so two versions of a row could read alike): the role is read then.
+_CHAT_ROLE_VERSION = """
+    CASE WHEN {channel}.{team} IS NULL THEN (
+        SELECT concat_ws('/', r.id, r.xmin, r.ctid, p.id, p.xmin, p.ctid, f.id, f.xmin, f.ctid)
+          FROM {role} r
+          JOIN {model} p ON p.id = r.{primary}
+          LEFT JOIN {model} f ON f.id = r.{fallback}
+         WHERE r.{role_name} = %s
+           AND r.xmin::text NOT IN ({frozen}) AND p.xmin::text NOT IN ({frozen})
+           AND COALESCE(f.xmin::text, '') NOT IN ({frozen})
+    ) END"""
+# The xmin PostgreSQL shows for a row written at its bootstrap (1) or frozen (2).
+_FROZEN_XMINS = "'1', '2'"
+
+
+def _chat_role_version_sql(using: str) -> str:
+    quote = connections[using].ops.quote_name
+    role, model = ModelRole._meta, LLMModel._meta
+
+    def column(meta: Any, name: str) -> str:
+        return quote(meta.get_field(name).column)
+
+    return _CHAT_ROLE_VERSION.format(
+        channel=quote(Channel._meta.db_table),
+        team=column(Channel._meta, "team"),
+        role=quote(role.db_table),
+        model=quote(model.db_table),
+        primary=column(role, "primary"),
+        fallback=column(role, "fallback"),
+        role_name=column(role, "role"),
+        frozen=_FROZEN_XMINS,
+    )
+
+
+def _channel_owned_for_reply(using: str, owner_id: int, channel_id: int) -> QuerySet[Channel]:
+    rows = _channel_owned(using, owner_id, channel_id)
+    if connections[using].vendor != "postgresql":
+        return rows
+    return rows.annotate(chat_role_version=RawSQL(_chat_role_version_sql(using), (ModelRole.Role.CHAT.value,)))
+
+
 # `channel_list(user=...).get(pk=...)` as a statement built once per database (chatcore.compiled): every channel
 # endpoint, a reply among them, starts with it, and building the query set's joins cost more CPU than the row.
 _CHANNEL_OWNED = FixedQuery(Channel, _channel_owned, owner_id=int, channel_id=int)
+# The same for a reply, which reads the chat role next: with the versions of the role's rows
+# (`_CHAT_ROLE_VERSION`), so that `model_role_get` can take the role it read before when they are unchanged.
+_CHANNEL_OWNED_FOR_REPLY = FixedQuery(Channel, _channel_owned_for_reply, owner_id=int, channel_id=int)
 # The ids a 64-bit integer column holds: a number outside them names no channel (as the query set's lookup says).
 ID_MIN, ID_MAX = -(2**63), 2**63 - 1
 
 
-def channel_get(*, user: User, channel_id: int) -> Channel:
-    """Anything not the user's own is 'not found': existence is not disclosed."""
+def channel_get(*, user: User, channel_id: int, for_reply: bool = False) -> Channel:
+    """Anything not the user's own is 'not found': existence is not disclosed. `for_reply`: the channel
+    also carries `chat_role_version` on PostgreSQL (see `_CHAT_ROLE_VERSION`; None where there is none)."""
     try:
         if not isinstance(user.pk, int):  # a user model keyed otherwise (or no user): the query set's lookups
             return channel_list(user=user).get(pk=channel_id)
         wanted = int(channel_id)  # as the query set's lookup converts it
-        found = _CHANNEL_OWNED.fetch(owner_id=user.pk, channel_id=wanted) if ID_MIN <= wanted <= ID_MAX else []
+        query = _CHANNEL_OWNED_FOR_REPLY if for_reply else _CHANNEL_OWNED
+        found = query.fetch(owner_id=user.pk, channel_id=wanted) if ID_MIN <= wanted <= ID_MAX else []
         if not found:
             raise Channel.DoesNotExist
         return found[0]
@@ -250,16 +304,46 @@ _SITE_ROLE = FixedQuery(ModelRole, _site_role, role=str)
 _TEAM_ROLE = FixedQuery(TeamModelRole, _team_role, team_id=int, role=str)
 
 
-def model_role_get(*, role: str, team_id: int | None = None) -> ModelRole | TeamModelRole | None:
+# The site roles read with a version of their rows (`_CHAT_ROLE_VERSION`), by database, role and version: a
+# version names one state of the rows, so the role read then is the role now while the version is unchanged.
+_ROLES_SEEN: dict[tuple[str, str, str], ModelRole] = {}
+# Versions kept at most: old ones are never asked for again once their rows changed.
+ROLES_SEEN_MAX = 64
+
+
+def model_role_get(
+    *, role: str, team_id: int | None = None, version: str | None = None
+) -> ModelRole | TeamModelRole | None:
     """Who plays `role`: the team's own assignment when `team_id` names a team that has one (a team
     channel's), else the site's; None when neither is set (the offline provider). One per role (and team):
-    a unique constraint."""
+    a unique constraint. `version`: the site role's row versions (`_CHAT_ROLE_VERSION`), read with the
+    channel a moment ago; the role read under the same version is taken without a statement (a copy, so
+    that no caller shares instances with another)."""
+    if version is not None and team_id is None:
+        key = (router.db_for_read(ModelRole), role, version)
+        seen = _ROLES_SEEN.get(key)
+        if seen is None:
+            found_site = _SITE_ROLE.fetch(role=role)
+            if not found_site:
+                return None
+            if len(_ROLES_SEEN) >= ROLES_SEEN_MAX:
+                _ROLES_SEEN.clear()
+            seen = _ROLES_SEEN[key] = found_site[0]
+        return _role_copy(seen)
     if team_id is not None:
         found: list = _TEAM_ROLE.fetch(team_id=team_id, role=role)
         if found:
             return found[0]
     found = _SITE_ROLE.fetch(role=role)
     return found[0] if found else None
+
+
+def _role_copy(role: ModelRole) -> ModelRole:
+    """`role` with its own instances of itself and of its models, as a fresh read gives."""
+    copied = copy.copy(role)  # Model.__getstate__ gives the copy a state of its own
+    copied.primary = copy.copy(role.primary)
+    copied.fallback = copy.copy(role.fallback) if role.fallback is not None else None
+    return copied
 
 
 def chat_model_default_name() -> str:

@@ -185,7 +185,7 @@ class ReplyView(ApiView):
         `stream: true` (or `Accept: text/event-stream`) the answer streams as server-sent events.
         """
         user = request_user(request)
-        channel = selectors.channel_get(user=user, channel_id=channel_id)
+        channel = selectors.channel_get(user=user, channel_id=channel_id, for_reply=True)
         options = dict(request_data(request, s.ReplySerializer))
         stream = wants_stream(request, options.pop("stream", False))
         plan = replies.reply_prepare(channel=channel, user=user, **options)
