@@ -124,7 +124,7 @@ async def _prepared(
 
 
 def _send_prepare(request: AuthenticatedRequest, channel_id: int) -> ReplyPlan | HttpResponse:
-    channel = own_channel(request, channel_id)
+    channel = own_channel(request, channel_id, for_reply=True)
     form = MessageForm(request.POST)
     if not form.is_valid() or not form.cleaned_data["content"].strip():
         return after_change(request, channel, error=ValidationError("Write a message first."))
@@ -163,7 +163,7 @@ async def message_edit(request: AuthenticatedRequest, channel_id: int, message_i
 
 
 def _regenerate_prepare(request: AuthenticatedRequest, channel_id: int, message_id: int) -> ReplyPlan | HttpResponse:
-    channel = own_channel(request, channel_id)
+    channel = own_channel(request, channel_id, for_reply=True)
     message = own_message(channel, message_id)
     parent_id = message.pk if message.role == Message.Role.USER else message.parent_id
     try:

@@ -36,10 +36,11 @@ def is_htmx(request: HttpRequest) -> bool:
     return request.headers.get("HX-Request") == "true"
 
 
-def own_channel(request: AuthenticatedRequest, channel_id: int) -> Channel:
-    """The signed-in person's channel, or 404 (someone else's is 'not found')."""
+def own_channel(request: AuthenticatedRequest, channel_id: int, *, for_reply: bool = False) -> Channel:
+    """The signed-in person's channel, or 404 (someone else's is 'not found'). `for_reply`: read as a reply
+    reads it (`selectors.channel_get`)."""
     try:
-        return selectors.channel_get(user=request.user, channel_id=channel_id)
+        return selectors.channel_get(user=request.user, channel_id=channel_id, for_reply=for_reply)
     except NotFound:
         raise Http404("Channel not found.") from None
 

@@ -102,6 +102,16 @@ def test_a_page_reply_streamed(client_user, channel, django_assert_num_queries):
     assert b"event: done" in body
 
 
+def test_a_page_reply_after_another(client_user, channel, django_assert_num_queries):
+    """As the API's: the second reply takes the chat role the first read, on PostgreSQL."""
+    url = reverse("chat:send", args=[channel.pk])
+    client_user.post(url, {"content": "First?"})
+    with django_assert_num_queries(PAGE - (1 if connection.vendor == "postgresql" else 0)):
+        response = client_user.post(url, {"content": "And now?"}, HTTP_ACCEPT="text/event-stream")
+        body = read_stream(response)
+    assert b"event: done" in body
+
+
 def test_a_page_reply_without_javascript(client_user, channel, django_assert_num_queries):
     url = reverse("chat:send", args=[channel.pk])
     with django_assert_num_queries(PAGE):
