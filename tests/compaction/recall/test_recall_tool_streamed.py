@@ -163,6 +163,9 @@ def test_query_count_of_a_streamed_reply_with_a_recall_round_does_not_grow_with_
     api, user, chat_model, llm_server, settings
 ):
     settings.CHATCORE_LLM_MAX_RETRIES = 0
+    # A reply first, as on a server that has answered before: both replies counted take the chat role it read.
+    llm_server.script(Reply(content=ANSWER))
+    post_stream(api, ChannelFactory(owner=user), {"content": "Hello?", "stream": True})
     counts = []
     for opening in (1, 60):
         channel = summarized_channel(user=user, model=chat_model, opening=opening)
