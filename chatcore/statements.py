@@ -165,7 +165,9 @@ def _read_columns(read: ReadAlong) -> tuple[list[models.Field], dict]:
         assert pk is not None
         concrete = read.model._meta.concrete_fields
         fields = [pk, *(field for field in concrete if field.attname in wanted and field is not pk)]
-        query = read.model._default_manager.none().query
+        manager = read.model._meta.default_manager
+        assert manager is not None
+        query = manager.none().query
         compiler = connection.ops.compiler("SQLCompiler")(query, connection, connection.alias)
         converters = compiler.get_converters([field.get_col(read.model._meta.db_table) for field in fields])
         _READ_COLUMNS[key] = fields, converters
