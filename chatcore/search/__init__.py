@@ -17,7 +17,7 @@ adds redaction). How it works, and why it stays fast on long channels:
    a query of one word or phrase is one query for its most recent
    `SEARCH_CANDIDATES` matches, which are its candidates whether it is rare
    (all of them) or common (the fallback below); on PostgreSQL that query is
-   read newest first in spans of ids (at most three statements, see
+   read newest first in spans of ids (in one prepared statement, see
    chatcore.search.engine), so that a common word fetches about as many rows
    as it keeps, not every one of its matches;
 3. the candidates are ranked in Python, the same on both databases

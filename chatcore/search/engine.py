@@ -11,7 +11,6 @@ same for both (chatcore.search.ranking): here only matching and counting.
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import dataclasses
 import datetime as dt
@@ -213,16 +212,22 @@ def _tsquery(unit: str) -> tuple[str, list]:
     return f"{function}(%s::regconfig, %s)", [conf.SEARCH_LANGUAGE, unit]
 
 
+def _tsqueries(units: tuple[str, ...], operator: str) -> tuple[str, list]:
+    """PostgreSQL: one tsquery of `units` joined by AND or OR, and its parameters."""
+    pieces, params = [], []
+    for unit in units:
+        piece, piece_params = _tsquery(unit)
+        pieces.append(piece)
+        params += piece_params
+    joiner = " && " if operator == "AND" else " || "
+    return joiner.join(pieces), params
+
+
 def _match(units: tuple[str, ...], operator: str) -> tuple[str, list]:
     """The WHERE fragment matching `units` joined by AND or OR, and its parameters."""
     if connection.vendor == "postgresql":
-        pieces, params = [], []
-        for unit in units:
-            piece, piece_params = _tsquery(unit)
-            pieces.append(piece)
-            params += piece_params
-        joiner = " && " if operator == "AND" else " || "
-        return f"m.search_vector @@ ({joiner.join(pieces)})", params
+        tsquery, params = _tsqueries(units, operator)
+        return f"m.search_vector @@ ({tsquery})", params
     return f"{FTS_TABLE} MATCH %s", [f" {operator} ".join(_fts5_literal(u) for u in units)]
 
 
@@ -299,9 +304,14 @@ def candidates(
     """Messages matching the units (all of them with AND, any with OR), at most `limit`; without `dated`,
     their `created_at` is left None. With them, where `flags_in_rows` and unless not `flagged`, which of
     them match each unit (else None: ask `members`)."""
+    flagged = flagged and flags_in_rows()
+    if recent_first and connection.vendor == "postgresql" and filters.id_range is not None:
+        rows = _recent_by_id_spans(
+            units=units, operator=operator, filters=filters, limit=limit, dated=dated, flagged=flagged
+        )
+        return rows, _members_from_flags(units, rows, CANDIDATE_COLUMNS) if flagged else None
     match, match_params = _match(units, operator)
     where, where_params = filters.sql()
-    flagged = flagged and flags_in_rows()
     flags, flag_params = _flags(units, "m.search_vector") if flagged else ("", [])
     order = ""
     if recent_first:
@@ -310,98 +320,83 @@ def candidates(
         # where ordering by depth read and sorted all of them.
         order = "ORDER BY m.depth DESC" if connection.vendor == "postgresql" else f"ORDER BY {FTS_TABLE}.rowid DESC"
     select = f"SELECT {_candidate_select(dated)}{flags} FROM {_from()} WHERE {match} AND {where}"
-    params = [*flag_params, *match_params, *where_params]
-    if recent_first and connection.vendor == "postgresql" and filters.id_range is not None:
-        rows = _recent_by_id_spans(select=select, params=params, order=order, limit=limit, id_range=filters.id_range)
-    else:
-        with connection.cursor() as cursor:
-            cursor.execute(f"{select} {order} LIMIT %s", [*params, limit])
-            rows = cursor.fetchall()
+    with connection.cursor() as cursor:
+        cursor.execute(f"{select} {order} LIMIT %s", [*flag_params, *match_params, *where_params, limit])
+        rows = cursor.fetchall()
     return rows, _members_from_flags(units, rows, CANDIDATE_COLUMNS) if flagged else None
 
 
 # PostgreSQL: a common word's most recent matches are read from the newest ids down, in spans. GIN gives a
 # word's matches in no useful order, so the plain query fetched every one of them (thousands of rows for a
-# common word) to keep the newest few hundred. The first span is RECENT_PROBE_IDS ids below the leaf; the
-# matches found there give the word's rate per id, from which the second span is sized to hold what is still
-# missing (times RECENT_SPAN_MARGIN); what is still missing after it comes from the rest of the path at once.
+# common word) to keep the newest few hundred. The first span (the probe) is RECENT_PROBE_IDS ids below the
+# leaf; the matches found there give the word's rate per id, from which the second span is sized to hold what
+# is still missing (times RECENT_SPAN_MARGIN); what is still missing after it comes from the rest of the path.
 RECENT_PROBE_IDS = 4_096
 RECENT_SPAN_MARGIN = 1.3
 # A span's range of primary keys costs about one fetched match per this many ids: a span that would leave
 # fewer matches unread than that is not worth reading apart, and the rest of the path is read at once.
 RECENT_KEYS_PER_FETCH = 32
-# In a span, the planner would walk the primary key's range and test every message's document (it prices that
-# test far below what it costs); with plain index scans off it intersects the GIN index's matches with the
-# key's range (a BitmapAnd) and fetches only the matches in the span. Set for that one statement only.
-_BITMAPS_ONLY = "SET LOCAL enable_indexscan = off; {statement}; RESET enable_indexscan"
 
 
-def _span_after_probe(*, found: int, limit: int, probed: int, left: int) -> int | None:
-    """The ids of the span to read after a probe of `probed` ids that found `found` matches, with `left` ids
-    of the path below it: sized by the probe's rate to hold what is missing, or None when it would reach
-    the path's start or cost more in keys than the matches it leaves unread (then read the rest at once)."""
-    if found <= 0:
-        return None
-    need, rate = limit - found, found / probed
-    span = int(need / rate * RECENT_SPAN_MARGIN) + 1
-    if span >= left or span / RECENT_KEYS_PER_FETCH >= rate * left - need:
-        return None
-    return span
+def _recent_by_id_spans(
+    *, units: tuple[str, ...], operator: str, filters: Filters, limit: int, dated: bool, flagged: bool
+) -> list:
+    """The path's matches of the units newest first, at most `limit`: what one query ordered by depth gives,
+    read in spans of ids from the path's highest down, so that a word with thousands of matches fetches
+    about `limit` of them. Ids grow along a path, so the spans are stretches of the path, newest first, and
+    their rows in turn are the path's newest.
 
-
-def _recent_by_id_spans(*, select: str, params: list, order: str, limit: int, id_range: tuple[int, int]) -> list:
-    """The rows of `select` (a path's matches) newest first, at most `limit`: what `{select} {order} LIMIT
-    limit` gives, read in spans of ids from the path's highest down (RECENT_PROBE_IDS), so that a word with
-    thousands of matches fetches about `limit` of them. Ids grow along a path, so the spans are stretches of
-    the path, newest first, and their rows in turn are the path's newest."""
-    lowest, highest = id_range
+    One prepared statement (chatcore.prepared) with one plan for all values: the probe, the span its count
+    sizes (worked out in SQL) and the rest of the path below what they read, each arm run only when the ones
+    before it fell short. Only the full-text index and the primary key can drive it (the path's columns are
+    kept out of the plan, see `Filters.sql`), and every bound and word is a scalar subquery that no plan
+    knows, so that the plan made without the values is the one made with them: in a span the full-text
+    index's matches intersected with the key's range (a BitmapAnd), the matches outside it never fetched;
+    below the spans the full-text index alone (the id is only tested, `m.id + 0`: with the key's range beside
+    it the planner would intersect the index with most of the key, at a loss)."""
+    lowest, highest = filters.id_range or (0, 0)
+    tsquery, match_params = _tsqueries(units, operator)
+    where, where_params = filters.sql(matches_only=True)
+    flags, flag_params = _flags(units, "m.search_vector") if flagged else ("", [])
+    select = (
+        f"SELECT {_candidate_select(dated)}{flags} FROM {_from()} "
+        f"WHERE m.search_vector @@ (SELECT {tsquery}) AND {where}"
+    )
+    params = [*flag_params, *match_params, *where_params]
+    order = "ORDER BY m.depth DESC"
     low = highest - RECENT_PROBE_IDS + 1
-    with connection.cursor() as cursor:
-        if low <= lowest:  # a short path: the probe would read all of it
-            cursor.execute(f"{select} {order} LIMIT %s", [*params, limit])
+    if low <= lowest:  # a short path: the probe would read all of it
+        with prepared_cursor() as cursor:
+            cursor.execute(f"{select} {order} LIMIT {int(limit)}", params)  # noqa: S608 (values as parameters)
             return cursor.fetchall()
-        left = low - lowest
-        # The fewest matches in the probe that make a span worth reading (the span only shrinks and leaves
-        # more unread as the probe finds more); with fewer, the rest of the path comes in the probe's statement.
-        worth = bisect.bisect_left(
-            range(limit + 1),
-            True,
-            key=lambda found: (
-                _span_after_probe(found=found, limit=limit, probed=RECENT_PROBE_IDS, left=left) is not None
-            ),
-        )
-        # Each row says which arm it came from; the rest of the path is the plain query (with the span's id
-        # range beside it the planner would intersect the GIN index with most of the key, at a loss).
-        probe = f"{select} AND m.id BETWEEN %s AND %s {order} LIMIT %s"
-        statement = (
-            f"WITH probe AS MATERIALIZED ({probe}) SELECT 0, * FROM probe UNION ALL SELECT 1, * FROM ({select} "
-            f"AND (SELECT count(*) FROM probe) < %s {order} LIMIT %s) AS rest"
-        )
-        values = [*params, low, highest, limit, *params, min(worth, limit), limit]
-        cursor.execute(_BITMAPS_ONLY.format(statement=statement), values)
-        cursor.nextset()  # the SET's (empty) result comes first
-        arms = cursor.fetchall()
-        rest = [row[1:] for row in arms if row[0]]
-        if rest or not arms:
-            return rest  # the rest came with the probe (it holds the probe's rows too), or no match at all
-        rows = [row[1:] for row in arms]
-        if len(rows) >= limit:
-            return rows
-        high = low - 1
-        span = _span_after_probe(found=len(rows), limit=limit, probed=RECENT_PROBE_IDS, left=left)
-        if span is not None:
-            statement = f"{select} AND m.id BETWEEN %s AND %s {order} LIMIT %s"
-            cursor.execute(
-                _BITMAPS_ONLY.format(statement=statement), [*params, high - span + 1, high, limit - len(rows)]
-            )
-            cursor.nextset()
-            rows += cursor.fetchall()
-            if len(rows) >= limit:
-                return rows
-            high -= span
-        # The plain query again (see above), without what was read already.
-        cursor.execute(f"{select} {order} LIMIT %s", [*params, limit])
-        return rows + [row for row in cursor.fetchall() if row[0] <= high][: limit - len(rows)]
+    # The ids of the span after a probe that found n matches (NULL: no span, the rest of the path is read below
+    # the probe): sized by the probe's rate to hold what is missing, none when it would reach the path's start
+    # or cost more in keys than the matches it leaves unread.
+    cap, rate = int(limit), f"(n::float8 / {int(RECENT_PROBE_IDS)})"
+    span = f"(floor(({cap} - n)::float8 / {rate} * {float(RECENT_SPAN_MARGIN)!r})::bigint + 1)"
+    # (The CASEs nest so that the rate is divided by only when the probe found something: a CASE is the one
+    # order of evaluation SQL promises.)
+    sized = (
+        f"CASE WHEN n > 0 AND n < {cap} THEN CASE WHEN {span} < %s::bigint AND {span}::float8 / "
+        f"{float(RECENT_KEYS_PER_FETCH)!r} < {rate} * %s::bigint - ({cap} - n) THEN {span} END END"
+    )
+    statement = (
+        f"WITH probe AS MATERIALIZED ({select} AND m.id BETWEEN (SELECT %s::bigint) AND (SELECT %s::bigint) "
+        f"{order} LIMIT {cap}), "
+        f"bounds AS MATERIALIZED (SELECT n, {sized} AS span FROM (SELECT count(*) AS n FROM probe) AS counted), "
+        f"spanned AS MATERIALIZED ({select} AND (SELECT span IS NOT NULL FROM bounds) "
+        f"AND m.id BETWEEN (SELECT %s::bigint - span FROM bounds) AND (SELECT %s::bigint - 1) "
+        f"{order} LIMIT (SELECT {cap} - n FROM bounds)), "
+        f"rest AS ({select} AND (SELECT n FROM bounds) + (SELECT count(*) FROM spanned) < {cap} "
+        f"AND m.id + 0 < (SELECT %s::bigint - coalesce(span, 0) FROM bounds) "
+        f"{order} LIMIT (SELECT {cap} - n FROM bounds) - (SELECT count(*) FROM spanned)) "
+        "SELECT * FROM probe UNION ALL SELECT * FROM spanned UNION ALL SELECT * FROM rest"
+    )
+    left = low - lowest  # the path's ids below the probe
+    values = [*params, low, highest, left, left, *params, low, low, *params, low]
+    with prepared_cursor() as cursor:
+        cursor.execute(statement, values)  # noqa: S608 (fragments built here, values as parameters)
+        return cursor.fetchall()
 
 
 @dataclasses.dataclass(frozen=True)

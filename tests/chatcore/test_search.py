@@ -606,21 +606,19 @@ def _path_filters(channel) -> engine.Filters:
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="spans of ids: PostgreSQL")
 @pytest.mark.parametrize(
-    ("limit", "statements", "keys_per_fetch"),
+    ("limit", "keys_per_fetch"),
     [
-        (3, 1, 32),  # the probe holds them all
-        (8, 2, 32),  # the probe's rate sizes a second span that holds the rest
-        (22, 3, 32),  # the second span falls short by one: the rest of the path at once
-        (40, 1, 32),  # more than the probe's rate says the path holds: the rest at once, with the probe
-        (22, 1, 0.001),  # the span's keys would cost more than the matches it leaves unread: the same
+        (3, 32),  # the probe holds them all
+        (8, 32),  # the probe's rate sizes a second span that holds the rest
+        (22, 32),  # the second span falls short by one: the rest of the path below it
+        (40, 32),  # more than the probe's rate says the path holds: the rest below the probe
+        (22, 0.001),  # the span's keys would cost more than the matches it leaves unread: the same
     ],
 )
-def test_the_newest_matches_read_in_spans_of_ids_are_the_newest_of_all(
-    channel, monkeypatch, limit, statements, keys_per_fetch
-):
+def test_the_newest_matches_read_in_spans_of_ids_are_the_newest_of_all(channel, monkeypatch, limit, keys_per_fetch):
     """A common word's most recent matches, read from the newest ids down (the probe, a span sized by the
-    probe's rate, the rest at once), are those of one query over the whole path, in the same order, whichever
-    step ends it; another channel's messages between them are never among them."""
+    probe's rate, the rest of the path), are those of one query over the whole path, in the same order, whichever
+    step ends it, in one statement; another channel's messages between them are never among them."""
     other = ChannelFactory()
     for i in range(30):
         say(channel, "user", f"Weather report number {i}." if i % 3 == 0 or i >= 12 else f"Calm day {i}.")
@@ -638,13 +636,16 @@ def test_the_newest_matches_read_in_spans_of_ids_are_the_newest_of_all(
         )
     assert found == expected
     assert len(found) == min(limit, 22)
-    assert len(spans.captured_queries) == statements
+    assert len(spans.captured_queries) == 1
+    # Any of several words, with their flags and dates: the same as the whole path's query too.
+    either = {"units": ("weather", "calm"), "operator": "OR", "limit": limit, "recent_first": True, "dated": True}
+    assert engine.candidates(filters=filters, **either) == engine.candidates(filters=unbounded, **either)
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="spans of ids: PostgreSQL")
 def test_a_word_the_probe_does_not_find_is_read_from_the_rest_of_the_path(channel, monkeypatch):
     """No match in the probe gives no rate to size a span by: the rest of the path comes at once, in the
-    probe's own statement."""
+    probe's own statement (which changes no setting of the connection)."""
     rare = say(channel, "user", "The zeppelin hovered.")
     for i in range(10):
         say(channel, "user", f"Calm day {i}.")
@@ -654,7 +655,7 @@ def test_a_word_the_probe_does_not_find_is_read_from_the_rest_of_the_path(channe
         found, _ = engine.candidates(units=("zeppelin",), operator="AND", filters=filters, limit=5, recent_first=True)
     assert [c[engine.ID] for c in found] == [rare.pk]
     assert len(spans.captured_queries) == 1
-    with connection.cursor() as cursor:  # the span's setting ended with its statement
+    with connection.cursor() as cursor:
         cursor.execute("SHOW enable_indexscan")
         assert cursor.fetchone()[0] == "on"
 
