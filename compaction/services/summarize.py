@@ -62,18 +62,19 @@ def summary_generate(request: SummaryRequest) -> Completion:
     candidates = role_models(role=ModelRole.Role.UTILITY, override=profile.model, channel=channel)
     if candidates and candidates[0].provider == LLMModel.Provider.OFFLINE:
         return _summarize_offline(request)
-    keep = []
-    if profile.keep_instructions_verbatim:
-        keep = verbatim_instructions(request.items, budget=request.max_tokens // VERBATIM_PART)
-    messages = messages_build(
-        system_prompt=profile.system_prompt,
-        instructions=profile.instructions,
-        transcript=render_transcript(request.items),
-        previous_summary=request.previous_summary,
-        focus=request.focus,
-        persona=channel.persona,
-        keep_verbatim=keep,
-    )
+    with collector_paused():  # the prompt of thousands of turns, read sentence by sentence: see chatcore.collector
+        keep = []
+        if profile.keep_instructions_verbatim:
+            keep = verbatim_instructions(request.items, budget=request.max_tokens // VERBATIM_PART)
+        messages = messages_build(
+            system_prompt=profile.system_prompt,
+            instructions=profile.instructions,
+            transcript=render_transcript(request.items),
+            previous_summary=request.previous_summary,
+            focus=request.focus,
+            persona=channel.persona,
+            keep_verbatim=keep,
+        )
     try:
         return llm_complete(
             role=ModelRole.Role.UTILITY,
