@@ -217,7 +217,7 @@ def find_identifiers(text: str) -> list[str]:
     maybe = "_" in text or "`" in text or _MAYBE["identifier"].search(text)
     if not maybe:
         return []
-    if text.isascii() and not any(word in text for word in _HEX_WORDS):
+    if text.isascii() and not ("commit" in text or "sha" in text or "hash" in text or "rev" in text):  # _HEX_WORDS
         return [text[start:end] for start, end in byte_spans(_IDENTIFIER_TWIN, text.encode("ascii"))]
     return IDENTIFIER_RE.findall(text)
 

@@ -133,7 +133,10 @@ def _words(text: str, start: int, end: int) -> int:
     return text.count(" ", start, end) + 1 if end > start else 0
 
 
-_OPENING_PATTERNS = (_BULLET_RE, _PLEASANTRY_RE, _OPENER_RE, _PLEASANTRY_RE)  # tried in this order (see _trimmed)
+# Tried in this order (see _trimmed). A pleasantry after an opener ("Hey! Long time no see") is never trimmed: the
+# opener's match moves the span's start off the text's start, where no pattern's ^ can match any more, so the first
+# pattern that matches is the only one that trims.
+_OPENING_PATTERNS = (_BULLET_RE, _PLEASANTRY_RE, _OPENER_RE)
 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
@@ -144,11 +147,13 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
         end -= 1
     # Each pattern opens with ^, which matches only where `text` itself starts, never at a later `start`: only a
     # span at the very start of the message can lose a bullet or an opener, and every other span skips the searches.
+    # For the same reason the first pattern that trims is the last one that could: the rest are not asked.
     if start == 0:
         for pattern in _OPENING_PATTERNS:
-            match = pattern.match(text, start, end)
-            if match and match.end() > start:
+            match = pattern.match(text, 0, end)
+            if match and match.end() > 0:
                 start = match.end()
+                break
     while end > start and text[end - 1] in " -–—,;:":
         end -= 1
     return start, end
@@ -158,8 +163,9 @@ def _spans_of_sentences(text: str) -> list[tuple[int, int]]:
     """The sentences of each line of `text` in turn, as spans (one list: a generator per line cost more than the
     spans)."""
     spans: list[tuple[int, int]] = []
-    for line in _LINE_RE.finditer(text):
-        position, end = line.span()
+    # Most messages are one line: the whole text is then _LINE_RE's one match (when not empty), without a search.
+    lines = [line.span() for line in _LINE_RE.finditer(text)] if "\n" in text else [(0, len(text))] if text else []
+    for position, end in lines:
         for match in _SENTENCE_END_RE.finditer(text, position, end):
             gap = match.span(1 if match.start(1) >= 0 else 2)
             spans.append((position, gap[0]))

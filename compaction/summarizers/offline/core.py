@@ -11,6 +11,8 @@ inside the same limit.
 
 from __future__ import annotations
 
+import math
+
 from chatcore.tokens import count_tokens
 from compaction import lexicon
 from compaction.safety.injection import pattern_flags
@@ -69,7 +71,9 @@ def analyse(
         documents.setdefault(-1 - carried_unit.position, set()).update(carried_unit.words)
     idf = scoring.idf(documents.values(), max(len(items), len(documents)))
     # Each piece's information once: it ranks the pieces for the full analysis, and weighs the units made of them.
-    information = [scoring.information(read.words, idf) for read in reads]
+    # scoring.information of each: every read's words are in `documents`, so each has a rarity (no default needed).
+    rarity = idf.__getitem__
+    information = [math.fsum(map(rarity, read.words)) for read in reads]
     worth_analysing = _worth_analysing(reads, information, len(items), limit)
     injected = pattern_flags([reads[i].piece.text for i in worth_analysing])  # one batch for the pieces' checks
     units: list[Unit] = []

@@ -23,7 +23,9 @@ import wordfreq
 
 from compaction import lexicon
 
-FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our|me|us|mine)\b", re.I)
+# Every alternative opens with one of i, m, o, u, w (in any case): looked at first, so that the other positions are
+# passed over at once rather than each trying every alternative (the same matches, about three times as fast).
+FIRST_PERSON_RE = re.compile(r"(?=[imouw])\b(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our|me|us|mine)\b", re.I)
 _LOWER_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # The capital letter is looked for first (the lookbehinds only where there is one): the same matches, faster.
 _CAPITALISED_RE = re.compile(r"(?=[A-Z])(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
