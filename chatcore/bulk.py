@@ -215,18 +215,6 @@ _PG_REPLICA_ON = f"""SELECT set_config('session_replication_role', 'replica', tr
         AND tgenabled = 'O')"""
 
 
-# From this many rows an import on PostgreSQL commits without waiting for the disk to have its write-ahead log
-# (synchronous_commit off for the import's transaction alone, SET LOCAL): an import in chunks waited for the
-# disk at every chunk's end, with the server and the client both idle. Nothing about the data changes: the
-# transaction is still all or nothing, and its log is flushed within a fraction of a second (wal_writer_delay),
-# or at once by the next commit that waits (the log is flushed in order, so that commit's flush covers the
-# import's). Only a crash of the server in between can lose the import, whole, as if it had never committed.
-# Below it (the gateway's few messages a call, each acknowledged to its client at once) the commit waits as
-# every other does.
-PG_ASYNC_COMMIT_FROM_ROWS = 200
-_PG_ASYNC_COMMIT = "SELECT set_config('synchronous_commit', 'off', true)"
-
-
 class _ForeignKeys:
     """The values of the rows' foreign keys, gathered as the rows go by (`seen`), and the check their
     constraints' deferred triggers would make at commit, made for all of them in one query (`check`)."""
@@ -339,8 +327,6 @@ def _insert(rows: Iterable[tuple], *, count: int, segments_given: bool) -> None:
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             sql = f"COPY {table} ({columns}) FROM STDIN"
-            if count >= PG_ASYNC_COMMIT_FROM_ROWS:
-                cursor.execute(_PG_ASYNC_COMMIT)
             if count >= PG_UNCHECKED_FROM_ROWS and _pg_copy_unchecked(cursor, rows, sql=sql):
                 return
             _pg_copy(cursor, sql, _prepared(rows))

@@ -7,7 +7,6 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 
 from chatcore.bulk import (
-    PG_ASYNC_COMMIT_FROM_ROWS,
     PG_FIRST_PIECE_ROWS,
     PG_PIECE_ROWS,
     PG_UNCHECKED_FROM_ROWS,
@@ -37,12 +36,6 @@ def chain(count: int, *, author: User | None = None) -> list[NewMessage]:
 def replication_role() -> str:
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('session_replication_role')")
-        return cursor.fetchone()[0]
-
-
-def synchronous_commit() -> str:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('synchronous_commit')")
         return cursor.fetchone()[0]
 
 
@@ -129,19 +122,6 @@ def test_a_large_import_with_an_invalid_item_writes_nothing_and_leaves_the_role_
         messages_bulk_import(channel=channel, user=channel.owner, items=items)
     assert not Message.objects.filter(channel=channel).exists()
     assert replication_role() == "origin"
-
-
-def test_only_a_large_import_commits_without_waiting_for_the_disk_and_only_in_its_own_transaction():
-    channel = ChannelFactory()
-    ordinary = synchronous_commit()
-    assert ordinary != "off"
-    with transaction.atomic():  # a savepoint inside the test's transaction: the setting ends with it, rolled back
-        messages_bulk_import(channel=channel, user=channel.owner, items=chain(PG_ASYNC_COMMIT_FROM_ROWS - 1))
-        assert synchronous_commit() == ordinary
-        messages_bulk_import(channel=channel, user=channel.owner, items=chain(PG_ASYNC_COMMIT_FROM_ROWS))
-        assert synchronous_commit() == "off"
-        transaction.set_rollback(True)
-    assert synchronous_commit() == ordinary
 
 
 # What COPY's text format escapes or treats apart: tab, newlines, backslash, its NULL and end markers, quotes.
