@@ -52,18 +52,18 @@ class TranscriptItem:
     addressed: bool | None = None  # whether it addresses a model (compaction.safety), once someone asked
 
 
-def _names_of(message: Any, counts: Counter[str]) -> tuple[str, str]:
-    """(speaker, tool name) of a message, redacted and made safe (their redactions added to `counts`)."""
-    metadata = stored_metadata(getattr(message, "metadata", None))
+def _names_of(role: str, metadata: dict, counts: Counter[str]) -> tuple[str, str]:
+    """(speaker, tool name) of a message of `role` from its stored metadata, redacted and made safe (their
+    redactions added to `counts`)."""
     tool_name = ""
-    if message.role == "tool":
+    if role == "tool":
         tool_name, found = safe_tool(str(metadata.get("name") or metadata.get("tool_name") or "tool"))
         if found:
             counts.update(dict(found))
     raw = metadata.get("speaker") or metadata.get("author_name")
     if not raw:
-        return (tool_name or message.role), tool_name
-    speaker, found = safe_speaker(str(raw)[:RAW_NAME_CHARS], message.role)
+        return (tool_name or role), tool_name
+    speaker, found = safe_speaker(str(raw)[:RAW_NAME_CHARS], role)
     if found:  # most names hold no secret: no update of nothing (a Counter's update costs as much as a lookup)
         counts.update(dict(found))
     return speaker, tool_name
@@ -90,14 +90,19 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
     """
     items = []
     texts: list[str] = []
-    name_counts: list[Counter[str]] = []
+    name_counts: list[Counter[str] | None] = []
     for message in messages:
-        if message.role == "system":
+        role = message.role
+        if role == "system":
             continue
         metadata = stored_metadata(message.metadata)
-        counts: Counter[str] = Counter()
-        tool_calls = _tool_calls_of(metadata, counts) if message.role == "assistant" else []
-        speaker, tool_name = _names_of(message, counts)
+        counts: Counter[str] | None = None
+        if metadata or role == "tool":
+            counts = Counter()
+            tool_calls = _tool_calls_of(metadata, counts) if role == "assistant" else []
+            speaker, tool_name = _names_of(role, metadata, counts)
+        else:  # no name, no tool call: the role speaks, and nothing of a name is counted (most messages)
+            tool_calls, speaker, tool_name = [], role, ""
         name_counts.append(counts)
         # One kind of line break: a lone CR or U+2028 must not start a line the checks did not see as one.
         texts.append(unify_lines(message.content or ""))
@@ -106,26 +111,29 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
         items.append(
             TranscriptItem(
                 message_id=message.pk,
-                role=message.role,
+                role=role,
                 speaker=speaker,
                 content="",
                 created_at=getattr(message, "created_at", None),
                 tool_name=tool_name,
                 tool_calls=tool_calls,
-                tool_call_id=str(metadata.get("tool_call_id") or "") if message.role == "tool" else "",
+                tool_call_id=str(metadata.get("tool_call_id") or "") if role == "tool" else "",
             )
         )
     cleaned = iter(redact_many(texts))
     for item, counts in zip(items, name_counts, strict=True):
         content = next(cleaned)
         item.content = content.text
-        # Most messages hold no secret: their empty counts are not added (thousands of updates of nothing).
+        # Most messages hold no secret: their empty counts are not added (thousands of updates of nothing), and
+        # a message without a name or a tool call has no Counter to add them to until one is found.
         if content.counts:
+            counts = Counter() if counts is None else counts
             counts.update(content.counts)
         for call in item.tool_calls:
             arguments = next(cleaned)
             call["arguments"] = arguments.text
             if arguments.counts:
+                counts = Counter() if counts is None else counts
                 counts.update(arguments.counts)
         item.redactions = dict(sorted(counts.items())) if counts else {}
     return items
