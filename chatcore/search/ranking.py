@@ -18,9 +18,10 @@ Then, chosen by what the LoCoMo fidelity measure found (docs/benchmarks/fidelity
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from chatcore.search.engine import ID, SPEAKER, TOKENS, Candidate, created_at
 from chatcore.search.query import ParsedQuery
@@ -53,34 +54,36 @@ def base_scores(
 ) -> dict[int, float]:
     """Each candidate's own score, before its neighbours are counted."""
     # Per unit, once: the set of its matches and its numerator (the same products as computed per candidate).
-    units = [(unit, matched.get(unit, ()), weights.get(unit, 0.0) * (K1 + 1)) for unit in query.units]
+    units: list[tuple[str, Collection[int], float]] = [
+        (unit, matched.get(unit, ()), weights.get(unit, 0.0) * (K1 + 1)) for unit in query.units
+    ]
     average = max(average_tokens, 1.0)
-    # Each length's damping once (a length's is the same number for every candidate of that length; most
-    # candidates share a few dozen lengths), by candidate.
-    damping: dict[int, float] = {}
-    divisor_of: dict[int, float] = {}
     named: list[Candidate] = []
     dated: list[Candidate] = []  # all of them, when the query names a period
-    for candidate in candidates:
-        if query.periods:
-            dated.append(candidate)
-        if candidate[SPEAKER]:
-            named.append(candidate)
-            continue
-        tokens = candidate[TOKENS]
-        divisor = damping.get(tokens)
-        if divisor is None:
-            divisor = damping[tokens] = 1 + K1 * (1 - B + B * tokens / average)
-        divisor_of[candidate[ID]] = divisor
-    # A candidate without a speaker: its units' shares added unit by unit, in the query's order, as the
-    # per-candidate sum adds them (the same float additions from 0.0, so the same scores).
     scores: dict[int, float] = {}
-    for _unit, members, numerator in units:
-        for message_id in members:
-            divisor = divisor_of.get(message_id)
-            if divisor is not None:
-                scores[message_id] = scores.get(message_id, 0.0) + numerator / divisor
-    scores = {i: score for i, score in scores.items() if score > 0}
+    if len(units) == 1:
+        # One unit (a common word's search): a candidate without a speaker scores its one share (the sum below
+        # from 0.0 of one share is that share), the same number for every candidate of a length, so it is
+        # worked out once per length, in one pass over the candidates.
+        ((_unit, members, numerator),) = units
+        share_of: dict[int, float] = {}
+        for candidate in candidates:
+            if query.periods:
+                dated.append(candidate)
+            if candidate[SPEAKER]:
+                named.append(candidate)
+                continue
+            message_id = candidate[ID]
+            if message_id not in members:
+                continue
+            tokens = candidate[TOKENS]
+            share = share_of.get(tokens)
+            if share is None:
+                share = share_of[tokens] = numerator / (1 + K1 * (1 - B + B * tokens / average))
+            if share > 0:
+                scores[message_id] = share
+    else:
+        scores = _unnamed_scores(candidates, units, average, named, dated, query)
     for candidate in named:
         names = _speaker_words(candidate[SPEAKER])
         length = K1 * (1 - B + B * candidate[TOKENS] / average)
@@ -107,6 +110,42 @@ def base_scores(
     return scores
 
 
+def _unnamed_scores(
+    candidates: Iterable[Candidate],
+    units: list[tuple[str, Collection[int], float]],
+    average: float,
+    named: list[Candidate],
+    dated: list[Candidate],
+    query: ParsedQuery,
+) -> dict[int, float]:
+    """The scores of the candidates without a speaker, unit by unit; those with one are added to `named` (and
+    all of them to `dated` when the query names a period)."""
+    # Each length's damping once (a length's is the same number for every candidate of that length; most
+    # candidates share a few dozen lengths), by candidate.
+    damping: dict[int, float] = {}
+    divisor_of: dict[int, float] = {}
+    for candidate in candidates:
+        if query.periods:
+            dated.append(candidate)
+        if candidate[SPEAKER]:
+            named.append(candidate)
+            continue
+        tokens = candidate[TOKENS]
+        divisor = damping.get(tokens)
+        if divisor is None:
+            divisor = damping[tokens] = 1 + K1 * (1 - B + B * tokens / average)
+        divisor_of[candidate[ID]] = divisor
+    # A candidate without a speaker: its units' shares added unit by unit, in the query's order, as the
+    # per-candidate sum adds them (the same float additions from 0.0, so the same scores).
+    scores: dict[int, float] = {}
+    for _unit, members, numerator in units:
+        for message_id in members:
+            divisor = divisor_of.get(message_id)
+            if divisor is not None:
+                scores[message_id] = scores.get(message_id, 0.0) + numerator / divisor
+    return {i: score for i, score in scores.items() if score > 0}
+
+
 def with_neighbours(
     *, scores: dict[int, float], depth_of: dict[int, int], context: int, limit: int
 ) -> list[tuple[float, int, int]]:
@@ -115,12 +154,16 @@ def with_neighbours(
     by_depth = {depth_of[i]: s for i, s in scores.items()}
     near = by_depth.get
     steps = [step for step in range(-context, context + 1) if step]
-    # The depths with another candidate within `context` turns, found by sets (most candidates have none, and
-    # their score is their own: adding NEIGHBOUR_SHARE × 0.0 changes nothing).
-    depths = set(by_depth)
+    # The depths with another candidate within `context` turns (most candidates have none, and their score is
+    # their own: adding NEIGHBOUR_SHARE × 0.0 changes nothing). In depth order a candidate's nearest other is
+    # beside it, so each pair of consecutive depths is compared once, where a set lookup per step and depth
+    # cost more (a common word's candidates come in depth order already, which sorting finds at once).
     paired: set[int] = set()
-    for step in steps:
-        paired |= depths.intersection(map(step.__add__, depths))
+    if steps:
+        for low, high in itertools.pairwise(sorted(by_depth)):
+            if high - low <= context:
+                paired.add(low)
+                paired.add(high)
     ranked = list(zip(scores.values(), map(depth_of.__getitem__, scores), scores, strict=True))
     if paired:
         for position, (score, depth, message_id) in enumerate(ranked):

@@ -168,6 +168,12 @@ def _author_fields(user_model) -> tuple:
     return (meta.pk,) if name == meta.pk else (meta.pk, name)
 
 
+def _int_array(values) -> str:
+    """An array of integers as PostgreSQL's text of it, which the statement casts: psycopg dumps a list element
+    by element in Python (looking for the elements' type first), a string as it is."""
+    return "{" + ",".join(map(str, values)) + "}"
+
+
 def messages_at(*, ranges: list[tuple[int, int, int]]) -> list[Message]:
     """The messages of each (segment, first depth, last depth), with their authors loaded: one query.
     Each author comes with only its key and name (the rest deferred, read on first use as for `only()`):
@@ -190,7 +196,7 @@ def messages_at(*, ranges: list[tuple[int, int, int]]) -> list[Message]:
             CROSS JOIN LATERAL (SELECT * FROM {Message._meta.db_table} m
                 WHERE m.segment = r.segment AND m.depth BETWEEN r.low AND r.high LIMIT r.high - r.low + 1) m
             {author_join}"""  # noqa: S608 (model table and column names only; values as parameters)
-        params: list = [list(column) for column in zip(*ranges, strict=True)]
+        params: list = [_int_array(column) for column in zip(*ranges, strict=True)]
     else:
         where = " OR ".join(["(m.segment = %s AND m.depth BETWEEN %s AND %s)"] * len(ranges))
         sql = f"{select} FROM {Message._meta.db_table} m {author_join} WHERE {where}"  # noqa: S608 (as above)
@@ -203,6 +209,7 @@ def messages_at(*, ranges: list[tuple[int, int, int]]) -> list[Message]:
     messages_fillable = message_of.fillable()
     messages = []
     authors: dict[int, Model] = {}  # one instance per author, as prefetching would give
+    set_author = Message.author.field.set_cached_value
     for row in rows:
         message = message_of(row[:split], messages_fillable)
         author = None
@@ -210,6 +217,6 @@ def messages_at(*, ranges: list[tuple[int, int, int]]) -> list[Message]:
             if row[split] not in authors:
                 authors[row[split]] = user_of(row[split:], False)  # from_db: the fields left out are deferred
             author = authors[row[split]]
-        Message.author.field.set_cached_value(message, author)
+        set_author(message, author)
         messages.append(message)
     return messages
