@@ -26,16 +26,21 @@ ELLIPSIS = " […] "
 AFTER_PIECES = 1000  # an attempt sorts after the pieces of its message (a message has far fewer)
 
 
-def _anchored(unit: Unit, text: str, offset: int) -> str:
-    """`text` (a span of the unit's message starting at `offset` within the unit) with its dates inserted."""
-    if unit.said_on is None:
-        return text
-    pieces, start = [], 0
-    for position, anchor in date_anchors(text, said_on=unit.said_on):
-        pieces.extend([text[start:position], f" [{anchor}]"])
-        start = position
-    pieces.append(text[start:])
-    return "".join(pieces)
+def _anchored(unit: Unit) -> str:
+    """The unit's text with its dates inserted; kept on the unit, since the fit to the token limit renders the
+    summary many times over."""
+    if unit.anchored is not None:
+        return unit.anchored
+    text = unit.text
+    if unit.said_on is not None:
+        pieces, start = [], 0
+        for position, anchor in date_anchors(text, said_on=unit.said_on):
+            pieces.extend([text[start:position], f" [{anchor}]"])
+            start = position
+        pieces.append(text[start:])
+        text = "".join(pieces)
+    unit.anchored = text
+    return text
 
 
 def quote(units: Sequence[Unit], content: str) -> str:
@@ -45,7 +50,7 @@ def quote(units: Sequence[Unit], content: str) -> str:
     previous: Unit | None = None
     for unit in ordered:
         piece = unit.piece
-        text = _anchored(unit, unit.text, 0)
+        text = _anchored(unit)
         if previous is not None and previous.piece is not None and piece is not None:
             between = content[previous.piece.end : piece.start]
             adjacent = piece.position == previous.piece.position + 1 and between.strip() == "" and "\n" not in between

@@ -104,7 +104,9 @@ def render(analysis, layout: layouts.Layout, fixed: dict[int, list[Entry]], pick
     titles = {section.title for section in layout.sections}
     carried = [u for u in picked if u.previous]
     fresh = [u for u in picked if not u.previous]
-    lines = [header(analysis, bool(analysis.carried))]
+    if not analysis.heading:  # the fit to the token limit renders many times: the header is written once
+        analysis.heading = header(analysis, bool(analysis.carried))
+    lines = [analysis.heading]
     for position, section in enumerate(layout.sections):
         own_carried = [u for u in carried if u.previous == section.title]
         if section.kind in layouts.ELASTIC and not section.words:

@@ -8,8 +8,10 @@ step, an open question, an instruction) and the recency of what was said.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections import Counter
+from operator import attrgetter
 
 from compaction import instructions as instruction_rules
 from compaction.summarizers.offline import patterns
@@ -42,6 +44,7 @@ class Analysis:
     # script → indices of the people's messages written in it (scripts.scripts_of), set aside ones included
     scripts: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     set_aside_items: frozenset[int] = frozenset()  # indices of the messages set aside as addressed to a model
+    heading: str = ""  # the summary's header line, once written (render.header: the same for every render)
 
     def worthy(self, entry: Entry, factor: float) -> bool:
         """Whether an entry is worth its tokens: at least `factor` times the budget's marginal value per token."""
@@ -236,11 +239,12 @@ QUESTION_LINES = 6
 def questions(analysis: Analysis, budget: float, used: set[int]) -> list[Entry]:
     """Questions said to be open, and questions of the newest quarter that nothing after them takes up."""
     # The units are in the order said (analysis.units never goes back), so each word's last message is the
-    # message of the last unit that says it: a later unit's update overwrites an earlier one's.
-    last_seen: dict[str, int] = {}
-    for unit in analysis.units:
-        last_seen.update(dict.fromkeys(unit.words, unit.item))
+    # message of the last unit that says it: a later unit's update overwrites an earlier one's. Only a message
+    # from `start` on can take up a question asked from there, so the units before it are passed over.
     start = int(len(analysis.items) * QUESTIONS_FROM)
+    last_seen: dict[str, int] = {}
+    for unit in analysis.units[bisect.bisect_left(analysis.units, start, key=attrgetter("item")) :]:
+        last_seen.update(dict.fromkeys(unit.words, unit.item))
     entries = []
     for unit in analysis.units:
         if id(unit) in used or unit.role not in ("user", "assistant"):

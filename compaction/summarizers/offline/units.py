@@ -49,6 +49,7 @@ class Unit:
     flags: frozenset[str] = frozenset()
     previous: str = ""  # the previous summary's section title, for a carried line
     weight: float = 0.0  # information of the words, set once the conversation's rarities are known
+    anchored: str | None = None  # the text with its dates inserted, once written (entries._anchored)
 
     @property
     def order(self) -> tuple[int, int]:
