@@ -112,3 +112,26 @@ def test_search_scenario_prints_both_goals_against_the_like_baseline(db):
 
     found = message_search(channel=chatcore_channel, user=chatcore_channel.owner, query="word0")
     assert [hit.message.pk for hit in found.hits] == [message.pk]
+
+
+def test_a_large_run_leaves_sqlite_s_full_text_index_without_its_words(db):
+    """The words of a run's removed messages leave SQLite's full-text index with the run (rewritten as
+    one segment), so that the next run's import does not settle against them."""
+    if connection.vendor != "sqlite":
+        pytest.skip("FTS5's segments: SQLite only")
+    from chatcore.search.schema import FTS_TABLE
+    from devtools.benchmarks.data import SQLITE_COMPACT_FROM_MESSAGES, bench_data
+
+    def index_rows() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT count(*) FROM {FTS_TABLE}_data")
+            return cursor.fetchone()[0]
+
+    empty = index_rows()
+    with bench_data("fts") as data:
+        data.chain(SQLITE_COMPACT_FROM_MESSAGES)
+        assert index_rows() > empty
+    assert index_rows() <= empty
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH 'pool'")
+        assert cursor.fetchone()[0] == 0
