@@ -157,10 +157,15 @@ SQLITE_INDEX_IDS = f"""INSERT INTO {FTS_TABLE}(rowid, content, speaker)
 # import as one segment at level 0, where the next writers' merges reach it at once: FTS5's automerge does
 # merging in proportion to the pages written, and a one-row append writes a whole page, so the appends
 # after an import paid for merging its segments, many times more per row than the import did. After its
-# insert the writer therefore merges until FTS5 has nothing left to merge, with `usermerge` at 2 so that
-# any two segments on a level are merged: each level ends with at most one segment, and the import's rows
-# move up to levels that the next appends' merges reach only after thousands of rows.
-SQLITE_SETTLE_USERMERGE = 2
+# insert the writer therefore merges until FTS5 has nothing left to merge at `usermerge`, the number of
+# segments on a level that makes it merge them: each level ends with fewer than that, and the import's rows
+# move up to levels that the next appends' merges reach only after thousands of rows. At 2 (any two merged)
+# the levels of an import in chunks act as a binary counter, each row rewritten about log2(chunks) times,
+# the settling a share of every chunk that grew with the chunks before it; at 4, FTS5's own `automerge`,
+# each row is rewritten about log4(chunks) times, half as often, while a search reads at most three
+# segments a level (one at 2), and the first pending rows' indexing that brings a level to four segments
+# merges that level (a one-off of some milliseconds after a large import, against half of its merging).
+SQLITE_SETTLE_USERMERGE = 4
 SQLITE_SETTLE_PAGES = 2_000  # pages merged by one 'merge' statement; the writer repeats it until one does nothing
 # FTS5 counts a 'merge' that merged something as two or more changes, one that found nothing as fewer.
 _MERGE_DID_WORK = 2

@@ -20,7 +20,7 @@ from chatcore.search import MAX_CONTEXT, engine, highlight, message_search, rank
 from chatcore.search.highlight import snippet
 from chatcore.search.query import parse_query
 from chatcore.search.ranking import SPEAKER_BOOST
-from chatcore.search.schema import FTS_TABLE, PENDING_TABLE, TABLE, installed_language
+from chatcore.search.schema import FTS_TABLE, PENDING_TABLE, SQLITE_SETTLE_USERMERGE, TABLE, installed_language
 from tests.chatcore.factories import ChannelFactory, UserFactory, build_path
 
 FILLER = [
@@ -356,12 +356,13 @@ def test_a_bulk_import_gives_the_segments_the_triggers_would(channel):
 
 
 def test_a_large_bulk_import_leaves_the_full_text_index_nothing_to_merge(channel):
-    """On SQLite a large import merges the index's segments as far as they go (any two on a level), so
-    that the appends after it are not left its merging: FTS5's 'merge' then finds nothing to do."""
+    """On SQLite a large import merges the index's segments as far as they go (SQLITE_SETTLE_USERMERGE on a
+    level), so that the appends after it are not left its merging: FTS5's 'merge' then finds nothing to do."""
     if connection.vendor != "sqlite":
         pytest.skip("FTS5's segments: SQLite only")
     leaf = None
-    for _ in range(3):
+    imports = SQLITE_SETTLE_USERMERGE + 1  # enough segments for at least one level's merge
+    for _ in range(imports):
         items = [
             NewMessage(role="user", content=f"Line {i} about the weather.", parent=i - 1 if i else None)
             for i in range(SQLITE_INDEX_AFTER_ROWS)
@@ -369,12 +370,13 @@ def test_a_large_bulk_import_leaves_the_full_text_index_nothing_to_merge(channel
         leaf = messages_bulk_import(channel=channel, user=channel.owner, items=items, under=leaf)[-1]
     raw = connection.connection
     with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('usermerge', 2)")
+        usermerge = SQLITE_SETTLE_USERMERGE
+        cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('usermerge', %s)", [usermerge])
         before = raw.total_changes
         cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('merge', 1000)")
         assert raw.total_changes - before < 2
         cursor.execute(f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH 'weather'")
-        assert cursor.fetchone()[0] == 3 * SQLITE_INDEX_AFTER_ROWS
+        assert cursor.fetchone()[0] == imports * SQLITE_INDEX_AFTER_ROWS
 
 
 def test_a_large_bulk_import_is_indexed_as_the_triggers_index_one_message(channel):
