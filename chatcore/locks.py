@@ -9,6 +9,7 @@ one, Django refuses `select_for_update`. On SQLite a write transaction holds the
 (IMMEDIATE, project settings), which serialises the same writers.
 """
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -124,3 +125,57 @@ def summaries_lock(*, channel: Channel, through_message_ids: list[int]) -> list[
     channel is what `channel_lock` or `summary_lock` returned: its row is locked first."""
     rows = Summary.objects.filter(channel_id=channel.pk, through_message_id__in=through_message_ids)
     return list(rows.order_by("pk").select_for_update())
+
+
+# A row's version on PostgreSQL: the transaction that wrote it (xmin) and where it lies (ctid). Any write to the
+# row makes a new version: a new xmin, or within the transaction that wrote the last one a new place (that
+# transaction's earlier versions keep theirs until it ends). A frozen row shows xmin 1 or 2 whichever
+# transaction wrote it, and a place is reused once the version there is gone: such a version is not one a
+# writer can go by (`rows_seen_usable`).
+ROW_VERSION = "concat_ws('/', {table}.xmin, {table}.ctid)"
+_FROZEN_VERSION_PREFIXES = ("1/", "2/")
+
+
+@dataclasses.dataclass(frozen=True)
+class RowsSeen:
+    """A channel and a user's cursor in it (its leaf, the leaf's root and the summary in force loaded, as
+    `channel_lock_with_cursor` gives them), as one statement read them, with their rows' versions
+    (`ROW_VERSION`) at that moment.
+
+    A writer that would lock them, read them and then write what follows from them may instead take their
+    locks in its write statement on condition that both rows are still those versions (`locked_if_unchanged`):
+    then nothing a writer of the channel changes has changed since the read (every such writer changes the
+    channel's row or the cursor's under the channel's lock: the pressure, the last activity, the cursor moved
+    or refreshed when a summary changes), so what the writer worked out from the read is what it would have
+    worked out under the lock, and the statement writes it; otherwise it writes nothing and the writer takes
+    the lock as usual. One statement instead of the lock's, and, outside a transaction, none to begin or end
+    one. PostgreSQL only."""
+
+    channel: Channel
+    cursor: Cursor
+    channel_version: str
+    cursor_version: str
+
+
+def rows_seen_usable(*, channel_version: str | None, cursor_version: str | None) -> bool:
+    """Whether these versions (`ROW_VERSION`) tell a row's versions apart: known, and not frozen."""
+    return all(
+        version is not None and not version.startswith(_FROZEN_VERSION_PREFIXES)
+        for version in (channel_version, cursor_version)
+    )
+
+
+def locked_if_unchanged(seen: RowsSeen, *, quote: Callable[[str], str]) -> tuple[str, list]:
+    """The part of a data-modifying WITH (`locked AS (...)`, a row when it holds the locks) that locks the
+    channel's row and then the cursor's, as `channel_lock_with_cursor` does, if both are still the versions
+    `seen` read; none otherwise. When the statement waited for a lock, PostgreSQL checks the condition again on
+    the rows as they are now: a row another writer changed meanwhile is another version, and nothing comes
+    back. The statement's writes select from it, so that they happen only under the locks."""
+    channel, cursor = quote(Channel._meta.db_table), quote(Cursor._meta.db_table)
+    sql = (
+        f"locked AS (SELECT {channel}.id FROM {channel} JOIN {cursor} ON {cursor}.channel_id = {channel}.id "
+        f"WHERE {channel}.id = %s AND {cursor}.id = %s "
+        f"AND {ROW_VERSION.format(table=channel)} = %s AND {ROW_VERSION.format(table=cursor)} = %s "
+        f"FOR UPDATE OF {channel}, {cursor})"
+    )
+    return sql, [seen.channel.pk, seen.cursor.pk, seen.channel_version, seen.cursor_version]

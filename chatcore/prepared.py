@@ -1,9 +1,10 @@
-"""A cursor whose statements PostgreSQL plans once per connection: for the reads a hot path repeats.
+"""A cursor whose statements PostgreSQL plans once per connection: for the statements a hot path repeats.
 
 Django sends every statement with its values written into the text, so
 PostgreSQL parses and plans it again each time. For a small read with
 several joins or a recursive walk (a search's cursor and path segments,
-its hits' neighbours) that planning costs several times what running it
+its hits' neighbours), or a reply's writes in one data-modifying WITH
+(chatcore.statements), that parsing and planning costs more than running it
 does. `prepared_cursor` sends the statement and its values apart (psycopg's
 server-side binding), so that psycopg prepares a statement it has sent
 `prepare_threshold` times on a connection and PostgreSQL keeps its plan.

@@ -23,8 +23,9 @@ from chatcore.context import context_assemble
 from chatcore.llm import Completion, llm_complete
 from chatcore.llm_attempt import UsagePending, record, record_written, role_models
 from chatcore.llm_chat import ChatTurn
+from chatcore.locks import RowsSeen
 from chatcore.models import Channel, LLMModel, Message
-from chatcore.selectors import cursor_get
+from chatcore.selectors import channel_rows_seen, cursor_get
 from chatcore.services import message_append, message_append_at
 from chatcore.teams.budgets import team_budget_check
 from chatcore.throttling import expensive_call
@@ -41,7 +42,10 @@ class ReplyPlan:
     trigger reads when the provider reports no usage; `tools` the server-side
     tools this reply may use (chatcore.tools; run by chatcore.tool_rounds.ToolLoop);
     `candidates` the models to try (`role_models`), read with the rest in the preparation's thread so
-    that the event loop does not hop to a thread for them (empty: read as the call starts).
+    that the event loop does not hop to a thread for them (empty: read as the call starts); `placed` the
+    channel and the user's cursor as the user's turn left them, with their rows' versions
+    (`services.Appended.placed`), from which `reply_store` writes the reply in one statement if nothing
+    changed them meanwhile (None: it takes the channel's lock first).
     """
 
     channel: Channel
@@ -52,6 +56,7 @@ class ReplyPlan:
     model: LLMModel | None
     tools: tuple[ReplyTool, ...] = ()
     candidates: tuple[LLMModel, ...] = ()
+    placed: RowsSeen | None = None
 
 
 def reply_prepare(
@@ -69,12 +74,22 @@ def reply_prepare(
 
 
 def _reply_plan(*, channel: Channel, user: User, content: str | None, parent_id: int | None) -> ReplyPlan:
-    """The user's cursor is read once: the user's turn places it, the context and the tools read it."""
+    """The user's cursor is read once: the user's turn places it, the context and the tools read it. On
+    PostgreSQL the channel's read brought it (`selectors.channel_rows_seen`): the turn is written from it in
+    one statement unless it changed meanwhile."""
+    placed = None
     if content is not None:
-        _, cursor, path = message_append_at(
-            channel=channel, user=user, role=Message.Role.USER, content=content, parent_id=parent_id, read_path=True
+        appended = message_append_at(
+            channel=channel,
+            user=user,
+            role=Message.Role.USER,
+            content=content,
+            parent_id=parent_id,
+            read_path=True,
+            seen=channel_rows_seen(channel),
         )
-        assembled = context_assemble(channel=channel, user=user, cursor=cursor, path=path)
+        cursor, placed = appended.cursor, appended.placed
+        assembled = context_assemble(channel=channel, user=user, cursor=cursor, path=appended.path)
     elif parent_id is not None:
         leaf = Message.objects.filter(channel=channel, pk=parent_id).first()
         if leaf is None:
@@ -95,6 +110,7 @@ def _reply_plan(*, channel: Channel, user: User, content: str | None, parent_id:
         model=channel.model,
         tools=tuple(tools_offered(channel=channel, user=user, cursor=cursor)),
         candidates=tuple(role_models(role="chat", override=channel.model, channel=channel)),
+        placed=placed,
     )
 
 
@@ -109,6 +125,7 @@ def reply_store(
     extra: dict | None = None,
     chain_hash_as: str = "",
     usage: UsagePending | None = None,
+    placed: RowsSeen | None = None,
 ) -> Message:
     """The model's `answer` under `parent`, with its model and usage in the metadata (marked offline or
     interrupted where it was). The provider's reported input tokens (0 if none) are what the trigger reads,
@@ -120,7 +137,10 @@ def reply_store(
     `usage`: the model call's usage row, unwritten (`llm_attempt.UsagePending`), written with the reply
     (in the same statement on PostgreSQL); if the reply cannot be stored, it is written alone. The rows the
     announcement's receivers registered (`signals.REPLY_STORED_READS`) are read by the reply's own write
-    statement when it is one, so that the receivers send none of their own after the commit."""
+    statement when it is one, so that the receivers send none of their own after the commit. `placed`: the
+    channel and the user's cursor as the user's turn left them (`ReplyPlan.placed`): the reply is written in
+    one statement that takes the lock itself if they did not change since (`services.message_append_at`'s
+    `seen`)."""
     metadata = {
         "model": answer.model,
         "used_fallback": answer.used_fallback,
@@ -144,6 +164,7 @@ def reply_store(
             chain_hash_as=chain_hash_as,
             companions=(usage.entry(),) if usage is not None else (),
             read_along=read_along,
+            seen=placed,
         )
     except Exception:
         if usage is not None:  # the model was called whatever became of its answer: its row is kept
@@ -187,5 +208,10 @@ def reply_generate(
         role="chat", messages=plan.messages, user=user, channel=channel, trigger=trigger, override=plan.model
     )
     return reply_store(
-        channel=channel, user=user, parent=plan.parent, answer=completion, prompt_tokens_estimate=plan.prompt_tokens
+        channel=channel,
+        user=user,
+        parent=plan.parent,
+        answer=completion,
+        prompt_tokens_estimate=plan.prompt_tokens,
+        placed=plan.placed,
     )

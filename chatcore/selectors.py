@@ -12,13 +12,14 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection, connections, router
-from django.db.models import Field, JSONField, QuerySet
+from django.db.models import Field, FilteredRelation, JSONField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from chatcore import conf
 from chatcore.compiled import FixedQuery
 from chatcore.errors import NotFound
 from chatcore.instances import instance_filled, instances_fillable
+from chatcore.locks import ROW_VERSION, SUMMARY_UNREAD, RowsSeen, rows_seen_usable
 from chatcore.models import (
     ApiToken,
     Channel,
@@ -82,37 +83,83 @@ def _chat_role_version_sql(using: str) -> str:
     )
 
 
-def _channel_owned_for_reply(using: str, owner_id: int, channel_id: int) -> QuerySet[Channel]:
-    rows = _channel_owned(using, owner_id, channel_id)
-    if connections[using].vendor != "postgresql":
-        return rows
-    return rows.annotate(chat_role_version=RawSQL(_chat_role_version_sql(using), (ModelRole.Role.CHAT.value,)))
+# The alias of the owner's cursor in a reply's read of its channel (`_channel_seen_for_reply`).
+_OWNER_CURSOR = "owner_cursor"
+
+
+def _channel_seen_for_reply(using: str, owner_id: int, channel_id: int) -> QuerySet[Channel]:
+    """`_channel_owned`'s channel with the versions of the chat role's rows (`_CHAT_ROLE_VERSION`), so that
+    `model_role_get` can take the role it read before when they are unchanged; and the owner's cursor in it
+    (a LEFT JOIN: None when there is none), read as a writer reads it (`locks.channel_lock_with_cursor`'s
+    joins), with both rows' versions."""
+    quote = connections[using].ops.quote_name
+    rows = (
+        Channel.objects.using(using)
+        .filter(owner_id=owner_id, deleted_at__isnull=True, pk=channel_id)
+        .annotate(**{_OWNER_CURSOR: FilteredRelation("cursors", condition=Q(cursors__user_id=owner_id))})
+        .select_related(
+            "persona", "model", f"{_OWNER_CURSOR}__leaf__root", f"{_OWNER_CURSOR}__summary__through_message"
+        )
+        .defer(*(f"{_OWNER_CURSOR}__summary__{name}" for name in SUMMARY_UNREAD))
+    )
+    return rows.annotate(
+        chat_role_version=RawSQL(_chat_role_version_sql(using), (ModelRole.Role.CHAT.value,)),
+        channel_version=RawSQL(ROW_VERSION.format(table=quote(Channel._meta.db_table)), ()),
+        cursor_version=RawSQL(ROW_VERSION.format(table=_OWNER_CURSOR), ()),
+    )[:1]
 
 
 # `channel_list(user=...).get(pk=...)` as a statement built once per database (chatcore.compiled): every channel
 # endpoint, a reply among them, starts with it, and building the query set's joins cost more CPU than the row.
 _CHANNEL_OWNED = FixedQuery(Channel, _channel_owned, owner_id=int, channel_id=int)
-# The same for a reply, which reads the chat role next: with the versions of the role's rows
-# (`_CHAT_ROLE_VERSION`), so that `model_role_get` can take the role it read before when they are unchanged.
-_CHANNEL_OWNED_FOR_REPLY = FixedQuery(Channel, _channel_owned_for_reply, owner_id=int, channel_id=int)
+# A reply's read on PostgreSQL, which reads the chat role next and then writes the user's turn: the channel with
+# the chat role's versions, and the owner's cursor with both rows' versions (`locks.RowsSeen`), so that the turn
+# can be written in one statement without a lock of its own.
+_CHANNEL_SEEN_FOR_REPLY = FixedQuery(Channel, _channel_seen_for_reply, owner_id=int, channel_id=int)
 # The ids a 64-bit integer column holds: a number outside them names no channel (as the query set's lookup says).
 ID_MIN, ID_MAX = -(2**63), 2**63 - 1
 
 
 def channel_get(*, user: User, channel_id: int, for_reply: bool = False) -> Channel:
     """Anything not the user's own is 'not found': existence is not disclosed. `for_reply`: the channel
-    also carries `chat_role_version` on PostgreSQL (see `_CHAT_ROLE_VERSION`; None where there is none)."""
+    also carries `chat_role_version` on PostgreSQL (see `_CHAT_ROLE_VERSION`; None where there is none), and
+    there, in the same statement, the user's cursor with both rows' versions (`channel_rows_seen`)."""
     try:
         if not isinstance(user.pk, int):  # a user model keyed otherwise (or no user): the query set's lookups
             return channel_list(user=user).get(pk=channel_id)
         wanted = int(channel_id)  # as the query set's lookup converts it
-        query = _CHANNEL_OWNED_FOR_REPLY if for_reply else _CHANNEL_OWNED
-        found = query.fetch(owner_id=user.pk, channel_id=wanted) if ID_MIN <= wanted <= ID_MAX else []
+        if for_reply and connections[router.db_for_read(Channel)].vendor == "postgresql":
+            seen = (
+                _CHANNEL_SEEN_FOR_REPLY.fetch(owner_id=user.pk, channel_id=wanted) if ID_MIN <= wanted <= ID_MAX else []
+            )
+            if not seen:
+                raise Channel.DoesNotExist
+            return _channel_seen(seen[0])
+        found = _CHANNEL_OWNED.fetch(owner_id=user.pk, channel_id=wanted) if ID_MIN <= wanted <= ID_MAX else []
         if not found:
             raise Channel.DoesNotExist
         return found[0]
     except (Channel.DoesNotExist, ValueError, TypeError):
         raise NotFound("Channel not found.") from None
+
+
+def _channel_seen(channel: Channel) -> Channel:
+    """The channel of `_CHANNEL_SEEN_FOR_REPLY`, its owner's cursor and their versions kept as the rows seen
+    (`channel_rows_seen`) when there is a cursor and its versions are ones a writer can go by."""
+    cursor: Cursor | None = getattr(channel, _OWNER_CURSOR, None)  # unset when the LEFT JOIN found none
+    channel_version: str = channel.channel_version  # type: ignore[attr-defined]
+    cursor_version: str = channel.cursor_version  # type: ignore[attr-defined]
+    if cursor is not None and rows_seen_usable(channel_version=channel_version, cursor_version=cursor_version):
+        channel.rows_seen = RowsSeen(  # type: ignore[attr-defined]
+            channel=channel, cursor=cursor, channel_version=channel_version, cursor_version=cursor_version
+        )
+    return channel
+
+
+def channel_rows_seen(channel: Channel) -> RowsSeen | None:
+    """The channel and its owner's cursor as `channel_get(for_reply=True)` read them on PostgreSQL, with
+    their rows' versions (`locks.RowsSeen`); None when it read no cursor, or versions no writer can go by."""
+    return getattr(channel, "rows_seen", None)
 
 
 def channel_branch_source(*, channel: Channel, user: User) -> Channel | None:

@@ -5,6 +5,9 @@ atomic; signals go out on commit. The channel's pressure columns are updated
 in the same transaction as the change that moves them.
 """
 
+import contextlib
+import copy
+import dataclasses
 import json
 from typing import Any
 
@@ -18,7 +21,7 @@ from chatcore.chain import chain_hash, chain_seed
 from chatcore.channel_settings import channel_settings_validate
 from chatcore.characters import text_problem
 from chatcore.errors import Conflict
-from chatcore.locks import channel_lock, channel_lock_with_cursor, summary_lock
+from chatcore.locks import RowsSeen, channel_lock, channel_lock_with_cursor, rows_seen_usable, summary_lock
 from chatcore.metadata.validation import metadata_validate
 from chatcore.models import AuditEntry, Channel, Cursor, LLMModel, Message, Persona, Summary, Team
 from chatcore.provenance import client_metadata_check
@@ -252,6 +255,7 @@ def message_append(
     parent: Message | None = None,
     companions: tuple[models.Model, ...] = (),
     read_along: statements.RowsAlong | None = None,
+    seen: RowsSeen | None = None,
 ) -> Message:
     """Append under the active leaf, or under `parent_id` (a new sibling branch).
 
@@ -260,8 +264,9 @@ def message_append(
     `parent`: the message `parent_id` names, when the caller holds it already (a reply answers the
     message its context ended with): what is read of it (depth, totals, chain hash) never changes.
     `read_along`: rows to read with the write when it is one statement (`chatcore.statements.RowsAlong`).
+    `seen`: see `message_append_at`.
     """
-    message, _, _ = message_append_at(
+    appended = message_append_at(
         channel=channel,
         user=user,
         role=role,
@@ -276,11 +281,25 @@ def message_append(
         parent=parent,
         companions=companions,
         read_along=read_along,
+        seen=seen,
     )
-    return message
+    return appended.message
 
 
-@transaction.atomic
+@dataclasses.dataclass(frozen=True)
+class Appended:
+    """What `message_append_at` did: the message; the user's cursor as it is once the message is in (None
+    when it did not move and the user had none); the path since the boundary in force, root first, ending
+    with the new message, when asked for and it came with the write (else None); and, when the writes were
+    one statement on PostgreSQL, the channel and the cursor as they left them with their rows' versions
+    (`locks.RowsSeen`: a next writer of the same user may go by them), else None."""
+
+    message: Message
+    cursor: Cursor | None
+    path: list[Message] | None
+    placed: RowsSeen | None
+
+
 def message_append_at(
     *,
     channel: Channel,
@@ -298,17 +317,84 @@ def message_append_at(
     companions: tuple[models.Model, ...] = (),
     read_path: bool = False,
     read_along: statements.RowsAlong | None = None,
-) -> tuple[Message, Cursor | None, list[Message] | None]:
-    """`message_append`, and the user's cursor as it is once the message is in (None when it did not
-    move and the user had none): a reply's preparation assembles the context and picks the tools from
-    it instead of reading it again.
+    seen: RowsSeen | None = None,
+) -> Appended:
+    """`message_append`, and the user's cursor as it is once the message is in: a reply's preparation
+    assembles the context and picks the tools from it instead of reading it again.
 
     `companions`: unsaved rows of other tables written with the message (a reply's usage row).
     `read_path`: also return the stored messages since the boundary in force, root first, ending with
     the new one, when they come with the write at no cost of their own (PostgreSQL), else None: the
     context then needs no statement for them. `read_along` (not with `read_path`): rows read by that one
-    statement, when the writes are one (`chatcore.statements.RowsAlong`; its `rows` stay empty otherwise)."""
+    statement, when the writes are one (`chatcore.statements.RowsAlong`; its `rows` stay empty otherwise).
+
+    `seen`: the channel and this user's cursor as a read saw them, with their rows' versions
+    (`locks.RowsSeen`: `selectors.channel_rows_seen`, or what an earlier append `placed`). When the message
+    continues the cursor's leaf, it is built from them and written in one statement that takes the
+    channel's lock itself, on condition that neither row changed since (no statement to lock, nor, outside
+    a transaction, to begin and end one); if one did, nothing was written and the append goes on as without
+    `seen`, under the lock. `channel` as the caller holds it is left as it is either way."""
     _message_check(role=role, content=content, metadata=metadata)
+    if seen is not None:
+        appended = _append_unless_changed(
+            seen=seen,
+            channel=channel,
+            user=user,
+            role=role,
+            content=content,
+            parent_id=parent_id,
+            metadata=metadata,
+            author=author,
+            created_at=created_at,
+            move_cursor=move_cursor,
+            root=root,
+            chain_hash_as=chain_hash_as,
+            parent=parent,
+            companions=companions,
+            read_path=read_path,
+            read_along=read_along,
+        )
+        if appended is not None:
+            return appended
+    return _append_locked(
+        channel=channel,
+        user=user,
+        role=role,
+        content=content,
+        parent_id=parent_id,
+        metadata=metadata,
+        author=author,
+        created_at=created_at,
+        move_cursor=move_cursor,
+        root=root,
+        chain_hash_as=chain_hash_as,
+        parent=parent,
+        companions=companions,
+        read_path=read_path,
+        read_along=read_along,
+    )
+
+
+@transaction.atomic
+def _append_locked(
+    *,
+    channel: Channel,
+    user: User,
+    role: str,
+    content: str,
+    parent_id: int | None,
+    metadata: dict | None,
+    author: User | None,
+    created_at,
+    move_cursor: bool,
+    root: bool,
+    chain_hash_as: str,
+    parent: Message | None,
+    companions: tuple[models.Model, ...],
+    read_path: bool,
+    read_along: statements.RowsAlong | None,
+) -> Appended:
+    """`message_append_at` under the channel's lock, taken here."""
     channel, cursor = channel_lock_with_cursor(channel_id=channel.pk, user_id=user.pk)
     if cursor is None:
         cursor = selectors.cursor_get(channel=channel, user=user)
@@ -325,6 +411,53 @@ def message_append_at(
     else:
         parent = cursor.leaf if cursor else None
 
+    message = _message_built(
+        channel=channel,
+        user=user,
+        role=role,
+        content=content,
+        metadata=metadata,
+        author=author,
+        created_at=created_at,
+        chain_hash_as=chain_hash_as,
+        parent=parent,
+    )
+    if move_cursor and cursor is not None and statements.placeable_in_one(message=message, companions=companions):
+        appended = _append_in_one(
+            channel=channel,
+            user=user,
+            cursor=cursor,
+            message=message,
+            companions=companions,
+            read_path=read_path,
+            read_along=read_along,
+        )
+        assert appended is not None  # written whatever the rows' versions: the lock is held
+        return appended
+    for companion in companions:
+        companion.save(force_insert=True)
+    message.save(force_insert=True)
+    if move_cursor:
+        cursor = _cursor_follow(channel=channel, user=user, cursor=cursor, message=message)
+    if not move_cursor or user.pk != channel.owner_id:
+        channel.save(update_fields=["last_activity_at"])
+    return Appended(message=message, cursor=cursor, path=None, placed=None)
+
+
+def _message_built(
+    *,
+    channel: Channel,
+    user: User,
+    role: str,
+    content: str,
+    metadata: dict | None,
+    author: User | None,
+    created_at,
+    chain_hash_as: str,
+    parent: Message | None,
+) -> Message:
+    """The new message under `parent` (unsaved), its place in the tree, size and chain hash worked out, and
+    the channel's last activity set to now."""
     tokens, chars = message_size(content=content, metadata=metadata)
     message = Message(
         channel=channel,
@@ -346,7 +479,62 @@ def message_append_at(
     if parent is not None and (parent.root_id is None or Message.root.is_cached(parent)):
         message.root = parent.root or parent  # the path's root as the parent holds it, read by the context
     channel.last_activity_at = timezone.now()
-    if move_cursor and cursor is not None and statements.placeable_in_one(message=message, companions=companions):
+    return message
+
+
+def _append_unless_changed(
+    *,
+    seen: RowsSeen,
+    channel: Channel,
+    user: User,
+    role: str,
+    content: str,
+    parent_id: int | None,
+    metadata: dict | None,
+    author: User | None,
+    created_at,
+    move_cursor: bool,
+    root: bool,
+    chain_hash_as: str,
+    parent: Message | None,
+    companions: tuple[models.Model, ...],
+    read_path: bool,
+    read_along: statements.RowsAlong | None,
+) -> Appended | None:
+    """`message_append_at` from the rows `seen`, in one statement that takes the channel's lock on condition
+    that they did not change (`statements.append_and_place`'s `unless_changed`); None when it wrote nothing:
+    they changed, or this append is not one it makes (another parent than the cursor's leaf, a new root, a
+    cursor that stays, another user's cursor, values only the compiler can place)."""
+    leaf_id = seen.cursor.leaf_id
+    if root or not move_cursor or seen.channel.pk != channel.pk or seen.cursor.user_id != user.pk:
+        return None
+    if (parent_id is not None and parent_id != leaf_id) or (parent is not None and parent.pk != parent_id):
+        return None  # another parent, or one the locked append refuses
+    # The caller's channel stays as it is (a locked append reads a row of its own), also when this one writes
+    # nothing and the append goes on under the lock: a copy when the rows seen are its own.
+    cursor = seen.cursor
+    channel = copy.copy(channel) if seen.channel is channel else seen.channel
+    cursor.channel = channel
+    if parent is None:
+        parent = cursor.leaf
+    elif parent.channel_id != channel.pk:
+        return None
+    message = _message_built(
+        channel=channel,
+        user=user,
+        role=role,
+        content=content,
+        metadata=metadata,
+        author=author,
+        created_at=created_at,
+        chain_hash_as=chain_hash_as,
+        parent=parent,
+    )
+    if not statements.placeable_unless_changed(message=message, companions=companions):
+        return None
+    # One statement: outside a transaction it is one of its own; inside one, a savepoint keeps a failure as
+    # the locked append's own transaction would.
+    with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
         return _append_in_one(
             channel=channel,
             user=user,
@@ -355,15 +543,8 @@ def message_append_at(
             companions=companions,
             read_path=read_path,
             read_along=read_along,
+            unless_changed=seen,
         )
-    for companion in companions:
-        companion.save(force_insert=True)
-    message.save(force_insert=True)
-    if move_cursor:
-        cursor = _cursor_follow(channel=channel, user=user, cursor=cursor, message=message)
-    if not move_cursor or user.pk != channel.owner_id:
-        channel.save(update_fields=["last_activity_at"])
-    return message, cursor, None
 
 
 def message_placed_in_one(
@@ -376,11 +557,9 @@ def message_placed_in_one(
     caller writes them as SQLite does."""
     if connection.vendor != "postgresql":
         return None
-    placed, moved, path = _append_in_one(
-        channel=channel, user=user, cursor=cursor, message=message, companions=(), read_path=True
-    )
-    assert path is not None
-    return placed, moved, path
+    appended = _append_in_one(channel=channel, user=user, cursor=cursor, message=message, companions=(), read_path=True)
+    assert appended is not None and appended.cursor is not None and appended.path is not None
+    return appended.message, appended.cursor, appended.path
 
 
 def _append_in_one(
@@ -392,11 +571,13 @@ def _append_in_one(
     companions: tuple[models.Model, ...],
     read_path: bool,
     read_along: statements.RowsAlong | None = None,
-) -> tuple[Message, Cursor, list[Message] | None]:
-    """`message_append_at`'s writes as one statement (chatcore.statements), the lock held: the boundary and
-    the pressure are worked out before the insert, as `_cursor_follow` and `_cursor_place` do after it
-    (the new message is on no summary of its own, so its boundary is its parent's). On SQLite the path is
-    not read with them (None): the context reads it."""
+    unless_changed: RowsSeen | None = None,
+) -> Appended | None:
+    """`message_append_at`'s writes as one statement (chatcore.statements), the lock held or, with
+    `unless_changed`, taken by the statement if those rows did not change (None when they did: nothing
+    written): the boundary and the pressure are worked out before the insert, as `_cursor_follow` and
+    `_cursor_place` do after it (the new message is on no summary of its own, so its boundary is its
+    parent's). On SQLite the path is not read with them (None): the context reads it."""
     parent = message.parent
     summary = None
     if parent is not None and parent.pk == cursor.leaf_id:
@@ -420,8 +601,8 @@ def _append_in_one(
             read_along=read_along,
         )
         cursor.leaf = message  # its id is set now
-        return message, cursor, None  # the path is read on its own (the context's)
-    path = statements.append_and_place(
+        return Appended(message=message, cursor=cursor, path=None, placed=None)  # the path: the context's read
+    placement = statements.append_and_place(
         message=message,
         companions=companions,
         cursor=cursor,
@@ -431,11 +612,22 @@ def _append_in_one(
         path_from=parent.pk if read_path and parent is not None else None,
         path_after_depth=after_depth,
         read_along=read_along,
+        unless_changed=unless_changed,
     )
+    if not placement.placed:
+        return None
     cursor.leaf = message  # its id is set now
-    if read_path:
-        path = [*(path or []), message]
-    return message, cursor, path
+    path = [*(placement.path or []), message] if read_path else None
+    placed = None
+    if rows_seen_usable(channel_version=placement.channel_version, cursor_version=placement.cursor_version):
+        assert placement.channel_version is not None and placement.cursor_version is not None
+        placed = RowsSeen(
+            channel=channel,
+            cursor=cursor,
+            channel_version=placement.channel_version,
+            cursor_version=placement.cursor_version,
+        )
+    return Appended(message=message, cursor=cursor, path=path, placed=placed)
 
 
 def message_post(

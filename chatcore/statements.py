@@ -2,16 +2,22 @@
 moves onto it and the channel's pressure, as one data-modifying WITH (one round trip instead of one per
 row), optionally returning the path the new message continues.
 
-Only a writer that holds the channel's lock (`chatcore.locks`) sends one: the lock is its own statement,
-so that this one begins after it with a snapshot that sees every write committed before the lock was
-granted (a statement that waited for a row lock sees other rows as they were when it began). The new
-message's id is the only value the statement makes itself: the cursor takes it from the INSERT's
-RETURNING; everything else (the message's place in the tree, the pressure) the caller works out as the
-separate writes would. SQLite has no data-modifying WITH: there the same writes are one INSERT into a view
-whose trigger makes them (`sqlite_append_and_place`), the path read on its own.
+A writer that holds the channel's lock (`chatcore.locks`) sends one after the lock, its own statement, so
+that this one begins after it with a snapshot that sees every write committed before the lock was granted
+(a statement that waited for a row lock sees other rows as they were when it began). A writer that read
+the channel and its cursor with their rows' versions instead (`locks.RowsSeen`) sends one that takes the
+lock itself and writes only if both rows are still those versions: then no writer of the channel wrote
+anything since the read (each changes one of them under the lock), so the snapshot misses nothing the
+writes depend on. The new message's id is the only value the statement makes itself: the cursor takes it
+from the INSERT's RETURNING; everything else (the message's place in the tree, the pressure) the caller
+works out as the separate writes would. Its text is the same for every message of a shape (the values go
+apart): PostgreSQL plans it once per connection where the site prepares statements (`chatcore.prepared`).
+SQLite has no data-modifying WITH: there the same writes are one INSERT into a view whose trigger makes
+them (`sqlite_append_and_place`), the path read on its own.
 """
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,7 +25,9 @@ from django.db import connection, models
 from django.db.models.sql import InsertQuery
 
 from chatcore.instances import instance_filled, instances_fillable
+from chatcore.locks import ROW_VERSION, RowsSeen, locked_if_unchanged
 from chatcore.models import Channel, Cursor, Message, UsageEntry
+from chatcore.prepared import prepared_cursor
 from chatcore.signals import ReadAlong
 
 
@@ -70,6 +78,18 @@ def _assignments(obj: models.Model, names: tuple[str, ...]) -> tuple[str, list]:
     return sql, [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in concrete]
 
 
+@dataclasses.dataclass(frozen=True)
+class Placement:
+    """What `append_and_place` did: `placed` False when the rows it was to find unchanged had changed (it
+    wrote nothing then); else the path it read (None when not asked for) and the versions
+    (`locks.ROW_VERSION`) of the cursor's and the channel's rows as its writes left them."""
+
+    placed: bool
+    path: list[Message] | None = None
+    channel_version: str | None = None
+    cursor_version: str | None = None
+
+
 def append_and_place(
     *,
     message: Message,
@@ -81,7 +101,8 @@ def append_and_place(
     path_from: int | None = None,
     path_after_depth: int = -1,
     read_along: RowsAlong | None = None,
-) -> list[Message] | None:
+    unless_changed: RowsSeen | None = None,
+) -> Placement:
     """Insert `message` and `companions` (rows of other tables, e.g. the model call's usage row), point
     `cursor` at the message (its `cursor_fields` other than the leaf as it holds them) and save
     `channel_fields` of `channel`: one statement. `message.pk` is set from the INSERT (the instance is
@@ -89,48 +110,103 @@ def append_and_place(
 
     With `path_from` (the message's parent), also return the stored messages from just below
     `path_after_depth` down to that parent, root first (`selectors.message_path`'s rows), else None.
-    `read_along` (without `path_from`): rows read by the same statement, put in its `rows`."""
+    `read_along` (without `path_from`): rows read by the same statement, put in its `rows`.
+
+    `unless_changed`: the caller holds no lock, but read the channel and the cursor as these rows
+    (`locks.RowsSeen`): the statement takes their locks itself and writes only if both are still those
+    versions (`locks.locked_if_unchanged`); otherwise nothing (`placed` False). For plain values only
+    (`placeable_unless_changed`)."""
     quote = connection.ops.quote_name
     parts: list[str] = []
     params: list = []
-    sql, values = _insert(message)
+    if unless_changed is not None:
+        sql, values = locked_if_unchanged(unless_changed, quote=quote)
+        parts.append(sql)
+        params += values
+    insert = _insert if unless_changed is None else _insert_under_lock
+    sql, values = insert(message)
     parts.append(f"ins AS ({sql} RETURNING id)")
     params += values
     for index, companion in enumerate(companions):
-        sql, values = _insert(companion)
+        sql, values = insert(companion)
         parts.append(f"extra{index} AS ({sql})")
         params += values
+    cursor_table, channel_table = quote(Cursor._meta.db_table), quote(Channel._meta.db_table)
     sql, values = _assignments(cursor, tuple(name for name in cursor_fields if name != "leaf"))
     parts.append(
-        f"moved AS (UPDATE {quote(Cursor._meta.db_table)} SET leaf_id = (SELECT id FROM ins), {sql} WHERE id = %s)"
+        f"moved AS (UPDATE {cursor_table} SET leaf_id = ins.id, {sql} FROM ins WHERE {cursor_table}.id = %s "
+        f"RETURNING {ROW_VERSION.format(table=cursor_table)} AS version)"
     )
     params += [*values, cursor.pk]
     sql, values = _assignments(channel, channel_fields)
-    parts.append(f"pressed AS (UPDATE {quote(Channel._meta.db_table)} SET {sql} WHERE id = %s)")
+    parts.append(
+        f"pressed AS (UPDATE {channel_table} SET {sql} FROM ins WHERE {channel_table}.id = %s "
+        f"RETURNING {ROW_VERSION.format(table=channel_table)} AS version)"
+    )
     params += [*values, channel.pk]
+    versions = "(SELECT version FROM pressed), (SELECT version FROM moved)"
     if path_from is None:
         reads = _reads_ordered(read_along)
-        selected, joins, values = ["ins.id"], [], []
+        selected, joins, values = ["ins.id", versions], [], []
         for index, (_name, read, fields) in enumerate(reads):
             selected += [f"r{index}.{quote(str(field.column))}" for field in fields]
             pk = quote(str(read.model._meta.pk.column))
             joins.append(f" LEFT JOIN {quote(read.model._meta.db_table)} r{index} ON r{index}.{pk} = %s")
             values.append(read.pk)
-        with connection.cursor() as db:
+        with prepared_cursor() as db:
             sql = "WITH " + ", ".join(parts) + f" SELECT {', '.join(selected)} FROM ins{''.join(joins)}"
             db.execute(sql, params + values)
             row = db.fetchone()
+        if row is None:
+            return Placement(placed=False)
         message.pk = row[0]
-        _reads_put(read_along, reads, row[1:])
-        return None
+        _reads_put(read_along, reads, row[3:])
+        return Placement(placed=True, channel_version=row[1], cursor_version=row[2])
     assert read_along is None or not read_along.wanted, "rows are read along only without the path"
-    statement, values = _with_path(parts, path_from, path_after_depth)
-    # Each row is the new message's id beside a message of the path (none when the path is empty).
-    with connection.cursor() as db:
+    statement, values = _with_path(parts, path_from, path_after_depth, versions)
+    # Each row is the new message's id and the rows' versions beside a message of the path (none when the path
+    # is empty).
+    with prepared_cursor() as db:
         db.execute(statement, params + values)
         rows = db.fetchall()
+    if not rows:
+        return Placement(placed=False)
     message.pk = rows[0][0]
-    return _messages([row[1:] for row in rows if row[1] is not None])
+    return Placement(
+        placed=True,
+        path=_messages([row[3:] for row in rows if row[3] is not None]),
+        channel_version=rows[0][1],
+        cursor_version=rows[0][2],
+    )
+
+
+# The INSERT text of each model (and database) whose row is written only under the locks of
+# `locks.locked_if_unchanged`: its values selected from that part, each cast to its column's type (without its
+# length or precision, which the column's own assignment then checks as an INSERT's VALUES would).
+_INSERTS_UNDER_LOCK: dict[tuple[type[models.Model], str], str] = {}
+_TYPE_MODIFIER = re.compile(r"\([^)]*\)")
+
+
+def _insert_under_lock(obj: models.Model) -> tuple[str, list]:
+    """The INSERT of `obj` (plain values: `placeable_unless_changed`) that writes its row once for each row of
+    the statement's `locked` part: once when it took the locks, else never."""
+    model = type(obj)
+    key = (model, connection.alias)
+    if key not in _INSERTS_UNDER_LOCK:
+        quote = connection.ops.quote_name
+        fields = [field for field in model._meta.local_concrete_fields if not field.primary_key]
+        columns = ", ".join(quote(str(field.column)) for field in fields)
+        casts = ", ".join(
+            f"CAST(%s AS {_TYPE_MODIFIER.sub('', str(field.cast_db_type(connection))).strip()})" for field in fields
+        )
+        _INSERTS_UNDER_LOCK[key] = f"INSERT INTO {quote(model._meta.db_table)} ({columns}) SELECT {casts} FROM locked"
+    return _INSERTS_UNDER_LOCK[key], _values(obj)
+
+
+def placeable_unless_changed(*, message: Message, companions: tuple[models.Model, ...]) -> bool:
+    """Whether `append_and_place` can write `message` with these companions under `unless_changed`: on
+    PostgreSQL, when every value is a plain one."""
+    return connection.vendor == "postgresql" and _plain(message) and all(_plain(companion) for companion in companions)
 
 
 def _messages(rows: list[tuple]) -> list[Message]:
@@ -207,9 +283,10 @@ def _reads_put(
             read_along.rows[name] = read.model.from_db(connection.alias, names, row)
 
 
-def _with_path(parts: list[str], path_from: int, after_depth: int) -> tuple[str, list]:
+def _with_path(parts: list[str], path_from: int, after_depth: int, versions: str) -> tuple[str, list]:
     """The statement ending with the path up from `path_from` (`selectors.message_path`'s recursion), each
-    row beside the new message's id (a LEFT JOIN: the path may be empty, when the parent is the boundary)."""
+    row beside the new message's id and `versions` (a LEFT JOIN: the path may be empty, when the parent is the
+    boundary)."""
     table = Message._meta.db_table
     names = [str(field.column) for field in Message._meta.concrete_fields]
     columns = ", ".join(names)
@@ -220,7 +297,9 @@ def _with_path(parts: list[str], path_from: int, after_depth: int) -> tuple[str,
         f"UNION ALL SELECT {prefixed} FROM {table} m JOIN up ON m.id = up.parent_id WHERE m.depth > %s)"
     )
     statement = (
-        "WITH RECURSIVE " + ", ".join([*parts, path]) + f" SELECT ins.id AS appended_id, {selected} FROM ins"
+        "WITH RECURSIVE "
+        + ", ".join([*parts, path])
+        + f" SELECT ins.id AS appended_id, {versions}, {selected} FROM ins"
         " LEFT JOIN up ON TRUE ORDER BY up.depth"
     )
     return statement, [path_from, after_depth, after_depth]

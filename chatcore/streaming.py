@@ -85,6 +85,7 @@ def _store(plan: ReplyPlan, turn: ChatTurn, *, interrupted: bool = False, stream
         prompt_tokens_estimate=plan.prompt_tokens,
         interrupted=interrupted,
         usage=stream.answered_take() if stream is not None else turn.usage,
+        placed=plan.placed,
     )
 
 

@@ -185,8 +185,9 @@ elif env_bool("DB_POOL", False) and sys.argv[1:2] != ["qcluster"]:
     }
 
 if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3" and env_bool("DB_PREPARED_STATEMENTS", True):
-    # psycopg prepares a statement sent this many times on a connection, for the reads that ask for it
-    # (chatcore.prepared: a search's cursor and neighbours); Django's own statements are unchanged.
+    # psycopg prepares a statement sent this many times on a connection, for the statements that ask for it
+    # (chatcore.prepared: a search's cursor and neighbours, a reply's reads and writes); Django's own statements
+    # are unchanged.
     # Off (DB_PREPARED_STATEMENTS=0) behind a pooler in transaction mode without prepared statements.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 5)
 
