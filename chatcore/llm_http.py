@@ -28,12 +28,13 @@ keep alive, and is dropped on any error, an interrupted read, or when the server
 """
 
 import asyncio
+import functools
 import json
 import ssl
 import urllib.parse
 import urllib.request
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 import httptools
@@ -174,12 +175,14 @@ class _Connection(asyncio.Protocol):
         """Whether the body's end is marked (a length or chunks) rather than the connection's close."""
         return self.header(b"content-length") is not None or "chunked" in (self.header(b"transfer-encoding") or "")
 
-    async def wait(self, timeout: float) -> None:
-        """Until something arrives or the connection ends; TransportTimeout after `timeout` seconds.
+    def wait(self, timeout: float) -> asyncio.Future:
+        """To await until something arrives or the connection ends; TransportTimeout after `timeout` seconds.
 
         A stream waits once per read (per token of a reply), so a timer is not made and cancelled for each
         wait: the connection keeps one, which a wait moves only to an earlier time; when it fires before the
-        current wait's deadline (a later wait began since it was set) it is set again for that deadline."""
+        current wait's deadline (a later wait began since it was set) it is set again for that deadline.
+        The future itself is awaited (no coroutine of its own: a frame less to resume per read); once done it
+        stays as `_waiter` until the next wait, which nothing minds (waking and expiring skip a done one)."""
         loop = self.loop
         waiter = self._waiter = loop.create_future()
         deadline = self._deadline = loop.time() + timeout
@@ -188,10 +191,7 @@ class _Connection(asyncio.Protocol):
             if timer is not None:
                 timer.cancel()
             self._timer = loop.call_at(deadline, self._timer_due)
-        try:
-            await waiter
-        finally:
-            self._waiter = None
+        return waiter
 
     def _timer_due(self) -> None:
         self._timer = None
@@ -241,16 +241,30 @@ class _Connection(asyncio.Protocol):
                 raise TransportError(DISCONNECTED_BEFORE_ANSWER)
             raise TransportError(CLOSED_BEFORE_BODY_ENDED)
 
+    def piece_or_wait(self, timeout: float) -> bytes | asyncio.Future | None:
+        """What has arrived of the body (never empty), else a future to await before asking again (`wait`), or
+        None once the body is over; TransportError when the connection failed or closed before its end. What
+        `body_pieces` does per step, for a reader that calls it in its own loop (no generator to resume)."""
+        if self.pieces:
+            piece = self.take()
+            if piece:
+                return piece
+        if not (self.complete or self.closed or self.failure is not None):
+            return self.wait(timeout)  # what the checks below come to while the answer is under way
+        if self.ended():
+            return None
+        self._check()
+        return self.wait(timeout)
+
     async def body_pieces(self, timeout: float) -> AsyncIterator[bytes]:
         while True:
-            piece = self.take() if self.pieces else b""
-            if piece:
-                yield piece
-                continue
-            if self.ended():
+            step = self.piece_or_wait(timeout)
+            if step is None:
                 return
-            self._check()
-            await self.wait(timeout)
+            if isinstance(step, bytes):
+                yield step
+            else:
+                await step
 
 
 class _Pool:
@@ -312,6 +326,11 @@ class Response:
     def request(self) -> Any:
         """The SDK's request object, which its errors carry (made only for an error)."""
         return self._transport.sdk_request()
+
+    def body_step(self) -> Callable[[], bytes | asyncio.Future | None]:
+        """The body's next step, for a reader that loops itself: a callable made once per answer (the
+        connection's `piece_or_wait` with this answer's timeout), called for each step without a frame of ours."""
+        return functools.partial(self._connection.piece_or_wait, self._timeout)
 
     def aiter_raw(self) -> AsyncIterator[bytes]:
         return self._connection.body_pieces(self._timeout)

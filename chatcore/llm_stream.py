@@ -14,8 +14,11 @@ through the SDK where ours cannot go (a proxy, a redirect); the body is
 read here either way (`_EventReader`: the server-sent events split as the SDK's decoder
 splits them, each event's JSON decoded once), which costs a fraction of the
 SDK's event and chunk objects per token. What one read of the network brought
-is a batch: `delta_batches()` hands each batch over whole, so that a writer
-sends what is already here in one write without waiting for anything more.
+is a batch: `text_batches()` hands each batch's text over whole (no object
+per piece), so that a writer sends what is already here in one write without
+waiting for anything more. Our own connection's body is read step by step in
+the reader's loop (`llm_http.Response.body_step`), not through a generator of
+its own: a frame less to resume for every token.
 """
 
 import asyncio
@@ -150,6 +153,10 @@ class _Body:
         # No content coding (the usual case for a stream): the raw bytes, without the decoders' layer.
         coded = response.headers.get("content-encoding", "identity").lower() not in ("", "identity")
         self._pieces = response.aiter_bytes() if coded else response.aiter_raw()
+        # Our own connection's body is read step by step in `batch` (no generator of its own to resume per read).
+        self._step: Callable[[], bytes | asyncio.Future | None] | None = None
+        if isinstance(response, llm_http.Response) and not coded:
+            self._step = response.body_step()
         self._reader = _EventReader()
         self.done = False
         self._drain = False  # the answer is complete ([DONE]): what follows is read so that the connection is reused
@@ -176,7 +183,7 @@ class _Body:
                     self.done = self._drain = True
                     break
                 chunk = _json_value(text)
-                if isinstance(chunk, Mapping) and chunk.get("error"):
+                if (type(chunk) is dict or isinstance(chunk, Mapping)) and chunk.get("error"):
                     raise self._streamed_error(chunk["error"])
             except Exception as error:
                 if not chunks:
@@ -201,12 +208,23 @@ class _Body:
             broken, self._broken = self._broken, None
             raise broken
         try:
+            step_of = self._step
             while not self.done:
-                try:
-                    piece = await self._pieces.__anext__()
-                except StopAsyncIteration:
-                    self.done = True  # the body ended without `[DONE]`: what came is the answer, as with the SDK
-                    break
+                if step_of is not None:
+                    step = step_of()
+                    if step is None:
+                        self.done = True  # the body's end without `[DONE]`, as below
+                        break
+                    if not isinstance(step, bytes):
+                        await step
+                        continue
+                    piece = step
+                else:
+                    try:
+                        piece = await self._pieces.__anext__()
+                    except StopAsyncIteration:
+                        self.done = True  # the body ended without `[DONE]`: what came is the answer, as with the SDK
+                        break
                 chunks = self._chunks(self._reader.feed(piece))
                 if chunks:
                     return chunks
@@ -245,6 +263,12 @@ class _Collected:
 
     def add(self, chunk: Any) -> ChatDelta | None:
         """One chunk as the provider sent it (JSON decoded: dicts and lists, no SDK objects)."""
+        piece = self.piece(chunk)
+        return None if piece is None else ChatDelta(*piece)
+
+    def piece(self, chunk: Any) -> tuple[str, list[dict], str | None] | None:
+        """`add` without the ChatDelta: (content, tool call fragments, finish reason), or None for a chunk that
+        says none of them; a reader that passes on only the text makes no object per token."""
         if not isinstance(chunk, dict):
             raise TypeError(f"A stream chunk is not an object: {type(chunk).__name__}")
         usage = chunk.get("usage")
@@ -274,7 +298,7 @@ class _Collected:
             self.finish_reason = finish_reason
         if not text and not fragments and not finish_reason:
             return None
-        return ChatDelta(content=text, tool_calls=fragments, finish_reason=finish_reason)
+        return text, fragments, finish_reason
 
     @property
     def content(self) -> str:
@@ -365,13 +389,21 @@ class ChatStream:
                 if delta is not None:
                     yield delta
 
-    def delta_batches(self) -> AsyncIterator[list[ChatDelta]]:
-        """`deltas()` by reads of the network: the pieces that arrived together, in one list (never empty),
-        so that a writer can send them in one write; the next list waits on the network."""
-        return self._batches(self._deltas_of)
+    def text_batches(self) -> AsyncIterator[list[str]]:
+        """The answer's text by reads of the network: the texts of the pieces that arrived together, in one
+        list (never empty), so that a writer can send them in one write; the next list waits on the network.
+        A piece's text is left out from the turn's first tool call fragment on (that text is stored with the
+        calls, not answered)."""
+        return self._batches(self._texts_of)
 
-    def _deltas_of(self, chunks: list[Any]) -> list[ChatDelta]:
-        return [delta for delta in map(self._collected.add, chunks) if delta is not None]
+    def _texts_of(self, chunks: list[Any]) -> list[str]:
+        collected = self._collected
+        texts = []
+        for chunk in chunks:
+            piece = collected.piece(chunk)
+            if piece is not None and piece[0] and not collected.calls:
+                texts.append(piece[0])
+        return texts
 
     async def _batches(self, convert: Callable[[list[Any]], list[T]]) -> AsyncIterator[list[T]]:
         """Each read's chunks through `convert` (its empty results skipped). The conversion happens in the

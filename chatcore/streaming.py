@@ -129,21 +129,13 @@ async def reply_events(
     while True:
         stream = ChatStream(**_call_arguments(loop, trigger))
         stream.record_later = True  # written with the reply (`_store`), or before a round's tools run
-        calling = False  # the turn has started calling tools: its text from then on is not an answer's
         try:
             await stream.start()
-            async for batch in stream.delta_batches():
-                if len(batch) == 1:  # what one read brings, most often: one piece
-                    delta = batch[0]
-                    calling = calling or bool(delta.tool_calls)
-                    if delta.content and not calling:
-                        yield ReplyDelta(delta.content)
+            # The answer's text (none from the turn's first tool call on: that text is stored with the calls).
+            async for pieces in stream.text_batches():
+                if len(pieces) == 1:  # what one read brings, most often: one piece
+                    yield ReplyDelta(pieces[0])
                     continue
-                pieces = []
-                for delta in batch:
-                    calling = calling or bool(delta.tool_calls)
-                    if delta.content and not calling:
-                        pieces.append(delta.content)
                 for index, piece in enumerate(pieces, 1):
                     yield ReplyDelta(piece, more=index < len(pieces))
         except ModelCallFailed as error:

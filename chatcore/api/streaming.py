@@ -115,7 +115,13 @@ def _event_bytes(event: ReplyEvent, view) -> bytes:
 
 def event_stream(plan: ReplyPlan, view) -> AsyncIterator[bytes]:
     """The reply's events; the pieces that arrived together go out in one write."""
-    return written_together(reply_events(plan=plan), lambda event: _event_bytes(event, view))
+
+    def encode(event: ReplyEvent) -> bytes:
+        if type(event) is ReplyDelta:  # every piece of the reply: no call more than its bytes need
+            return sse_delta(event.content)
+        return _event_bytes(event, view)
+
+    return written_together(reply_events(plan=plan), encode)
 
 
 class PendingReply(Response):
