@@ -168,8 +168,10 @@ def summary_purge(*, summary: Summary, actor: User, confirm: bool, quotes: bool 
     kept = sum(quotes_count(s.purged_quotes) for s in summaries)
     fields = ["purged_quotes", "content", "extracts", "tokens", "quotes_purged_at"]
     Summary.objects.bulk_update(summaries, fields if removed else ["purged_quotes"])
-    if removed:
-        cursors_refresh(channel=channel)  # the summary in force may be shorter now: the pressure follows
+    # Always, not only when quotes went: the cursors' rows then change, so a reply that read the channel before
+    # this purge cannot write from that read (chatcore.locks.RowsSeen) and reads the blanked messages under the
+    # lock instead; and the summary in force may be shorter now (its quotes blanked): the pressure follows.
+    cursors_refresh(channel=channel)
     audit_record(
         actor=actor,
         action="summary.purge",

@@ -129,9 +129,9 @@ def summaries_lock(*, channel: Channel, through_message_ids: list[int]) -> list[
 
 # A row's version on PostgreSQL: the transaction that wrote it (xmin) and where it lies (ctid). Any write to the
 # row makes a new version: a new xmin, or within the transaction that wrote the last one a new place (that
-# transaction's earlier versions keep theirs until it ends). A frozen row shows xmin 1 or 2 whichever
-# transaction wrote it, and a place is reused once the version there is gone: such a version is not one a
-# writer can go by (`rows_seen_usable`).
+# transaction's earlier versions keep theirs until it ends). Freezing keeps a row's own xmin on PostgreSQL 9.4
+# and later, but rows frozen by an older server show 1 or 2 whichever transaction wrote them, and a place is
+# reused once the version there is gone: such a version is not one a writer can go by (`rows_seen_usable`).
 ROW_VERSION = "concat_ws('/', {table}.xmin, {table}.ctid)"
 _FROZEN_VERSION_PREFIXES = ("1/", "2/")
 

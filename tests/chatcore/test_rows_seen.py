@@ -8,7 +8,7 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from chatcore import selectors, services
+from chatcore import data_control, selectors, services
 from chatcore.locks import rows_seen_usable
 from chatcore.models import Channel, Cursor, Message
 from chatcore.services import cursor_move, message_append, message_append_at, summary_write
@@ -122,6 +122,24 @@ def test_a_summary_written_since_the_read_is_the_one_the_message_continues(user)
     assert (cursor.leaf_id, cursor.summary_id) == (message.pk, summary.pk)
     channel.refresh_from_db()
     assert channel.context_tokens == message.path_tokens - first.path_tokens + summary.tokens
+
+
+def test_a_purge_since_the_read_sends_the_append_under_the_lock(user):
+    """A purge blanks messages the reply's path may hold; its transaction changes the cursors' rows even when no
+    quote went, so a reply that read the channel before it does not write from that read."""
+    channel = ChannelFactory(owner=user)
+    first, second, last = build_path(channel, 3)
+    summary = summary_write(channel=channel, through_message=second, content="Earlier.", created_by=None)
+    read, seen = _seen(user, channel)
+    data_control.summary_purge(summary=summary, actor=user, confirm=True)
+    with CaptureQueriesContext(connection) as captured:
+        appended = message_append_at(
+            channel=read, user=user, role="user", content="And then?", read_path=True, seen=seen
+        )
+    assert any("FOR UPDATE" in statement and "INSERT" not in statement for statement in _statements(captured))
+    assert Message.objects.get(pk=first.pk).content == ""
+    assert appended.message.parent_id == last.pk
+    assert Message.objects.filter(channel=channel, content="And then?").count() == 1
 
 
 def test_another_parent_than_the_cursor_s_leaf_is_appended_under_the_lock(user):
