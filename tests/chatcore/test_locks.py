@@ -1,7 +1,6 @@
 """Channel row locks: one way to take them, in one order (chatcore.locks)."""
 
 import ast
-import threading
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from chatcore import selectors
 from chatcore.locks import channel_lock, channel_lock_with_cursor, summaries_lock, summary_lock
 from chatcore.models import Channel
 from chatcore.services import cursor_move, message_append, summary_write
+from tests.chatcore.concurrency import held_meanwhile
 from tests.chatcore.factories import ChannelFactory, LLMModelFactory, PersonaFactory, build_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,23 +72,8 @@ def test_a_cursor_moved_while_the_lock_was_awaited_is_the_one_a_message_follows(
         pytest.skip("an SQLite write transaction waits before it reads anything")
     channel = ChannelFactory(owner=user)
     first, _, _ = build_path(channel, 3)
-    locked, release = threading.Event(), threading.Event()
-
-    def mover():
-        try:
-            with transaction.atomic():
-                cursor_move(channel=channel, user=user, message_id=first.pk, exact=True)
-                locked.set()
-                release.wait(5)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=mover)
-    thread.start()
-    assert locked.wait(5)
-    threading.Timer(0.5, release.set).start()  # the append below is waiting for the channel by then
-    message = message_append(channel=channel, user=user, role="user", content="Back to the start.")
-    thread.join(5)
+    with held_meanwhile(lambda: cursor_move(channel=channel, user=user, message_id=first.pk, exact=True)):
+        message = message_append(channel=channel, user=user, role="user", content="Back to the start.")
     assert message.parent_id == first.pk
     assert selectors.cursor_get(channel=channel, user=user).leaf_id == message.pk
 
@@ -118,25 +103,12 @@ def test_a_summary_written_while_the_lock_was_awaited_is_the_one_a_message_conti
         pytest.skip("an SQLite write transaction waits before it reads anything")
     channel = ChannelFactory(owner=user)
     first, _, _ = build_path(channel, 3)
-    locked, release, written = threading.Event(), threading.Event(), []
 
-    def summarizer():
-        try:
-            with transaction.atomic():
-                written.append(
-                    summary_write(channel=channel, through_message=first, content="Earlier.", created_by=None)
-                )
-                locked.set()
-                release.wait(5)
-        finally:
-            connection.close()
+    def summarize():
+        return summary_write(channel=channel, through_message=first, content="Earlier.", created_by=None)
 
-    thread = threading.Thread(target=summarizer)
-    thread.start()
-    assert locked.wait(5)
-    threading.Timer(0.5, release.set).start()  # the append below is waiting for the channel by then
-    message = message_append(channel=channel, user=user, role="user", content="And then?")
-    thread.join(5)
+    with held_meanwhile(summarize) as written:
+        message = message_append(channel=channel, user=user, role="user", content="And then?")
     cursor = selectors.cursor_get(channel=channel, user=user)
     assert (cursor.leaf_id, cursor.summary_id) == (message.pk, written[0].pk)
     channel.refresh_from_db()

@@ -2,16 +2,15 @@
 rows' versions, and the user's turn and the reply take the channel's lock in their own write statement, on
 condition that neither row changed since; otherwise they write nothing and append under the lock as before."""
 
-import threading
-
 import pytest
-from django.db import connection, transaction
+from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from chatcore import data_control, selectors, services
 from chatcore.locks import rows_seen_usable
 from chatcore.models import Channel, Cursor, Message
 from chatcore.services import cursor_move, message_append, message_append_at, summary_write
+from tests.chatcore.concurrency import held_meanwhile
 from tests.chatcore.factories import ChannelFactory, build_path
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="row versions are PostgreSQL's")
@@ -161,23 +160,8 @@ def test_rows_changed_while_the_statement_waited_for_the_lock_are_not_written_ov
     channel = ChannelFactory(owner=user)
     first, _, last = build_path(channel, 3)
     read, seen = _seen(user, channel)
-    locked, release = threading.Event(), threading.Event()
-
-    def mover():
-        try:
-            with transaction.atomic():
-                cursor_move(channel=channel, user=user, message_id=first.pk, exact=True)
-                locked.set()
-                release.wait(5)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=mover)
-    thread.start()
-    assert locked.wait(5)
-    threading.Timer(0.5, release.set).start()  # the append below is waiting for the channel by then
-    message = message_append_at(channel=read, user=user, role="user", content="Back.", seen=seen).message
-    thread.join(5)
+    with held_meanwhile(lambda: cursor_move(channel=channel, user=user, message_id=first.pk, exact=True)):
+        message = message_append_at(channel=read, user=user, role="user", content="Back.", seen=seen).message
     assert message.parent_id == first.pk
     assert Cursor.objects.get(channel=channel, user=user).leaf_id == message.pk
     assert not Message.objects.filter(parent=last).exists()
