@@ -58,6 +58,14 @@ def _timestamptz_loader(timezone) -> type:
     return TimestamptzLoader
 
 
+def timestamps_parsed_natively(*, cursor: CursorWrapper, db: Any) -> None:
+    """Make `cursor` (on `db`) read a timestamptz with psycopg's own parser (`_timestamptz_loader`): the same
+    values as Django's loader gives. For a statement that reads thousands of rows (a compaction's path), where
+    Django's loader, parsing each date in Python, cost more than the rest of a row's conversion. Nothing on SQLite."""
+    if db.vendor == "postgresql":
+        cursor.cursor.adapters.register_loader("timestamptz", _timestamptz_loader(db.timezone))
+
+
 @contextmanager
 def prepared_cursor() -> Iterator[CursorWrapper]:
     """A cursor (as `connection.cursor()`) whose statements are prepared where the site allows it."""

@@ -32,6 +32,7 @@ from chatcore.models import (
     TeamModelRole,
     UsageEntry,
 )
+from chatcore.prepared import timestamps_parsed_natively
 
 
 def channel_list(*, user: User) -> QuerySet[Channel]:
@@ -275,6 +276,7 @@ def _messages_of_rows(sql: str, params: list[Any], *, extra: bool, fields: list[
         fields = list(Message._meta.concrete_fields)
     names = [field.attname for field in fields]
     with db.cursor() as cursor:
+        timestamps_parsed_natively(cursor=cursor, db=db)  # thousands of dates a path: see chatcore.prepared
         cursor.execute(sql, params)
         rows: Iterable[Any] = cursor.fetchall()
     compiler = db.ops.compiler("SQLCompiler")(Message.objects.none().query, db, alias)

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from chatcore.prepared import prepared_cursor
+from chatcore.prepared import prepared_cursor, timestamps_parsed_natively
 
 postgresql_only = pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements: PostgreSQL")
 MARK = "/* chatcore prepared test */"
@@ -78,3 +78,22 @@ def test_its_datetimes_are_those_of_the_ordinary_cursors(db):
         assert read == ordinary
         assert [repr(value) for value in read] == [repr(value) for value in ordinary]
         assert all(value.tzinfo is connection.timezone for value in read if value is not None)
+
+
+def test_a_cursor_made_to_parse_dates_natively_reads_the_ordinary_values(db):
+    """`timestamps_parsed_natively` (a compaction's path): the values, their repr and tzinfo of Django's loader."""
+    sql = (
+        "SELECT '2023-05-08 10:00:00.5+02'::timestamptz, '0001-01-01 00:00:00+00'::timestamptz, "
+        "'9999-12-31 23:59:59.999999+00'::timestamptz, NULL::timestamptz, CURRENT_TIMESTAMP"
+    )
+    if connection.vendor != "postgresql":  # SQLite's dates are text to Django: the same statement without casts
+        sql = "SELECT '2023-05-08 10:00:00.5', NULL"
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        ordinary = cursor.fetchone()
+    with connection.cursor() as cursor:
+        timestamps_parsed_natively(cursor=cursor, db=connection)
+        cursor.execute(sql)
+        read = cursor.fetchone()
+    assert read == ordinary
+    assert [repr(value) for value in read] == [repr(value) for value in ordinary]
