@@ -21,7 +21,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connections, models
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.sql import InsertQuery
 
 from chatcore.instances import instance_filled, instances_fillable
@@ -41,41 +42,62 @@ class RowsAlong:
     rows: dict[str, models.Model | None] = dataclasses.field(default_factory=dict)
 
 
+def _connection() -> BaseDatabaseWrapper:
+    """The default connection itself, looked up once per call: `django.db.connection` is a proxy that looks it
+    up again (context-local storage) at every use, and the fields' conversions use it once or more per value."""
+    return connections[DEFAULT_DB_ALIAS]
+
+
+# The fields an INSERT of each model writes (its concrete fields but the key), and whether one has a placeholder
+# of its own (which only the compiler places): the model's constants.
+_WRITTEN: dict[type[models.Model], tuple[list[models.Field], bool]] = {}
+
+
+def _written(model: type[models.Model]) -> tuple[list[models.Field], bool]:
+    if model not in _WRITTEN:
+        fields = [field for field in model._meta.local_concrete_fields if not field.primary_key]
+        _WRITTEN[model] = fields, any(hasattr(field, "get_placeholder") for field in fields)
+    return _WRITTEN[model]
+
+
 # The INSERT text of each model (and database): the same whatever the row's values, once they are plain values.
 _INSERTS: dict[tuple[type[models.Model], str], str] = {}
 
 
-def _insert(obj: models.Model) -> tuple[str, list]:
+def _insert(obj: models.Model, db: BaseDatabaseWrapper) -> tuple[str, list]:
     """The INSERT that `obj.save()` would send (its fields' pre_save and conversions), without RETURNING.
 
     The values are what Django's compiler sends (`pre_save`, then `get_db_prep_save`); its text, built once
     per model and database, is the compiler's for plain values. A value that is an expression (or a field
     with a placeholder of its own) has the compiler build the statement for it."""
     model = type(obj)
-    fields = [field for field in model._meta.local_concrete_fields if not field.primary_key]
-    key = (model, connection.alias)
+    fields, placeholders = _written(model)
+    key = (model, db.alias)
     values = [field.pre_save(obj, True) for field in fields]
-    plain = not any(hasattr(value, "resolve_expression") for value in values) and not any(
-        hasattr(field, "get_placeholder") for field in fields
-    )
+    plain = not placeholders and not any(hasattr(value, "resolve_expression") for value in values)
     if plain and key in _INSERTS:
-        return _INSERTS[key], [
-            field.get_db_prep_save(value, connection) for field, value in zip(fields, values, strict=True)
-        ]
+        return _INSERTS[key], [field.get_db_prep_save(value, db) for field, value in zip(fields, values, strict=True)]
     query = InsertQuery(model)
     query.insert_values(fields, [obj])
-    [(sql, params)] = query.get_compiler(connection=connection).as_sql()
+    [(sql, params)] = query.get_compiler(connection=db).as_sql()
     if plain:
         _INSERTS[key] = sql
     return sql, list(params)
 
 
-def _assignments(obj: models.Model, names: tuple[str, ...]) -> tuple[str, list]:
-    quote = connection.ops.quote_name
-    fields = [obj._meta.get_field(name) for name in names]
-    concrete = [field for field in fields if isinstance(field, models.Field)]
-    sql = ", ".join(f"{quote(str(field.column))} = %s" for field in concrete)
-    return sql, [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in concrete]
+# The SET list of each model, fields and database, and the fields it assigns: the callers' constants.
+_ASSIGNMENTS: dict[tuple[type[models.Model], tuple[str, ...], str], tuple[str, list[models.Field]]] = {}
+
+
+def _assignments(obj: models.Model, names: tuple[str, ...], db: BaseDatabaseWrapper) -> tuple[str, list]:
+    key = (type(obj), names, db.alias)
+    if key not in _ASSIGNMENTS:
+        quote = db.ops.quote_name
+        fields = [obj._meta.get_field(name) for name in names]
+        concrete = [field for field in fields if isinstance(field, models.Field)]
+        _ASSIGNMENTS[key] = ", ".join(f"{quote(str(field.column))} = %s" for field in concrete), concrete
+    sql, concrete = _ASSIGNMENTS[key]
+    return sql, [field.get_db_prep_save(getattr(obj, field.attname), db) for field in concrete]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,7 +138,8 @@ def append_and_place(
     (`locks.RowsSeen`): the statement takes their locks itself and writes only if both are still those
     versions (`locks.locked_if_unchanged`); otherwise nothing (`placed` False). For plain values only
     (`placeable_unless_changed`)."""
-    quote = connection.ops.quote_name
+    db = _connection()
+    quote = db.ops.quote_name
     parts: list[str] = []
     params: list = []
     if unless_changed is not None:
@@ -124,21 +147,21 @@ def append_and_place(
         parts.append(sql)
         params += values
     insert = _insert if unless_changed is None else _insert_under_lock
-    sql, values = insert(message)
+    sql, values = insert(message, db)
     parts.append(f"ins AS ({sql} RETURNING id)")
     params += values
     for index, companion in enumerate(companions):
-        sql, values = insert(companion)
+        sql, values = insert(companion, db)
         parts.append(f"extra{index} AS ({sql})")
         params += values
     cursor_table, channel_table = quote(Cursor._meta.db_table), quote(Channel._meta.db_table)
-    sql, values = _assignments(cursor, tuple(name for name in cursor_fields if name != "leaf"))
+    sql, values = _assignments(cursor, tuple(name for name in cursor_fields if name != "leaf"), db)
     parts.append(
         f"moved AS (UPDATE {cursor_table} SET leaf_id = ins.id, {sql} FROM ins WHERE {cursor_table}.id = %s "
         f"RETURNING {ROW_VERSION.format(table=cursor_table)} AS version)"
     )
     params += [*values, cursor.pk]
-    sql, values = _assignments(channel, channel_fields)
+    sql, values = _assignments(channel, channel_fields, db)
     parts.append(
         f"pressed AS (UPDATE {channel_table} SET {sql} FROM ins WHERE {channel_table}.id = %s "
         f"RETURNING {ROW_VERSION.format(table=channel_table)} AS version)"
@@ -146,35 +169,35 @@ def append_and_place(
     params += [*values, channel.pk]
     versions = "(SELECT version FROM pressed), (SELECT version FROM moved)"
     if path_from is None:
-        reads = _reads_ordered(read_along)
+        reads = _reads_ordered(read_along, db)
         selected, joins, values = ["ins.id", versions], [], []
         for index, (_name, read, fields) in enumerate(reads):
             selected += [f"r{index}.{quote(str(field.column))}" for field in fields]
             pk = quote(str(read.model._meta.pk.column))
             joins.append(f" LEFT JOIN {quote(read.model._meta.db_table)} r{index} ON r{index}.{pk} = %s")
             values.append(read.pk)
-        with prepared_cursor() as db:
+        with prepared_cursor() as cursor_db:
             sql = "WITH " + ", ".join(parts) + f" SELECT {', '.join(selected)} FROM ins{''.join(joins)}"
-            db.execute(sql, params + values)
-            row = db.fetchone()
+            cursor_db.execute(sql, params + values)
+            row = cursor_db.fetchone()
         if row is None:
             return Placement(placed=False)
         message.pk = row[0]
-        _reads_put(read_along, reads, row[3:])
+        _reads_put(read_along, reads, row[3:], db)
         return Placement(placed=True, channel_version=row[1], cursor_version=row[2])
     assert read_along is None or not read_along.wanted, "rows are read along only without the path"
     statement, values = _with_path(parts, path_from, path_after_depth, versions)
     # Each row is the new message's id and the rows' versions beside a message of the path (none when the path
     # is empty).
-    with prepared_cursor() as db:
-        db.execute(statement, params + values)
-        rows = db.fetchall()
+    with prepared_cursor() as cursor_db:
+        cursor_db.execute(statement, params + values)
+        rows = cursor_db.fetchall()
     if not rows:
         return Placement(placed=False)
     message.pk = rows[0][0]
     return Placement(
         placed=True,
-        path=_messages([row[3:] for row in rows if row[3] is not None]),
+        path=_messages([row[3:] for row in rows if row[3] is not None], db),
         channel_version=rows[0][1],
         cursor_version=rows[0][2],
     )
@@ -187,38 +210,57 @@ _INSERTS_UNDER_LOCK: dict[tuple[type[models.Model], str], str] = {}
 _TYPE_MODIFIER = re.compile(r"\([^)]*\)")
 
 
-def _insert_under_lock(obj: models.Model) -> tuple[str, list]:
+def _insert_under_lock(obj: models.Model, db: BaseDatabaseWrapper) -> tuple[str, list]:
     """The INSERT of `obj` (plain values: `placeable_unless_changed`) that writes its row once for each row of
     the statement's `locked` part: once when it took the locks, else never."""
     model = type(obj)
-    key = (model, connection.alias)
+    key = (model, db.alias)
     if key not in _INSERTS_UNDER_LOCK:
-        quote = connection.ops.quote_name
-        fields = [field for field in model._meta.local_concrete_fields if not field.primary_key]
+        quote = db.ops.quote_name
+        fields, _placeholders = _written(model)
         columns = ", ".join(quote(str(field.column)) for field in fields)
         casts = ", ".join(
-            f"CAST(%s AS {_TYPE_MODIFIER.sub('', str(field.cast_db_type(connection))).strip()})" for field in fields
+            f"CAST(%s AS {_TYPE_MODIFIER.sub('', str(field.cast_db_type(db))).strip()})" for field in fields
         )
         _INSERTS_UNDER_LOCK[key] = f"INSERT INTO {quote(model._meta.db_table)} ({columns}) SELECT {casts} FROM locked"
-    return _INSERTS_UNDER_LOCK[key], _values(obj)
+    return _INSERTS_UNDER_LOCK[key], _values(obj, db)
 
 
 def placeable_unless_changed(*, message: Message, companions: tuple[models.Model, ...]) -> bool:
     """Whether `append_and_place` can write `message` with these companions under `unless_changed`: on
     PostgreSQL, when every value is a plain one."""
-    return connection.vendor == "postgresql" and _plain(message) and all(_plain(companion) for companion in companions)
+    return (
+        _connection().vendor == "postgresql" and _plain(message) and all(_plain(companion) for companion in companions)
+    )
 
 
-def _messages(rows: list[tuple]) -> list[Message]:
+# The path's columns (every concrete field of the message, in order) and their converters, per database: worked
+# out once (as `_READ_COLUMNS`), applied with the calling thread's connection.
+_PATH_COLUMNS: dict[str, tuple[list[str], list[tuple[int, tuple[list, Any]]]]] = {}
+
+
+def _messages(rows: list[tuple], db: BaseDatabaseWrapper) -> list[Message]:
     """The messages of rows of every concrete column in field order, as `Message.objects.raw` makes them (the
     database's and the fields' converters, loaded from the database), filled in directly as
     `selectors.message_path` fills its own (`chatcore.instances`)."""
-    alias = connection.alias
-    fields = Message._meta.concrete_fields
-    names = [field.attname for field in fields]
-    compiler = connection.ops.compiler("SQLCompiler")(Message.objects.none().query, connection, alias)
-    converters = compiler.get_converters([field.get_col(Message._meta.db_table) for field in fields])
-    converted = compiler.apply_converters(rows, converters) if converters else rows
+    alias = db.alias
+    if alias not in _PATH_COLUMNS:
+        fields = Message._meta.concrete_fields
+        compiler = db.ops.compiler("SQLCompiler")(Message.objects.none().query, db, alias)
+        found = compiler.get_converters([field.get_col(Message._meta.db_table) for field in fields])
+        _PATH_COLUMNS[alias] = [field.attname for field in fields], list(found.items())
+    names, converters = _PATH_COLUMNS[alias]
+    converted: Sequence[Sequence[Any]] = rows
+    if converters:  # as the compiler's `apply_converters`
+        converted = []
+        for values in rows:
+            row = list(values)
+            for position, (functions, expression) in converters:
+                value = row[position]
+                for converter in functions:
+                    value = converter(value, expression, db)
+                row[position] = value
+            converted.append(row)
     if instances_fillable(Message):
         return [instance_filled(Message, alias, zip(names, row, strict=True)) for row in converted]
     return [Message.from_db(alias, names, row) for row in converted]
@@ -229,8 +271,8 @@ def _messages(rows: list[tuple]) -> list[Message]:
 _READ_COLUMNS: dict[tuple[ReadAlong, str], tuple[list[models.Field], dict]] = {}
 
 
-def _read_columns(read: ReadAlong) -> tuple[list[models.Field], dict]:
-    key = (read, connection.alias)
+def _read_columns(read: ReadAlong, db: BaseDatabaseWrapper) -> tuple[list[models.Field], dict]:
+    key = (read, db.alias)
     if key not in _READ_COLUMNS:
         wanted = set()
         for name in read.fields:
@@ -244,22 +286,25 @@ def _read_columns(read: ReadAlong) -> tuple[list[models.Field], dict]:
         manager = read.model._meta.default_manager
         assert manager is not None
         query = manager.none().query
-        compiler = connection.ops.compiler("SQLCompiler")(query, connection, connection.alias)
+        compiler = db.ops.compiler("SQLCompiler")(query, db, db.alias)
         converters = compiler.get_converters([field.get_col(read.model._meta.db_table) for field in fields])
         _READ_COLUMNS[key] = fields, converters
     return _READ_COLUMNS[key]
 
 
-def _reads_ordered(read_along: RowsAlong | None) -> list[tuple[str, ReadAlong, list[models.Field]]]:
+def _reads_ordered(
+    read_along: RowsAlong | None, db: BaseDatabaseWrapper
+) -> list[tuple[str, ReadAlong, list[models.Field]]]:
     """Each read's name, itself and the columns it sends."""
     wanted = read_along.wanted if read_along is not None else {}
-    return [(name, read, _read_columns(read)[0]) for name, read in wanted.items()]
+    return [(name, read, _read_columns(read, db)[0]) for name, read in wanted.items()]
 
 
 def _reads_put(
     read_along: RowsAlong | None,
     reads: list[tuple[str, ReadAlong, list[models.Field]]],
     values: Sequence[Any],
+    db: BaseDatabaseWrapper,
 ) -> None:
     """The rows of `reads` from the statement's `values`, as Django loads them (the fields' converters,
     `Model.from_db` with the other fields deferred), put in `read_along.rows` under their names."""
@@ -273,14 +318,14 @@ def _reads_put(
             read_along.rows[name] = None
             continue
         row = list(own)
-        for position, (converters, expression) in _read_columns(read)[1].items():  # as the compiler applies them
+        for position, (converters, expression) in _read_columns(read, db)[1].items():  # as the compiler applies them
             for converter in converters:
-                row[position] = converter(row[position], expression, connection)
+                row[position] = converter(row[position], expression, db)
         names = [field.attname for field in fields]
         if instances_fillable(read.model):  # as `Model.from_db` makes it, its other fields deferred (left unset)
-            read_along.rows[name] = instance_filled(read.model, connection.alias, zip(names, row, strict=True))
+            read_along.rows[name] = instance_filled(read.model, db.alias, zip(names, row, strict=True))
         else:
-            read_along.rows[name] = read.model.from_db(connection.alias, names, row)
+            read_along.rows[name] = read.model.from_db(db.alias, names, row)
 
 
 def _with_path(parts: list[str], path_from: int, after_depth: int, versions: str) -> tuple[str, list]:
@@ -397,27 +442,26 @@ def sqlite_placement_uninstall_statements(*, quote: Callable[[str], str]) -> lis
 
 def _plain(obj: models.Model) -> bool:
     """Whether each of `obj`'s values is a plain value (not an expression, which only the compiler can place)."""
-    fields = [field for field in obj._meta.local_concrete_fields if not field.primary_key]
-    return not any(hasattr(getattr(obj, field.attname), "resolve_expression") for field in fields) and not any(
-        hasattr(field, "get_placeholder") for field in fields
-    )
+    fields, placeholders = _written(type(obj))
+    return not placeholders and not any(hasattr(getattr(obj, field.attname), "resolve_expression") for field in fields)
 
 
-def _values(obj: models.Model) -> list:
+def _values(obj: models.Model, db: BaseDatabaseWrapper) -> list:
     """What Django would send for `obj`'s INSERT (its fields' pre_save and conversions), in field order."""
-    fields = [field for field in obj._meta.local_concrete_fields if not field.primary_key]
-    return [field.get_db_prep_save(field.pre_save(obj, True), connection) for field in fields]
+    fields, _placeholders = _written(type(obj))
+    return [field.get_db_prep_save(field.pre_save(obj, True), db) for field in fields]
 
 
 def placeable_in_one(*, message: Message, companions: tuple[models.Model, ...]) -> bool:
     """Whether `append_and_place` (PostgreSQL) or `sqlite_append_and_place` can write `message` with these
     companions: PostgreSQL always; SQLite with RETURNING (3.35), at most one companion, a usage row (what the
     view carries), and plain values."""
-    if connection.vendor == "postgresql":
+    db = _connection()
+    if db.vendor == "postgresql":
         return True
     return (
-        connection.vendor == "sqlite"
-        and connection.features.can_return_columns_from_insert
+        db.vendor == "sqlite"
+        and db.features.can_return_columns_from_insert
         and len(companions) <= 1
         and all(isinstance(companion, UsageEntry) and _plain(companion) for companion in companions)
         and _plain(message)
@@ -439,14 +483,15 @@ def sqlite_append_and_place(
     `channel_fields` has them, its pressure. The new message's id comes back as the cursor's leaf (the
     statement's RETURNING is worked out after the trigger's writes), the rows read along beside it. For what
     `placeable_in_one` accepts."""
-    values = _values(message)
-    usage = _values(companions[0]) if companions else [None] * len(_written_columns(UsageEntry))
+    db = _connection()
+    values = _values(message, db)
+    usage = _values(companions[0], db) if companions else [None] * len(_written_columns(UsageEntry))
     pressure = "context_tokens" in channel_fields  # else the last activity alone (`_append_in_one`'s two forms)
 
     def prepped(model: type[models.Model], name: str, obj: models.Model) -> object:
         field = model._meta.get_field(name)
         assert isinstance(field, models.Field)
-        return field.get_db_prep_save(getattr(obj, field.attname), connection)
+        return field.get_db_prep_save(getattr(obj, field.attname), db)
 
     params = [
         *values,
@@ -461,9 +506,9 @@ def sqlite_append_and_place(
         *(prepped(Channel, column, channel) for column in SQLITE_PRESSURE_COLUMNS),
         cursor.pk,
     ]
-    quote = connection.ops.quote_name
+    quote = db.ops.quote_name
     columns = _placement_columns(Message, UsageEntry)
-    reads = _reads_ordered(read_along)
+    reads = _reads_ordered(read_along, db)
     returned = [f"(SELECT leaf_id FROM {quote(Cursor._meta.db_table)} WHERE id = %s)"]
     for _name, read, fields in reads:
         table, pk = quote(read.model._meta.db_table), quote(str(read.model._meta.pk.column))
@@ -474,8 +519,8 @@ def sqlite_append_and_place(
         f"VALUES ({', '.join(['%s'] * len(columns))}) "
         f"RETURNING {', '.join(returned)}"
     )
-    with connection.cursor() as db:
-        db.execute(sql, params)
-        row = db.fetchone()
+    with db.cursor() as cursor_db:
+        cursor_db.execute(sql, params)
+        row = cursor_db.fetchone()
     message.pk = row[0]
-    _reads_put(read_along, reads, row[1:])
+    _reads_put(read_along, reads, row[1:], db)
