@@ -145,10 +145,17 @@ def is_instruction(sentence: str, *, screened: bool = False, words: frozenset[st
     if words is not None and _NEEDED.isdisjoint(words) and sentence.isascii():
         return False
     text = sentence.strip()
-    if len(text) < MIN_INSTRUCTION_CHARS or _NOT_INSTRUCTIONS.search(text) or _injection_shape(text):
+    # The form first: most sentences have none of the forms, and the refusals below (a well-wish, the shape or
+    # wording of an injection) cost more to ask. Both must hold, so the order changes no answer.
+    if len(text) < MIN_INSTRUCTION_CHARS or not _has_form(text):
         return False
-    if not (screened and text == sentence) and lexicon.looks_like_injection(text):
+    if _NOT_INSTRUCTIONS.search(text) or _injection_shape(text):
         return False
+    return (screened and text == sentence) or not lexicon.looks_like_injection(text)
+
+
+def _has_form(text: str) -> bool:
+    """Whether `text` (stripped) has one of the forms of an instruction (see `is_instruction`), its refusals aside."""
     lead = _LEAD_RE.sub("", text)
     first = re.match(r"[A-Za-z']+", lead)
     word = first.group(0).lower() if first else ""
@@ -188,14 +195,21 @@ class Instruction:
 
 def instructions_in(contents: Iterable[tuple[int, str]]) -> list[Instruction]:
     """The instructions in the given (index, text) user messages, in order, each said once (the first time)."""
-    candidates = [
-        (piece, words)
-        for index, content in contents
-        for piece in pieces_of(index, content)
-        if piece.kind == "sentence"
-        and not piece.cut
-        and not (_NEEDED.isdisjoint(words := sentence_words(piece.text)) and piece.text.isascii())
-    ]
+    candidates = []
+    for index, content in contents:
+        # In ASCII text where no apostrophe joins a word's tail, a piece's words are the split of its span of the
+        # message's runs (`lexicon.runs_exact`): one translation of the message instead of a split of each piece.
+        runs = lexicon.runs_text(content) if lexicon.runs_exact(content) else None
+        for piece in pieces_of(index, content):
+            if piece.kind != "sentence" or piece.cut:
+                continue
+            words = sentence_words(piece.text) if runs is None else frozenset(runs[piece.start : piece.end].split())
+            if _NEEDED.isdisjoint(words) and piece.text.isascii():
+                continue
+            text = piece.text.strip()
+            # Without one of the forms it is no instruction whatever the checks below say: not asked of them.
+            if len(text) >= MIN_INSTRUCTION_CHARS and _has_form(text):
+                candidates.append((piece, words))
     # is_instruction's injection check, for every candidate at once (a piece is trimmed: checked as it stands).
     injected = pattern_flags([piece.text for piece, _ in candidates])
     found: list[Instruction] = []
