@@ -13,6 +13,8 @@ def triggers_replace(apps, schema_editor):
     with connection.cursor() as cursor:
         default = getattr(settings, "CHATCORE_SEARCH_LANGUAGE", "english")
         language = schema.installed_language(cursor, connection.vendor, default)
+        if connection.vendor == "postgresql" and schema.pg_document_generated(cursor):
+            return  # installed after 0010 (a new database): the segment is the generated column's trigger's
         for statement in schema.segment_trigger_statements(connection.vendor, language):
             cursor.execute(statement)
 

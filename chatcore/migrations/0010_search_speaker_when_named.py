@@ -17,8 +17,8 @@ def function_replace(apps, schema_editor):
         return
     with connection.cursor() as cursor:
         cursor.execute(_INSTALLED, [schema.PG_FUNCTION])
-        if cursor.fetchone() is None:
-            return
+        if cursor.fetchone() is None or schema.pg_document_generated(cursor):
+            return  # not installed, or installed with the generated column (a new database: 0011's form)
         default = getattr(settings, "CHATCORE_SEARCH_LANGUAGE", "english")
         language = schema.installed_language(cursor, connection.vendor, default)
         for statement in schema.segment_trigger_statements(connection.vendor, language):

@@ -19,8 +19,17 @@ purge (which blanks a message's content) drops its words.
   down as it grew (PostgreSQL keeps the trigger's plan from when the table
   was small).
 - **PostgreSQL.** A `search_vector tsvector` column on the message (content
-  weighted A, the speaker's name B) computed by a BEFORE INSERT/UPDATE
-  trigger with the configured text search configuration, and a GIN index.
+  weighted A, the speaker's name B) with the configured text search
+  configuration, and a GIN index. The column is a stored generated column,
+  not a trigger's work: a row trigger made PostgreSQL run its function for
+  every row and forced a COPY to insert row by row, a share of a bulk
+  import's server time; a generated column is computed in the insert itself
+  and again by any update of the row (a purge's blanked content drops its
+  words). The only row trigger left works out the segment, and only for a
+  row that arrives without one (`WHEN (NEW.segment IS NULL)`: the bulk
+  import gives every segment, so no function runs for its rows). The
+  language is part of the column's expression, so a change of it drops the
+  column and adds it again.
 - **SQLite.** An FTS5 table `chatcore_message_fts(content, speaker)` whose
   rowid is the message's id; the tokenizer is `porter unicode61` for English
   (stemming), plain `unicode61` for other languages (FTS5 ships no other
@@ -70,10 +79,31 @@ _SEGMENT_CASE = f"""CASE WHEN NEW.parent_id IS NULL OR EXISTS (
         THEN NEW.id ELSE (SELECT p.segment FROM {TABLE} p WHERE p.id = NEW.parent_id) END"""
 
 
-def _pg_function(language: str) -> str:
-    # The speaker's words only for a message that names one: for the others they were the empty vector, which
-    # joined to the content's leaves it as it is, byte for byte, and its making and joining were a share of
-    # every row's indexing (a bulk import is bound by the server's work on its rows).
+def _pg_document(language: str) -> str:
+    """The message's document: its content's words weighted A and, for a message that names a speaker, the
+    speaker's weighted B. For the others the speaker's part was the empty vector, which joined to the
+    content's leaves it as it is, byte for byte, and its making and joining were a share of every row's
+    indexing (a bulk import is bound by the server's work on its rows)."""
+    config = f"'{_checked(language)}'::regconfig"
+    content = f"setweight(to_tsvector({config}, coalesce(content, '')), 'A')"
+    return (
+        f"CASE WHEN metadata ? 'speaker' THEN {content} "
+        f"|| setweight(to_tsvector({config}, coalesce(metadata->>'speaker', '')), 'B') ELSE {content} END"
+    )
+
+
+def _pg_function() -> str:
+    """The segment of a row that arrives without one (the trigger's WHEN clause calls it for no other)."""
+    return f"""CREATE OR REPLACE FUNCTION {PG_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            NEW.segment := {_SEGMENT_CASE};
+            RETURN NEW;
+        END $$"""
+
+
+def _pg_function_before_generated(language: str) -> str:
+    """The function as it was while it also computed the document (a plain column then): for the migrations
+    written before the column was generated, and for going back past the one that made it so."""
     config = f"'{_checked(language)}'::regconfig"
     return f"""CREATE OR REPLACE FUNCTION {PG_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
@@ -208,10 +238,31 @@ PG_TRIGGER_ALWAYS = f"ALTER TABLE {TABLE} ENABLE ALWAYS TRIGGER {PG_FUNCTION}"
 
 
 def _postgresql(language: str) -> list[str]:
+    """The generated column (made again: its expression holds the language), its index and the segment's
+    trigger. Adding the column rewrites the table once, computing every row's document."""
+    return [
+        f"DROP INDEX IF EXISTS {PG_INDEX}",
+        f"ALTER TABLE {TABLE} DROP COLUMN IF EXISTS search_vector",
+        f"ALTER TABLE {TABLE} ADD COLUMN search_vector tsvector GENERATED ALWAYS AS ({_pg_document(language)}) STORED",
+        _pg_function(),
+        f"COMMENT ON FUNCTION {PG_FUNCTION}() IS '{_checked(language)}'",
+        f"DROP TRIGGER IF EXISTS {PG_FUNCTION} ON {TABLE}",
+        f"""CREATE TRIGGER {PG_FUNCTION} BEFORE INSERT ON {TABLE}
+            FOR EACH ROW WHEN (NEW.segment IS NULL) EXECUTE FUNCTION {PG_FUNCTION}()""",
+        PG_TRIGGER_ALWAYS,
+        f"CREATE INDEX {PG_INDEX} ON {TABLE} USING gin (search_vector)",
+    ]
+
+
+def postgresql_before_generated_statements(language: str) -> list[str]:
+    """The index as it was before its column was generated (a plain column kept by the trigger), made from
+    the installed one: for going back past the migration that made it generated."""
     config = f"'{_checked(language)}'::regconfig"
     return [
-        f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS search_vector tsvector",
-        _pg_function(language),
+        f"DROP INDEX IF EXISTS {PG_INDEX}",
+        f"ALTER TABLE {TABLE} DROP COLUMN IF EXISTS search_vector",
+        f"ALTER TABLE {TABLE} ADD COLUMN search_vector tsvector",
+        _pg_function_before_generated(language),
         f"COMMENT ON FUNCTION {PG_FUNCTION}() IS '{language}'",
         f"DROP TRIGGER IF EXISTS {PG_FUNCTION} ON {TABLE}",
         f"""CREATE TRIGGER {PG_FUNCTION} BEFORE INSERT OR UPDATE OF content, metadata ON {TABLE}
@@ -220,8 +271,18 @@ def _postgresql(language: str) -> list[str]:
         f"""UPDATE {TABLE} SET search_vector =
             setweight(to_tsvector({config}, coalesce(content, '')), 'A')
             || setweight(to_tsvector({config}, coalesce(metadata->>'speaker', '')), 'B')""",
-        f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON {TABLE} USING gin (search_vector)",
+        f"CREATE INDEX {PG_INDEX} ON {TABLE} USING gin (search_vector)",
     ]
+
+
+_PG_GENERATED = """SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = %s::regclass
+    AND attname = 'search_vector' AND attgenerated = 's' AND NOT attisdropped)"""
+
+
+def pg_document_generated(cursor) -> bool:
+    """Whether the installed index's column is generated (the migrations before that one leave it alone)."""
+    cursor.execute(_PG_GENERATED, [TABLE])
+    return bool(cursor.fetchone()[0])
 
 
 def _sqlite(language: str) -> list[str]:
@@ -252,10 +313,11 @@ def installed_language(cursor, vendor: str, default: str) -> str:
 
 
 def segment_trigger_statements(vendor: str, language: str) -> list[str]:
-    """The insert triggers again, as `install_statements` makes them, leaving the index's data alone (SQLite:
-    all three, and the pending table they write)."""
+    """The insert triggers again, as the migrations before the generated column made them, leaving the
+    index's data alone (SQLite: all three, and the pending table they write). On PostgreSQL only for an
+    index whose column is not generated (`pg_document_generated`): the caller checks."""
     if vendor == "postgresql":
-        return [_pg_function(language)]
+        return [_pg_function_before_generated(language)]
     if vendor == "sqlite":
         return sqlite_trigger_statements()
     return []
@@ -304,8 +366,9 @@ def segments_backfill(cursor) -> None:
 
 
 def reindex_statements(vendor: str, language: str) -> list[str]:
-    """Rebuild with `language`: PostgreSQL replaces the trigger and recomputes the column in place;
-    SQLite's tokenizer is fixed when the FTS5 table is made, so the table is made again."""
+    """Rebuild with `language`: PostgreSQL makes the generated column again with the language's expression
+    (which computes every row's document) and replaces the trigger; SQLite's tokenizer is fixed when the FTS5
+    table is made, so the table is made again."""
     if vendor == "postgresql":
         return install_statements(vendor, language)
     return uninstall_statements(vendor) + install_statements(vendor, language)

@@ -44,7 +44,7 @@ from chatcore.models import Message
 from chatcore.search import message_search
 from chatcore.search.engine import index_covering
 from chatcore.search.query import STOP_WORDS
-from chatcore.search.schema import FTS_TABLE, PG_FUNCTION, PG_INDEX, TABLE
+from chatcore.search.schema import FTS_TABLE, PG_FUNCTION, TABLE
 from compaction.recall import recall_search
 from devtools.benchmarks.data import TEXTS, bench_data
 from devtools.calibration import calibration_ms
@@ -121,7 +121,8 @@ def _index_off() -> None:
         if connection.vendor == "postgresql":
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
             cursor.execute(f"DROP TRIGGER {PG_FUNCTION} ON {TABLE}")
-            cursor.execute(f"DROP INDEX {PG_INDEX}")
+            # The document is a generated column (chatcore.search.schema): dropped, with its index.
+            cursor.execute(f"ALTER TABLE {TABLE} DROP COLUMN search_vector")
         else:
             for suffix in ("insert", "update", "delete"):
                 cursor.execute(f"DROP TRIGGER {FTS_TABLE}_{suffix}")
