@@ -231,12 +231,18 @@ class Message(models.Model):
         ASSISTANT = "assistant", "Assistant"
         TOOL = "tool", "Tool"
 
-    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="messages")
+    # No index of its own: the channel is the first column of message_siblings_idx, which serves its lookups
+    # (one index less for every inserted message to keep).
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="messages", db_index=False)
     parent = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True, related_name="children")
     role = models.CharField(max_length=16, choices=Role.choices)
     content = models.TextField(blank=True)
     metadata = models.JSONField(default=dict, blank=True)
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    # Indexed only where set (message_author_idx): a model's and a tool's messages have no author, and their
+    # rows need no entry (a user's deletion finds its messages by `author_id = x`, which implies it is set).
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, db_index=False
+    )
     created_at = models.DateTimeField(default=timezone.now)
     deleted_at = models.DateTimeField(null=True, blank=True)
     purged_at = models.DateTimeField(null=True, blank=True)
@@ -271,6 +277,7 @@ class Message(models.Model):
             models.Index(fields=["channel", "parent", "id"], name="message_siblings_idx"),
             models.Index(fields=["chain_hash"], name="message_chain_idx"),
             models.Index(fields=["segment", "depth"], name="message_segment_idx"),
+            models.Index(fields=["author"], name="message_author_idx", condition=Q(author__isnull=False)),
         ]
 
     def __str__(self) -> str:
