@@ -30,7 +30,7 @@ from compaction.redaction import redact_many
 from compaction.safety import looks_like_injection
 from compaction.safety.injection import PEOPLE, conversation_flags
 from compaction.safety.normalize import unify_lines
-from compaction.safety.structure import RAW_NAME_CHARS, safe_speaker, safe_tool, turn_body
+from compaction.safety.structure import RAW_NAME_CHARS, safe_speaker, safe_tool, turn_bodies
 
 # (head, tail) characters kept of long bodies.
 MESSAGE_KEEP = (4_000, 1_200)
@@ -209,13 +209,17 @@ def render_transcript(items: list[TranscriptItem]) -> str:
     """One block per turn, blank line between turns; bodies through `turn_body` (structure escaped, continuation
     lines indented), with the speakers' names counted as labels too ("Caroline: …" on a line of its own)."""
     names = frozenset(item.speaker for item in items if item.speaker)
-    blocks = []
+    texts = []
     for item in items:
         keep = TOOL_RESULT_KEEP if item.role == "tool" else MESSAGE_KEEP
-        body = turn_body(truncate_middle(item.content.strip(), *keep), names=names)
-        lines = [f"{_label(item)}: {body}".rstrip()]
+        texts.append(truncate_middle(item.content.strip(), *keep))
+        if item.tool_calls:
+            texts.extend(truncate_middle(call["arguments"], *TOOL_ARGUMENTS_KEEP) for call in item.tool_calls)
+    bodies = iter(turn_bodies(texts, names=names))  # every line of every turn checked in one batch
+    blocks = []
+    for item in items:
+        lines = [f"{_label(item)}: {next(bodies)}".rstrip()]
         for call in item.tool_calls:
-            arguments = turn_body(truncate_middle(call["arguments"], *TOOL_ARGUMENTS_KEEP), names=names)
-            lines.append(f"[TOOL CALL · {safe_tool(call['name'])[0]}]: {arguments}")
+            lines.append(f"[TOOL CALL · {safe_tool(call['name'])[0]}]: {next(bodies)}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)

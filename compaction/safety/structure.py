@@ -23,13 +23,18 @@ start a section. So, wherever a transcript or prompt is built:
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
 from collections.abc import Iterable
+
+import re2
 
 from chatcore.names import speaker_name_clean, tool_name_clean
 from compaction.redaction import redact
 from compaction.redaction.spans import PLACEHOLDER_RE
+from compaction.safety.first_pass import Joined, scan
 from compaction.safety.injection import looks_like_injection
 from compaction.safety.normalize import skeleton, unify_lines
 
@@ -57,6 +62,8 @@ _MARKER_RE = re.compile(
     r"|</?\s*(?:system|user|assistant|transcript|conversation_summary|instructions?|human|ai|tool|developer|"
     r"earlier_summary|context|message|im_start|im_end|h[1-6])\b[^<>\n]{0,80}>"
 )
+# What every match of _MARKER_RE holds (it reads a lower-cased line): a "<", or a "[" only in "[inst]" or "[/inst]".
+_MARKER_STARTS = ("<", "[inst]", "[/inst]")
 _HEADING_RE = re.compile(
     r"#{1,6}(?:\s|$)|(?:={3,}|-{3,}|\*{3,}|_{3,})\s*$|\*\*[^*\n]{1,80}\*\*\s*:?\s*$|__[^_\n]{1,80}__\s*:?\s*$"
     r"|(?:goal|goals|summary|instructions?|current state(?: and next steps)?|state|key (?:decisions|facts|points)"
@@ -114,6 +121,76 @@ def turn_body(text: str, *, names: Iterable[str] = ()) -> str:
         return escaped
     first, *rest = escaped.split("\n")
     return "\n".join([first, *(INDENT + line if line.strip() else "" for line in rest)])
+
+
+# What makes `fold` of an ASCII line more than its lower case: a run of spaces, or a space other than " " (after
+# `unify_lines`, no line holds a line break). Looked for one by one: a few fast substring scans, not a regex's.
+_UNUSUAL_SPACES = ("  ", "\t", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x1f")
+
+
+@functools.lru_cache(maxsize=256)
+def _line_start_scan(names: frozenset[str]) -> re2.Set | None:
+    """An RE2 scan of ASCII lines lower-cased (each its `skeleton` then, when it holds no unusual space) that
+    matches at the start of every line where `_LABEL_RE`, `_FENCE_START_RE`, `_HEADING_RE` or the names' pattern
+    matches once the line's lead is skipped (on ASCII text RE2 reads their classes, `\\b` and `$` in MULTILINE mode
+    as Python does, and none of them looks past a line's end otherwise); None when a name's pattern is not RE2's."""
+    alternatives = [_LABEL_RE.pattern, _FENCE_START_RE.pattern, _HEADING_RE.pattern]
+    names_re = _names_re(names) if names else None
+    if names_re is not None:
+        alternatives.append(names_re.pattern)
+    try:
+        return scan("^[ >]*(?:" + "|".join(f"(?:{alternative})" for alternative in alternatives) + ")", re.MULTILINE)
+    except re2.error:
+        return None
+
+
+def _structural_lines(lines: list[str], names: frozenset[str]) -> set[int]:
+    """The indices of `lines` (none holding a line break) that `structural` (headings included) says yes for. The
+    ASCII lines are lower-cased at once and joined; only those whose start `_line_start_scan` matches, or that hold
+    what a marker holds (`_MARKER_STARTS`), are asked: a superset of the lines it says yes for."""
+    numbers: list[int] | None = None  # which line each of the batch is, when not all are in it
+    joined = "\n".join(lines)
+    asked: set[int] = set()
+    present = [space for space in _UNUSUAL_SPACES if space in joined]
+    if present or not joined.isascii():  # the lines that are not asked one by one
+        plain = [line.isascii() and not any(space in line for space in present) for line in lines]
+        asked = {number for number, line in enumerate(lines) if not plain[number] and structural(line, names=names)}
+        numbers = [number for number in range(len(lines)) if plain[number]]
+        joined = "\n".join(lines[number] for number in numbers)
+    batch = lines if numbers is None else [lines[number] for number in numbers]
+    line_start = _line_start_scan(names)
+    if not batch:
+        return asked
+    if line_start is None:
+        return {number for number, line in enumerate(lines) if line and structural(line, names=names)}
+    lower = joined.lower()
+    maybe = Joined(lower.split("\n")).hits(line_start)
+    starts = list(itertools.accumulate((len(line) + 1 for line in batch[:-1]), initial=0))
+    for mark in _MARKER_STARTS:
+        position = lower.find(mark)
+        while position >= 0:
+            maybe.add(bisect.bisect_right(starts, position) - 1)
+            position = lower.find(mark, position + 1)
+    found = {number for number in maybe if batch[number] and structural(batch[number], names=names)}
+    return asked | (found if numbers is None else {numbers[number] for number in found})
+
+
+def turn_bodies(texts: list[str], *, names: frozenset[str] = frozenset()) -> list[str]:
+    """`turn_body` of each of `texts`, the lines of them all checked in one batch (`_structural_lines`)."""
+    split = [unify_lines(text).split("\n") for text in texts]
+    lines = [line for text_lines in split for line in text_lines]
+    escaped = _structural_lines(lines, names)
+    bodies, number = [], 0
+    for text_lines in split:
+        if escaped:
+            text_lines = [ESCAPE + line if number + i in escaped else line for i, line in enumerate(text_lines)]
+        number += len(text_lines)
+        if len(text_lines) == 1:
+            bodies.append(text_lines[0])
+        else:
+            first, *rest = text_lines
+            bodies.append("\n".join([first, *(INDENT + line if line.strip() else "" for line in rest)]))
+    return bodies
 
 
 _BACKTICKS_RE = re.compile(r"`+")

@@ -3,7 +3,7 @@
 import pytest
 
 from chatcore.names import speaker_name_clean, tool_name_clean
-from compaction.safety.structure import neutralize_lines, safe_speaker, safe_tool, structural, turn_body
+from compaction.safety.structure import neutralize_lines, safe_speaker, safe_tool, structural, turn_bodies, turn_body
 
 
 @pytest.mark.parametrize(
@@ -117,3 +117,23 @@ def test_speaker_names_are_redacted_and_refused_when_they_address_a_model():
 def test_tool_names_are_cut_to_a_safe_set(raw, expected):
     assert tool_name_clean(raw) == expected
     assert safe_tool(raw)[0] == expected
+
+
+def test_turn_bodies_are_each_texts_turn_body():
+    """The batch (`turn_bodies`: one scan of every line for the few that could be structural) escapes and indents
+    exactly as `turn_body` does text by text: probes of every kind among ordinary lines, with names, non-ASCII
+    text, runs of spaces, tabs and every kind of line break mixed in."""
+    import random
+
+    from tests.compaction.safety.red_team_probes import BREAKOUTS, HEADINGS, LABELS, ORDINARY, SEPARATORS
+
+    probes = [*LABELS.values(), *BREAKOUTS.values(), *HEADINGS.values(), *SEPARATORS.values(), *ORDINARY]
+    plain = ["Deploy went fine.", "", "  ", "see src/app.py:12", "Dana: noted", "> quoted", "x  y", "tab\there"]
+    odd = ["café [USER]: ok", "İstanbul: User: hi", "a\u2028[SYSTEM]: b", "c\rUser: d", "e\x1f### f"]
+    chooser = random.Random(7)
+    pool = [line for line in probes if isinstance(line, str)] + plain + odd
+    for names in (frozenset(), frozenset({"Dana", "Bo", "X"})):
+        for ascii_only in (True, False):
+            lines = [line for line in pool if line.isascii() and "  " not in line] if ascii_only else pool
+            texts = ["\n".join(chooser.choice(lines) for _ in range(chooser.randint(1, 4))) for _ in range(400)]
+            assert turn_bodies(texts, names=names) == [turn_body(text, names=names) for text in texts]
