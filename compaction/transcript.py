@@ -192,17 +192,24 @@ def _day(year: int, month: int, day: int) -> str:
     return f"{day} {dt.date(year, month, day):%B %Y}"
 
 
+@functools.lru_cache(maxsize=4096)
+def _label_head(role: str, speaker: str, tool_name: str) -> str:
+    """A label up to its date: the same for every turn of one speaker (asked once per speaker, not per turn)."""
+    shown = role.upper() if role != "tool" else "TOOL RESULT"
+    speaker = safe_speaker(speaker, role)[0] if speaker else ""
+    name = speaker if speaker and speaker.lower() != role else ""
+    if role == "tool":
+        name = safe_tool(tool_name)[0] if tool_name else name
+    return f"[{shown} · {name}" if name else f"[{shown}"
+
+
 def _label(item: TranscriptItem) -> str:
-    role = item.role.upper() if item.role != "tool" else "TOOL RESULT"
-    speaker = safe_speaker(item.speaker, item.role)[0] if item.speaker else ""
-    name = speaker if speaker and speaker.lower() != item.role else ""
-    if item.role == "tool":
-        name = safe_tool(item.tool_name)[0] if item.tool_name else name
-    label = f"{role} · {name}" if name else role
-    if item.created_at is not None:
-        # The time as "%H:%M" formats it, without strftime's cost on every turn.
-        label += f" · {format_date(item.created_at)}, {item.created_at.hour:02d}:{item.created_at.minute:02d}"
-    return f"[{label}]"
+    label = _label_head(item.role, item.speaker, item.tool_name)
+    created = item.created_at
+    if created is None:
+        return label + "]"
+    # The time as "%H:%M" formats it, without strftime's cost on every turn.
+    return f"{label} · {_day(created.year, created.month, created.day)}, {created.hour:02d}:{created.minute:02d}]"
 
 
 def render_transcript(items: list[TranscriptItem]) -> str:
