@@ -21,3 +21,11 @@ def test_a_worker_imports_the_urlconf_before_its_first_request():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "True"
+
+
+def test_a_worker_collects_a_request_s_cycles_in_one_young_pass():
+    """The young generation is large enough that a request's objects are mostly dead by the first young
+    collection that sees them, instead of being walked by several passes of every generation."""
+    module = importlib.import_module("project.asgi")
+
+    assert gc.get_threshold()[0] == module.YOUNG_COLLECTION_THRESHOLD
