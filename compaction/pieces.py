@@ -139,6 +139,22 @@ def _words(text: str, start: int, end: int) -> int:
 _OPENING_PATTERNS = (_BULLET_RE, _PLEASANTRY_RE, _OPENER_RE)
 
 
+def _both_cases(letters: str) -> frozenset[str]:
+    return frozenset(letters.lower() + letters.upper())
+
+
+# What a text opening with an ASCII character must open with for each of _OPENING_PATTERNS to match at all: a
+# bullet's marks and digits; the first letters of the pleasantries' and of the openers' words, in either case (on
+# an ASCII character ignoring case folds in no other letter). Any other opening is passed over without a match;
+# a text opening with any other character is matched by every pattern, as before.
+_OPENING_FIRSTS = (
+    frozenset("-*>#0123456789"),
+    _both_cases("smalqthwg"),
+    _both_cases("owhylaugbstcnrde"),
+)
+_OPENINGS = tuple(zip(_OPENING_PATTERNS, _OPENING_FIRSTS, strict=True))
+
+
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     """The span without leading bullets, greetings and interjections, or surrounding spaces."""
     while start < end and text[start].isspace():
@@ -148,12 +164,15 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     # Each pattern opens with ^, which matches only where `text` itself starts, never at a later `start`: only a
     # span at the very start of the message can lose a bullet or an opener, and every other span skips the searches.
     # For the same reason the first pattern that trims is the last one that could: the rest are not asked.
-    if start == 0:
-        for pattern in _OPENING_PATTERNS:
-            match = pattern.match(text, 0, end)
-            if match and match.end() > 0:
-                start = match.end()
-                break
+    if start == 0 and end > 0:
+        first = text[0]
+        any_first = not first.isascii()
+        for pattern, firsts in _OPENINGS:
+            if any_first or first in firsts:
+                match = pattern.match(text, 0, end)
+                if match and match.end() > 0:
+                    start = match.end()
+                    break
     while end > start and text[end - 1] in " -–—,;:":
         end -= 1
     return start, end

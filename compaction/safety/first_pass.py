@@ -225,6 +225,12 @@ def _chunk_hits(regexp: Any, data: bytes, starts: list[int], offset: int, found_
 _COMBINED: dict[tuple[int, ...], re2.Set] = {}
 
 
+def scan_set(expressions: Sequence[re2.Set]) -> re2.Set:
+    """One search set of the patterns of `expressions` (each made by `scan`): its `Match` of a text names, by
+    position, every one of them that matches anywhere in it, in one scan instead of one a pattern."""
+    return _combined(tuple(expressions))
+
+
 def _combined(expressions: tuple[re2.Set, ...]) -> re2.Set:
     """A search set of the patterns of `expressions` (each made by `scan`), in their order: which of them match."""
     key = tuple(id(expression) for expression in expressions)

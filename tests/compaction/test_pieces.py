@@ -83,3 +83,49 @@ def test_the_token_estimate_of_ascii_text_is_the_expressions_count():
     for _ in range(20_000):
         text = "".join(generator.choice(parts) for _ in range(generator.randint(0, 16)))
         assert estimate_tokens(text) == _estimate_by_expressions(text), repr(text)
+
+
+def test_an_ascii_opening_outside_a_patterns_first_characters_is_never_trimmed_by_it():
+    """pieces._OPENING_FIRSTS passes over a pattern for any other ASCII first character: the pattern's own phrases,
+    their first character replaced by every such character (but a space: _trimmed skips spaces first), never
+    match."""
+    for pattern, firsts in pieces._OPENINGS:
+        phrases = re.findall(r"[A-Za-z' ]{2,}", pattern.pattern) + ["- item", "12. item", "## Title", "> quote"]
+        for phrase in phrases:
+            for rest in (phrase, phrase + ", then more", phrase + "! Then more", phrase + " Anna, hi."):
+                assert pattern.match(rest) is None or rest[0] in firsts or not rest[0].isascii(), rest
+                for code in range(128):
+                    if chr(code) not in firsts and not chr(code).isspace():
+                        assert pattern.match(chr(code) + rest[1:]) is None, (pattern.pattern[:30], chr(code) + rest)
+
+
+def test_the_trimmed_spans_are_those_every_opening_pattern_asked_gives():
+    def asked_all(text, start, end):
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if start == 0:
+            for pattern in pieces._OPENING_PATTERNS:
+                match = pattern.match(text, 0, end)
+                if match and match.end() > 0:
+                    start = match.end()
+                    break
+        while end > start and text[end - 1] in " -–—,;:":
+            end -= 1
+        return start, end
+
+    texts = corpora.locomo_messages(corpora.default_locomo())
+    openers = [
+        "Hey Anna! ",
+        "Wow, ",
+        "So much has happened since we last spoke! ",
+        "- ",
+        "1) ",
+        "Thanks! ",
+        "İ ",
+        "ſo, ",
+    ]
+    texts = [*texts, *(opener + text for opener in openers for text in texts[:200])]
+    assert [t for t in texts if pieces._trimmed(t, 0, len(t)) != asked_all(t, 0, len(t))] == []
+    assert sum(pieces._trimmed(t, 0, len(t))[0] > 0 for t in texts) > 500  # many are trimmed

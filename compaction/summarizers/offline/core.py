@@ -11,6 +11,7 @@ inside the same limit.
 
 from __future__ import annotations
 
+import bisect
 import math
 
 from chatcore.tokens import count_tokens
@@ -54,6 +55,9 @@ def analyse(
     reads: list[Read] = []
     set_aside_by: list[str] = []
     set_aside_items: set[int] = set()
+    # The words of each message with a piece, for their rarity: a message of one piece is its piece's words (no
+    # copy), a longer one their union.
+    documents: list[frozenset[str]] = []
     items_judge(items)  # one batch, each message with its neighbours
     for index, item in enumerate(items):
         if addresses_model(item):
@@ -62,14 +66,17 @@ def analyse(
             set_aside_by.append(speaker_label(item))
             set_aside_items.add(index)
             continue
-        reads.extend(read_item(index, item))
+        item_reads = read_item(index, item)
+        if item_reads:
+            reads.extend(item_reads)
+            words = [read.words for read in item_reads]
+            documents.append(words[0] if len(words) == 1 else frozenset().union(*words))
     carried, rejected = previous.carried_units(previous_summary) if previous_summary else ([], 0)
-    documents: dict[int, set[str]] = {}
-    for read in reads:
-        documents.setdefault(read.index, set()).update(read.words)
+    carried_documents: dict[int, set[str]] = {}
     for carried_unit in carried:
-        documents.setdefault(-1 - carried_unit.position, set()).update(carried_unit.words)
-    idf = scoring.idf(documents.values(), max(len(items), len(documents)))
+        carried_documents.setdefault(-1 - carried_unit.position, set()).update(carried_unit.words)
+    documents.extend(map(frozenset, carried_documents.values()))
+    idf = scoring.idf(documents, max(len(items), len(documents)))
     # Each piece's information once: it ranks the pieces for the full analysis, and weighs the units made of them.
     # scoring.information of each: every read's words are in `documents`, so each has a rarity (no default needed).
     rarity = idf.__getitem__
@@ -118,15 +125,25 @@ def _worth_analysing(reads: list[Read], information: list[float], count: int, li
     if len(reads) <= keep:
         return list(range(len(reads)))
     recent = count - max(RECENT_ANALYSED, count // RECENT_ANALYSED_PART)
-    # The most informative first; the sort is stable, so equal figures keep the order of the pieces.
-    negated = [-figure for figure in information]
-    ranked = sorted(range(len(reads)), key=negated.__getitem__)
+    # The most informative first; the sort is stable (reversed too), so equal figures keep the order of the pieces.
+    ranked = sorted(range(len(reads)), key=information.__getitem__, reverse=True)
     chosen = set(ranked[:keep])
-    chosen.update(i for i, read in enumerate(reads) if read.index >= recent)
-    # Instructions are kept newest first: the newest possible ones are far more than any limit can hold.
-    instructing = [i for i in range(len(reads) - 1, -1, -1) if may_instruct(reads[i])]
-    chosen.update(instructing[:INSTRUCTIONS_ANALYSED])
+    # The reads are in the order of their messages: those of the newest messages are the last ones.
+    chosen.update(range(bisect.bisect_left(reads, recent, key=_message_of), len(reads)))
+    # Instructions are kept newest first: the newest possible ones are far more than any limit can hold, and the
+    # search stops at the last one kept.
+    instructing = 0
+    for i in range(len(reads) - 1, -1, -1):
+        if instructing == INSTRUCTIONS_ANALYSED:
+            break
+        if may_instruct(reads[i]):
+            chosen.add(i)
+            instructing += 1
     return sorted(chosen)
+
+
+def _message_of(read: Read) -> int:
+    return read.index
 
 
 # The order in which the sections with a share choose their units: what a reader needs first takes first.

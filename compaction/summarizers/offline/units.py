@@ -17,6 +17,7 @@ import re
 
 from compaction import instructions, lexicon
 from compaction.pieces import Piece, estimate_tokens, pieces_of
+from compaction.safety.first_pass import scan_set
 from compaction.summarizers.offline import patterns, scoring
 from compaction.transcript import TranscriptItem, format_date
 
@@ -63,17 +64,21 @@ def speaker_label(item: TranscriptItem) -> str:
     return speaker.capitalize() if speaker in ("user", "assistant") else speaker
 
 
-# (flag, its hint words, its pattern, its RE2 twin or None), in the order they are looked for.
+# (flag, its hint words, its pattern, whether it has an RE2 twin), in the order they are looked for.
 _FLAG_FORMS = tuple(
-    (flag, patterns.HINTS[flag], patterns.FORMS[flag], patterns.FLAG_TWINS.get(flag)) for flag in patterns.FLAGS
+    (flag, patterns.HINTS[flag], patterns.FORMS[flag], flag in patterns.FLAG_TWINS) for flag in patterns.FLAGS
 )
+# Every flag's twin in one RE2 set: one scan of an ASCII text names each twinned flag that matches in it.
+_TWINNED = tuple(flag for flag in patterns.FLAGS if flag in patterns.FLAG_TWINS)
+_TWIN_SET = scan_set([patterns.FLAG_TWINS[flag].fast for flag in _TWINNED])
 
 
 def _flags(text: str, tokens: frozenset[str], role: str, instruction: bool) -> frozenset[str]:
     """The forms of speech in `text`; `tokens` (its lower-cased words) spare the patterns that cannot match.
 
     Each form is searched as patterns.FLAG_SEARCHES does (the twin's RE2 set on ASCII text, the pattern
-    otherwise), with an ASCII text encoded once for all the twins rather than once a search."""
+    otherwise); on ASCII text the twins are asked together (one scan, at the first form that needs one), and each
+    form the hints allow takes the answer of its own twin."""
     flags = set()
     question = text.rstrip().endswith("?")
     if question:
@@ -81,13 +86,14 @@ def _flags(text: str, tokens: frozenset[str], role: str, instruction: bool) -> f
     if instruction:
         flags.add("instruction")
     ascii_text = text.isascii()
-    encoded = b""
-    for flag, hints, pattern, twin in _FLAG_FORMS:
+    twins_found: frozenset[str] | None = None
+    for flag, hints, pattern, twinned in _FLAG_FORMS:
         if (flag == "goal" and role != "user") or (flag == "decision" and question) or hints.isdisjoint(tokens):
             continue
-        if twin is not None and ascii_text:
-            encoded = encoded or text.encode("ascii")
-            found = twin.fast.Match(encoded) is not None
+        if twinned and ascii_text:
+            if twins_found is None:
+                twins_found = frozenset(_TWINNED[n] for n in _TWIN_SET.Match(text.encode("ascii")) or ())
+            found = flag in twins_found
         else:
             found = pattern.search(text) is not None
         if found:
@@ -114,7 +120,7 @@ def read_item(index: int, item: TranscriptItem) -> list[Read]:
         return []
     content = item.content
     pieces = pieces_of(index, content)
-    alone = sum(1 for piece in pieces if piece.kind == "sentence") <= 1
+    alone = len(pieces) <= 1 or [piece.kind for piece in pieces].count("sentence") <= 1
     # On ASCII text in which no apostrophe joins a word (most messages), a piece's tokens are the runs of its span of
     # the whole message's runs text (lower-casing and the translation map each character to one): made once per
     # message.

@@ -199,3 +199,16 @@ def test_the_runs_of_a_batch_are_each_texts_own():
     assert found == {index: encoded.runs(text) for index, text in enumerate(texts)}
     assert any(found.values())
     assert encoded.runs_of(texts, [3, 1]) == {3: encoded.runs(texts[3]), 1: encoded.runs(texts[1])}
+
+
+def test_the_flags_twins_asked_together_name_each_twin_that_matches_alone():
+    from compaction.summarizers.offline import units
+
+    texts = sorted({text for name in units._TWINNED for text in _twin_texts(patterns.FORMS[name]) if text.isascii()})
+    twins = [patterns.FLAG_TWINS[name] for name in units._TWINNED]
+    together = [sorted(units._TWINNED[n] for n in units._TWIN_SET.Match(text.encode("ascii")) or ()) for text in texts]
+    alone = [
+        sorted(name for name, twin in zip(units._TWINNED, twins, strict=True) if twin.search(text)) for text in texts
+    ]
+    assert sum(map(len, alone)) > 1_000  # the flags are common in the sample
+    assert [text for text, one, other in zip(texts, together, alone, strict=True) if one != other] == []

@@ -116,3 +116,16 @@ def test_a_message_s_pieces_read_once_are_each_piece_s_words():
             assert (read.tokens, read.words) == (tokens, words), repr(read.piece.text)
             assert read.addressed == sum(1 for token in listed if token in scoring.SECOND_PERSON)
     assert once > 200  # quoting apostrophes read with the whole message, not only messages without any
+
+
+def test_the_regular_past_is_found_in_the_joined_words_as_word_by_word():
+    from devtools import redaction_eval
+
+    texts = [*redaction_eval.locomo_messages(redaction_eval.default_locomo()), "bed", "I needed", "a reed", "éclaired"]
+    found = 0
+    for text in texts:
+        present = frozenset(scoring._LOWER_WORD_RE.findall(text.lower())) | frozenset(text.lower().split())
+        word_by_word = any(len(t) >= scoring.MIN_REGULAR_PAST and t.endswith("ed") for t in present)
+        assert (scoring._REGULAR_PAST_RE.search(" ".join(present) + " ") is not None) == word_by_word, text
+        found += word_by_word
+    assert 100 < found < len(texts) - 100
