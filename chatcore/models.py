@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from chatcore.chain import ChainKey
 from chatcore.endpoints import endpoint_validate
 from chatcore.token_keys import DIGEST_LENGTH, LOOKUP_MAX_LENGTH
 
@@ -275,7 +276,8 @@ class Message(models.Model):
         ordering = ["depth", "id"]
         indexes = [
             models.Index(fields=["channel", "parent", "id"], name="message_siblings_idx"),
-            models.Index(fields=["chain_hash"], name="message_chain_idx"),
+            # On the hash's prefix (chatcore.chain.ChainKey), read by compaction.gateway.lookup.
+            models.Index(ChainKey("chain_hash"), name="message_chain_key_idx"),
             models.Index(fields=["segment", "depth"], name="message_segment_idx"),
             models.Index(fields=["author"], name="message_author_idx", condition=Q(author__isnull=False)),
         ]

@@ -17,8 +17,9 @@ from collections.abc import Iterator
 
 from django.contrib.auth.models import User
 from django.db import router
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet, Value
 
+from chatcore.chain import ChainKey
 from chatcore.compiled import FixedQuery
 from chatcore.locks import channel_lock_with_cursor_found, lock_with_cursor_query
 from chatcore.models import Channel, Cursor, Message
@@ -31,10 +32,12 @@ def _found(channels: QuerySet[Channel], hashes: list[str]) -> QuerySet[Message]:
     The channels are an EXISTS test on each hit, never a join: joined, SQLite's planner (which has no
     statistics) walks the owner's channels and every message in them (the channel index) and tests
     each hash, a cost that grew with the user's whole history on every call (`compaction_bench
-    --scenario gateway`); as a test it must find the messages by the chain hash index.
+    --scenario gateway`); as a test it must find the messages by the chain hash index. That index holds
+    each hash's prefix (`ChainKey`): the messages are found by the prefixes, then held to the whole hashes.
     """
     return (
-        Message.objects.filter(chain_hash__in=hashes)
+        Message.objects.alias(chain_key=ChainKey("chain_hash"))
+        .filter(chain_key__in=[ChainKey(Value(value)) for value in hashes], chain_hash__in=hashes)
         .filter(Exists(channels.filter(pk=OuterRef("channel_id"))))
         .order_by("-depth", "-id")
     )

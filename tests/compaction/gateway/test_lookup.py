@@ -6,6 +6,7 @@ from django.test.utils import CaptureQueriesContext
 
 from chatcore import services
 from chatcore.bulk import NewMessage, messages_bulk_import
+from chatcore.chain import KEY_CHARS
 from chatcore.locks import channel_lock
 from chatcore.models import Cursor, Message
 from compaction.gateway.lookup import deepest_channel, deepest_channel_locked, deepest_in_locked, deepest_match
@@ -43,7 +44,7 @@ def test_sqlite_finds_the_match_by_the_chain_hash_index_not_by_the_user_s_channe
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN QUERY PLAN " + queries[0]["sql"])
         plan = " | ".join(str(row[-1]) for row in cursor.fetchall())
-    assert "chatcore_message USING INDEX message_chain_idx" in plan, plan
+    assert "chatcore_message USING INDEX message_chain_key_idx" in plan, plan
     assert "message_siblings_idx" not in plan and "chatcore_channel_owner" not in plan, plan
 
 
@@ -56,6 +57,17 @@ def test_deleted_others_and_unpinned_channels_are_not_matched(user, other_user):
     services.channel_delete(channel=channel, actor=user)
     assert deepest_match(user=user, hashes=hashes) is None
     assert Message.objects.filter(channel=channel).count() == 6
+
+
+def test_a_hash_that_shares_only_the_index_s_prefix_is_not_a_match(user):
+    """The index holds each hash's prefix (chatcore.chain.ChainKey): a lookup holds what it finds to the whole hash."""
+    channel, messages = conversation(user, 4)
+    near = [m.chain_hash[:KEY_CHARS] + ("0" if m.chain_hash[KEY_CHARS] != "0" else "1") * 24 for m in messages]
+    assert deepest_match(user=user, hashes=near) is None
+    assert deepest_channel(user=user, hashes=near) is None
+    assert deepest_match(user=user, hashes=[m.chain_hash for m in messages[:2]] + near[2:]) == messages[1]
+    with transaction.atomic():
+        assert deepest_in_locked(user=user, channel=channel_lock(channel_id=channel.pk), hashes=near) is None
 
 
 def test_the_lookups_before_and_under_the_lock_agree_with_deepest_match(user, other_user, transactional_db):
