@@ -38,7 +38,7 @@ import re
 
 import re2
 
-from compaction.redaction.spans import Scan, Spans, re2_spans
+from compaction.redaction.spans import Scan, Spans, prefiltered
 
 # Blocks that carry public material between their armour lines (the private ones are the structure layer's).
 _PUBLIC_BLOCK = re.compile(
@@ -53,7 +53,7 @@ _SSH_PUBLIC = re.compile(
     r"[ \t]+(AAAA[A-Za-z0-9+/]{20,}={0,2})"
 )
 # The marks of the blocks, SSH keys and JWKs, found in one RE2 pass over the text's ASCII image.
-_MARKS = re2.compile(rb'-----BEGIN |ssh-|ecdsa-sha2-|sk-ssh-|sk-ecdsa-|"kty"')
+_MARKS = prefiltered(re2.compile(rb'-----BEGIN |ssh-|ecdsa-sha2-|sk-ssh-|sk-ecdsa-|"kty"'))
 # Extended public keys of BIP32 wallets (mainnet and testnet, each address type), base58.
 _EXTENDED_PUBLIC = re.compile(
     r"(?<![A-Za-z0-9])(?:[xyzXYZtuvUV]pub|Ltub|Mtub)[1-9A-HJ-NP-Za-km-z]{100,112}(?![A-Za-z0-9])"
@@ -106,8 +106,8 @@ _TOKEN_SHAPED = (_EXTENDED_PUBLIC, _PUBLISHABLE, _OBJECT_ID, _TWILIO_SID, _CONTE
 # Where a placeholder may be (RE2 on the text's ASCII image): a run of one character, or a placeholder word joined
 # to the rest of its token (xoxb-your-bot-token, <YOUR_API_KEY>), not the same word in a sentence.
 _PLACEHOLDER_WORDS = rb"(?:your|example|replace|dummy|placeholder|changeme|fake|sample|redacted|insert)"
-_PLACEHOLDER_HINT = re2.compile(
-    rb"(?i)xxxxxxxx|00000000|\*{8}|[_\-<]" + _PLACEHOLDER_WORDS + rb"|" + _PLACEHOLDER_WORDS + rb"[_\->]"
+_PLACEHOLDER_HINT = prefiltered(
+    re2.compile(rb"(?i)xxxxxxxx|00000000|\*{8}|[_\-<]" + _PLACEHOLDER_WORDS + rb"|" + _PLACEHOLDER_WORDS + rb"[_\->]")
 )
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.*/+")
 _REPEATED = re.compile(r"[_\-.]([xX0*.])\1{7,}$")
@@ -127,7 +127,7 @@ def placeholder(token: str) -> bool:
 def _placeholders(scan: Scan, spans: Spans) -> None:
     text = scan.text
     searched = 0
-    for start, _ in re2_spans(_PLACEHOLDER_HINT, scan.image):
+    for start, _ in scan.image_spans(_PLACEHOLDER_HINT):
         if start >= searched:
             searched = _placeholder_at(text, spans, start + (text[start] not in _TOKEN_CHARS))
 
@@ -153,7 +153,8 @@ _JWK_PUBLIC = re.compile(r"\"(?:n|e|x|y|x5c|x5t|x5t#S256)\"\s*:\s*(?:\[\s*)?\"([
 def find(scan: Scan, spans: Spans) -> None:
     """Protect every public span of the text, so that no layer takes it."""
     text = scan.text
-    marks = {match.group()[:3] for match in _MARKS.finditer(scan.image)}
+    image = scan.image
+    marks = {image[start : start + 3] for start, _ in scan.image_spans(_MARKS)}
     if b"---" in marks:
         for match in _PUBLIC_BLOCK.finditer(text):
             spans.protect(match.start(), match.end())

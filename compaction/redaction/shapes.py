@@ -25,7 +25,7 @@ from pathlib import Path
 
 import re2
 
-from compaction.redaction.spans import Scan, Spans, re2_spans
+from compaction.redaction.spans import Scan, Spans, prefiltered, re2_spans
 
 _WORDLIST = Path(__file__).with_name("data") / "bip39_english.txt"
 PHRASE_LENGTHS = (24, 21, 18, 15, 12)  # the lengths BIP39 defines, longest first
@@ -166,7 +166,9 @@ def suspicious(scan: Scan) -> bool:
 
 # The marks of the shapes below, found in one RE2 pass over the text's ASCII image (a search of the text for
 # each would cost a pass each).
-_MARKS = re2.compile(rb"(?i)otpauth:|/hooks/|algolia|searchclient|account|acct|a/c|konto|compte|cuenta|conto")
+_MARKS = prefiltered(
+    re2.compile(rb"(?i)otpauth:|/hooks/|algolia|searchclient|account|acct|a/c|konto|compte|cuenta|conto")
+)
 _BANK_MARKS = frozenset((b"acc", b"a/c", b"kon", b"com", b"cue", b"con"))
 
 
@@ -196,7 +198,8 @@ def find(scan: Scan, spans: Spans) -> None:
         alone = (start == 0 or not text[start - 1].isdigit()) and text[end : end + 1] not in _DIGIT_OR_DASH
         if alone and all(int(group) % BITLOCKER_DIVISOR == 0 for group in key.split("-")):
             spans.add(start, end, "bitlocker_recovery_key")
-    marks = {match.group()[:3].lower() for match in _MARKS.finditer(scan.image)}
+    image = scan.image
+    marks = {image[start : start + 3].lower() for start, _ in scan.image_spans(_MARKS)}
     if b"otp" in marks:
         for match in _OTPAUTH.finditer(text):
             spans.add(match.start(1), match.end(1), "one_time_code_seed")

@@ -23,6 +23,15 @@ from compaction.safety.first_pass import byte_spans
 PLACEHOLDER = "[REDACTED:{kind}]"
 PLACEHOLDER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 
+_PREFILTERED: list[Any] = []
+
+
+def prefiltered(expression: Any) -> Any:
+    """Register an RE2 expression over the text's ASCII image with the shared set (`Scan.image_spans`); returns it."""
+    _PREFILTERED.append(expression)
+    return expression
+
+
 # Secret-ish words and command names, matched on the lower-cased text. RE2 runs this alternation of
 # a few hundred words as one automaton, in linear time (Python's `re` backtracks through the alternation).
 KEYWORD_RE = re2.compile("|".join(re.escape(word) for word in sorted(TRIGGER_WORDS, key=len, reverse=True)))
@@ -69,16 +78,16 @@ DIGITS_RE = re.compile(
     r"[\d \-./+]{5,40}\d[A-Z]?(?![\w])"
 )
 # A run of digits and separators that can hold a digit group (RE2 on the text's ASCII image).
-_DIGIT_RUN_RE = re2.compile(rb"[0-9 \-./+]*[0-9][0-9 \-./+]{5,}[0-9][0-9 \-./+]*")
+_DIGIT_RUN_RE = prefiltered(re2.compile(rb"[0-9 \-./+]*[0-9][0-9 \-./+]{5,}[0-9][0-9 \-./+]*"))
 # DIGITS_RE reads a little past a run of digits and separators (a letter after the last digit, its look-aheads):
 # it is run over the run and this many characters more.
 DIGITS_READ_PAST = 4
 # ... and upper-case ids with digits (IBAN, NINO, codice fiscale, PAN, CURP, NIE), few: RE2 again.
-UPPER_ID_RE = re2.compile(rb"\b[A-Z]{1,6} ?\d[A-Z0-9 \-]{3,38}[A-Z0-9]\b")
+UPPER_ID_RE = prefiltered(re2.compile(rb"\b[A-Z]{1,6} ?\d[A-Z0-9 \-]{3,38}[A-Z0-9]\b"))
 # Literal marks of the structure layer.
 MARKS = ("-----BEGIN", "PuTTY-User-Key-File", "://", "WIFI:")
 # A .pgpass line's host:port:db (the structure layer reads the line): RE2 on the text's ASCII image.
-PGPASS_HINT = re2.compile(rb"[A-Za-z0-9_*]:(?:[0-9]{1,5}|\*):[A-Za-z0-9_*]")
+PGPASS_HINT = prefiltered(re2.compile(rb"[A-Za-z0-9_*]:(?:[0-9]{1,5}|\*):[A-Za-z0-9_*]"))
 
 
 def re2_spans(expression: Any, data: bytes) -> list[tuple[int, int]]:
@@ -86,6 +95,27 @@ def re2_spans(expression: Any, data: bytes) -> list[tuple[int, int]]:
 
     On bytes the binding maps no offsets back to characters: each hit costs the search alone (`byte_spans`)."""
     return byte_spans(expression, data)
+
+
+_PREFILTER_SETS: dict[int, tuple[Any, dict[int, int]]] = {}
+
+
+def _prefilter_set() -> tuple[Any, dict[int, int]]:
+    """The set of the registered expressions (built on first use, again if more were registered), and each
+    expression's index in it."""
+    count = len(_PREFILTERED)
+    if count not in _PREFILTER_SETS:
+        options = re2.Options()
+        options.max_mem = PREFILTER_MAX_MEM
+        expressions = re2.Set.SearchSet(options)
+        for expression in _PREFILTERED:
+            expressions.Add(expression.pattern)
+        expressions.Compile()
+        _PREFILTER_SETS[count] = (expressions, {id(expression): index for index, expression in enumerate(_PREFILTERED)})
+    return _PREFILTER_SETS[count]
+
+
+PREFILTER_MAX_MEM = 64 << 20  # RE2's memory for the set's automaton: room for all its expressions at once
 
 
 def re2_group(expression: Any, data: bytes, start: int, end: int) -> tuple[int, int, int]:
@@ -132,8 +162,22 @@ class Scan:
             or self.runs
             or self.id_candidates
             or any(mark in text for mark in MARKS)
-            or PGPASS_HINT.search(self.image) is not None
+            or bool(self.image_spans(PGPASS_HINT))
         )
+
+    @functools.cached_property
+    def _present(self) -> frozenset[int]:
+        """Indices (in the shared set) of the registered expressions that match somewhere in the image."""
+        return frozenset(_prefilter_set()[0].Match(self.image) or ())
+
+    def image_spans(self, expression: Any) -> list[tuple[int, int]]:
+        """`re2_spans(expression, self.image)` of a registered expression (`prefiltered`): none without a pass
+        of its own when the shared set's one pass found it nowhere. Most texts hold none of them, and one pass
+        of the set costs about what one of them alone does."""
+        index = _prefilter_set()[1].get(id(expression))
+        if index is not None and index not in self._present:
+            return []
+        return re2_spans(expression, self.image)
 
     @functools.cached_property
     def image(self) -> bytes:
@@ -180,12 +224,12 @@ class Scan:
     @functools.cached_property
     def id_candidates(self) -> list[tuple[int, int]]:
         text = self.text
-        found = re2_spans(UPPER_ID_RE, self.image)  # IBANs before the digit groups inside them
+        found = self.image_spans(UPPER_ID_RE)  # IBANs before the digit groups inside them
         if self._words[1]:
             return found + [m.span() for m in DIGITS_RE.finditer(text)]
         # Every digit group lies in a run of digits and separators that the cheap expression finds; the
         # full expression (its look-arounds see the text around) runs only there.
-        for start, end in re2_spans(_DIGIT_RUN_RE, self.image):
+        for start, end in self.image_spans(_DIGIT_RUN_RE):
             found += [m.span() for m in DIGITS_RE.finditer(text, start, min(len(text), end + DIGITS_READ_PAST))]
         return found
 

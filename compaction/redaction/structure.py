@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from compaction.redaction.entropy import MIN_TOKEN_CHARS, looks_random
-from compaction.redaction.spans import PGPASS_HINT, Scan, Spans, re2_spans
+from compaction.redaction.spans import PGPASS_HINT, Scan, Spans
 from compaction.redaction.values import is_reference
 
 _PEM_BEGIN = re.compile(r"-{4,5} ?BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}")
@@ -122,7 +122,7 @@ def _bare_userinfo(scan: Scan, spans: Spans) -> None:
 
 def _password_lines(scan: Scan, spans: Spans) -> None:
     text = scan.text
-    for hint_start, _ in re2_spans(PGPASS_HINT, scan.image):
+    for hint_start, _ in scan.image_spans(PGPASS_HINT):
         line_start, line_end = scan.line_bounds(hint_start)
         line = _PGPASS.fullmatch(text, line_start, line_end)
         if line is not None and not is_reference(line.group(1)):
