@@ -104,6 +104,9 @@ PRIVATE_READS_KEPT = {
     "drf-spectacular renders the declared ones",
     ("chatcore/compiled.py", "_iterable_class"): "Django says nowhere else whether a query set makes instances or "
     "values_list() rows; a FixedQuery must make the same, and tests/chatcore/test_compiled.py compares both kinds",
+    ("chatcore/db_steps.py", "_restore_context"): "asgiref's own move of a context between the loop and a request's "
+    "thread (its Local storage re-homed to the thread, its changes copied back), which sync_to_async applies and "
+    "db_step must apply the same; asgiref has no public form of it, and test_db_steps compares both",
     ("chatcore/llm_chat.py", "construct_type"): "the SDK's own building of a response body into its types (no "
     "validation), so that a call awaited whole over our transport reads the same object as through the SDK; "
     "test_llm_http compares both",
