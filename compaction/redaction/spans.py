@@ -126,7 +126,7 @@ def re2_group(expression: Any, data: bytes, start: int, end: int) -> tuple[int, 
     return (group - 1, *match.span(group))
 
 
-def _char_spans(expression: Any, text: str) -> list[tuple[int, int]]:
+def char_spans(expression: Any, text: str) -> list[tuple[int, int]]:
     """Spans (in characters) of an RE2 expression over `text`, run on its UTF-8 bytes with one conversion pass."""
     encoded = text.encode("utf-8")
     spans = re2_spans(expression, encoded)
@@ -196,7 +196,7 @@ class Scan:
     def _words(self) -> tuple[list[tuple[int, int]], bool]:
         """The secret-ish words, and whether the text holds a decimal digit outside ASCII."""
         lower = self.lower
-        hits = [(s, e) for s, e in _char_spans(KEYWORD_BYTES_RE, lower) if lower[s:e] not in _NOISE]
+        hits = [(s, e) for s, e in char_spans(KEYWORD_BYTES_RE, lower) if lower[s:e] not in _NOISE]
         if lower.isascii():
             return hits, False
         words = [(s, e) for s, e in hits if not (e - s == 1 and not lower[s].isascii() and lower[s].isdecimal())]

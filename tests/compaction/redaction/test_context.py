@@ -1,10 +1,13 @@
 """Secret context without a colon: a value a few words after its word, a generated password alone after a
 colon, a shell line that writes a secret into a file or hands it to a command on stdin."""
 
+import re
+
 import pytest
 
 from compaction.redaction import redact
-from compaction.redaction.context import generated
+from compaction.redaction.context import _ALONE, generated
+from compaction.redaction.spans import char_spans
 
 
 @pytest.mark.parametrize(
@@ -87,3 +90,13 @@ def test_generated_needs_every_class_or_randomness():
 )
 def test_names_ids_and_public_values_after_a_colon_stay(text):
     assert redact(text).text == text
+
+
+def test_the_alone_expression_finds_what_pythons_finds():
+    """The RE2 expression of a word alone after a colon spells out Python's \\S: the same spans on every kind of
+    space and on text that is not ASCII."""
+    python = re.compile(r"[:：][ \t]+(\S+)[ \t]*$", re.MULTILINE)
+    spaces = [chr(point) for point in range(0x3001) if chr(point).isspace()] + ["\u00e9", "\u2603", "x"]
+    for space in spaces:
+        text = f"a: b{space}c\nkey：  v{space}\t\nné: Zx9#{space}w! \nx: y"
+        assert char_spans(_ALONE, text) == [match.span() for match in python.finditer(text)], repr(space)

@@ -16,8 +16,8 @@ from compaction.redaction.spans import (
     DIGITS_RE,
     UPPER_ID_RE,
     Scan,
-    _char_spans,
     _wordish,
+    char_spans,
     re2_spans,
 )
 from devtools import redaction_eval as evaluation
@@ -47,7 +47,7 @@ def test_runs_are_the_cores_found_plainly(text):
 
 
 def _id_candidates_plainly(text: str) -> list[tuple[int, int]]:
-    return _char_spans(UPPER_ID_RE, text) + [match.span() for match in DIGITS_RE.finditer(text)]
+    return char_spans(UPPER_ID_RE, text) + [match.span() for match in DIGITS_RE.finditer(text)]
 
 
 @settings(max_examples=400, deadline=None)
