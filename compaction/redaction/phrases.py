@@ -18,15 +18,18 @@ placeholder), stays.
 
 from __future__ import annotations
 
+import bisect
 import re
 
+import re2
+
 from compaction.redaction.entropy import looks_random
-from compaction.redaction.spans import Scan, Spans
+from compaction.redaction.spans import Scan, Spans, char_spans
 from compaction.redaction.values import credential_like, is_reference, short_password
 from compaction.redaction.vocabulary import PASSWORD_WORDS, STRONG_WORDS
 from compaction.redaction.wordness import wordlike
-from compaction.safety.first_pass import Joined, loosened
 from compaction.safety.first_pass import found as first_pass_found
+from compaction.safety.first_pass import loosened
 
 # Words in a label that name a secret (besides every STRONG word): keys, codes, PINs, in several languages.
 _LABEL_WORDS = (
@@ -39,9 +42,21 @@ _LABEL_WORDS = (
 _LABEL_RE = re.compile(
     "|".join(sorted((re.escape(word) for word in STRONG_WORDS), key=len, reverse=True)) + "|" + _LABEL_WORDS
 )
+
+
+def _where_options() -> re2.Options:
+    options = re2.Options()
+    options.max_mem = LABEL_MAX_MEM
+    return options
+
+
+LABEL_MAX_MEM = 64 << 20  # RE2's memory for the label words' automaton: a few hundred words without a thrashing cache
 # Its RE2 first pass (a superset: word boundaries dropped): most labels hold no such word, and an alternation of a few
 # hundred words costs Python's engine a try of each at every character of the label.
 _LABEL_FIRST = loosened(_LABEL_RE)
+# The same words, as an expression that reports where they are (word boundaries dropped: a superset again), for one
+# pass over a whole batch.
+_LABEL_WHERE = re2.compile(_LABEL_RE.pattern.replace(r"\b", "").encode(), options=_where_options())
 # Words of a label for a short numeric code (a PIN or a door code is a secret of a few digits).
 _CODE_LABEL = re.compile(r"\bpin\b|\bpuk\b|code|combination|passcode|kod|codice|código")
 # A label that names something public or a property of the secret, not the secret.
@@ -105,11 +120,12 @@ def _credential(value: str, *, code_label: bool, strong: bool) -> bool:
 def find(scan: Scan, spans: Spans) -> None:
     """Values after a colon whose label, a few words before it, names a secret.
 
-    Most labels name nothing secret, and a batch holds thousands of them: the text each label is cut from (its
-    window, see `_windows`) is scanned for a label word by one pass of `_LABEL_FIRST` over all windows, and a
-    colon whose window holds none, with a value after it on its line, is left without reading its label (it
+    Most labels name nothing secret, and a batch holds thousands of them: the label words are found by one pass
+    of `_LABEL_WHERE` over the whole text, and a colon whose window (the text its label is cut from, see
+    `_skipped`) meets none of them, with a value after it on its line, is left without reading its label (it
     would hold no label word either)."""
     text = scan.text
+    hits: tuple[list[int], list[int]] | None = None
     for colon_char in _COLONS:
         colons = []
         colon = text.find(colon_char)
@@ -122,35 +138,46 @@ def find(scan: Scan, spans: Spans) -> None:
             for colon in colons:
                 _after_label(scan, spans, colon)
             continue
-        windows = _windows(scan, colons)
-        named = Joined([window for window, _ in windows]).hits(_LABEL_FIRST)
-        for index, (colon, (_, plain)) in enumerate(zip(colons, windows, strict=True)):
-            if plain and index not in named:
-                continue
-            _after_label(scan, spans, colon)
+        if hits is None:
+            found = char_spans(_LABEL_WHERE, scan.lower)
+            hits = [start for start, _ in found], [end for _, end in found]
+        for colon in colons:
+            if not _skipped(scan, colon, hits):
+                _after_label(scan, spans, colon)
 
 
-# Below this many colons, labels are read one by one: a batch scan's setup would cost more than it saves.
+# Below this many colons, labels are read one by one: a pass over the whole text would cost more than it saves.
 _BATCH_MIN_COLONS = 8
 # Whitespace other than one space, which `_label` may join differently than its window has it.
 _ODD_SPACE_RE = re.compile(r"[^\S ]| {2}")
 
 
-def _windows(scan: Scan, colons: list[int]) -> list[tuple[str, bool]]:
-    """For each colon: the lower-cased text its label is cut from (from its line's start, at most MAX_LABEL_CHARS
-    before it), and whether a colon whose window holds no label word may be skipped. The label `_label` reads is
-    a part of its window, or, when it has more than MAX_LABEL_WORDS words, its last words joined by one space
-    after a space: still a part of the window when every blank in the window is one space. A colon whose line
-    ends with it (a list of codes may follow) is never skipped: it is read for what its label says of the list."""
-    text, lower = scan.text, scan.lower
-    windows = []
-    for colon in colons:
-        start = max(text.rfind("\n", 0, colon) + 1, colon - MAX_LABEL_CHARS)
-        window = lower[start:colon]
-        line_end = text.find("\n", colon)
-        rest = text[colon + 1 : line_end] if line_end != -1 else text[colon + 1 :]
-        windows.append((window, _ODD_SPACE_RE.search(window) is None and rest.strip() != ""))
-    return windows
+def _skipped(scan: Scan, colon: int, hits: tuple[list[int], list[int]]) -> bool:
+    """Whether the colon may be left unread: its window (the lower-cased text from its line's start, at most
+    MAX_LABEL_CHARS before it) meets no label word of the whole text's pass (`hits`: starts and ends, in order),
+    every blank in it is one space and its line goes on after it.
+
+    A label word inside the window would be found by the pass or lie under one it found that overlaps the
+    window. The label `_label` reads is a part of its window, or, when it has more than MAX_LABEL_WORDS words,
+    its last words joined by one space after a space: still a part of the window when every blank in the window
+    is one space. A colon whose line ends with it (a list of codes may follow) is never skipped: it is read for
+    what its label says of the list."""
+    text = scan.text
+    start = max(text.rfind("\n", max(0, colon - MAX_LABEL_CHARS), colon) + 1, colon - MAX_LABEL_CHARS)
+    starts, ends = hits
+    index = bisect.bisect_right(ends, start)  # the first label word that ends inside or after the window
+    if index < len(starts) and starts[index] < colon:
+        return False
+    window = scan.lower[start:colon]
+    # Every blank but the ASCII space is unprintable: a printable window without two spaces in a row has no odd
+    # blank, without the expression's try at each character.
+    if ("  " in window or not window.isprintable()) and _ODD_SPACE_RE.search(window) is not None:
+        return False
+    if colon + 2 < len(text) and text[colon + 1] == " " and not text[colon + 2].isspace():
+        return True  # the value starts right after the colon's space (most colons)
+    line_end = text.find("\n", colon)
+    rest = text[colon + 1 : line_end] if line_end != -1 else text[colon + 1 :]
+    return rest.strip() != ""
 
 
 def _after_label(scan: Scan, spans: Spans, colon: int) -> None:
