@@ -239,3 +239,98 @@ def test_runs_text_splits_as_the_expression_where_no_apostrophe_joins_a_word():
     assert exact > 1_000
     assert lexicon.runs_exact("The log said 'TimeoutError after 10 s'")
     assert not lexicon.runs_exact("We'll see") and not lexicon.runs_exact("Café")
+
+
+# Marks that make and break paths and identifiers, with newlines (inside a text, and the batch's separator).
+DETAIL_PARTS = [
+    "src/",
+    "app",
+    "/",
+    ".",
+    ".py",
+    ".md",
+    "~",
+    "..",
+    "_",
+    "`",
+    "()",
+    "snake_case",
+    "camelCase",
+    "PRJ-12",
+    "1.2.3",
+    "-",
+    ":",
+    "\n",
+    " ",
+    "a",
+    "Z",
+    "9",
+    "é",
+    "commit ",
+    "abc1234f",
+    "https://x.io/a",
+    "2024-05-01",
+    "T10:00",
+    "t09:30",
+    "Z",
+    "z",
+    "+02:00",
+    "5/1/2024",
+    "May ",
+    "today",
+]
+
+
+def _assert_batch_counts_each(texts: list[str], tokens: list[frozenset[str]]) -> None:
+    counted = lexicon.count_details(texts, tokens)
+    for text, words, found in zip(texts, tokens, counted, strict=True):
+        digits = re.search(r"\d", text) is not None
+        each = (
+            len(lexicon.find_paths(text)),
+            len(lexicon.find_identifiers(text)),
+            len(lexicon.find_dates(text, digits, words or None)),
+        )
+        assert found == each, repr(text)
+
+
+def test_details_counted_in_a_batch_are_each_text_s_own():
+    generator = random.Random(11)
+    texts = ["".join(generator.choice(DETAIL_PARTS) for _ in range(generator.randint(0, 12))) for _ in range(20_000)]
+    # Each text's words, or none given (every other text): find_dates reads both ways.
+    tokens = [frozenset(lexicon.tokens_of(text.lower())) if i % 2 else frozenset() for i, text in enumerate(texts)]
+    for start in range(0, len(texts), 500):  # batches of many sizes and neighbours
+        end = start + generator.randint(1, 500)
+        _assert_batch_counts_each(texts[start:end], tokens[start:end])
+
+
+def test_details_counted_in_a_batch_on_the_corpora():
+    from types import SimpleNamespace
+
+    from compaction.summarizers.offline import units
+    from compaction.transcript import transcript_items
+    from devtools.benchmarks.compaction import _text
+    from devtools.docs.samples import demo_items
+
+    messages = [
+        SimpleNamespace(pk=i, role=("user", "assistant")[i % 2], content=_text(i), metadata={}, created_at=None)
+        for i in range(500)
+    ]
+    corpora = [demo_items(keep) for keep in (0, 6)] + [transcript_items(messages)]
+    for items in corpora:
+        reads = [read for index, item in enumerate(items) for read in units.read_item(index, item)]
+        _assert_batch_counts_each([read.piece.text for read in reads], [read.tokens for read in reads])
+
+
+def test_details_counted_in_a_batch_on_locomo():
+    import json
+
+    from compaction.imports import locomo_turns
+    from compaction.summarizers.offline import units
+    from compaction.transcript import TranscriptItem
+    from tests.locomo import locomo_required
+
+    for path in locomo_required():
+        turns = locomo_turns(json.loads(path.read_text(encoding="utf-8")))
+        items = [TranscriptItem(i, t.role, t.speaker, t.text, t.created_at) for i, t in enumerate(turns)]
+        reads = [read for index, item in enumerate(items) for read in units.read_item(index, item)]
+        _assert_batch_counts_each([read.piece.text for read in reads], [read.tokens for read in reads])

@@ -82,10 +82,13 @@ def analyse(
     rarity = idf.__getitem__
     information = [math.fsum(map(rarity, read.words)) for read in reads]
     worth_analysing = _worth_analysing(reads, information, len(items), limit)
-    injected = pattern_flags([reads[i].piece.text for i in worth_analysing])  # one batch for the pieces' checks
+    # One batch for the pieces' checks, and one for their paths, identifiers and dates.
+    texts = [reads[i].piece.text for i in worth_analysing]
+    injected = pattern_flags(texts)
+    details = lexicon.count_details(texts, [reads[i].tokens for i in worth_analysing])
     units: list[Unit] = []
-    for i, flag in zip(worth_analysing, injected, strict=True):
-        unit = unit_of(reads[i], injected=flag)
+    for i, flag, counted in zip(worth_analysing, injected, details, strict=True):
+        unit = unit_of(reads[i], injected=flag, details=counted)
         if unit is not None:
             unit.weight = information[i]
             units.append(unit)

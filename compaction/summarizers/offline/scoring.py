@@ -94,18 +94,29 @@ ERROR_POINTS, MOST_ERRORS = 1.5, 2
 DECISION_POINTS = 2.0  # a decision, once
 
 
-def detail_bonus(text: str, tokens: frozenset[str] = frozenset(), names: int | None = None) -> float:
+def detail_bonus(
+    text: str,
+    tokens: frozenset[str] = frozenset(),
+    names: int | None = None,
+    details: tuple[int, int, int] | None = None,
+) -> float:
     """Details a later turn cannot reconstruct: references, identifiers, dates, numbers, names, errors, decisions.
 
-    `tokens` (the lower-cased words) and `names` (capitalised names) may be given when already counted.
+    `tokens` (the lower-cased words), `names` (capitalised names) and `details` (how many paths, identifiers and
+    dates, as lexicon.count_details counts them for a batch of pieces) may be given when already counted.
     """
     bonus = 0.0
     digits = _DIGIT_RE.search(text) is not None
-    if "/" in text or "." in text:
+    if "/" in text or "." in text:  # a path needs one of them (else find_paths finds none)
         urls = len(lexicon.URL_RE.findall(text)) if "://" in text else 0
-        bonus += PATH_POINTS * min(MOST_PATHS, urls + len(lexicon.find_paths(text)))
-    bonus += IDENTIFIER_POINTS * min(MOST_IDENTIFIERS, len(lexicon.find_identifiers(text)))
-    bonus += DATE_POINTS * min(MOST_DATES, len(lexicon.find_dates(text, digits, tokens or None)))
+        paths = len(lexicon.find_paths(text)) if details is None else details[0]
+        bonus += PATH_POINTS * min(MOST_PATHS, urls + paths)
+    if details is None:
+        identifiers, dates = len(lexicon.find_identifiers(text)), len(lexicon.find_dates(text, digits, tokens or None))
+    else:
+        _, identifiers, dates = details
+    bonus += IDENTIFIER_POINTS * min(MOST_IDENTIFIERS, identifiers)
+    bonus += DATE_POINTS * min(MOST_DATES, dates)
     if digits:
         bonus += NUMBER_POINTS * min(MOST_NUMBERS, len(lexicon.NUMBER_RE.findall(text)))
     bonus += NAME_POINTS * min(MOST_NAMES, capitalised(text) if names is None else names)

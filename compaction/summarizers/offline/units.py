@@ -176,9 +176,10 @@ def may_instruct(read: Read) -> bool:
     return read.item.role == "user" and read.piece.kind == "sentence" and instructions.could_be_instruction(read.tokens)
 
 
-def unit_of(read: Read, *, injected: bool | None = None) -> Unit | None:
+def unit_of(read: Read, *, injected: bool | None = None, details: tuple[int, int, int] | None = None) -> Unit | None:
     """The candidate unit of a piece, or None when it only reacts, asks back, or addresses a model. `injected`, when
-    given, is `looks_like_injection` of the piece's text (asked for a batch of pieces at once)."""
+    given, is `looks_like_injection` of the piece's text, and `details` its paths, identifiers and dates counted
+    (lexicon.count_details; both asked for a batch of pieces at once)."""
     piece, words, tokens, item = read.piece, read.words, read.tokens, read.item
     caption = piece.kind == "caption"
     if injected is None:
@@ -192,7 +193,7 @@ def unit_of(read: Read, *, injected: bool | None = None) -> Unit | None:
     if not caption and not read.alone and not instruction and not scoring.informative(piece.text, words, tokens):
         return None
     capitalised = scoring.capitalised(piece.text)
-    bonus = scoring.detail_bonus(piece.text, tokens, capitalised)
+    bonus = scoring.detail_bonus(piece.text, tokens, capitalised, details)
     if len(words) < scoring.MIN_CONTENT_WORDS and bonus < MIN_SHORT_BONUS and not instruction:
         return None
     return Unit(
