@@ -170,6 +170,10 @@ class Scan:
         """Indices (in the shared set) of the registered expressions that match somewhere in the image."""
         return frozenset(_prefilter_set()[0].Match(self.image) or ())
 
+    def present(self, expression: Any) -> bool:
+        """Whether a registered expression (`prefiltered`) matches somewhere in the image (the shared set's pass)."""
+        return _prefilter_set()[1][id(expression)] in self._present
+
     def image_spans(self, expression: Any) -> list[tuple[int, int]]:
         """`re2_spans(expression, self.image)` of a registered expression (`prefiltered`): none without a pass
         of its own when the shared set's one pass found it nowhere. Most texts hold none of them, and one pass
