@@ -69,6 +69,10 @@ def _seed_phrases(scan: Scan, spans: Spans, word_runs: list[tuple[int, int]], nu
     wallet = None
     runs: list[list[tuple[int, int]]] = []
     for run_start, run_end in word_runs:
+        # The run is words of 3 to 8 letters between blanks (what _WORD finds in it): most hold no dozen list words
+        # in a row, and then no phrase.
+        if not _list_words_in_a_row(text[run_start:run_end].split(), indices):
+            continue
         run: list[tuple[int, int]] = []
         for word in _WORD.finditer(text, run_start, run_end):
             if word.group() in indices:
@@ -105,6 +109,16 @@ def _seed_phrases(scan: Scan, spans: Spans, word_runs: list[tuple[int, int]], nu
                 continue
             for start, end in run[first:last]:
                 spans.add(start, end, "seed_phrase")  # numbered words: the numbers stay
+
+
+def _list_words_in_a_row(words: list[str], indices: dict[str, int]) -> bool:
+    """Whether PHRASE_LENGTHS[-1] or more of `words` in a row are list words."""
+    in_a_row = 0
+    for word in words:
+        in_a_row = in_a_row + 1 if word in indices else 0
+        if in_a_row >= PHRASE_LENGTHS[-1]:
+            return True
+    return False
 
 
 def _checksummed(words: list[str]) -> tuple[int, int] | None:
