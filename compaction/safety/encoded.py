@@ -47,6 +47,21 @@ GATE_SCAN = scan(
     rf"[A-Za-z0-9+/_-]{{{MIN_RUN}}}|(?:[0-9A-Fa-f]{{2}}[ :]){{{MIN_RUN // 2}}}|%[0-9A-Fa-f]{{2}}|&#?[A-Za-z0-9]+;"
     r"|[A-Za-z][0-9@$|!][A-Za-z]|\\[xu][0-9A-Fa-f]{2}"
 )
+# Every text holding a run (`_RUN_RE`) that could decode to readable text, and more, in one scan of a batch: text
+# read as readable has a space, and a space is the byte 0x20 in UTF-8 whatever surrounds it. Such a byte is the pair
+# "20" of a hex run, and in base64 (read in groups of four from the run's start, "-" as "+" and "_" as "/", which
+# are in no pair below) the group's first two characters "I" and one of A-P, its second and third one of "CSiy" and
+# one of A-D, or its third one of "AEIMQUYcgkosw048" and its fourth "g"; a text's fold may read a run in lower case,
+# so the last pair is asked in either case. The pair lies in a run's characters, at least MIN_RUN of them.
+_SPACE_PAIRS = r"(?:20|I[A-P]|[CSiy][A-D]|[AEIMQUYCGKOSWcgkosw048][gG])"
+_BASE64_CHAR, _HEX_RUN_CHAR = "[A-Za-z0-9+/_-]", "[0-9A-Fa-f :]"
+DECODABLE_SCAN = scan(
+    "|".join(
+        f"{chars}{{{before}}}{pair}{chars}{{{MIN_RUN - 2 - before}}}"
+        for chars, pair in ((_BASE64_CHAR, _SPACE_PAIRS), (_HEX_RUN_CHAR, "20"))
+        for before in range(MIN_RUN - 1)
+    )
+)
 # Every text in which _LEET_WORD_RE finds a word, and more (any character beyond ASCII read as a letter), in one scan
 # of a batch: most texts with digits have none of them between two letters, and skip that search.
 LEET_SCAN = scan(r"(?:[A-Za-z]|[^\x00-\x7f])[0-9@$|!]+(?:[A-Za-z]|[^\x00-\x7f])")

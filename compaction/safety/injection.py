@@ -59,14 +59,22 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True, decode: bo
         return []
     folded = [fold(text) for text in texts]
     found = pattern_flags(texts, folded)
-    maybe_encoded, leet = Joined(list(texts)).within_many((encoded.GATE_SCAN, encoded.LEET_SCAN))
-    spans = encoded.runs_of(texts, maybe_encoded)
+    maybe_encoded, leet, decodable = Joined(list(texts)).within_many(
+        (encoded.GATE_SCAN, encoded.LEET_SCAN, encoded.DECODABLE_SCAN)
+    )
+    # A text whose fold only lowered its case, with no run that could decode (`encoded.DECODABLE_SCAN`) and no \x
+    # escape, reads as its fold and hides nothing in its runs: its runs are not looked for (most paths and tokens).
+    case_only = {i for i in maybe_encoded if _case_only(texts[i], folded[i])}
+    undecodable = {i for i in case_only if i not in decodable and "\\x" not in folded[i]}
+    spans = encoded.runs_of(texts, case_only - undecodable)
     weights = learned.shipped() if conf.INJECTION_MODEL else None
-    decoded_runs: dict[int, list[str]] = {}
+    decoded_runs: dict[int, list[str]] = dict.fromkeys(undecodable, [])
     if weights is not None:
         read = list(folded)
         for i in maybe_encoded:
-            if _case_only(texts[i], folded[i]):
+            if i in undecodable:
+                continue
+            if i in case_only:
                 read[i], decoded_runs[i] = encoded.read_and_decoded(texts[i], folded[i], spans[i])
             else:
                 read[i] = encoded.without_runs(folded[i])
@@ -78,7 +86,9 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True, decode: bo
         (index, view)
         for index in sorted(maybe_encoded)
         if not found[index] and _may_hide(texts[index], decoded_runs.get(index), leet=index in leet)
-        for view in encoded.views(texts[index], spans[index], leet=index in leet, decoded_runs=decoded_runs.get(index))
+        for view in encoded.views(
+            texts[index], spans.get(index), leet=index in leet, decoded_runs=decoded_runs.get(index)
+        )
     ]
     if hidden:
         verdicts = injection_flags([view for _, view in hidden], neighbours=False, decode=False)
