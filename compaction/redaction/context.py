@@ -20,6 +20,7 @@ merely to follow a word:
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import re2
@@ -88,8 +89,12 @@ def _in_sentence(scan: Scan, spans: Spans) -> None:
             continue
         stop = _SENTENCE_END.search(text, end)
         sentence_end = stop.start() if stop else len(text)
-        for count, word in enumerate(_WORD.finditer(text, end, sentence_end)):
-            if count >= MAX_WORDS_AFTER or NOT_SECRET_LABEL.search(lower, end, word.start()):
+        words = list(itertools.islice(_WORD.finditer(text, end, sentence_end), MAX_WORDS_AFTER))
+        # A label word before the last word read is before no word either: one search instead of one a word. (A
+        # word starts after a blank, so no label word ends where the search ends whichever word it stops at.)
+        labelled = bool(words) and NOT_SECRET_LABEL.search(lower, end, words[-1].start()) is not None
+        for word in words:
+            if labelled and NOT_SECRET_LABEL.search(lower, end, word.start()):
                 break
             value = word.group().strip(_TRIM)
             if not value:
