@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import re
 
+import re2
+
 from compaction.redaction.entropy import MIN_TOKEN_CHARS, looks_random
-from compaction.redaction.spans import PGPASS_HINT, Scan, Spans
+from compaction.redaction.spans import PGPASS_HINT, Scan, Spans, prefiltered
 from compaction.redaction.values import is_reference
 
 _PEM_BEGIN = re.compile(r"-{4,5} ?BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}")
@@ -157,8 +159,17 @@ def _yaml_secret_values(scan: Scan, spans: Spans, kind: str) -> None:
             position = line_end + 1
 
 
+# The literal marks `find` looks for (besides the .pgpass hint, which has its own), for the shared set's pass over
+# the image: ASCII without '?', so the image holds one wherever the text does. Most texts hold none.
+_MARKS = ("PRIVATE KEY", "PuTTY-User-Key-File", "@", "WIFI:", "Secret", "value", '"auths"', "$")
+_ANY_MARK = prefiltered(re2.compile("|".join(re.escape(mark) for mark in _MARKS).encode()))
+
+
 def find(scan: Scan, spans: Spans) -> None:
     """Structural secrets: key blocks, URL userinfo, Kubernetes Secrets, Docker auths, password hashes."""
+    if not scan.present(_ANY_MARK):
+        _password_lines(scan, spans)  # .pgpass lines may be there all the same
+        return
     text = scan.text
     if "PRIVATE KEY" in text or "PuTTY-User-Key-File" in text:
         _private_keys(scan, spans)
