@@ -54,7 +54,12 @@ MAX_REQUESTS_IN_FLIGHT: most HTTP requests one web process serves at a time
     application in `chatcore.overload.InFlightLimit`; the next ones get a 503
     with Retry-After at once rather than a timeout, and a 500, later. 0: no
     limit. Each in flight needs little but its share of the process's
-    database pool and CPU: 100 keeps a two-core process answering.
+    database pool and CPU. Processes that share a listening socket never
+    hold exactly equal shares of the connections, so the default leaves
+    room above an even share (128: a process streams about that many
+    replies at once on one core before its CPU is full); at a limit of
+    exactly the streams expected ÷ processes the busier one refuses while
+    another has room.
 OVERLOAD_RETRY_AFTER_SECONDS: the Retry-After of that 503.
 REQUEST_ID_TRUSTED_PROXIES: addresses or networks (CIDR) whose `X-Request-ID`
     header is taken as the request's id (chatcore.observability.middleware);
@@ -144,7 +149,7 @@ _settings = AppSettings(
         "LLM_KEY_VARIABLES": MODEL_KEY_VARIABLES,
         "LLM_KEY_VARIABLES_DENIED": SERVER_VARIABLES,
         "LLM_HTTP_HOSTS": [],
-        "MAX_REQUESTS_IN_FLIGHT": 100,
+        "MAX_REQUESTS_IN_FLIGHT": 128,
         "OVERLOAD_RETRY_AFTER_SECONDS": 1,
         "REQUEST_ID_TRUSTED_PROXIES": [],
     },

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     import openai
 
 # Idle connections kept per origin and loop: enough for the replies a worker streams at once (at most
-# CHATCORE_MAX_REQUESTS_IN_FLIGHT, 100 by default), which end about together under load and are followed at
+# CHATCORE_MAX_REQUESTS_IN_FLIGHT, 128 by default), which end about together under load and are followed at
 # once by the next ones; with fewer kept, most of those replies opened a connection of their own (about 80 us
 # of the worker's CPU each, and the model server's accept).
 IDLE_PER_ORIGIN = 128

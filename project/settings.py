@@ -300,7 +300,7 @@ CHATCORE_LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
 CHATCORE_LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 1)
 # Requests one web process serves at once (chatcore.overload, wrapped around the ASGI application in
 # project/asgi.py); the next get a 503 with Retry-After. 0: no limit.
-CHATCORE_MAX_REQUESTS_IN_FLIGHT = env_int("MAX_REQUESTS_IN_FLIGHT", 100)
+CHATCORE_MAX_REQUESTS_IN_FLIGHT = env_int("MAX_REQUESTS_IN_FLIGHT", 128)
 # The apps read the task timeout and the broker's retry from Q_CLUSTER below.
 Q_TASK_TIMEOUT_SECONDS = env_int("Q_TASK_TIMEOUT_SECONDS", 300)
 Q_RETRY_SECONDS = env_int("Q_RETRY_SECONDS", 360)
