@@ -101,6 +101,7 @@ def test_search_scenario_prints_both_goals_against_the_like_baseline(db):
     assert (figures["append_indexed_later_ms"] > 0) == (connection.vendor == "sqlite")
     assert figures["import_ms_per_message_first"] > 0 and figures["import_ms_per_message_last"] > 0
     assert figures["import_growth"] > 0 and figures["build_seconds_cal"] >= 0
+    assert figures["import_growth_cpu"] > 0
     assert counts() == before
     table, _ = run_bench("--scenario", "search", "--scale", "0.005")
     assert "LIKE %word% scan (baseline)" in table and "index upkeep: message_append" in table
