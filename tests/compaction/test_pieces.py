@@ -115,7 +115,7 @@ def test_the_trimmed_spans_are_those_every_opening_pattern_asked_gives():
             end -= 1
         return start, end
 
-    texts = corpora.locomo_messages(corpora.default_locomo())
+    texts = corpora.locomo_messages(corpora.default_locomo()) + corpora.demo_messages()  # LoCoMo only beside a clone
     openers = [
         "Hey Anna! ",
         "Wow, ",
