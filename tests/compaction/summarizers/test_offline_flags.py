@@ -121,7 +121,11 @@ def test_a_message_s_pieces_read_once_are_each_piece_s_words():
 def test_the_regular_past_is_found_in_the_joined_words_as_word_by_word():
     from devtools import redaction_eval
 
-    texts = [*redaction_eval.locomo_messages(redaction_eval.default_locomo()), "bed", "I needed", "a reed", "éclaired"]
+    texts = [
+        *redaction_eval.locomo_messages(redaction_eval.default_locomo()),  # LoCoMo only beside a clone
+        *redaction_eval.demo_messages(),
+        *("bed", "I needed", "a reed", "éclaired"),
+    ]
     found = 0
     for text in texts:
         present = frozenset(scoring._LOWER_WORD_RE.findall(text.lower())) | frozenset(text.lower().split())
