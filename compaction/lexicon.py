@@ -92,6 +92,10 @@ ERROR_RE = re.compile(
 )
 
 SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?…])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
+# Its first alternative with the sentence's last mark matched instead of looked behind for: the engine then jumps
+# from mark to mark instead of trying the look-behind at every character. On a line (no line break, so neither
+# other alternative can match) each match of it is a match of SENTENCE_SPLIT_RE one character further on.
+_SENTENCE_END_RE = re.compile(r"[.!?…][\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])")
 
 STOP_WORDS = frozenset(
     """
@@ -168,8 +172,16 @@ def content_words(text: str) -> list[str]:
 
 
 def split_sentences(text: str) -> list[str]:
+    if "\n" in text:
+        parts = SENTENCE_SPLIT_RE.split(text)
+    else:  # a line (most messages): the split at each match of _SENTENCE_END_RE, after its mark
+        parts, position = [], 0
+        for match in _SENTENCE_END_RE.finditer(text):
+            parts.append(text[position : match.start() + 1])
+            position = match.end()
+        parts.append(text[position:])
     out = []
-    for part in SENTENCE_SPLIT_RE.split(text):
+    for part in parts:
         part = " ".join(part.split())
         if part:
             out.append(part)

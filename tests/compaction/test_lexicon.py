@@ -27,6 +27,20 @@ def test_content_words_are_the_expression_s_runs_without_stop_words():
         assert lexicon.content_words(text) == expected, repr(text)
 
 
+# Sentence marks, quotes and blanks of every kind, line breaks, list bullets, and their usual neighbours.
+SENTENCE_MARKS = [*"aBZ9 \t\u00a0\u2028.!?…\"'”’)“‘(-*•", "  ", "1)", ". A", "? 'B", "…) 9", ".\u2003C"]
+SENTENCE_MARKS += ["\n", "\n\n", "\n- "]
+
+
+def test_sentences_are_the_expression_s_split():
+    # A line is split at the matches of a faster expression; with a line break, by SENTENCE_SPLIT_RE itself.
+    generator = random.Random(5)
+    for _ in range(40_000):
+        text = "".join(generator.choice(SENTENCE_MARKS) for _ in range(generator.randint(0, 25)))
+        parts = [" ".join(part.split()) for part in lexicon.SENTENCE_SPLIT_RE.split(text)]
+        assert lexicon.split_sentences(text) == [part for part in parts if part], repr(text)
+
+
 def test_a_sentence_s_words_keep_an_apostrophe_s_parts():
     assert sentence_words("Don’t push to main_branch, OK?") == {
         "don't",
