@@ -76,33 +76,40 @@ def _newest_decisions(items: list[TranscriptItem]) -> list[str]:
 
 
 def _open_questions(items: list[TranscriptItem]) -> list[str]:
-    """Questions of the newest quarter whose words no later message takes up."""
+    """Questions of the newest quarter whose words no later message takes up.
+
+    The cheap tests come first: a question of too few words, or one taken up (most are), is dropped before
+    the injection check, which then reads only the questions still open. Whether a question is taken up is
+    read walking back from the newest message, with the words said after it gathered in a set: messages
+    older than the oldest question are never split into words, and a chat with no question splits none."""
     start = int(len(items) * QUESTIONS_FROM)
-    asked: list[tuple[int, TranscriptItem, str]] = []
-    last_seen: dict[str, int] = {}
+    asked: list[tuple[int, TranscriptItem, str, frozenset[str]]] = []
     for index in range(start, len(items)):
         item = items[index]
-        for word in lexicon.content_words(item.content):
-            last_seen[word] = index
         if item.role == "tool" or "?" not in item.content:
             continue
-        asked.extend(
-            (index, item, sentence) for sentence in lexicon.split_sentences(item.content) if sentence.endswith("?")
-        )
-    # Every question's injection check in one batch (`pattern_flags`: `looks_like_injection` of each sentence, the
-    # first passes scanning the batch once instead of each sentence on its own).
-    injected = pattern_flags([sentence for _, _, sentence in asked])
-    questions: list[tuple[int, str, frozenset[str]]] = []
-    for (index, item, sentence), flag in zip(asked, injected, strict=True):
-        if flag:
-            continue
-        words = frozenset(lexicon.content_words(sentence))
-        if len(words) >= MIN_QUESTION_WORDS:
-            questions.append((index, _short(f"{item.speaker or item.role}: {sentence}"), words))
+        for sentence in lexicon.split_sentences(item.content):
+            if sentence.endswith("?"):
+                words = frozenset(lexicon.content_words(sentence))
+                if len(words) >= MIN_QUESTION_WORDS:
+                    asked.append((index, item, sentence, words))
+    said_later: set[str] = set()  # every word of the messages after the question looked at (stop words too)
+    position = len(items)
+    still_open: list[tuple[TranscriptItem, str]] = []
+    for index, item, sentence, words in reversed(asked):
+        while position > index + 1:
+            position -= 1
+            said_later.update(lexicon.word_runs(items[position].content))
+        if len(words & said_later) < max(TAKEN_UP_WORDS, len(words) // TAKEN_UP_PART):
+            still_open.append((item, sentence))
+    still_open.reverse()
+    # Every open question's injection check in one batch (`pattern_flags`: `looks_like_injection` of each sentence,
+    # the first passes scanning the batch once instead of each sentence on its own).
+    injected = pattern_flags([sentence for _, sentence in still_open]) if still_open else []
     return [
-        text
-        for index, text, words in questions
-        if sum(1 for w in words if last_seen.get(w, -1) > index) < max(TAKEN_UP_WORDS, len(words) // TAKEN_UP_PART)
+        _short(f"{item.speaker or item.role}: {sentence}")
+        for (item, sentence), flag in zip(still_open, injected, strict=True)
+        if not flag
     ]
 
 

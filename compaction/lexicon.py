@@ -171,6 +171,13 @@ def content_words(text: str) -> list[str]:
     return [w for w in runs if w not in STOP_WORDS]
 
 
+def word_runs(text: str) -> list[str]:
+    """`content_words` with the stop words kept: enough to tell whether a content word is said, without the
+    filter's test of each word."""
+    lower = text.lower()
+    return _ascii_runs(lower) if lower.isascii() else CONTENT_WORD_RE.findall(lower)
+
+
 def split_sentences(text: str) -> list[str]:
     if "\n" in text:
         parts = SENTENCE_SPLIT_RE.split(text)

@@ -68,3 +68,22 @@ def test_open_questions_leave_out_those_addressing_a_model():
         "Dana: Should we also backfill the March imports?",
         "assistant: Which export format does the finance team expect?",
     ]
+
+
+def test_open_questions_are_those_no_later_message_takes_up():
+    # Taken up: at least TAKEN_UP_WORDS (or a TAKEN_UP_PART) of the question's content words said by a later message
+    # of the newest quarter, a tool's output included; the question's own message and older ones do not count.
+    items = [TranscriptItem(i, "user", "Dana", "The nightly export of invoices failed again.") for i in range(15)]
+    items += [
+        TranscriptItem(
+            15, "user", "Dana", "Which invoices did the nightly export skip? Also: did the ledger balance for March?"
+        ),
+        TranscriptItem(16, "tool", "read_file", "ledger balance: 0", tool_name="read_file"),
+        TranscriptItem(17, "user", "Dana", "Should the archive keep scanned receipts?"),
+        TranscriptItem(18, "assistant", "assistant", "Where should scanned receipts be filed? The archive keeps them."),
+        TranscriptItem(19, "user", "Dana", "Why?"),  # too few words to be an open question
+    ]
+    assert extracts_collect(items)["open_questions"] == [
+        "Dana: Which invoices did the nightly export skip?",
+        "assistant: Where should scanned receipts be filed?",
+    ]

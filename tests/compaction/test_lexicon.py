@@ -27,6 +27,11 @@ def test_content_words_are_the_expression_s_runs_without_stop_words():
         assert lexicon.content_words(text) == expected, repr(text)
 
 
+def test_word_runs_are_content_words_with_the_stop_words():
+    for text in [*_texts(), "The plan is what we'll ship", "Kelvin \u212a and \u0130stanbul"]:
+        assert lexicon.word_runs(text) == lexicon.CONTENT_WORD_RE.findall(text.lower()), repr(text)
+
+
 # Sentence marks, quotes and blanks of every kind, line breaks, list bullets, and their usual neighbours.
 SENTENCE_MARKS = [*"aBZ9 \t\u00a0\u2028.!?…\"'”’)“‘(-*•", "  ", "1)", ". A", "? 'B", "…) 9", ".\u2003C"]
 SENTENCE_MARKS += ["\n", "\n\n", "\n- "]
