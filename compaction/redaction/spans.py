@@ -232,9 +232,16 @@ class Scan:
         if self._words[1]:
             return found + [m.span() for m in DIGITS_RE.finditer(text)]
         # Every digit group lies in a run of digits and separators that the cheap expression finds; the
-        # full expression (its look-arounds see the text around) runs only there.
+        # full expression (its look-arounds see the text around) runs only there. A search, and another
+        # from each match's end, finds what `finditer` does (no match is empty) without an iterator and a
+        # list per run: most runs (dates, times, versions) hold no group.
+        search, length = DIGITS_RE.search, len(text)
         for start, end in self.image_spans(_DIGIT_RUN_RE):
-            found += [m.span() for m in DIGITS_RE.finditer(text, start, min(len(text), end + DIGITS_READ_PAST))]
+            stop = min(length, end + DIGITS_READ_PAST)
+            match = search(text, start, stop)
+            while match is not None:
+                found.append(match.span())
+                match = search(text, match.end(), stop)
         return found
 
     def line_bounds(self, position: int) -> tuple[int, int]:
