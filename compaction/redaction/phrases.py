@@ -122,18 +122,13 @@ def find(scan: Scan, spans: Spans) -> None:
 
     Most labels name nothing secret, and a batch holds thousands of them: the label words are found by one pass
     of `_LABEL_WHERE` over the whole text, and a colon whose window (the text its label is cut from, see
-    `_skipped`) meets none of them, with a value after it on its line, is left without reading its label (it
+    `_unskipped`) meets none of them, with a value after it on its line, is left without reading its label (it
     would hold no label word either)."""
     text = scan.text
     hits: tuple[list[int], list[int]] | None = None
     for colon_char in _COLONS:
-        colons = []
-        colon = text.find(colon_char)
-        while colon != -1:
-            # A label is followed by a blank (postgres:16, a URL's scheme, a time are not labels).
-            if colon_char != ":" or text[colon + 1 : colon + 2] in ("", " ", "\t", "\n"):
-                colons.append(colon)
-            colon = text.find(colon_char, colon + 1)
+        # A label is followed by a blank (postgres:16, a URL's scheme, a time are not labels).
+        colons = [m.start() for m in _LABEL_COLON_RE.finditer(text)] if colon_char == ":" else _all(text, colon_char)
         if len(colons) < _BATCH_MIN_COLONS:
             for colon in colons:
                 _after_label(scan, spans, colon)
@@ -141,19 +136,33 @@ def find(scan: Scan, spans: Spans) -> None:
         if hits is None:
             found = char_spans(_LABEL_WHERE, scan.lower)
             hits = [start for start, _ in found], [end for _, end in found]
-        for colon in colons:
-            if not _skipped(scan, colon, hits):
-                _after_label(scan, spans, colon)
+        # Whether a colon is skipped does not depend on the spans: all are told apart first, in one loop.
+        for colon in _unskipped(scan, colons, hits):
+            _after_label(scan, spans, colon)
 
 
 # Below this many colons, labels are read one by one: a pass over the whole text would cost more than it saves.
 _BATCH_MIN_COLONS = 8
+# A colon followed by a space, a tab, a line break or the end of the text (the engine jumps from colon to colon).
+_LABEL_COLON_RE = re.compile(r":(?![^ \t\n])")
 # Whitespace other than one space, which `_label` may join differently than its window has it.
 _ODD_SPACE_RE = re.compile(r"[^\S ]| {2}")
 
 
-def _skipped(scan: Scan, colon: int, hits: tuple[list[int], list[int]]) -> bool:
-    """Whether the colon may be left unread: its window (the lower-cased text from its line's start, at most
+def _all(text: str, char: str) -> list[int]:
+    """Every position of `char` in `text`."""
+    found = []
+    position = text.find(char)
+    while position != -1:
+        found.append(position)
+        position = text.find(char, position + 1)
+    return found
+
+
+def _unskipped(scan: Scan, colons: list[int], hits: tuple[list[int], list[int]]) -> list[int]:
+    """The colons of `colons` that must be read, in order (one loop over thousands of colons, its names bound once).
+
+    A colon may be left unread when its window (the lower-cased text from its line's start, at most
     MAX_LABEL_CHARS before it) meets no label word of the whole text's pass (`hits`: starts and ends, in order),
     every blank in it is one space and its line goes on after it.
 
@@ -162,22 +171,34 @@ def _skipped(scan: Scan, colon: int, hits: tuple[list[int], list[int]]) -> bool:
     its last words joined by one space after a space: still a part of the window when every blank in the window
     is one space. A colon whose line ends with it (a list of codes may follow) is never skipped: it is read for
     what its label says of the list."""
-    text = scan.text
-    start = max(text.rfind("\n", max(0, colon - MAX_LABEL_CHARS), colon) + 1, colon - MAX_LABEL_CHARS)
+    text, lower = scan.text, scan.lower
     starts, ends = hits
-    index = bisect.bisect_right(ends, start)  # the first label word that ends inside or after the window
-    if index < len(starts) and starts[index] < colon:
-        return False
-    window = scan.lower[start:colon]
-    # Every blank but the ASCII space is unprintable: a printable window without two spaces in a row has no odd
-    # blank, without the expression's try at each character.
-    if ("  " in window or not window.isprintable()) and _ODD_SPACE_RE.search(window) is not None:
-        return False
-    if colon + 2 < len(text) and text[colon + 1] == " " and not text[colon + 2].isspace():
-        return True  # the value starts right after the colon's space (most colons)
-    line_end = text.find("\n", colon)
-    rest = text[colon + 1 : line_end] if line_end != -1 else text[colon + 1 :]
-    return rest.strip() != ""
+    count, length = len(starts), len(text)
+    rfind, bisect_right, odd_space = text.rfind, bisect.bisect_right, _ODD_SPACE_RE.search
+    read = []
+    for colon in colons:
+        earliest = colon - MAX_LABEL_CHARS
+        start = rfind("\n", earliest if earliest > 0 else 0, colon) + 1
+        if start < earliest:
+            start = earliest
+        if count:
+            index = bisect_right(ends, start)  # the first label word that ends inside or after the window
+            if index < count and starts[index] < colon:
+                read.append(colon)
+                continue
+        window = lower[start:colon]
+        # Every blank but the ASCII space is unprintable: a printable window without two spaces in a row has no
+        # odd blank, without the expression's try at each character.
+        if ("  " in window or not window.isprintable()) and odd_space(window) is not None:
+            read.append(colon)
+            continue
+        if colon + 2 < length and text[colon + 1] == " " and not text[colon + 2].isspace():
+            continue  # the value starts right after the colon's space (most colons)
+        line_end = text.find("\n", colon)
+        rest = text[colon + 1 : line_end] if line_end != -1 else text[colon + 1 :]
+        if not rest.strip():
+            read.append(colon)
+    return read
 
 
 def _after_label(scan: Scan, spans: Spans, colon: int) -> None:

@@ -111,3 +111,11 @@ def test_a_batch_of_labels_reads_as_each_label_alone(monkeypatch):
 
     assert batched == alone
     assert sum(1 for _, counts in alone if counts) > 300  # the labels found secrets, not only the other layers
+
+
+def test_label_colons_are_those_followed_by_a_blank_or_the_end():
+    generator = random.Random(23)
+    for _ in range(5_000):
+        text = "".join(generator.choice([":", " ", "\t", "\n", "a", "1", "/", "\u2003", "："]) for _ in range(12))
+        expected = [i for i, char in enumerate(text) if char == ":" and text[i + 1 : i + 2] in ("", " ", "\t", "\n")]
+        assert [m.start() for m in phrases._LABEL_COLON_RE.finditer(text)] == expected, repr(text)
