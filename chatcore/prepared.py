@@ -53,7 +53,10 @@ def _timestamptz_loader(timezone) -> type:
             self._parse = parser(oid, context).load
 
         def load(self, data: Any) -> Any:
-            return self._parse(data).replace(tzinfo=timezone)
+            # psycopg gives the session's zone, which Django sets to the connection's: most dates have their
+            # tzinfo already, and a `replace` (a new date) would cost about as much as the parsing.
+            value = self._parse(data)
+            return value if value.tzinfo is timezone else value.replace(tzinfo=timezone)
 
     return TimestamptzLoader
 
