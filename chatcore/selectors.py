@@ -6,10 +6,12 @@ whole tree.
 """
 
 import copy
+import datetime as dt
 import functools
 from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection, connections, router
 from django.db.models import Field, FilteredRelation, JSONField, Q, QuerySet
@@ -18,7 +20,7 @@ from django.db.models.expressions import RawSQL
 from chatcore import conf
 from chatcore.compiled import FixedQuery
 from chatcore.errors import NotFound
-from chatcore.instances import instance_filled, instances_fillable
+from chatcore.instances import instances_fillable, instances_filled
 from chatcore.locks import ROW_VERSION, SUMMARY_UNREAD, RowsSeen, rows_seen_usable
 from chatcore.models import (
     ApiToken,
@@ -202,11 +204,22 @@ def _path_fields(only: tuple[str, ...] | None) -> list[Field]:
 
 
 @functools.lru_cache(maxsize=16)
-def _path_sql(with_siblings: bool, only: tuple[str, ...] | None = None) -> str:
+def _path_sql(with_siblings: bool, only: tuple[str, ...] | None = None, vendor: str = "") -> str:
+    """The path's statement. On SQLite (`vendor`), a date column is read as its stored text: the driver would
+    parse it (its converter for the column's declared type) before Django's converter makes it aware, and
+    `_column_converted` does both at once."""
     table = Message._meta.db_table
     fields = _path_fields(only)
     columns = ", ".join(str(f.column) for f in fields)
     prefixed = ", ".join(f"m.{f.column}" for f in fields)
+    read = "up.*"
+    if vendor == "sqlite" and any(f.get_internal_type() == "DateTimeField" for f in fields):
+        read = ", ".join(
+            f"CAST(up.{f.column} AS TEXT) AS {f.column}"
+            if f.get_internal_type() == "DateTimeField"
+            else f"up.{f.column}"
+            for f in fields
+        )
     siblings = ""
     if with_siblings:
         siblings = f""",
@@ -224,7 +237,7 @@ def _path_sql(with_siblings: bool, only: tuple[str, ...] | None = None) -> str:
             UNION ALL
             SELECT {prefixed} FROM {table} m JOIN up ON m.id = up.parent_id WHERE m.depth > %s
         )
-        SELECT up.*{siblings} FROM up ORDER BY up.depth
+        SELECT {read}{siblings} FROM up ORDER BY up.depth
     """
 
 
@@ -239,7 +252,7 @@ def message_path(
     read on first use with a statement each. A caller that reads thousands of messages and a few of their
     fields (a compaction) spares the columns and the conversions it would not use.
     """
-    sql = _path_sql(with_siblings, only)
+    sql = _path_sql(with_siblings, only, connections[router.db_for_read(Message)].vendor)
     return _messages_of_rows(sql, [leaf_id, after_depth, after_depth], extra=with_siblings, fields=_path_fields(only))
 
 
@@ -250,14 +263,49 @@ _SIBLING_COLUMNS = ("sibling_count", "sibling_index")
 EMPTY_OBJECT = "{}"
 
 
-def _empty_object_first(convert: Any) -> Any:
-    """A JSON field's converter that reads the empty object without the JSON decoder (a new dict, as it makes):
-    a path is thousands of rows, and the decoder's call cost more than the rest of a row's conversion."""
+# How SQLite stores a date (Django writes it naive, in UTC): at least "YYYY-MM-DD HH:MM:SS", and the offset
+# that makes the same instant aware in UTC.
+STORED_DATE_MIN_CHARS = 19
+UTC_OFFSET = "+00:00"
 
-    def converted(value: Any, expression: Any, connection: Any) -> Any:
-        return {} if value == EMPTY_OBJECT else convert(value, expression, connection)
 
+def _column_converted(values: Iterable[Any], convs: list[Any], expression: Any, db: Any, field: Field) -> list[Any]:
+    """One column of a path's rows through its converters, as `SQLCompiler.apply_converters` gives each value.
+
+    A column at a time, in one comprehension per converter: a path is thousands of rows, and Django's per-row
+    generator (a list made of each row, a loop over the positions) cost more than the conversions. Two
+    conversions of every message have a shortcut with the same result: a JSON field's empty object is read
+    without the JSON decoder (a new dict, as it makes), and SQLite's dates go through `_stored_dates`; any other
+    value goes through the converters themselves."""
+    if isinstance(field, JSONField) and field.decoder is None and convs == [field.from_db_value]:
+        decode = field.from_db_value
+        return [{} if value == EMPTY_OBJECT else decode(value, expression, db) for value in values]
+    if db.vendor == "sqlite" and convs == [db.ops.convert_datetimefield_value]:
+        return _stored_dates(list(values), convs[0], expression, db)
+    converted = list(values)
+    for convert in convs:
+        converted = [convert(value, expression, db) for value in converted]
     return converted
+
+
+def _stored_dates(values: list[Any], convert: Any, expression: Any, db: Any) -> list[Any]:
+    """SQLite's stored dates (text, `_path_sql`) as `convert_datetimefield_value` (`convert`) makes them.
+
+    Where the connection's zone is UTC and every date is stored as Django writes it, each is parsed at once
+    with that zone's offset (`fromisoformat` makes the same aware date as parsing, then `make_aware`, and
+    the same `timezone.utc`): Django's way cost a few calls and a `replace` a date, the largest share of
+    a path's conversion. A date stored with a zone of its own, in another form or read as a bare date (no
+    time, so no zone) takes Django's way, the whole column with it. An empty date (None) stays None."""
+    zone = db.timezone
+    if settings.USE_TZ and zone is dt.UTC and values and all(value.__class__ is str for value in values):
+        if min(map(len, values)) >= STORED_DATE_MIN_CHARS:
+            try:
+                parsed = [dt.datetime.fromisoformat(value + UTC_OFFSET) for value in values]
+            except ValueError:
+                parsed = []
+            if parsed and all(date.tzinfo is zone for date in parsed):
+                return parsed
+    return [None if value is None else convert(value, expression, db) for value in values]
 
 
 def _messages_of_rows(sql: str, params: list[Any], *, extra: bool, fields: list[Field] | None = None) -> list[Message]:
@@ -274,27 +322,28 @@ def _messages_of_rows(sql: str, params: list[Any], *, extra: bool, fields: list[
     db = connections[alias]
     if fields is None:
         fields = list(Message._meta.concrete_fields)
-    names = [field.attname for field in fields]
     with db.cursor() as cursor:
         timestamps_parsed_natively(cursor=cursor, db=db)  # thousands of dates a path: see chatcore.prepared
         cursor.execute(sql, params)
-        rows: Iterable[Any] = cursor.fetchall()
+        rows: list[Any] = cursor.fetchall()
+    if not rows:
+        return []
     compiler = db.ops.compiler("SQLCompiler")(Message.objects.none().query, db, alias)
     converters = compiler.get_converters([field.get_col(Message._meta.db_table) for field in fields])
-    for position, (convs, expression) in converters.items():
-        field = fields[position]
-        if isinstance(field, JSONField) and field.decoder is None and convs == [field.from_db_value]:
-            converters[position] = ([_empty_object_first(field.from_db_value)], expression)
     if converters:
-        rows = compiler.apply_converters(rows, converters)
+        columns: list[Any] = list(zip(*rows, strict=True))
+        for position, (convs, expression) in converters.items():
+            columns[position] = _column_converted(columns[position], convs, expression, db, fields[position])
+        rows = list(zip(*columns, strict=True))
+    names = [field.attname for field in fields]
+    if instances_fillable(Message):
+        if extra:  # the sibling columns follow the fields: attributes too
+            names.extend(_SIBLING_COLUMNS)
+        return instances_filled(Message, alias, names, rows)
     width = len(fields)
-    direct = instances_fillable(Message)
     messages = []
     for row in rows:
-        if direct:
-            message = instance_filled(Message, alias, zip(names, row, strict=False))  # the sibling columns follow
-        else:
-            message = Message.from_db(alias, names, row[:width])  # the fields not read are deferred
+        message = Message.from_db(alias, names, row[:width])  # the fields not read are deferred
         if extra:
             message.__dict__.update(zip(_SIBLING_COLUMNS, row[width:], strict=True))
         messages.append(message)

@@ -4,7 +4,7 @@ from django.db import connection, models
 from django.db.models.signals import post_init
 from django.test.utils import isolate_apps
 
-from chatcore.instances import instance_filled, instances_fillable
+from chatcore.instances import instance_filled, instances_fillable, instances_filled
 from chatcore.models import Message
 from chatcore.search.rows import _Loader
 
@@ -15,6 +15,18 @@ def test_a_plain_model_is_filled_in_as_from_db_would_make_it():
     made = Message.from_db("default", ["id", "content"], [7, "hello"])
     assert (message.pk, message.content, message._state.adding, message._state.db) == (7, "hello", False, "default")
     assert (made.pk, made.content, made._state.adding, made._state.db) == (7, "hello", False, "default")
+
+
+def test_many_rows_are_filled_in_as_one_at_a_time():
+    rows = [(7, "hello"), (8, "")]
+    made = instances_filled(Message, "other", ["id", "content"], rows)
+    one_by_one = [instance_filled(Message, "other", zip(["id", "content"], row, strict=True)) for row in rows]
+    assert [(m.pk, m.content, m._state.adding, m._state.db) for m in made] == [
+        (7, "hello", False, "other"),
+        (8, "", False, "other"),
+    ]
+    assert [vars(m).keys() for m in made] == [vars(m).keys() for m in one_by_one]
+    assert made[0]._state is not made[1]._state  # each its own state, as from_db gives
 
 
 def test_a_listener_of_the_init_signals_gets_the_ordinary_way():
