@@ -154,19 +154,27 @@ def is_instruction(sentence: str, *, screened: bool = False, words: frozenset[st
     return (screened and text == sentence) or not lexicon.looks_like_injection(text)
 
 
+# The patterns _has_form and _verb_like match at the lead, compiled once (not looked up in re's cache per sentence).
+_FIRST_WORD_RE = re.compile(r"[A-Za-z']+")
+_DO_NOT_RE = re.compile(r"do not\b", re.IGNORECASE)
+_NEGATIVE_VERB_RE = re.compile(r"(?:always|never|don'?t|do not|only)\s+(?:ever\s+)?([a-z]+)", re.IGNORECASE)
+_NOT_VERB_RE = re.compile(r"[A-Za-z]+(?:-|'s\b|\s+(?:is|was|are|were|has|had)\b)")
+
+
 def _has_form(text: str) -> bool:
     """Whether `text` (stripped) has one of the forms of an instruction (see `is_instruction`), its refusals aside."""
     lead = _LEAD_RE.sub("", text)
-    first = re.match(r"[A-Za-z']+", lead)
-    word = first.group(0).lower() if first else ""
     if text.endswith("?"):
         return bool(_REQUEST_RE.match(lead)) and not text.count("!")
+    # The first word is read for a statement only: a question's answer does not depend on it.
+    first = _FIRST_WORD_RE.match(lead)
+    word = first.group(0).lower() if first else ""
     if text.endswith("!") and word not in ("always", "never", "don't", "dont") and not _constraint(text):
         return False
     if _LETS_RE.match(lead):
         return True
-    if (word == "do" and re.match(r"do not\b", lead, re.IGNORECASE)) or word in _NEGATIVE_LEADS:
-        verb = re.match(r"(?:always|never|don'?t|do not|only)\s+(?:ever\s+)?([a-z]+)", lead, re.IGNORECASE)
+    if (word == "do" and _DO_NOT_RE.match(lead)) or word in _NEGATIVE_LEADS:
+        verb = _NEGATIVE_VERB_RE.match(lead)
         return verb is not None and verb.group(1).lower() in _IMPERATIVE_VERBS
     if word in _IMPERATIVE_VERBS:
         return _verb_like(lead)
@@ -180,7 +188,7 @@ def _constraint(text: str) -> bool:
 
 def _verb_like(lead: str) -> bool:
     """An imperative opening, not a noun or a past participle used as a subject ("Check-in was slow")."""
-    return not re.match(r"[A-Za-z]+(?:-|'s\b|\s+(?:is|was|are|were|has|had)\b)", lead)
+    return not _NOT_VERB_RE.match(lead)
 
 
 @dataclasses.dataclass(frozen=True)
