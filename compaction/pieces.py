@@ -90,7 +90,8 @@ class Piece:
     sentence: int = 0  # which sentence of the message it belongs to (clauses of one sentence share it)
 
 
-# A letter or digit: exactly what str.isalnum() accepts (re's \w is those and the underscore).
+# A letter or digit: exactly what str.isalnum() accepts (re's \w is those and the underscore). A piece that opens
+# with one (most) is not searched.
 _ALNUM_RE = re.compile(r"[^\W_]")
 _LONG_WORD_RE = re.compile(r"[A-Za-z]{9,}")
 LONGER_WORD_LETTERS = 15  # a word this long costs a token more again
@@ -245,12 +246,12 @@ def pieces_of(index: int, content: str) -> list[Piece]:
         sentence += 1
         if masked.count(" ", begin, finish) < SPLIT_WORDS:  # _limited's one span, without its call (most sentences)
             text = content[begin:finish]
-            if _ALNUM_RE.search(text):
+            if text[0].isalnum() or _ALNUM_RE.search(text):
                 pieces.append(Piece(index, begin, finish, text, len(pieces), sentence=sentence))
             continue
         for start, end, cut in _limited(masked, begin, finish):
             text = content[start:end]
-            if _ALNUM_RE.search(text):
+            if text[:1].isalnum() or _ALNUM_RE.search(text):
                 pieces.append(Piece(index, start, end, text, len(pieces), cut=cut, sentence=sentence))
     for match in _CAPTION_RE.finditer(content) if shared else ():
         if match.group(1).strip():
