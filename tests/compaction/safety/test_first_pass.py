@@ -67,11 +67,12 @@ def test_the_spelling_game_scan_in_re2_answers_as_python_pattern_does():
     assert [text for text, one, other in zip(texts, python, re2_answers, strict=True) if one != other] == []
 
 
-TWINS = [*patterns.FLAG_SEARCHES, "not instructions"]
+INSTRUCTION_TWINS = {"not instructions": instructions._NOT_INSTRUCTIONS_RE, "style": instructions._STYLE_RE}
+TWINS = [*patterns.FLAG_SEARCHES, *INSTRUCTION_TWINS]
 
 
 def _twin(name: str) -> AsciiTwin:
-    pattern = instructions._NOT_INSTRUCTIONS_RE if name == "not instructions" else patterns.FORMS[name]
+    pattern = INSTRUCTION_TWINS[name] if name in INSTRUCTION_TWINS else patterns.FORMS[name]
     return next(twin for twin in AsciiTwin.made if twin.pattern is pattern)
 
 
