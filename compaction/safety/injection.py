@@ -59,9 +59,8 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True, decode: bo
         return []
     folded = [fold(text) for text in texts]
     found = pattern_flags(texts, folded)
-    maybe_encoded, leet, decodable = Joined(list(texts)).within_many(
-        (encoded.GATE_SCAN, encoded.LEET_SCAN, encoded.DECODABLE_SCAN)
-    )
+    leet, decodable = Joined(list(texts)).hits_many((encoded.LEET_SCAN, encoded.DECODABLE_SCAN))
+    maybe_encoded = _maybe_encoded(texts, folded, leet=leet, decodable=decodable)
     # A text whose fold only lowered its case, with no run that could decode (`encoded.DECODABLE_SCAN`) and no \x
     # escape, reads as its fold and hides nothing in its runs: its runs are not looked for (most paths and tokens).
     case_only = {i for i in maybe_encoded if _case_only(texts[i], folded[i])}
@@ -95,6 +94,27 @@ def injection_flags(texts: Sequence[str], *, neighbours: bool = True, decode: bo
         for (index, _), verdict in zip(hidden, verdicts, strict=True):
             found[index] = found[index] or verdict
     return found
+
+
+def _maybe_encoded(texts: Sequence[str], folded: list[str], *, leet: set[int], decodable: set[int]) -> set[int]:
+    """The texts of `texts` that `encoded.GATE_SCAN` matches in, among those where what it says changes anything:
+    a text whose fold only lowered its case (`_case_only`), with no run that could decode, no leet word and no URL
+    escape, entity or string escape sign, reads as its fold and shows no view whether the gate matches or not (the
+    read leaves it as it is, and `_may_hide` says no for it). Most texts with a path or a long token are such, and
+    are not asked: the gate matches in nearly all of them, so a scan of the batch would ask each on its own."""
+    return {
+        index
+        for index, (text, view) in enumerate(zip(texts, folded, strict=True))
+        if (
+            index in leet
+            or index in decodable
+            or "%" in text
+            or "&" in text
+            or "\\" in text
+            or not _case_only(text, view)
+        )
+        and found(encoded.GATE_SCAN, text)
+    }
 
 
 def _may_hide(text: str, decoded_runs: list[str] | None, *, leet: bool) -> bool:
