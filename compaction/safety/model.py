@@ -274,12 +274,13 @@ def _read_laid_out(
         capped = np.minimum(lengths[technical], NEUTRAL_CHARS)
         owners = np.searchsorted(starts, token_firsts, side="right") - 1
         neutral = np.bincount(owners, weights=capped, minlength=len(folded)).astype(np.float64)
-        # The characters of the technical tokens, from each one's first to its last: a running sum of +1 at each
-        # first and -1 after each last (tokens never overlap, so it is 0 or 1), in bytes.
-        steps = np.zeros(len(space) + 1, dtype=np.int8)
-        steps[first[technical]] = 1
-        steps[last[technical] + 1] = -1  # after a token's last character comes a space or the end, never a first
-        kept = np.cumsum(steps[:-1], dtype=np.int8).view(bool)
+        # The characters of the technical tokens, from each one's first to its last: each token's answer repeated
+        # from its first character to the next token's, the spaces after it then taken off (a token is a run of
+        # characters that are not spaces, and only spaces lie between one and the next). One copy of the answers,
+        # where a running sum over every character cost several times as much.
+        kept = np.zeros(len(space), dtype=bool)
+        kept[first[0] :] = np.repeat(technical, np.diff(first, append=len(space)))
+        kept &= ~space
         # A text starts with a space: its start is always kept.
         left_out = np.flatnonzero(kept)
         np.logical_not(kept, out=kept)
