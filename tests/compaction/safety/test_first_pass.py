@@ -7,7 +7,7 @@ import re
 import pytest
 import re2
 
-from compaction import instructions
+from compaction import instructions, lexicon
 from compaction.safety import encoded, english, first_pass, injection, languages, normalize
 from compaction.safety.first_pass import AsciiTwin, Layered, found, loosened, scan
 from compaction.safety.normalize import decoded, fold, skeleton
@@ -67,12 +67,16 @@ def test_the_spelling_game_scan_in_re2_answers_as_python_pattern_does():
     assert [text for text, one, other in zip(texts, python, re2_answers, strict=True) if one != other] == []
 
 
-INSTRUCTION_TWINS = {"not instructions": instructions._NOT_INSTRUCTIONS_RE, "style": instructions._STYLE_RE}
-TWINS = [*patterns.FLAG_SEARCHES, *INSTRUCTION_TWINS]
+OTHER_TWINS = {
+    "not instructions": instructions._NOT_INSTRUCTIONS_RE,
+    "style": instructions._STYLE_RE,
+    "mentions decision": lexicon.DECISION_RE,
+}
+TWINS = [*patterns.FLAG_SEARCHES, *OTHER_TWINS]
 
 
 def _twin(name: str) -> AsciiTwin:
-    pattern = INSTRUCTION_TWINS[name] if name in INSTRUCTION_TWINS else patterns.FORMS[name]
+    pattern = OTHER_TWINS[name] if name in OTHER_TWINS else patterns.FORMS[name]
     return next(twin for twin in AsciiTwin.made if twin.pattern is pattern)
 
 
