@@ -18,6 +18,7 @@ import gc
 import io
 import itertools
 import json
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import cast
@@ -264,14 +265,19 @@ class _ForeignKeys:
 # went out in 32 kB messages, so the server sat idle while the first hundred or so rows were built and lagged a
 # message behind after that. Here they go in pieces, each sent whole as soon as it is formatted, the first of
 # them a few rows: the server starts on them at once and works through each piece while the next is built.
-PG_FIRST_PIECE_ROWS = 16
+# Each piece is PG_PIECE_GROWTH times the one before, up to PG_PIECE_ROWS: the server stores a row in about
+# the time this process takes to build one, so a piece much larger than the last (the first piece's few rows,
+# then a full one at once) left the server idle for most of the building of the second, in every import; a
+# piece this much larger is built in about the time the server takes over the last.
+PG_FIRST_PIECE_ROWS = 8
 PG_PIECE_ROWS = 128
+PG_PIECE_GROWTH = 1.25
 
 
 def _pg_copy(cursor, sql: str, rows: Iterable[list]) -> None:
-    """COPY the rows (`sql` is the statement) in pieces of PG_PIECE_ROWS rows, each formatted by psycopg as
-    `write_row` formats it (a `Copy` over a cursor of the same connection, written to memory) and flushed to
-    the server at once.
+    """COPY the rows (`sql` is the statement) in pieces growing from PG_FIRST_PIECE_ROWS to PG_PIECE_ROWS rows,
+    each formatted by psycopg as `write_row` formats it (a `Copy` over a cursor of the same connection, written
+    to memory) and flushed to the server at once.
 
     The collector's young generation (the rows' objects, made while an import pauses it) is gone through
     after the last piece, while the server works through the last pieces, rather than by the collector's
@@ -288,7 +294,7 @@ def _pg_copy(cursor, sql: str, rows: Iterable[list]) -> None:
                 for values in piece:
                     formatter.write_row(values)
             copy.write(buffer.getvalue())
-            size = PG_PIECE_ROWS
+            size = min(PG_PIECE_ROWS, math.ceil(size * PG_PIECE_GROWTH))
         gc.collect(0)
 
 

@@ -1,6 +1,8 @@
 """chatcore.bulk on PostgreSQL: a large import skips the foreign keys' per-row triggers and checks the keys
 itself, in one query, with the same outcome as the constraints."""
 
+import math
+
 import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -8,6 +10,7 @@ from django.db import IntegrityError, connection, transaction
 
 from chatcore.bulk import (
     PG_FIRST_PIECE_ROWS,
+    PG_PIECE_GROWTH,
     PG_PIECE_ROWS,
     PG_UNCHECKED_FROM_ROWS,
     NewMessage,
@@ -131,7 +134,10 @@ AWKWARD = ["tab\there", "line\nbreak\r\n", "back\\slash \\N", "\\.", "quote ' an
 def test_an_import_sent_in_pieces_stores_every_row_once_in_order_as_given():
     channel = ChannelFactory()
     first = messages_bulk_import(channel=channel, user=channel.owner, items=chain(3))[-1]
-    count = PG_FIRST_PIECE_ROWS + 2 * PG_PIECE_ROWS + 3  # the small first piece, two full ones, a short last one
+    growing, size = 0, PG_FIRST_PIECE_ROWS
+    while size < PG_PIECE_ROWS:  # the pieces that grow from the small first one
+        growing, size = growing + size, min(PG_PIECE_ROWS, math.ceil(size * PG_PIECE_GROWTH))
+    count = growing + 2 * PG_PIECE_ROWS + 3  # the growing pieces, two full ones, a short last one
     items = [
         NewMessage(
             role="assistant" if i % 2 else "user",
