@@ -47,11 +47,7 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 
 def _classes(value: str) -> tuple[int, int]:
     """How many character classes `value` mixes, and how often the class changes along it."""
-
-    def of(char: str) -> int:
-        return 0 if char.isupper() else 1 if char.islower() else 2 if char.isdigit() else 3
-
-    kinds = [of(char) for char in value]
+    kinds = [0 if char.isupper() else 1 if char.islower() else 2 if char.isdigit() else 3 for char in value]
     return len(set(kinds)), sum(a != b for a, b in zip(kinds, kinds[1:], strict=False))
 
 
@@ -61,10 +57,11 @@ def generated(value: str, *, alone: bool = False) -> bool:
         return False
     if is_reference(value) or decodes_to_text(value):
         return False
-    classes, transitions = _classes(value)
-    symbols = any(char in _PASSWORD_SYMBOLS for char in value)
-    if classes == ALL_CLASSES and symbols and transitions >= MIN_TRANSITIONS:
-        return True
+    # The classes are counted only for a value with a generator's symbol: without one the shape cannot match.
+    if any(char in _PASSWORD_SYMBOLS for char in value):
+        classes, transitions = _classes(value)
+        if classes == ALL_CLASSES and transitions >= MIN_TRANSITIONS:
+            return True
     return not alone and credential_like(value) and looks_random(value, strict=False)
 
 

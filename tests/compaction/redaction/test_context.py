@@ -100,3 +100,32 @@ def test_the_alone_expression_finds_what_pythons_finds():
     for space in spaces:
         text = f"a: b{space}c\nkey：  v{space}\t\nné: Zx9#{space}w! \nx: y"
         assert char_spans(_ALONE, text) == [match.span() for match in python.finditer(text)], repr(space)
+
+
+def _generated_plainly(value: str, *, alone: bool = False) -> bool:
+    """`generated` as first written: the classes counted for every value, the symbol asked for after them."""
+    from compaction.redaction import context
+
+    if len(value) < (context.MIN_ALONE_CHARS if alone else context.MIN_GENERATED_CHARS) or "://" in value:
+        return False
+    if context._EMAIL.fullmatch(value) or context.is_reference(value) or context.decodes_to_text(value):
+        return False
+    kinds = [0 if c.isupper() else 1 if c.islower() else 2 if c.isdigit() else 3 for c in value]
+    classes, transitions = len(set(kinds)), sum(a != b for a, b in zip(kinds, kinds[1:], strict=False))
+    symbols = any(char in context._PASSWORD_SYMBOLS for char in value)
+    if classes == context.ALL_CLASSES and symbols and transitions >= context.MIN_TRANSITIONS:
+        return True
+    return not alone and context.credential_like(value) and context.looks_random(value, strict=False)
+
+
+def test_generated_is_the_plain_reading():
+    import random
+
+    generator = random.Random(29)
+    alphabet = "aZk9Q2x!#$%&*+=?@^~|-_./:é "
+    values = ["".join(generator.choice(alphabet) for _ in range(generator.randint(6, 24))) for _ in range(20_000)]
+    values += ["Xk9#mQ2$vL7!", "Summer2024!", "correct-horse", "pKTQryZppCH1x"]
+    assert sum(generated(value) for value in values) > 100  # both answers are read
+    for value in values:
+        for alone in (False, True):
+            assert generated(value, alone=alone) == _generated_plainly(value, alone=alone), repr(value)
