@@ -104,10 +104,9 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
         else:  # no name, no tool call: the role speaks, and nothing of a name is counted (most messages)
             tool_calls, speaker, tool_name = [], role, ""
         name_counts.append(counts)
-        # One kind of line break: a lone CR or U+2028 must not start a line the checks did not see as one.
-        texts.append(unify_lines(message.content or ""))
+        texts.append(message.content or "")
         if tool_calls:  # most messages have none: no generator for them
-            texts.extend(unify_lines(call["arguments"]) for call in tool_calls)
+            texts.extend(call["arguments"] for call in tool_calls)
         items.append(
             TranscriptItem(
                 message_id=message.pk,
@@ -120,6 +119,11 @@ def transcript_items(messages: Iterable[Any]) -> list[TranscriptItem]:
                 tool_call_id=str(metadata.get("tool_call_id") or "") if role == "tool" else "",
             )
         )
+    # One kind of line break: a lone CR or U+2028 must not start a line the checks did not see as one. Looked for in
+    # all the texts at once (most stretches hold none), each text made over only when some text holds one.
+    joined = "\n".join(texts)
+    if unify_lines(joined) != joined:
+        texts = [unify_lines(text) for text in texts]
     cleaned = iter(redact_many(texts))
     for item, counts in zip(items, name_counts, strict=True):
         content = next(cleaned)
@@ -203,30 +207,47 @@ def _label_head(role: str, speaker: str, tool_name: str) -> str:
     return f"[{shown} · {name}" if name else f"[{shown}"
 
 
+# Every time of day as "%H:%M" writes it, by its minute of the day: a turn's label looks its time up, without
+# strftime's cost or two formatted numbers on every turn.
+_CLOCK = tuple(f"{hour:02d}:{minute:02d}" for hour in range(24) for minute in range(60))
+MINUTES_PER_HOUR = 60
+
+
 def _label(item: TranscriptItem) -> str:
     label = _label_head(item.role, item.speaker, item.tool_name)
     created = item.created_at
     if created is None:
         return label + "]"
-    # The time as "%H:%M" formats it, without strftime's cost on every turn.
-    return f"{label} · {_day(created.year, created.month, created.day)}, {created.hour:02d}:{created.minute:02d}]"
+    clock = _CLOCK[created.hour * MINUTES_PER_HOUR + created.minute]
+    return f"{label} · {_day(created.year, created.month, created.day)}, {clock}]"
 
 
 def render_transcript(items: list[TranscriptItem]) -> str:
     """One block per turn, blank line between turns; bodies through `turn_body` (structure escaped, continuation
-    lines indented), with the speakers' names counted as labels too ("Caroline: …" on a line of its own)."""
+    lines indented), with the speakers' names counted as labels too ("Caroline: …" on a line of its own).
+
+    A turn without a tool call (nearly every one) is one line of text made at once: no list of lines, no call
+    to cut a body shorter than the cut."""
     names = frozenset(item.speaker for item in items if item.speaker)
     texts = []
+    kept_whole = sum(MESSAGE_KEEP) + MIN_OMITTED_CHARS  # what truncate_middle leaves as it is
     for item in items:
-        keep = TOOL_RESULT_KEEP if item.role == "tool" else MESSAGE_KEEP
-        texts.append(truncate_middle(item.content.strip(), *keep))
+        content = item.content.strip()
+        if item.role == "tool":
+            content = truncate_middle(content, *TOOL_RESULT_KEEP)
+        elif len(content) > kept_whole:
+            content = truncate_middle(content, *MESSAGE_KEEP)
+        texts.append(content)
         if item.tool_calls:
             texts.extend(truncate_middle(call["arguments"], *TOOL_ARGUMENTS_KEEP) for call in item.tool_calls)
     bodies = iter(turn_bodies(texts, names=names))  # every line of every turn checked in one batch
     blocks = []
     for item in items:
-        lines = [f"{_label(item)}: {next(bodies)}".rstrip()]
-        for call in item.tool_calls:
-            lines.append(f"[TOOL CALL · {safe_tool(call['name'])[0]}]: {next(bodies)}")
-        blocks.append("\n".join(lines))
+        block = f"{_label(item)}: {next(bodies)}".rstrip()
+        if item.tool_calls:
+            lines = [block]
+            for call in item.tool_calls:
+                lines.append(f"[TOOL CALL · {safe_tool(call['name'])[0]}]: {next(bodies)}")
+            block = "\n".join(lines)
+        blocks.append(block)
     return "\n\n".join(blocks)

@@ -2,12 +2,20 @@
 
 import datetime as dt
 import re
+from types import SimpleNamespace
 
 from django.utils import timezone
 
 from chatcore import services
 from chatcore.models import Message
-from compaction.transcript import TranscriptItem, render_transcript, transcript_items, truncate_middle
+from compaction.transcript import (
+    MESSAGE_KEEP,
+    MIN_OMITTED_CHARS,
+    TranscriptItem,
+    render_transcript,
+    transcript_items,
+    truncate_middle,
+)
 from tests.chatcore.factories import ChannelFactory, tool_round_append
 
 
@@ -160,3 +168,35 @@ def test_a_secret_in_a_name_is_redacted_and_counted(db):
     items = transcript_items(Message.objects.filter(channel=channel))
     assert "AKIA" not in items[0].speaker and "AKIA" not in render_transcript(items)
     assert items[0].redactions == {"aws_access_key": 1}
+
+
+def test_a_label_s_time_is_the_hour_and_minute_as_strftime_writes_them():
+    times = [dt.datetime(2023, 5, 8, hour, minute, 59) for hour, minute in ((0, 0), (0, 9), (9, 5), (12, 30), (23, 59))]
+    rendered = render_transcript([TranscriptItem(i, "user", "user", "hi", when) for i, when in enumerate(times)])
+    assert re.findall(r"(\d\d:\d\d)\]", rendered) == [when.strftime("%H:%M") for when in times]
+
+
+def test_every_kind_of_line_break_is_one_newline_whichever_message_holds_it():
+    """The breaks are looked for in all the texts at once: a text without one beside a text with one, each unified."""
+    contents = ["no break here", "a lone CR\rstarts a line", "a CRLF\r\nis one break", "a separator\u2028too", "plain"]
+    messages = [
+        SimpleNamespace(pk=i, role="user", content=content, metadata={}, created_at=None)
+        for i, content in enumerate(contents)
+    ]
+    assert [item.content for item in transcript_items(messages)] == [
+        "no break here",
+        "a lone CR\nstarts a line",
+        "a CRLF\nis one break",
+        "a separator\ntoo",
+        "plain",
+    ]
+    assert [item.content for item in transcript_items(messages[:1] + messages[-1:])] == ["no break here", "plain"]
+
+
+def test_a_message_just_longer_than_the_cut_keeps_its_marker_and_one_as_long_stays_whole():
+    whole = "w" * (sum(MESSAGE_KEEP) + MIN_OMITTED_CHARS)
+    cut = whole + "c"
+    text = render_transcript([TranscriptItem(1, "user", "user", whole), TranscriptItem(2, "user", "user", cut)])
+    first, second = text.split("\n\n")
+    assert first == f"[USER]: {whole}"
+    assert second == f"[USER]: {truncate_middle(cut, *MESSAGE_KEEP)}".replace("\n", "\n  ") != f"[USER]: {cut}"
