@@ -222,13 +222,14 @@ def instructions_in(contents: Iterable[tuple[int, str]]) -> list[Instruction]:
         for piece in pieces_of(index, content):
             if piece.kind != "sentence" or piece.cut:
                 continue
-            words = sentence_words(piece.text) if runs is None else frozenset(runs[piece.start : piece.end].split())
-            if _NEEDED.isdisjoint(words) and piece.text.isascii():
+            # The words as a list first: most pieces hold none that is needed, and are passed over without a set.
+            listed = sentence_words(piece.text) if runs is None else runs[piece.start : piece.end].split()
+            if _NEEDED.isdisjoint(listed) and piece.text.isascii():
                 continue
             text = piece.text.strip()
             # Without one of the forms it is no instruction whatever the checks below say: not asked of them.
             if len(text) >= MIN_INSTRUCTION_CHARS and _has_form(text):
-                candidates.append((piece, words))
+                candidates.append((piece, frozenset(listed)))
     # is_instruction's injection check, for every candidate at once (a piece is trimmed: checked as it stands).
     injected = pattern_flags([piece.text for piece, _ in candidates])
     found: list[Instruction] = []
