@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+import sys
 
 from compaction import instructions, lexicon
 from compaction.pieces import Piece, estimate_tokens, pieces_of
@@ -123,13 +124,13 @@ def read_item(index: int, item: TranscriptItem) -> list[Read]:
     alone = len(pieces) <= 1 or [piece.kind for piece in pieces].count("sentence") <= 1
     # On ASCII text in which no apostrophe joins a word (most messages), a piece's tokens are the runs of its span of
     # the whole message's runs text (lower-casing and the translation map each character to one): made once per
-    # message.
+    # message. Every word kept is interned (see _interned).
     runs = lexicon.runs_text(content) if lexicon.runs_exact(content) else None
     reads = []
     for piece in pieces:
         if runs is not None:
             listed = runs[piece.start : piece.end].split()
-            tokens = frozenset(listed)
+            tokens = frozenset(map(_interned, listed))
             words = tokens - lexicon.STOP_WORDS
         else:
             listed, tokens, words = _words_of(piece.text)
@@ -140,15 +141,21 @@ def read_item(index: int, item: TranscriptItem) -> list[Read]:
     return reads
 
 
+# Each word a read keeps is the one interned copy of it: a conversation says its words thousands of times, and its
+# counts and rarities (scoring.idf, the pieces' information) then find each by identity, in far less memory, instead
+# of comparing a fresh copy with the first one's characters each time.
+_interned = sys.intern
+
+
 def _words_of(text: str) -> tuple[list[str], frozenset[str], frozenset[str]]:
     """(its tokens in order, the set of them with an apostrophe's parts and other scripts' words, its content
-    words) of a piece's text."""
+    words) of a piece's text, each word interned."""
     lower = text.lower().replace("’", "'")
-    listed = lexicon.tokens_of(lower)
+    listed = list(map(_interned, lexicon.tokens_of(lower)))
     if "'" in lower:
         found = set(listed)
-        found.update(part for token in listed if "'" in token for part in token.split("'"))
-        tokens, words = frozenset(found), frozenset(lexicon.content_words(lower))
+        found.update(_interned(part) for token in listed if "'" in token for part in token.split("'"))
+        tokens, words = frozenset(found), frozenset(map(_interned, lexicon.content_words(lower)))
     else:
         # Without an apostrophe the tokens are exactly the runs content_words splits: no second pass.
         tokens = frozenset(listed)
@@ -168,7 +175,7 @@ def _other_words(lower: str) -> frozenset[str]:
             found.add(word)
         for run in runs:
             found.update(run[i : i + 2] for i in range(len(run) - 1))
-    return frozenset(found)
+    return frozenset(map(_interned, found))
 
 
 def may_instruct(read: Read) -> bool:
