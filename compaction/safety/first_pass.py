@@ -17,6 +17,7 @@ alone answers there and Python's engine only reads the rest.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -151,6 +152,10 @@ class Joined:
 
     def __init__(self, texts: list[str]) -> None:
         self.chunks: list[tuple[bytes, list[int], int]] = []  # (data, starts of its texts, index of its first)
+        joined = "\n".join(texts)
+        if joined.isascii():
+            self._chunk_ascii(joined.encode("ascii"), [len(text) for text in texts])
+            return
         encoded = [text.encode("utf-8") for text in texts]
         first = 0
         while first < len(encoded):
@@ -163,6 +168,20 @@ class Joined:
                 starts.append(position)
                 position += len(data) + 1
             self.chunks.append((b"\n".join(encoded[first:last]), starts, first))
+            first = last
+
+    def _chunk_ascii(self, data: bytes, lengths: list[int]) -> None:
+        """The chunks of ASCII texts of these `lengths` joined by newlines as `data` (a character is a byte), found
+        from the texts' running offsets instead of a text at a time: the loop of `__init__` adds a text to a chunk
+        while the chunk's texts, each with its newline, stay within CHUNK_BYTES once it is in, so a chunk that
+        starts at offset c ends before the last text that starts at or before c + CHUNK_BYTES (one text at least)."""
+        offsets = list(itertools.accumulate((length + 1 for length in lengths), initial=0))
+        count, first = len(lengths), 0
+        while first < count:
+            base = offsets[first]
+            last = max(first + 1, bisect.bisect_right(offsets, base + self.CHUNK_BYTES) - 1)
+            starts = [offset - base for offset in offsets[first:last]]
+            self.chunks.append((data[base : offsets[last] - 1], starts, first))
             first = last
 
     def hits(self, expression: re2.Set) -> set[int]:

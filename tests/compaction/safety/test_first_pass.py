@@ -217,3 +217,28 @@ def test_the_flags_twins_asked_together_name_each_twin_that_matches_alone():
     ]
     assert sum(map(len, alone)) > 1_000  # the flags are common in the sample
     assert [text for text, one, other in zip(texts, together, alone, strict=True) if one != other] == []
+
+
+def _chunks_text_by_text(texts: list[str]) -> list[tuple[bytes, list[int], int]]:
+    """`Joined`'s chunks as its loop over encoded texts makes them (the way it reads a batch that is not ASCII)."""
+    chunks, encoded, first = [], [text.encode("utf-8") for text in texts], 0
+    while first < len(encoded):
+        size, last = 0, first
+        while last < len(encoded) and (last == first or size + len(encoded[last]) < first_pass.Joined.CHUNK_BYTES):
+            size += len(encoded[last]) + 1
+            last += 1
+        starts = [sum(len(data) + 1 for data in encoded[first:index]) for index in range(first, last)]
+        chunks.append((b"\n".join(encoded[first:last]), starts, first))
+        first = last
+    return chunks
+
+
+def test_an_ascii_batch_is_cut_into_the_chunks_a_text_by_text_reading_makes():
+    rng = random.Random(8)
+    limit = first_pass.Joined.CHUNK_BYTES
+    sizes = [0, 1, 7, 500, limit - 2, limit - 1, limit, limit + 1, 2 * limit]
+    batches = [[], [""], ["a" * (limit - 1), "b"], ["a" * (limit - 2), "b", "c" * limit, ""]]
+    batches += [["x\n" * (rng.choice(sizes) // 2) for _ in range(rng.randint(1, 40))] for _ in range(200)]
+    for texts in batches:
+        assert first_pass.Joined(texts).chunks == _chunks_text_by_text(texts)
+    assert any(len(first_pass.Joined(texts).chunks) > 2 for texts in batches)
