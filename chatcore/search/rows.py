@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import connection, connections
-from django.db.models import Model
+from django.db.models import JSONField, Model
 
-from chatcore.instances import instance_filled, instances_fillable
+from chatcore.instances import instance_filled, instances_fillable, instances_filled
 from chatcore.models import Cursor, Message, Summary
 from chatcore.prepared import prepared_cursor
 from chatcore.search.engine import Segment, segments_cte
@@ -67,7 +68,9 @@ class _Loader:
         self.converters = []
         for index, field in enumerate(fields):
             column = field.get_col(model._meta.db_table)
-            chain = db.ops.get_db_converters(column) + field.get_db_converters(db)
+            chain = [
+                _empty_object_first(c, field) for c in db.ops.get_db_converters(column) + field.get_db_converters(db)
+            ]
             if chain:
                 self.converters.append((index, chain, column, _keeps_null(chain, column, db)))
 
@@ -89,6 +92,50 @@ class _Loader:
         if not (self.fillable() if fillable is None else fillable):
             return model.from_db(alias, self.names, values)
         return instance_filled(model, alias, zip(self.names, values, strict=True))
+
+    def many(self, rows: list, fillable: bool) -> list:
+        """`self(row, fillable)` for each of `rows`, each converter looked up once per column rather than per row."""
+        if not rows:
+            return []
+        db = self.connection
+        if self.converters:
+            columns: list[Any] = list(zip(*rows, strict=True))
+            for index, chain, column, keeps_null in self.converters:
+                converted = []
+                for value in columns[index]:
+                    if value is not None or not keeps_null:
+                        for converter in chain:
+                            value = converter(value, column, db)
+                    converted.append(value)
+                columns[index] = converted
+            rows = list(zip(*columns, strict=True))
+        model, alias = self.model, db.alias
+        if not fillable:
+            return [model.from_db(alias, self.names, list(row)) for row in rows]
+        return instances_filled(model, alias, self.names, rows)
+
+
+# The text of an empty JSON object, as both databases send an empty document back.
+EMPTY_JSON_OBJECT = "{}"
+
+
+def _empty_object_first(converter, field):
+    """`converter`, except that a JSONField without a decoder of its own reads the empty object as a new
+    empty dict without parsing it (what json.loads gives): most messages' metadata is that object, and its
+    parsing was the larger part of what turning a search's neighbours into messages cost."""
+    if not (
+        isinstance(field, JSONField)
+        and field.decoder is None
+        and getattr(converter, "__func__", None) is JSONField.from_db_value
+    ):
+        return converter
+
+    def converted(value, expression, connection):
+        if value == EMPTY_JSON_OBJECT:
+            return {}
+        return converter(value, expression, connection)
+
+    return converted
 
 
 def _keeps_null(chain, column, db) -> bool:
@@ -206,17 +253,14 @@ def messages_at(*, ranges: list[tuple[int, int, int]]) -> list[Message]:
         rows = cursor.fetchall()
     split = len(_MESSAGE_FIELDS)
     message_of, user_of = _loader(Message, _MESSAGE_FIELDS), _loader(user_model, user_fields)
-    messages_fillable = message_of.fillable()
-    messages = []
+    messages = message_of.many([row[:split] for row in rows], message_of.fillable())
     authors: dict[int, Model] = {}  # one instance per author, as prefetching would give
     set_author = Message.author.field.set_cached_value
-    for row in rows:
-        message = message_of(row[:split], messages_fillable)
+    for message, row in zip(messages, rows, strict=True):
         author = None
         if row[split] is not None:
             if row[split] not in authors:
                 authors[row[split]] = user_of(row[split:], False)  # from_db: the fields left out are deferred
             author = authors[row[split]]
         set_author(message, author)
-        messages.append(message)
     return messages

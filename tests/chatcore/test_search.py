@@ -2,6 +2,7 @@
 
 import dataclasses
 import datetime as dt
+import json
 import random
 import sqlite3
 import time
@@ -296,6 +297,27 @@ def test_the_boundary_and_the_windows_are_loaded_as_the_orm_loads_them(
         loaded = {pk: (m.created_at, m.metadata, m.author, m.content, m.depth) for pk, m in shown.items()}
     assert loaded == {pk: (m.created_at, m.metadata, m.author, m.content, m.depth) for pk, m in expected.items()}
     assert ({"speaker": "Ana"}, channel.owner) in [(metadata, author) for _at, metadata, author, *_ in loaded.values()]
+
+
+def test_the_windows_empty_metadata_is_a_new_dict_each_without_parsing(channel, conversation, monkeypatch):
+    """Most messages' metadata is the empty object: each window message gets a new empty dict of its own, as the
+    JSON parser would give, without the parser (chatcore.search.rows); other metadata is parsed as before."""
+    parsed: list[str] = []
+    loads = json.loads
+
+    def spy(text, **kwargs):
+        parsed.append(text)
+        return loads(text, **kwargs)
+
+    say(channel, "user", "The migration is done.", metadata={"speaker": "Ana"})
+    monkeypatch.setattr(json, "loads", spy)
+    found = message_search(channel=channel, user=channel.owner, query="migration", context=1)
+    window = {m.pk: m for hit in found.hits for m in hit.window}
+    empty = [m.metadata for m in window.values() if m.metadata == {}]
+    assert len(empty) >= 2 and len({id(metadata) for metadata in empty}) == len(empty)
+    assert all(type(metadata) is dict for metadata in empty)
+    assert {"speaker": "Ana"} in [m.metadata for m in window.values()]
+    assert "{}" not in parsed and any("Ana" in text for text in parsed)
 
 
 def test_the_windows_authors_carry_their_key_and_name_and_read_the_rest_when_asked(
