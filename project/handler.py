@@ -15,6 +15,10 @@
   (in the same task of the thread, `RequestThread.before_next`), and the response's close queued on the
   thread as the request ends, which the event loop does not wait for (the thread runs it before any step of
   the next request it serves).
+- The URL's resolution: Django walks the URLconf's patterns for every request (a regular expression per pattern
+  tried, an exception per include that does not match), for paths that resolve the same way each time. Here a
+  path's match is kept (the most recent RESOLVED_PATHS_KEPT paths, per URLconf) and each request gets a copy of
+  it with its own arguments, as if resolved again; a path that matches nothing is resolved (and refused) anew.
 - A streamed response's pieces: Django reads an async `StreamingHttpResponse` through two generators of its
   own (`__aiter__` around `streaming_content`'s wrapper, which passes each piece through `make_bytes`) and a
   third that cuts each piece into `chunk_size` slices, for every piece of every stream (a streamed reply's
@@ -24,6 +28,7 @@
 
 import asyncio
 import contextvars
+import functools
 import logging
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -35,8 +40,9 @@ from django.conf import settings
 from django.core import signals
 from django.core.exceptions import RequestAborted
 from django.core.handlers import asgi
+from django.http import HttpRequest
 from django.http.response import HttpResponseBase, StreamingHttpResponse
-from django.urls import set_script_prefix
+from django.urls import ResolverMatch, URLResolver, get_resolver, set_script_prefix
 
 from chatcore.overload import Receive, Scope, Send
 from project.middleware import INLINE_SUBSTITUTES
@@ -46,6 +52,9 @@ logger = logging.getLogger("django.request")
 # Idle request threads a worker keeps (the others end once their request has): enough for the requests a
 # worker serves at once at its limit, few enough that a burst does not leave hundreds of threads behind.
 IDLE_THREADS_KEPT = 256
+# Paths whose URL resolution is kept (each a few hundred bytes): more than the distinct paths a worker serves
+# within seconds under load (each conversation's reply path is one), few enough to bound the memory.
+RESOLVED_PATHS_KEPT = 4096
 
 
 class RequestThread(ThreadPoolExecutor):
@@ -102,6 +111,18 @@ class ASGIHandler(asgi.ASGIHandler):
             super().load_middleware(is_async)
         finally:
             settings.MIDDLEWARE = listed
+
+    def resolve_request(self, request: HttpRequest) -> ResolverMatch:
+        """Django's, with the match of a path resolved before taken from `_resolved` (see the module's docstring);
+        a request that sets its own URLconf is resolved by Django's as it always is."""
+        if hasattr(request, "urlconf"):
+            return super().resolve_request(request)
+        kept = _resolved(get_resolver(), request.path_info)
+        match = ResolverMatch.__new__(ResolverMatch)  # a copy (the class refuses copy.copy, which pickles)
+        match.__dict__.update(kept.__dict__)
+        match.kwargs = dict(kept.kwargs)  # the request's own, as resolving again gives (its args are a tuple)
+        request.resolver_match = match
+        return match
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -204,6 +225,13 @@ class ASGIHandler(asgi.ASGIHandler):
     def _close_later(thread: RequestThread, response: HttpResponseBase) -> None:
         """The response closed (`request_finished` sent) in the request's thread, after the steps queued there."""
         thread.submit(_in_context(contextvars.copy_context(), response.close, "response close"))
+
+
+@functools.lru_cache(maxsize=RESOLVED_PATHS_KEPT)
+def _resolved(resolver: URLResolver, path: str) -> ResolverMatch:
+    """The URLconf's match for a path (Resolver404, not kept, when none): the URLconf's resolver is part of the
+    key, so a changed ROOT_URLCONF (a new resolver) resolves afresh."""
+    return resolver.resolve(path)
 
 
 def _direct_stream(response: HttpResponseBase) -> bool:

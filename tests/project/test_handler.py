@@ -12,7 +12,9 @@ from django.conf import settings
 from django.core import signals
 from django.core.handlers import asgi
 from django.http import StreamingHttpResponse
+from django.urls import get_resolver
 
+from project import handler as handler_module
 from project.handler import ASGIHandler, RequestThread
 from project.middleware import INLINE_SUBSTITUTES
 
@@ -193,3 +195,30 @@ def test_an_async_stream_is_sent_as_django_sends_it(pieces):
     django_s = asyncio.run(sent_by(lambda response, send: asgi.ASGIHandler.send_response(handler, response, send)))
     assert ours == django_s and closed == [True, True]
     assert [len(message.get("body", b"")) for message in ours[1:]][:3] == ([14, 65_536, 4_464] if pieces else [0])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_path_resolved_before_is_taken_from_the_kept_match_with_arguments_of_its_own(monkeypatch):
+    handler_module._resolved.cache_clear()
+    seen: list[dict] = []
+    original = ASGIHandler.resolve_request
+
+    def resolve(self, request):
+        match = original(self, request)
+        seen.append(match.kwargs)
+        match.kwargs["channel_id"] = -1  # a middleware that changed its view's arguments
+        return match
+
+    monkeypatch.setattr(ASGIHandler, "resolve_request", resolve)
+    handler = ASGIHandler()
+    first = asyncio.run(_request(handler, "GET", "/api/channels/5/reply/"))
+    second = asyncio.run(_request(handler, "GET", "/api/channels/5/reply/"))
+    missing = [asyncio.run(_request(handler, "GET", "/nowhere/")) for _ in range(2)]
+
+    assert first[0] == second[0] == 401  # resolved to the reply's view both times (not signed in)
+    assert seen[0] is not seen[1] and seen[1] == {"channel_id": -1}  # each request its own arguments
+    info = handler_module._resolved.cache_info()
+    assert (info.hits, info.currsize) == (1, 1)  # the second request's match was the first's; a 404 is not kept
+    assert [status for status, _, _ in missing] == [404, 404]
+    match = handler_module._resolved(get_resolver(), "/api/channels/5/reply/")
+    assert match.kwargs == {"channel_id": 5} and match.url_name == "reply"
