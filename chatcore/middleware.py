@@ -49,7 +49,9 @@ def _form(request: HttpRequest) -> Any:
 
 def unstorable_refusal(request: HttpRequest) -> HttpResponse | None:
     """The 400 for the first query parameter or form field (its name or a value) holding a NUL; None if none."""
-    found = unstorable_field(request.GET)
+    # No query string, no query parameter: the request's QueryDict is not built for nothing (most API requests).
+    queried = request.META.get("QUERY_STRING") or "GET" in request.__dict__
+    found = unstorable_field(request.GET) if queried else None
     if found is None and request.content_type in FORM_TYPES:
         form = _form(request)
         if isinstance(form, HttpResponse):
