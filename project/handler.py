@@ -16,9 +16,13 @@
   thread as the request ends, which the event loop does not wait for (the thread runs it before any step of
   the next request it serves).
 - The URL's resolution: Django walks the URLconf's patterns for every request (a regular expression per pattern
-  tried, an exception per include that does not match), for paths that resolve the same way each time. Here a
+  tried, an exception per include that does not match), for paths that resolve the same way each time (the
+  site's routes depend on nothing but the path: no translated routes, no converters with side effects). Here a
   path's match is kept (the most recent RESOLVED_PATHS_KEPT paths, per URLconf) and each request gets a copy of
-  it with its own arguments, as if resolved again; a path that matches nothing is resolved (and refused) anew.
+  it with its own arguments and lists, as if resolved again. Only a named route's match of a path of at most
+  KEPT_PATH_MAX_CHARS is kept: a path that matches nothing, or only a route that answers any path (the API's
+  and the gateway's not-found answers, the admin's unnamed catch-all), is resolved anew each time, so that
+  made-up paths neither push the served ones out nor hold memory.
 - A streamed response's pieces: Django reads an async `StreamingHttpResponse` through two generators of its
   own (`__aiter__` around `streaming_content`'s wrapper, which passes each piece through `make_bytes`) and a
   third that cuts each piece into `chunk_size` slices, for every piece of every stream (a streamed reply's
@@ -52,9 +56,15 @@ logger = logging.getLogger("django.request")
 # Idle request threads a worker keeps (the others end once their request has): enough for the requests a
 # worker serves at once at its limit, few enough that a burst does not leave hundreds of threads behind.
 IDLE_THREADS_KEPT = 256
-# Paths whose URL resolution is kept (each a few hundred bytes): more than the distinct paths a worker serves
-# within seconds under load (each conversation's reply path is one), few enough to bound the memory.
+# Paths whose URL resolution is kept: more than the distinct paths a worker serves within seconds under load (each
+# conversation's reply path is one), few enough to bound the memory.
 RESOLVED_PATHS_KEPT = 4096
+# The longest path whose resolution is kept: the site's own routes with their ids are far shorter, and the bound
+# keeps the kept paths' memory small however long the paths clients send.
+KEPT_PATH_MAX_CHARS = 256
+# The named routes that answer any path under their prefix (a not-found answer in the API's or the protocol's
+# shape): their matches are not kept, like those of unnamed routes.
+ANY_PATH_ROUTES = frozenset({"not-found", "unknown-url"})
 
 
 class RequestThread(ThreadPoolExecutor):
@@ -115,12 +125,22 @@ class ASGIHandler(asgi.ASGIHandler):
     def resolve_request(self, request: HttpRequest) -> ResolverMatch:
         """Django's, with the match of a path resolved before taken from `_resolved` (see the module's docstring);
         a request that sets its own URLconf is resolved by Django's as it always is."""
-        if hasattr(request, "urlconf"):
+        path = request.path_info
+        if hasattr(request, "urlconf") or len(path) > KEPT_PATH_MAX_CHARS:
             return super().resolve_request(request)
-        kept = _resolved(get_resolver(), request.path_info)
+        try:
+            kept = _resolved(get_resolver(), path)
+        except _NotKept as fresh:
+            request.resolver_match = fresh.match
+            return fresh.match
         match = ResolverMatch.__new__(ResolverMatch)  # a copy (the class refuses copy.copy, which pickles)
         match.__dict__.update(kept.__dict__)
-        match.kwargs = dict(kept.kwargs)  # the request's own, as resolving again gives (its args are a tuple)
+        # The request's own mutable parts, as resolving again gives them (its args are a tuple).
+        match.kwargs = dict(kept.kwargs)
+        match.captured_kwargs = None if kept.captured_kwargs is None else dict(kept.captured_kwargs)
+        match.extra_kwargs = None if kept.extra_kwargs is None else dict(kept.extra_kwargs)
+        match.app_names = list(kept.app_names)
+        match.namespaces = list(kept.namespaces)
         request.resolver_match = match
         return match
 
@@ -227,11 +247,24 @@ class ASGIHandler(asgi.ASGIHandler):
         thread.submit(_in_context(contextvars.copy_context(), response.close, "response close"))
 
 
+class _NotKept(Exception):
+    """A path's match that is not to be kept (see the module's docstring): raised through the cache, which keeps
+    no exception, with the match for this request."""
+
+    def __init__(self, match: ResolverMatch) -> None:
+        super().__init__(match.route)
+        self.match = match
+
+
 @functools.lru_cache(maxsize=RESOLVED_PATHS_KEPT)
 def _resolved(resolver: URLResolver, path: str) -> ResolverMatch:
-    """The URLconf's match for a path (Resolver404, not kept, when none): the URLconf's resolver is part of the
-    key, so a changed ROOT_URLCONF (a new resolver) resolves afresh."""
-    return resolver.resolve(path)
+    """The URLconf's match for a path (Resolver404 when none, _NotKept for a route that answers any path; neither
+    is kept): the URLconf's resolver is part of the key, so a changed ROOT_URLCONF (a new resolver) resolves
+    afresh."""
+    match = resolver.resolve(path)
+    if match.url_name is None or match.url_name in ANY_PATH_ROUTES:
+        raise _NotKept(match)
+    return match
 
 
 def _direct_stream(response: HttpResponseBase) -> bool:

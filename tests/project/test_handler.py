@@ -3,6 +3,7 @@ their hooks in the event loop, and request threads kept between requests."""
 
 import asyncio
 import collections
+import json
 import threading
 from http.cookies import SimpleCookie
 
@@ -12,6 +13,7 @@ from django.conf import settings
 from django.core import signals
 from django.core.handlers import asgi
 from django.http import StreamingHttpResponse
+from django.test import RequestFactory
 from django.urls import get_resolver
 
 from project import handler as handler_module
@@ -222,3 +224,35 @@ def test_a_path_resolved_before_is_taken_from_the_kept_match_with_arguments_of_i
     assert [status for status, _, _ in missing] == [404, 404]
     match = handler_module._resolved(get_resolver(), "/api/channels/5/reply/")
     assert match.kwargs == {"channel_id": 5} and match.url_name == "reply"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_matches_of_routes_that_answer_any_path_and_of_long_paths_are_resolved_anew(monkeypatch):
+    handler_module._resolved.cache_clear()
+    monkeypatch.setattr(handler_module, "KEPT_PATH_MAX_CHARS", 40)
+    handler = ASGIHandler()
+    long_path = "/api/channels/" + "7" * 30 + "/reply/"
+    answers = [
+        asyncio.run(_request(handler, "GET", path)) for path in ("/api/no/such/thing/", "/v1/no/such/", long_path)
+    ]
+
+    assert [status for status, _, _ in answers] == [404, 404, 401]
+    assert json.loads(answers[0][2])["detail"] and json.loads(answers[1][2])["error"]["code"] == "unknown_url"
+    assert handler_module._resolved.cache_info().currsize == 0
+    with pytest.raises(handler_module._NotKept) as admin:
+        handler_module._resolved(get_resolver(), "/admin/no/such/page/")  # the admin's unnamed catch-all
+    assert admin.value.match.url_name is None and admin.value.match.app_name == "admin"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_request_gets_its_own_lists_and_argument_dicts_of_a_kept_match():
+    handler_module._resolved.cache_clear()
+    handler = ASGIHandler()
+    requests = [RequestFactory().get("/api/channels/5/reply/") for _ in range(2)]
+    first, second = (handler.resolve_request(request) for request in requests)
+
+    kept = handler_module._resolved(get_resolver(), "/api/channels/5/reply/")
+    for part in ("kwargs", "captured_kwargs", "extra_kwargs", "app_names", "namespaces"):
+        assert getattr(first, part) == getattr(second, part) == getattr(kept, part)
+        assert getattr(first, part) is not getattr(second, part) and getattr(first, part) is not getattr(kept, part)
+    assert first.url_name == second.url_name == "reply" and first.func is kept.func
