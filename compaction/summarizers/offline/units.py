@@ -144,7 +144,23 @@ def read_item(index: int, item: TranscriptItem) -> list[Read]:
 # Each word a read keeps is the one interned copy of it: a conversation says its words thousands of times, and its
 # counts and rarities (scoring.idf, the pieces' information) then find each by identity, in far less memory, instead
 # of comparing a fresh copy with the first one's characters each time.
-_interned = sys.intern
+# CPython 3.12 before 3.12.6 kept every interned string for the life of the process (python/cpython#113993), which
+# would keep every word ever summarized in a long-running worker: there a table of this module's own stands in.
+INTERNED_STRINGS_IMMORTAL = (3, 12) <= sys.version_info[:3] < (3, 12, 6)
+# The words that table holds before it starts again (a copy made before then stays a valid word, only not the
+# table's): far more than one conversation's vocabulary, little memory for a worker.
+KEPT_WORDS = 200_000
+_kept_words: dict[str, str] = {}
+
+
+def _kept_word(word: str) -> str:
+    """The table's copy of `word` (the stand-in for sys.intern, see INTERNED_STRINGS_IMMORTAL)."""
+    if len(_kept_words) >= KEPT_WORDS:
+        _kept_words.clear()
+    return _kept_words.setdefault(word, word)
+
+
+_interned = _kept_word if INTERNED_STRINGS_IMMORTAL else sys.intern
 
 
 def _words_of(text: str) -> tuple[list[str], frozenset[str], frozenset[str]]:

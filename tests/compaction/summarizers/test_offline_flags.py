@@ -133,3 +133,17 @@ def test_the_regular_past_is_found_in_the_joined_words_as_word_by_word():
         assert (scoring._REGULAR_PAST_RE.search(" ".join(present) + " ") is not None) == word_by_word, text
         found += word_by_word
     assert 100 < found < len(texts) - 100
+
+
+def test_the_stand_in_for_interning_gives_one_copy_of_each_word_and_starts_again_when_full(monkeypatch):
+    monkeypatch.setattr(units, "KEPT_WORDS", 3)
+    monkeypatch.setattr(units, "_kept_words", {})
+    first = units._kept_word("".join(["rel", "ease"]))
+    again = units._kept_word("".join(["re", "lease"]))
+    assert again is first and again == "release"
+    for word in ("alpha", "beta"):
+        units._kept_word(word)
+    assert len(units._kept_words) == 3
+    later = units._kept_word("".join(["gam", "ma"]))
+    assert units._kept_words == {"gamma": "gamma"} and units._kept_words["gamma"] is later
+    assert units._kept_word("".join(["rel", "ease"])) is not first  # a new table: a new copy, the same word
