@@ -428,3 +428,34 @@ def test_the_patterns_over_a_batch_answer_as_they_do_text_by_text():
 
     assert injection.pattern_flags(texts) == [looks_like_injection(text) for text in texts]
     assert injection.pattern_flags(pair) == [False, True]
+
+
+def test_the_encoding_gate_asked_only_where_its_answer_matters_gives_what_asking_every_text_gives(monkeypatch):
+    """`_maybe_encoded` leaves out the texts whose view cannot change whatever the gate says: asking the gate of
+    every text must flag the same texts, on the corpus's messages and on encoded, escaped and leet variants of
+    them and of path-like chat (the texts the shortcut is for)."""
+    import base64
+
+    from compaction.safety import encoded, injection
+    from compaction.safety.first_pass import found
+    from tests.injection_corpus import load
+
+    cases = load("dev")[::7]
+    texts = [turn["content"] for case in cases for turn in case.turns if turn.get("content")]
+    paths = [f"see src/app/module_{n}.py and /var/log/job_{n}.log, token abc{n}XYZ{n * 7}" for n in range(40)]
+    variants = []
+    for index, text in enumerate(texts[:400] + paths):
+        variants.append(text.replace(" ", "%20", 3) if index % 4 == 0 else text)
+        variants.append(base64.b64encode(text.encode()).decode() + " " + paths[index % len(paths)])
+        variants.append(text.replace("e", "3").replace("a", "4") + " &amp; \\x41")
+    batch = texts + paths + variants
+
+    def every_text(texts, folded, *, leet, decodable):
+        return {index for index, text in enumerate(texts) if found(encoded.GATE_SCAN, text)}
+
+    shortcut = injection.injection_flags(batch, neighbours=False)
+    monkeypatch.setattr(injection, "_maybe_encoded", every_text)
+    asked = injection.injection_flags(batch, neighbours=False)
+
+    assert shortcut == asked
+    assert 0 < sum(shortcut) < len(batch)  # the batch holds flagged and unflagged texts both
