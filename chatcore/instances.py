@@ -11,10 +11,24 @@ nor `from_db` overridden (a host's custom user model may do either). Otherwise t
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
-from django.db.models import Model, signals
+from django.db.models import JSONField, Model, signals
 from django.db.models.base import ModelState
 
 M = TypeVar("M", bound=Model)
+
+# The stored text of an empty JSON object, as both databases send it back: the metadata of nearly every message.
+EMPTY_JSON_OBJECT = "{}"
+
+
+def json_read_plainly(converter: Any, field: Any) -> bool:
+    """Whether `converter` is JSONField's own reading of `field`'s value with the standard decoder, so that an
+    empty object may be read as a new empty dict without parsing it (what json.loads gives): a subclass that
+    reads its values its own way, or a decoder of the field's own, keeps every value going through it."""
+    return (
+        isinstance(field, JSONField)
+        and field.decoder is None
+        and getattr(converter, "__func__", None) is JSONField.from_db_value
+    )
 
 
 def instances_fillable(model: type[Model]) -> bool:

@@ -14,13 +14,13 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection, connections, router
-from django.db.models import Field, FilteredRelation, JSONField, Q, QuerySet
+from django.db.models import Field, FilteredRelation, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from chatcore import conf
 from chatcore.compiled import FixedQuery
 from chatcore.errors import NotFound
-from chatcore.instances import instances_fillable, instances_filled
+from chatcore.instances import EMPTY_JSON_OBJECT, instances_fillable, instances_filled, json_read_plainly
 from chatcore.locks import ROW_VERSION, SUMMARY_UNREAD, RowsSeen, rows_seen_usable
 from chatcore.models import (
     ApiToken,
@@ -259,10 +259,6 @@ def message_path(
 _SIBLING_COLUMNS = ("sibling_count", "sibling_index")
 
 
-# The stored text of an empty JSON object: the metadata of nearly every message.
-EMPTY_OBJECT = "{}"
-
-
 # How SQLite stores a date (Django writes it naive, in UTC): at least "YYYY-MM-DD HH:MM:SS", and the offset
 # that makes the same instant aware in UTC.
 STORED_DATE_MIN_CHARS = 19
@@ -277,9 +273,9 @@ def _column_converted(values: Iterable[Any], convs: list[Any], expression: Any, 
     conversions of every message have a shortcut with the same result: a JSON field's empty object is read
     without the JSON decoder (a new dict, as it makes), and SQLite's dates go through `_stored_dates`; any other
     value goes through the converters themselves."""
-    if isinstance(field, JSONField) and field.decoder is None and convs == [field.from_db_value]:
-        decode = field.from_db_value
-        return [{} if value == EMPTY_OBJECT else decode(value, expression, db) for value in values]
+    if len(convs) == 1 and json_read_plainly(convs[0], field):
+        decode = convs[0]
+        return [{} if value == EMPTY_JSON_OBJECT else decode(value, expression, db) for value in values]
     if db.vendor == "sqlite" and convs == [db.ops.convert_datetimefield_value]:
         return _stored_dates(list(values), convs[0], expression, db)
     converted = list(values)

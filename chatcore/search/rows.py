@@ -16,9 +16,15 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import connection, connections
-from django.db.models import JSONField, Model
+from django.db.models import Model
 
-from chatcore.instances import instance_filled, instances_fillable, instances_filled
+from chatcore.instances import (
+    EMPTY_JSON_OBJECT,
+    instance_filled,
+    instances_fillable,
+    instances_filled,
+    json_read_plainly,
+)
 from chatcore.models import Cursor, Message, Summary
 from chatcore.prepared import prepared_cursor
 from chatcore.search.engine import Segment, segments_cte
@@ -115,19 +121,11 @@ class _Loader:
         return instances_filled(model, alias, self.names, rows)
 
 
-# The text of an empty JSON object, as both databases send an empty document back.
-EMPTY_JSON_OBJECT = "{}"
-
-
 def _empty_object_first(converter, field):
     """`converter`, except that a JSONField without a decoder of its own reads the empty object as a new
     empty dict without parsing it (what json.loads gives): most messages' metadata is that object, and its
     parsing was the larger part of what turning a search's neighbours into messages cost."""
-    if not (
-        isinstance(field, JSONField)
-        and field.decoder is None
-        and getattr(converter, "__func__", None) is JSONField.from_db_value
-    ):
+    if not json_read_plainly(converter, field):
         return converter
 
     def converted(value, expression, connection):
