@@ -5,7 +5,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from rest_framework.exceptions import NotAuthenticated
-from rest_framework.fields import Field
+from rest_framework.fields import Field, empty
 from rest_framework.request import Request
 from rest_framework.serializers import BaseSerializer, Serializer
 from rest_framework.utils.serializer_helpers import BindingDict
@@ -41,10 +41,27 @@ def _shareable(serializer_class: type[BaseSerializer]) -> bool:
     )
 
 
+# Defaults a field can hand to every request as they are: values nobody can change in place. DRF gave each
+# request a deep copy of a field's default; a list or a dict shared by every request could be changed by one.
+IMMUTABLE_DEFAULTS = (str, bytes, int, float, bool, frozenset, type(None))
+
+
+def _field_shareable(field: Any) -> bool:
+    """Whether one instance of `field` may validate every request: a plain field (not a nested serializer, nor
+    one inside a list's or a dict's `child`) whose default is absent, made anew by a callable, or immutable."""
+    if isinstance(field, BaseSerializer) or not isinstance(field, Field):
+        return False
+    default = field.default
+    if not (default is empty or callable(default) or isinstance(default, IMMUTABLE_DEFAULTS)):
+        return False
+    child = getattr(field, "child", None)
+    return child is None or _field_shareable(child)
+
+
 def _bound_fields(serializer_class: type[BaseSerializer], partial: bool) -> BindingDict | None:
     """The class's fields, built and bound once (to an instance without data, with the same `partial`, the one
     thing of its root a plain field reads while validating); None when the class is not `_shareable` or one of
-    its fields is a nested serializer (which keeps an instance of its own).
+    its fields is not `_field_shareable` (a nested serializer keeps an instance of its own).
 
     Why: DRF builds every field again (a deep copy of the declared ones) for each serializer made, which cost
     several times the validation itself for every request body. A plain field keeps nothing of one validation
@@ -58,7 +75,7 @@ def _bound_fields(serializer_class: type[BaseSerializer], partial: bool) -> Bind
     built = serializer_class(partial=partial) if _shareable(serializer_class) else None
     if isinstance(built, Serializer):
         fields = built.fields
-        if any(isinstance(field, BaseSerializer) or not isinstance(field, Field) for field in fields.values()):
+        if not all(_field_shareable(field) for field in fields.values()):
             fields = None
     _BOUND_FIELDS[key] = fields
     return fields

@@ -84,3 +84,34 @@ def test_a_serializer_that_changes_its_fields_per_instance_builds_them_each_time
     with pytest.raises(ValidationError) as refused:
         request_data(Body({"name": "long"}), WithItsOwnInit)
     assert refused.value.detail == _drf(WithItsOwnInit, {"name": "long"})
+
+
+class WithAMutableDefault(serializers.Serializer):
+    tags = serializers.ListField(child=serializers.CharField(), default=[])
+
+
+class Pair(serializers.Serializer):
+    left = serializers.IntegerField()
+
+
+class WithANestedChild(serializers.Serializer):
+    counts = serializers.ListField(child=serializers.DictField(child=serializers.IntegerField()))
+    pairs = serializers.ListField(child=Pair())
+
+
+class WithSafeDefaults(serializers.Serializer):
+    tags = serializers.ListField(child=serializers.CharField(), default=list)
+    name = serializers.CharField(default="anon")
+    count = serializers.IntegerField(default=None, allow_null=True)
+
+
+def test_fields_with_a_mutable_default_or_a_nested_serializer_child_are_built_for_each_request(monkeypatch):
+    monkeypatch.setattr(api_requests, "_BOUND_FIELDS", {})
+    first = request_data(Body({}), WithAMutableDefault)
+    first["tags"].append("changed by the first request")
+    assert request_data(Body({}), WithAMutableDefault) == {"tags": []}
+    assert api_requests._BOUND_FIELDS[(WithAMutableDefault, False)] is None
+
+    assert api_requests._bound_fields(WithANestedChild, False) is None
+    assert api_requests._bound_fields(WithSafeDefaults, False) is not None
+    assert request_data(Body({}), WithSafeDefaults) == _drf(WithSafeDefaults, {})
