@@ -141,9 +141,32 @@ class MessageSerializer(serializers.ModelSerializer):
 _MESSAGE_REPRESENTATION = MessageSerializer()
 
 
+_MESSAGE_FIELDS = _MESSAGE_REPRESENTATION.fields
+_ROLE_DATA = _MESSAGE_FIELDS["role"].to_representation
+_METADATA_DATA = _MESSAGE_FIELDS["metadata"].to_representation
+_CREATED_AT_DATA = _MESSAGE_FIELDS["created_at"].to_representation
+
+
 def message_data(message: Message) -> dict[str, Any]:
-    """The message as `MessageSerializer(message).data` gives it (the answer of every reply)."""
-    return _MESSAGE_REPRESENTATION.to_representation(message)
+    """The message as `MessageSerializer(message).data` gives it (the answer of every reply), its fields read
+    directly: DRF's loop looks each attribute up through the field's source path and checks it for a related
+    object, which costs more than the conversions. Integers and text convert as DRF's integer and char fields
+    do (None stays None); the role, metadata and time go through the serializer's own fields, so the choice
+    mapping, JSON handling and time zone are DRF's."""
+    pk, parent_id, role, content = message.id, message.parent_id, message.role, message.content
+    metadata, author_id, created_at = message.metadata, message.author_id, message.created_at
+    depth, tokens = message.depth, message.tokens
+    return {
+        "id": None if pk is None else int(pk),
+        "parent_id": None if parent_id is None else int(parent_id),
+        "role": None if role is None else _ROLE_DATA(role),
+        "content": None if content is None else str(content),
+        "metadata": None if metadata is None else _METADATA_DATA(metadata),
+        "author_id": None if author_id is None else int(author_id),
+        "created_at": None if created_at is None else _CREATED_AT_DATA(created_at),
+        "depth": None if depth is None else int(depth),
+        "tokens": None if tokens is None else int(tokens),
+    }
 
 
 class PathMessageSerializer(MessageSerializer):

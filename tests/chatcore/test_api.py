@@ -1,11 +1,14 @@
 """The substrate's REST API end to end: status and the whole JSON body."""
 
 import io
+import json
+import zoneinfo
 from datetime import datetime
 
 import pytest
 from django.contrib.staticfiles import finders
 from django.core.management import call_command
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from chatcore import selectors, services
@@ -652,3 +655,30 @@ def test_message_data_is_what_the_message_serializer_gives(channel, user):
     assert messages[0].parent_id is None and any(message.author_id for message in messages)
     for message in messages:
         assert message_data(message) == MessageSerializer(message).data
+
+
+def _same_message_json(message: Message) -> None:
+    """The same keys in the same order, the same values and the same JSON bytes as a new serializer."""
+    ours, drf = message_data(message), MessageSerializer(message).data
+    assert list(ours.items()) == list(drf.items())
+    assert json.dumps(ours) == json.dumps(drf)
+    assert json.dumps(ours, ensure_ascii=False) == json.dumps(drf, ensure_ascii=False)
+
+
+def test_message_data_reads_fields_as_drf_does(channel, user):
+    """Message data built field by field: the serializer's bytes for stored messages of every kind of
+    text and metadata, in another time zone, with microseconds or none, and for an unsaved message."""
+    texts = ["plain", "héllo wörld ✓ 日本語 🙂", "", "  spaced\n", 'quote " and \\ back']
+    metadatas = [{}, {"usage": {"input_tokens": 3}}, {"a": [1, 2.5, None, True]}, {"ñ": "ü"}, [1, "x"], "text"]
+    build_path(channel, 4, user=user)
+    stored = list(Message.objects.filter(channel=channel).order_by("id"))
+    for index, message in enumerate(stored * 3):
+        message.content = texts[index % len(texts)]
+        message.metadata = metadatas[index % len(metadatas)]
+        _same_message_json(message)
+    stored[0].created_at = stored[0].created_at.replace(microsecond=0)
+    _same_message_json(stored[0])
+    with timezone.override(zoneinfo.ZoneInfo("Asia/Kolkata")):
+        for message in stored:
+            _same_message_json(message)
+    _same_message_json(Message(role=Message.Role.ASSISTANT, content="draft"))
