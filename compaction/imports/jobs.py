@@ -196,15 +196,20 @@ def _release(*, job: ConversationImport, holder: str, **changes) -> bool:
     )
 
 
-def _file_remove(job: ConversationImport) -> None:
-    if job.file:
-        job.file.delete(save=False)
-        ConversationImport.objects.filter(pk=job.pk).update(file="")
+def _end(*, job: ConversationImport, holder: str, **changes) -> bool:
+    """`_release` of an import that ended, its file's reference cleared in the same statement, so that whoever
+    reads it ended finds no file; the stored file is deleted once that is committed."""
+    if not _release(job=job, holder=holder, file="", **changes):
+        return False
+    stored = job.file.name
+    if stored:
+        transaction.on_commit(partial(job.file.storage.delete, stored))
+    return True
 
 
 def _finish(*, job: ConversationImport, holder: str) -> None:
     with transaction.atomic():
-        if not _release(job=job, holder=holder, status=Status.DONE, error=""):
+        if not _end(job=job, holder=holder, status=Status.DONE, error=""):
             return
         chatcore_services.audit_record(
             actor=job.owner,
@@ -212,7 +217,6 @@ def _finish(*, job: ConversationImport, holder: str) -> None:
             resource=f"user:{job.owner_id}",
             details={"format": job.format, "import": job.pk, "conversations": job.conversations_total},
         )
-    _file_remove(job)
     logger.info("import %s done: %s conversations", job.pk, job.conversations_total)
 
 
@@ -227,12 +231,10 @@ def _failed(*, job: ConversationImport, holder: str, error: Exception) -> None:
     )
     final = isinstance(error, ValidationError) or job.failures + 1 >= MAX_FAILURES
     logger.warning("import %s: %s%s", job.pk, text, "" if final else " (will retry)", exc_info=error)
-    status = Status.FAILED if final else Status.QUEUED
-    if _release(job=job, holder=holder, status=status, error=text, failures=F("failures") + 1):
-        if final:
-            _file_remove(job)
-        else:
-            transaction.on_commit(partial(async_task, conf.IMPORT_TASK, job.pk, task_name=f"import-{job.pk}"))
+    if final:
+        _end(job=job, holder=holder, status=Status.FAILED, error=text, failures=F("failures") + 1)
+    elif _release(job=job, holder=holder, status=Status.QUEUED, error=text, failures=F("failures") + 1):
+        transaction.on_commit(partial(async_task, conf.IMPORT_TASK, job.pk, task_name=f"import-{job.pk}"))
 
 
 def import_run(*, import_id: int, slice_seconds: float | None = None) -> ConversationImport | None:

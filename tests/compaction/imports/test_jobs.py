@@ -43,7 +43,8 @@ def test_an_import_goes_on_from_task_to_task_a_conversation_at_a_time(user, sett
         job = queued(user, conversations(4, messages=3), queue=True)
     job.refresh_from_db()
 
-    assert len(callbacks) == 4  # the first task from the upload, then one from each run that had more to do
+    # The first task from the upload, one from each run that had more to do, then the stored file's deletion.
+    assert len(callbacks) == 5
     assert (job.status, job.conversations_done, job.messages_done, job.failures) == ("done", 4, 12, 0)
     assert titles(job) == ["Chat 0", "Chat 1", "Chat 2", "Chat 3"]
     assert list(job.imported.values_list("position", flat=True)) == [0, 1, 2, 3]
@@ -202,3 +203,16 @@ def test_the_command_refuses_a_file_over_a_limit_and_writes_nothing(user, tmp_pa
         "Nothing was imported."
     )
     assert not ConversationImport.objects.exists() and not Channel.objects.exists()
+
+
+def test_an_import_that_ends_clears_its_file_with_its_status_and_deletes_the_stored_file_after_commit(
+    user, django_capture_on_commit_callbacks
+):
+    job = queued(user, conversations(2))
+    name, storage = job.file.name, job.file.storage
+    with django_capture_on_commit_callbacks(execute=True):
+        import_run(import_id=job.pk)
+        ended = ConversationImport.objects.get(pk=job.pk)
+        assert (ended.status, ended.file.name) == ("done", "")  # whoever reads it done finds no file
+        assert storage.exists(name)  # the stored file goes once that is committed
+    assert not storage.exists(name)
