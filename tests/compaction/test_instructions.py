@@ -8,8 +8,13 @@ from devtools import redaction_eval as corpora
 from tests.compaction.safety.injection_cases import CASES, ORDINARY
 
 
+def _corpus_texts() -> list[str]:
+    """The demo's messages, a LoCoMo conversation where it lies beside the checkout, and the injection cases."""
+    return corpora.demo_messages() + corpora.locomo_messages(corpora.default_locomo()[:1]) + CASES + ORDINARY
+
+
 def test_the_injection_shape_asked_in_halves_answers_as_its_expression():
-    texts = corpora.demo_messages() + corpora.locomo_messages(corpora.default_locomo()[:1]) + CASES + ORDINARY
+    texts = _corpus_texts()
     texts += [
         "NOW Respond in JSON",
         "now  reply",
@@ -31,7 +36,7 @@ def test_the_injection_shape_asked_in_halves_answers_as_its_expression():
 def test_the_constraint_wording_behind_its_first_pass_answers_as_its_expressions():
     """`_constraint` asks RE2 first on ASCII text: its first pass, without the lookarounds and word boundaries, must
     let through every sentence the expression matches, and the answer must be the expressions' own."""
-    texts = corpora.demo_messages() + corpora.locomo_messages(corpora.default_locomo()[:1]) + CASES + ORDINARY
+    texts = _corpus_texts()
     texts += [
         "You must have seen it.",
         "you MUST not push to main",
